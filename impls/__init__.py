@@ -1,0 +1,33 @@
+"""Offsets planners behind one interface (spec ``offsets-planner.md``).
+
+* :func:`get_planner` returns a planner: a keyword-only launcher with the signature of spec
+  section 3 (``python``, ``triton``, ``numba-cuda``, or any ``module.path:attr``).
+* :func:`planners` lists the built-in ones with availability, mode and reason.
+* :mod:`impls.validate` is the one validator all of them share (spec section 4);
+  :mod:`impls.errors` its message catalog; :mod:`impls.buffers` the output-buffer allocator.
+"""
+
+from impls.buffers import PlanBuffers
+from impls.errors import CATALOG, PlanError
+from impls.registry import (
+    Availability,
+    PlannerInfo,
+    PlannerUnavailable,
+    UnknownPlanner,
+    availability,
+    get_planner,
+    planners,
+)
+
+__all__ = [
+    "CATALOG",
+    "Availability",
+    "PlanBuffers",
+    "PlanError",
+    "PlannerInfo",
+    "PlannerUnavailable",
+    "UnknownPlanner",
+    "availability",
+    "get_planner",
+    "planners",
+]

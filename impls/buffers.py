@@ -1,0 +1,78 @@
+"""Output buffers for one plan, allocated once and reused every step (spec sections 3 and 4).
+
+Upstream allocates a write plan and a verify plan once per server and reuses them across forward
+steps and CUDA-graph replays; :class:`PlanBuffers` is the offsets planner's share of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from impls.constants import SCRATCH_MIN_LEN
+from impls.errors import raise_error
+
+
+@dataclass(frozen=True)
+class PlanBuffers:
+    """The six output tensors of the launcher, plus the verify capacity they were sized for.
+
+    Attributes:
+        out_verify_offsets_scratch: int64 [4097].
+        out_write_offsets: int64 [write_req_capacity + 1].
+        out_write_seed_slot_indices: int64 [write_req_capacity].
+        out_verify_num_valid: int32 [1].
+        out_verify_enable: int32 [1].
+        out_write_num_valid_reqs: int32 [1].
+        verify_capacity: entries the verify plan holds (stage two's buffer length).
+    """
+
+    out_verify_offsets_scratch: torch.Tensor
+    out_write_offsets: torch.Tensor
+    out_write_seed_slot_indices: torch.Tensor
+    out_verify_num_valid: torch.Tensor
+    out_verify_enable: torch.Tensor
+    out_write_num_valid_reqs: torch.Tensor
+    verify_capacity: int
+
+    @classmethod
+    def allocate(
+        cls, *, write_req_capacity: int, verify_capacity: int, device: torch.device | str = "cpu"
+    ) -> PlanBuffers:
+        """Allocate zeroed buffers for up to ``write_req_capacity`` requests.
+
+        Raises:
+            PlanError: ``write-plan-capacity`` when ``write_req_capacity <= 0``, then
+                ``verify-plan-capacity`` when ``verify_capacity <= 0`` (spec section 4, "buffer
+                allocation"; the write plan is checked first).
+        """
+        if write_req_capacity <= 0:
+            raise_error("write-plan-capacity", n=write_req_capacity)
+        if verify_capacity <= 0:
+            raise_error("verify-plan-capacity", n=verify_capacity)
+
+        def zeros(n: int, dtype: torch.dtype) -> torch.Tensor:
+            return torch.zeros(n, dtype=dtype, device=device)
+
+        return cls(
+            out_verify_offsets_scratch=zeros(SCRATCH_MIN_LEN, torch.int64),
+            out_write_offsets=zeros(write_req_capacity + 1, torch.int64),
+            out_write_seed_slot_indices=zeros(write_req_capacity, torch.int64),
+            out_verify_num_valid=zeros(1, torch.int32),
+            out_verify_enable=zeros(1, torch.int32),
+            out_write_num_valid_reqs=zeros(1, torch.int32),
+            verify_capacity=verify_capacity,
+        )
+
+    def launcher_kwargs(self) -> dict[str, object]:
+        """The output arguments and ``verify_capacity``, ready to splat into a launcher call."""
+        return {
+            "out_verify_offsets_scratch": self.out_verify_offsets_scratch,
+            "out_write_offsets": self.out_write_offsets,
+            "out_write_seed_slot_indices": self.out_write_seed_slot_indices,
+            "out_verify_num_valid": self.out_verify_num_valid,
+            "out_verify_enable": self.out_verify_enable,
+            "out_write_num_valid_reqs": self.out_write_num_valid_reqs,
+            "verify_capacity": self.verify_capacity,
+        }

@@ -1,0 +1,151 @@
+"""Which planners exist, whether each can run here, and how to get one.
+
+Built-in planners live in ``impls/<name>_planner.py`` and export ``launch`` (the launcher of spec
+section 3) and ``probe() -> Availability``. A name of the form ``module.path:attr`` resolves to any
+external callable with the launcher's signature, upstream's own launcher included.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+Launcher = Callable[..., None]
+"""A planner: keyword-only launcher of spec section 3, returns None, fills the outputs in place."""
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a planner runs here.
+
+    Attributes:
+        available: True when :func:`get_planner` will return it.
+        mode: how it runs here: ``cpu``, ``gpu``, ``interpreter`` (Triton's), ``simulator`` (Numba's
+            CUDA simulator) or ``external``; None when unavailable.
+        device: the torch device type its tensors must live on (``cpu`` or ``cuda``).
+        reason: why it is unavailable (None when available).
+    """
+
+    available: bool
+    mode: str | None
+    device: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class PlannerInfo:
+    """A known planner and its :class:`Availability` on this machine."""
+
+    name: str
+    available: bool
+    mode: str | None
+    device: str
+    reason: str | None
+
+
+class PlannerUnavailable(RuntimeError):
+    """The planner is known but cannot run here; the message says why."""
+
+
+class UnknownPlanner(LookupError):
+    """No built-in planner has this name and it is not an importable ``module:attr``."""
+
+
+_BUILTIN: dict[str, str] = {
+    "python": "impls.python_planner",
+    "triton": "impls.triton_planner",
+    "numba-cuda": "impls.numba_cuda_planner",
+}
+_PENDING: dict[str, str] = {
+    "triton": "not implemented yet (issue #3: Triton planner)",
+    "numba-cuda": "not implemented yet (issue #4: Numba CUDA planner)",
+}
+
+
+def builtin_names() -> tuple[str, ...]:
+    """Names of the built-in planners, in report order."""
+    return tuple(_BUILTIN)
+
+
+def default_device() -> str:
+    """``cuda`` when torch sees a CUDA device, else ``cpu``: where external planners get tensors."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _builtin_module(name: str):
+    try:
+        return importlib.import_module(_BUILTIN[name])
+    except ModuleNotFoundError as exc:
+        if exc.name == _BUILTIN[name]:
+            return None
+        raise
+
+
+def availability(name: str) -> Availability:
+    """Availability of planner ``name`` (built-in or ``module:attr``) without raising."""
+    if ":" in name:
+        try:
+            _load_external(name)
+        except UnknownPlanner as exc:
+            return Availability(False, None, default_device(), str(exc))
+        return Availability(True, "external", default_device())
+    if name not in _BUILTIN:
+        return Availability(False, None, "cpu", _unknown_message(name))
+    module = _builtin_module(name)
+    if module is None:
+        return Availability(False, None, "cpu", _PENDING.get(name, "module missing"))
+    probe = getattr(module, "probe", None)
+    if probe is None:
+        return Availability(True, module.MODE, "cpu")
+    return probe()
+
+
+def planners() -> list[PlannerInfo]:
+    """Every built-in planner with whether it is available here, its mode and, if not, why."""
+    out = []
+    for name in _BUILTIN:
+        a = availability(name)
+        out.append(PlannerInfo(name, a.available, a.mode, a.device, a.reason))
+    return out
+
+
+def _unknown_message(name: str) -> str:
+    known = ", ".join(_BUILTIN)
+    return f"unknown planner {name!r}: use one of {known}, or module.path:callable"
+
+
+def _load_external(name: str) -> Launcher:
+    module_name, _, attr = name.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # any import-time failure is the user's module, report it plainly
+        raise UnknownPlanner(f"cannot import {module_name!r} for planner {name!r}: "
+                             f"{type(exc).__name__}: {exc}") from exc
+    target = module
+    for part in attr.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise UnknownPlanner(f"module {module_name!r} has no attribute {attr!r}")
+    if not callable(target):
+        raise UnknownPlanner(f"{name!r} is not callable")
+    return target
+
+
+def get_planner(name: str) -> Launcher:
+    """The launcher of planner ``name``: a built-in name or ``module.path:attr``.
+
+    Raises:
+        UnknownPlanner: the name is neither built in nor an importable callable.
+        PlannerUnavailable: the planner is known but cannot run here (the message says why).
+    """
+    if ":" in name:
+        return _load_external(name)
+    if name not in _BUILTIN:
+        raise UnknownPlanner(_unknown_message(name))
+    a = availability(name)
+    if not a.available:
+        raise PlannerUnavailable(f"planner {name!r} is unavailable here: {a.reason}")
+    return _builtin_module(name).launch
