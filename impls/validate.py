@@ -2,9 +2,10 @@
 
 Two entry points:
 
-* :func:`validate_launch` takes the launcher's keyword arguments (spec section 3), applies the wrapper
-  check (item 0), resolves the LUT, derives the integers (bs, lengths, stride) from the tensors and
-  calls the inner validator. Every planner calls it first and launches with what it returns.
+* :func:`validate_launch` takes the launcher's keyword arguments (spec section 3): through
+  :func:`inner_args` (the wrapper's part) it applies item 0, resolves the LUT and derives the
+  integers (bs, lengths, stride) from the tensors, then calls the inner validator. Every planner
+  calls it first and launches with what it returns.
 * :func:`validate_offsets_inputs` is the inner validator: the 11 tensors plus the derived integers.
   Checks that the launcher can never reach (a negative length, a stride that disagrees with the
   tensor, a non-bool ``has_swa_lut``) are reached by calling it directly; cases with
@@ -94,7 +95,7 @@ def leading_len(tensor: torch.Tensor) -> int:
     return int(tensor.shape[0]) if tensor.dim() else 1
 
 
-def validate_launch(
+def inner_args(
     *,
     req_pool_indices: torch.Tensor,
     prefix_lens: torch.Tensor,
@@ -109,17 +110,15 @@ def validate_launch(
     out_write_num_valid_reqs: torch.Tensor,
     swa_window_size: int,
     verify_capacity: int,
-) -> LaunchPlan:
-    """Check the launcher's arguments as spec section 4 says, and derive what the launch needs.
+) -> dict[str, object]:
+    """The wrapper's part: check item 0, resolve the LUT and derive the inner validator's integers.
 
-    Arguments are the launcher's (spec section 3). Reads shapes, strides, dtypes and devices only:
-    no tensor values, no device-to-host copy, so it is safe inside CUDA-graph capture.
-
-    Returns:
-        The :class:`LaunchPlan` to launch with.
+    Returns the keyword arguments of :func:`validate_offsets_inputs` (the 11 tensors, ``lut_tensor``
+    being the LUT or the zero stand-in, and bs, req_to_token_stride0, lut_len, has_swa_lut,
+    write_offsets_len, write_req_capacity, verify_capacity). Reads metadata only.
 
     Raises:
-        PlanError: (a ``ValueError``) the first failing check of spec section 4, items 0 to 16.
+        PlanError: ``swa-lut-required`` (spec section 4, item 0).
     """
     if full_to_swa_index_mapping is None:
         if swa_window_size > 0:
@@ -129,38 +128,56 @@ def validate_launch(
     else:
         lut_tensor = full_to_swa_index_mapping
         lut_len, has_swa_lut = leading_len(lut_tensor), True
-    stride0 = int(req_to_token.stride(0)) if req_to_token.dim() else 1
-    validate_offsets_inputs(
-        req_pool_indices=req_pool_indices,
-        prefix_lens=prefix_lens,
-        extend_seq_lens=extend_seq_lens,
-        req_to_token=req_to_token,
-        lut_tensor=lut_tensor,
-        out_verify_offsets_scratch=out_verify_offsets_scratch,
-        out_write_offsets=out_write_offsets,
-        out_write_seed_slot_indices=out_write_seed_slot_indices,
-        out_verify_num_valid=out_verify_num_valid,
-        out_verify_enable=out_verify_enable,
-        out_write_num_valid_reqs=out_write_num_valid_reqs,
-        bs=leading_len(req_pool_indices),
-        req_to_token_stride0=stride0,
-        lut_len=lut_len,
-        has_swa_lut=has_swa_lut,
-        write_offsets_len=leading_len(out_write_offsets),
-        write_req_capacity=leading_len(out_write_seed_slot_indices),
-        verify_capacity=verify_capacity,
-    )
+    return {
+        "req_pool_indices": req_pool_indices,
+        "prefix_lens": prefix_lens,
+        "extend_seq_lens": extend_seq_lens,
+        "req_to_token": req_to_token,
+        "lut_tensor": lut_tensor,
+        "out_verify_offsets_scratch": out_verify_offsets_scratch,
+        "out_write_offsets": out_write_offsets,
+        "out_write_seed_slot_indices": out_write_seed_slot_indices,
+        "out_verify_num_valid": out_verify_num_valid,
+        "out_verify_enable": out_verify_enable,
+        "out_write_num_valid_reqs": out_write_num_valid_reqs,
+        "bs": leading_len(req_pool_indices),
+        "req_to_token_stride0": int(req_to_token.stride(0)) if req_to_token.dim() else 1,
+        "lut_len": lut_len,
+        "has_swa_lut": has_swa_lut,
+        "write_offsets_len": leading_len(out_write_offsets),
+        "write_req_capacity": leading_len(out_write_seed_slot_indices),
+        "verify_capacity": verify_capacity,
+    }
+
+
+def validate_launch(**launcher_kwargs) -> LaunchPlan:
+    """Check the launcher's arguments as spec section 4 says, and derive what the launch needs.
+
+    Takes exactly the launcher's keyword arguments (spec section 3). Reads shapes, strides, dtypes
+    and devices only: no tensor values, no device-to-host copy, so it is safe inside CUDA-graph
+    capture.
+
+    Returns:
+        The :class:`LaunchPlan` to launch with.
+
+    Raises:
+        PlanError: (a ``ValueError``) the first failing check of spec section 4, items 0 to 16.
+        TypeError: a missing or unknown keyword argument.
+    """
+    inner = inner_args(**launcher_kwargs)
+    validate_offsets_inputs(**inner)
+    req_to_token = inner["req_to_token"]
     return LaunchPlan(
-        lut_tensor=lut_tensor,
-        bs=int(req_pool_indices.shape[0]),
-        lut_len=lut_len,
-        has_swa_lut=has_swa_lut,
-        req_to_token_stride0=stride0,
+        lut_tensor=inner["lut_tensor"],
+        bs=inner["bs"],
+        lut_len=inner["lut_len"],
+        has_swa_lut=inner["has_swa_lut"],
+        req_to_token_stride0=inner["req_to_token_stride0"],
         max_reqs=int(req_to_token.shape[0]),
         max_seq_len=int(req_to_token.shape[1]),
-        write_req_capacity=int(out_write_seed_slot_indices.shape[0]),
-        swa_window_size=int(swa_window_size),
-        verify_capacity=int(verify_capacity),
+        write_req_capacity=inner["write_req_capacity"],
+        swa_window_size=int(launcher_kwargs["swa_window_size"]),
+        verify_capacity=int(inner["verify_capacity"]),
     )
 
 
