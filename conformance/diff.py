@@ -1,0 +1,64 @@
+"""Readable diffs of output buffers: which field, the first differing index, expected and got with
+a few neighbours, and what the value means (still poison, or outside the tensor)."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+NEIGHBOURS = 3
+"""Elements shown either side of the first difference."""
+
+
+def differing_indices(expected: list, got: list) -> list[int]:
+    """Indices where ``expected`` and ``got`` differ (a length difference counts from the shorter end)."""
+    out = [i for i, (e, g) in enumerate(zip(expected, got)) if e != g]
+    out.extend(range(min(len(expected), len(got)), max(len(expected), len(got))))
+    return out
+
+
+def _cell(values: list, i: int, mark: bool) -> str:
+    text = str(values[i]) if i < len(values) else "-"
+    return f"[{text}]" if mark else text
+
+
+def field_diff(field: str, expected: list, got: list, *, offset: int = 0, length: int | None = None,
+               poison: list | None = None) -> str | None:
+    """Describe how ``got`` differs from ``expected``, or None when they are equal.
+
+    Args:
+        field: the buffer's name, e.g. ``out_write_offsets``.
+        expected, got: the whole allocation's contents.
+        offset: index in the allocation of the tensor's element 0 (guard zones lie before it).
+        length: the tensor's length; indices outside [0, length) are reported as outside the tensor.
+        poison: the allocation's poison pattern, to say "still poison" / "should be untouched".
+
+    Returns:
+        A few lines: the count of differing elements, the first one's index relative to the tensor,
+        and a small table of expected and got around it (the differing cells in brackets).
+    """
+    diffs = differing_indices(expected, got)
+    if not diffs:
+        return None
+    first = diffs[0]
+    index = first - offset
+    n = len(expected) - 2 * offset if length is None else length
+    where = f"index {index}"
+    if index < 0:
+        where += f" (outside the tensor: {-index} before its start)"
+    elif index >= n:
+        where += f" (outside the tensor: {index - n + 1} past its end, length {n})"
+    lines = [f"{field}: {len(diffs)} element(s) differ, first at {where}"]
+    if poison is not None and first < len(got) and first < len(poison):
+        if got[first] == poison[first]:
+            lines.append("  got is still the poison there: the planner never wrote this element")
+        elif expected[first] == poison[first]:
+            lines.append("  expected is the poison there: the planner must not write this element")
+    lo = max(first - NEIGHBOURS, 0)
+    hi = min(first + NEIGHBOURS + 1, max(len(expected), len(got)))
+    marked = set(diffs)
+    rows = [["index", *[str(i - offset) for i in range(lo, hi)]],
+            ["expected", *[_cell(expected, i, i in marked) for i in range(lo, hi)]],
+            ["got", *[_cell(got, i, i in marked) for i in range(lo, hi)]]]
+    table = tabulate(rows, tablefmt="plain", stralign="right")
+    lines.extend("    " + line for line in table.splitlines())
+    return "\n".join(lines)

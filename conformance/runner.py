@@ -1,0 +1,201 @@
+"""Run one case on one planner and judge every output byte (issue #2, item 7).
+
+For a launcher case, twice (poison ``a``, then fresh poison ``b``), for every step in order over the
+same output buffers: build the inputs, apply overrides, launch, then require
+* the expected error (type, exact message, catalog id) or none;
+* every input allocation (garbage tails included) unchanged;
+* every output allocation (guard zones included) equal to its expected state: the previous state
+  with the golden's defined regions written, nothing else touched.
+Validator and allocate cases call the shared validator / allocator instead of a planner.
+A mismatch raises :class:`ConformanceFailure`, whose text names the case file, the step, the field,
+the first differing index and the command that reruns just this case on this planner.
+"""
+
+from __future__ import annotations
+
+import shlex
+import traceback
+from dataclasses import dataclass
+
+import torch
+
+from conformance.arrays import evaluate
+from conformance.cases import Case
+from conformance.diff import field_diff
+from conformance.inputs import GUARD, allocate_outputs, apply_overrides, build_tables, launcher_kwargs
+from impls.buffers import PlanBuffers
+from impls.constants import OUTPUT_NAMES
+from impls.errors import identify
+from impls.registry import Launcher
+from impls.validate import inner_args, validate_offsets_inputs
+
+SCALAR_FIELDS = ("out_verify_num_valid", "out_verify_enable", "out_write_num_valid_reqs")
+RUNS = ("a", "b")
+
+
+class ConformanceFailure(AssertionError):
+    """A planner's behaviour differs from the case; ``str()`` is the whole readable report."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a case runs against: a planner's name, its launcher and the device its tensors live on."""
+
+    name: str
+    launch: Launcher | None
+    device: torch.device
+
+
+def rerun_command(case_id: str, planner: str) -> str:
+    """The one command that reruns just ``case_id`` on ``planner``."""
+    if planner in ("validator", "allocator"):
+        return f"pytest conformance/ --case {shlex.quote(case_id)}"
+    return f"pytest conformance/ --planner {shlex.quote(planner)} --case {shlex.quote(case_id)}"
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """``cuda`` with its current index made explicit (tensors report ``cuda:0``), else as given."""
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
+class _Judge:
+    """Collects the context of one step so a failure can say where it happened."""
+
+    def __init__(self, case: Case, target: Target) -> None:
+        self.case, self.target, self.where = case, target, ""
+
+    def fail(self, detail: str) -> None:
+        head = f"{self.case.id}[{self.target.name}]  ({self.case.location})"
+        lines = [head, f"  {self.case.description}"]
+        if self.where:
+            lines.append(f"  {self.where}")
+        lines.extend("  " + line for line in detail.splitlines())
+        lines.append(f"  rerun: {rerun_command(self.case.id, self.target.name)}")
+        raise ConformanceFailure("\n".join(lines))
+
+    def error(self, step, raised: BaseException | None) -> None:
+        """Compare what was raised with the step's expectation."""
+        want = step.error
+        if want is None:
+            if raised is not None:
+                tb = "".join(traceback.format_exception(raised)[-3:]).rstrip()
+                self.fail(f"raised {type(raised).__name__} on a valid input:\n{tb}")
+            return
+        message = want["message"].replace("{device}", str(self.target.device))
+        expected = f"{want['type']} [{want['id']}] {message!r}"
+        if raised is None:
+            self.fail(f"expected {expected}\n     but the call returned normally")
+        got_id = getattr(raised, "error_id", None) or identify(str(raised))
+        got = f"{type(raised).__name__} [{got_id}] {str(raised)!r}"
+        type_ok = want["type"] in {cls.__name__ for cls in type(raised).__mro__}
+        if not (type_ok and str(raised) == message and got_id == want["id"]):
+            self.fail(f"wrong error\n  expected {expected}\n       got {got}")
+
+    def unchanged(self, snapshots: list[tuple[str, torch.Tensor, torch.Tensor]]) -> None:
+        for name, tensor, before in snapshots:
+            if not torch.equal(tensor, before):
+                diff = field_diff(name, before.flatten().tolist(), tensor.flatten().tolist())
+                self.fail(f"modified its input (inputs are read-only, spec §5)\n{diff}")
+
+    def outputs(self, buffers, expected: dict[str, list], poison: dict[str, list]) -> None:
+        for name in OUTPUT_NAMES:
+            got = buffers[name].storage.tolist()
+            diff = field_diff(name, expected[name], got, offset=GUARD,
+                              length=buffers[name].view.numel(), poison=poison[name])
+            if diff:
+                self.fail(diff)
+
+
+def _snapshots(kwargs: dict, own_views: set[int]) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    out = []
+    for name, value in kwargs.items():
+        if not isinstance(value, torch.Tensor) or id(value) in own_views or value.is_meta:
+            continue
+        whole = value._base if value._base is not None else value  # garbage tails included
+        out.append((name, whole, whole.clone()))
+    return out
+
+
+def _apply_golden(expected: dict[str, list], golden: dict) -> None:
+    for name in OUTPUT_NAMES:
+        values = golden[name]
+        values = [values] if name in SCALAR_FIELDS else evaluate(values)
+        expected[name][GUARD:GUARD + len(values)] = values
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _run_launcher(case: Case, target: Target, judge: _Judge) -> None:
+    device = target.device
+    table, lut = build_tables(case, device)
+    buffers = allocate_outputs(case, device)
+    own_views = {id(b.view) for b in buffers.values()}
+    for r, run in enumerate(RUNS):
+        for buffer in buffers.values():
+            buffer.poison(run)
+        poison = {name: b.storage.tolist() for name, b in buffers.items()}
+        expected = {name: list(values) for name, values in poison.items()}
+        for k, step in enumerate(case.steps):
+            judge.where = (f"step {k + 1} of {len(case.steps)}, " if len(case.steps) > 1 else "")
+            judge.where += f"run {r + 1} of 2 (fresh poison {run!r})"
+            if r:
+                judge.where += ": the first run matched, so the output depends on what the " \
+                               "buffers held before, or is nondeterministic"
+            kwargs = apply_overrides(launcher_kwargs(step, device, table, lut, buffers),
+                                     step.overrides)
+            snapshots = _snapshots(kwargs, own_views)
+            raised = None
+            try:
+                target.launch(**kwargs)
+                _sync(device)
+            except Exception as exc:  # judged below: a planner may raise anything
+                raised = exc
+            judge.error(step, raised)
+            judge.unchanged(snapshots)
+            if step.error is None:
+                _apply_golden(expected, step.expect)
+            judge.outputs(buffers, expected, poison)
+
+
+def _run_validator(case: Case, target: Target, judge: _Judge) -> None:
+    step = case.steps[0]
+    table, lut = build_tables(case, target.device)
+    buffers = allocate_outputs(case, target.device)
+    kwargs = apply_overrides(launcher_kwargs(step, target.device, table, lut, buffers),
+                             step.overrides)
+    raised = None
+    try:
+        inner = inner_args(**kwargs)
+        inner.update(case.derived)
+        validate_offsets_inputs(**inner)
+    except Exception as exc:
+        raised = exc
+    judge.error(step, raised)
+
+
+def _run_allocate(case: Case, target: Target, judge: _Judge) -> None:
+    raised = None
+    try:
+        PlanBuffers.allocate(**case.allocate, device=target.device)
+    except Exception as exc:
+        raised = exc
+    judge.error(case.steps[0], raised)
+
+
+def run_case(case: Case, target: Target) -> None:
+    """Run ``case`` on ``target`` and judge it.
+
+    Raises:
+        ConformanceFailure: any difference from the case's expectation (readable report).
+        ArraySpecError: the case describes inputs that cannot be built.
+    """
+    judge = _Judge(case, target)
+    runner = {"launcher": _run_launcher, "validator": _run_validator,
+              "allocate": _run_allocate}[case.entry]
+    runner(case, target, judge)
