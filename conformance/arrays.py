@@ -5,7 +5,10 @@ An array spec is one of (all values are Python ints; ``len`` counts elements):
 * a JSON list of integers: ``[1, 0, 2]``
 * ``{"fill": v, "len": n}``: n copies of v
 * ``{"arange": {"len": n, "start": a, "step": s}}``: a, a+s, a+2s, ... (start 0, step 1 by default)
-* ``{"cycle": [v0, v1, ...], "len": n}``: the pattern repeated and cut to n
+* ``{"cycle": [v0, v1, ...], "len": n, "stride": s}``: the pattern repeated and cut to n, each
+  repetition adding s (default 0): element i is ``pattern[i % k] + (i // k) * s``. With a stride,
+  the exclusive prefix sums of a periodic batch are one line: the sums of [5, 0, 10, 0] repeated
+  are ``{"cycle": [0, 5, 5, 15], "stride": 15}``
 * ``{"random": {"len": n, "low": a, "high": b, "seed": s, "prng": "splitmix64"}}``: uniform in
   [a, b] (both included) as ``a + (x mod (b - a + 1))`` with x the splitmix64 stream of seed s
 * ``{"concat": [spec, spec, ...]}``: the arrays one after another
@@ -91,10 +94,11 @@ def evaluate(spec: object) -> list[int]:
         n, start, step = _check_len(a.get("len")), a.get("start", 0), a.get("step", 1)
         return [start + i * step for i in range(n)]
     if "cycle" in spec:
-        pattern, n = spec["cycle"], _check_len(spec.get("len"))
+        pattern, n, stride = spec["cycle"], _check_len(spec.get("len")), spec.get("stride", 0)
         if not pattern:
             raise ArraySpecError("cycle needs a non-empty pattern")
-        return [pattern[i % len(pattern)] for i in range(n)]
+        k = len(pattern)
+        return [pattern[i % k] + (i // k) * stride for i in range(n)]
     if "random" in spec:
         r = spec["random"]
         if r.get("prng", "splitmix64") != "splitmix64":

@@ -60,7 +60,6 @@ _BUILTIN: dict[str, str] = {
     "numba-cuda": "impls.numba_cuda_planner",
 }
 _PENDING: dict[str, str] = {
-    "triton": "not implemented yet (issue #3: Triton planner)",
     "numba-cuda": "not implemented yet (issue #4: Numba CUDA planner)",
 }
 
@@ -76,12 +75,15 @@ def default_device() -> str:
 
 
 def _builtin_module(name: str):
+    """The planner's module, or the reason it cannot be imported (a string)."""
     try:
         return importlib.import_module(_BUILTIN[name])
     except ModuleNotFoundError as exc:
         if exc.name == _BUILTIN[name]:
-            return None
-        raise
+            return _PENDING.get(name, f"module {_BUILTIN[name]} is missing")
+        return f"cannot import {_BUILTIN[name]}: {exc}"
+    except Exception as exc:  # a planner that fails to import is unavailable, never a crash
+        return f"cannot import {_BUILTIN[name]}: {type(exc).__name__}: {exc}"
 
 
 def availability(name: str) -> Availability:
@@ -95,8 +97,8 @@ def availability(name: str) -> Availability:
     if name not in _BUILTIN:
         return Availability(False, None, "cpu", _unknown_message(name))
     module = _builtin_module(name)
-    if module is None:
-        return Availability(False, None, "cpu", _PENDING.get(name, "module missing"))
+    if isinstance(module, str):
+        return Availability(False, None, "cpu", module)
     probe = getattr(module, "probe", None)
     if probe is None:
         return Availability(True, module.MODE, "cpu")

@@ -1,0 +1,88 @@
+"""``python -m conformance``: list planners and cases, record goldens.
+
+Subcommands:
+  planners                 every built-in planner: available here?, mode, device, why not
+  cases [--tag T]          every case: id, tags, entry, steps, file
+  record ID [ID ...] [--write]
+                           goldens from the pure-Python planner, printed (or written into the
+                           case file with --write); check them against the spec before trusting
+The tests themselves run under pytest: ``pytest conformance/ [--planner NAME] [--case ID]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tabulate import tabulate
+
+from conformance.cases import display_path, load_corpus
+from conformance.jsonfmt import dumps
+from impls.registry import planners
+
+
+def _cmd_planners(args: argparse.Namespace) -> int:
+    rows = [[p.name, "yes" if p.available else "no", p.mode or "-", p.device, p.reason or ""]
+            for p in planners()]
+    print(tabulate(rows, headers=["planner", "available", "mode", "device", "reason"]))
+    return 0
+
+
+def _load(args: argparse.Namespace):
+    cases, errors = load_corpus(args.cases or None)
+    for error in errors:
+        print(f"error: {error}", file=sys.stderr)
+    return cases, errors
+
+
+def _cmd_cases(args: argparse.Namespace) -> int:
+    cases, errors = _load(args)
+    rows = [[c.id, ",".join(c.tags), c.entry, len(c.steps), display_path(c.path)]
+            for c in cases if not args.tag or args.tag in c.tags]
+    print(tabulate(rows, headers=["id", "tags", "entry", "steps", "file"]))
+    print(f"\n{len(rows)} case(s), {len(errors)} faulty file entr(y/ies)")
+    return 1 if errors else 0
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    from conformance.record import record_expectations, write_expectations
+
+    cases, _ = _load(args)
+    by_id = {c.id: c for c in cases}
+    missing = [i for i in args.ids if i not in by_id]
+    if missing:
+        print(f"error: no such case id(s): {', '.join(missing)}", file=sys.stderr)
+        return 2
+    for case_id in args.ids:
+        case = by_id[case_id]
+        if case.entry != "launcher":
+            print(f"error: {case_id}: only launcher cases have goldens", file=sys.stderr)
+            return 2
+        expectations = record_expectations(case)
+        if args.write:
+            write_expectations(case, expectations)
+            print(f"wrote {len(expectations)} golden(s) into {display_path(case.path)} "
+                  f"({case_id}); check them against the spec and say how in golden_check")
+        else:
+            print(dumps(expectations if len(expectations) > 1 else expectations[0]))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", action="append", type=Path, metavar="DIR",
+                        help="case directory (repeatable; default: the repo's cases/)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("planners", help="list planners").set_defaults(func=_cmd_planners)
+    p = sub.add_parser("cases", help="list cases")
+    p.add_argument("--tag")
+    p.set_defaults(func=_cmd_cases)
+    p = sub.add_parser("record", help="record goldens from the pure-Python planner")
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--write", action="store_true", help="write into the case file")
+    p.set_defaults(func=_cmd_record)
+    args = parser.parse_args(argv)
+    return args.func(args)
