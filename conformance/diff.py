@@ -16,8 +16,13 @@ def differing_indices(expected: list, got: list) -> list[int]:
     return out
 
 
-def _cell(values: list, i: int, mark: bool) -> str:
-    text = str(values[i]) if i < len(values) else "-"
+def _cell(values: list, i: int, mark: bool, poison: list | None) -> str:
+    if i >= len(values):
+        text = "-"
+    elif poison is not None and i < len(poison) and values[i] == poison[i]:
+        text = "poison"
+    else:
+        text = str(values[i])
     return f"[{text}]" if mark else text
 
 
@@ -34,7 +39,8 @@ def field_diff(field: str, expected: list, got: list, *, offset: int = 0, length
 
     Returns:
         A few lines: the count of differing elements, the first one's index relative to the tensor,
-        and a small table of expected and got around it (the differing cells in brackets).
+        and a small table of expected and got around it (the differing cells in brackets, poison
+        shown as ``poison``; negative indices are the guard zone before the tensor).
     """
     diffs = differing_indices(expected, got)
     if not diffs:
@@ -57,8 +63,8 @@ def field_diff(field: str, expected: list, got: list, *, offset: int = 0, length
     hi = min(first + NEIGHBOURS + 1, max(len(expected), len(got)))
     marked = set(diffs)
     rows = [["index", *[str(i - offset) for i in range(lo, hi)]],
-            ["expected", *[_cell(expected, i, i in marked) for i in range(lo, hi)]],
-            ["got", *[_cell(got, i, i in marked) for i in range(lo, hi)]]]
+            ["expected", *[_cell(expected, i, i in marked, poison) for i in range(lo, hi)]],
+            ["got", *[_cell(got, i, i in marked, poison) for i in range(lo, hi)]]]
     table = tabulate(rows, tablefmt="plain", stralign="right")
     lines.extend("    " + line for line in table.splitlines())
     return "\n".join(lines)
