@@ -1,0 +1,33 @@
+"""The README's two commands are the ones CI runs, and its summary table is the one pytest prints."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conformance.plugin import OUTCOMES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _ci_commands() -> list[str]:
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    return [ln for ln in lines if ln.strip() and not ln.startswith(("#", "set ", "cd "))]
+
+
+def test_ci_runs_exactly_the_readme_commands():
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"## Install and test\n\n```\n(.*?)```", readme, re.S).group(1)
+    assert block.splitlines() == _ci_commands()
+    install, test = _ci_commands()
+    assert "-c constraints-cpu.txt" in install and test == "pytest"
+
+
+def test_constraints_pin_the_cpu_torch():
+    assert (ROOT / "constraints-cpu.txt").read_text().split() == ["torch==2.13.0"]
+
+
+def test_readme_summary_has_the_printed_columns():
+    readme = (ROOT / "README.md").read_text()
+    header = next(ln for ln in readme.splitlines() if ln.startswith("| planner ") and "passed" in ln)
+    assert [c.strip() for c in header.strip("|").split("|")] == ["planner", "mode", *OUTCOMES, "seconds"]
