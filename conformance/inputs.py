@@ -4,6 +4,9 @@ guard zones, then the case's overrides.
 * Every per-request input (``req_pool_indices``, ``prefix_lens``, ``extend_seq_lens``) is a
   contiguous view of the first bs elements of a longer allocation whose tail holds active rows with
   huge lengths: a planner that reads lanes past bs changes its totals and is caught.
+* ``req_to_token`` and the LUT are contiguous views into allocations with :data:`GUARD` elements of
+  garbage before and after them: a read outside the tensor returns a value no case expects, and a
+  write there changes the allocation, which must stay as it was.
 * Every output buffer is a view into an allocation with :data:`GUARD` elements before and after it;
   the whole allocation is filled with a poison pattern (element i = base + i) before each run, so an
   element never written, or written outside the tensor, is seen.
@@ -82,11 +85,26 @@ def _request_tensor(name: str, values: list[int], device: torch.device) -> torch
     return storage.to(device)[: len(values)]
 
 
+TABLE_GUARD_GARBAGE = {torch.int32: 0x3EEE_0000, torch.int64: 0x3EEE_0000_0000}
+"""Guard-zone values around the table (int32) and the LUT (int64): no case expects them as seeds."""
+
+
+def _guarded(tensor: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy of ``tensor`` inside an allocation with GUARD garbage elements each side."""
+    n = tensor.numel()
+    storage = torch.full((n + 2 * GUARD,), TABLE_GUARD_GARBAGE[tensor.dtype], dtype=tensor.dtype,
+                         device=tensor.device)
+    storage[GUARD:GUARD + n] = tensor.reshape(-1)
+    return storage[GUARD:GUARD + n].view(tensor.shape)
+
+
 def build_tables(case, device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """(req_to_token, LUT or None) of ``case`` on ``device``, shared by all its steps."""
+    """(req_to_token, LUT or None) of ``case`` on ``device``, shared by all its steps, each inside
+    a guarded allocation."""
     table_spec = case.inputs.get("req_to_token", {"generator": "linear", "max_reqs": 1,
                                                   "max_seq_len": 1})
-    return build_table(table_spec, device), build_lut(case.inputs.get("lut"), device)
+    lut = build_lut(case.inputs.get("lut"), device)
+    return _guarded(build_table(table_spec, device)), None if lut is None else _guarded(lut)
 
 
 def launcher_kwargs(step, device: torch.device, table: torch.Tensor, lut: torch.Tensor | None,

@@ -25,6 +25,7 @@ import pytest
 from tabulate import tabulate
 
 from conformance.cases import Case, CaseFileError, display_path, load_corpus
+from conformance.results import ResultsWriter, add_results_options
 from conformance.runner import ConformanceFailure, Target, resolve_device, run_case
 from impls.registry import (
     availability,
@@ -32,6 +33,7 @@ from impls.registry import (
     get_planner,
 )
 
+pytest_plugins = ["conformance.isolate"]  # --isolate, --no-isolate, --isolate-timeout
 ANCHOR = "test_corpus.py"
 SHARED = {"validator": "validator", "allocate": "allocator"}
 OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
@@ -46,6 +48,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run only this case id (repeatable)")
     group.addoption("--cases", action="append", default=[], metavar="DIR", type=Path,
                     help="directory of case files (repeatable; default: the repo's cases/)")
+    add_results_options(group)
 
 
 def _planner_names(config: pytest.Config) -> list[str]:
@@ -58,6 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if not a.available and (":" in name or name not in builtin_names()):
             raise pytest.UsageError(a.reason)
     config.pluginmanager.register(Summary(), "conformance-summary")
+    config.pluginmanager.register(ResultsWriter(config), "conformance-results")
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent):
@@ -75,8 +79,13 @@ class CorpusFile(pytest.File):
         wanted = set(config.getoption("case"))
         for error in errors:
             if not wanted or error.case_id in wanted:
-                yield CaseFileItem.from_parent(self, name=f"{display_path(error.path)}[load]",
-                                               error=error)
+                name = f"{display_path(error.path)}@{error.json_path}[load]"
+                yield CaseFileItem.from_parent(self, name=name, error=error)
+        for missing in sorted(wanted - {case.id for case in cases}):
+            faults = "".join(f"\n  {error}" for error in errors)
+            text = f"--case {missing}: no case has this id" + (
+                f"; these case files could not be loaded:{faults}" if faults else "")
+            yield CaseFileItem.from_parent(self, name=f"{missing}[missing]", text=text)
         targets = [(name, availability(name)) for name in _planner_names(config)]
         for case in cases:
             if wanted and case.id not in wanted:
@@ -91,21 +100,22 @@ class CorpusFile(pytest.File):
 
 
 class CaseFileItem(pytest.Item):
-    """A case file (or one case in it) that could not be loaded."""
+    """A case file (or one case in it) that could not be loaded, or a ``--case`` id not found."""
 
-    def __init__(self, *, error: CaseFileError, **kwargs) -> None:
+    def __init__(self, *, error: CaseFileError | None = None, text: str = "", **kwargs) -> None:
         super().__init__(**kwargs)
         self.error = error
+        self.text = text or f"bad case file: {error}"
         self.user_properties.append(("planner", "load"))
 
     def runtest(self) -> None:
-        raise ConformanceFailure(f"bad case file: {self.error}")
+        raise ConformanceFailure(self.text)
 
     def repr_failure(self, excinfo, style=None):
         return str(excinfo.value)
 
     def reportinfo(self):
-        return self.error.path, None, self.name
+        return (self.error.path if self.error else self.path), None, self.name
 
 
 class CaseItem(pytest.Item):

@@ -16,18 +16,19 @@ from __future__ import annotations
 import shlex
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
 from conformance.arrays import evaluate
-from conformance.cases import Case
+from conformance.cases import DEFAULT_CASES_DIR, Case, display_path
 from conformance.diff import field_diff
 from conformance.inputs import GUARD, allocate_outputs, apply_overrides, build_tables, launcher_kwargs
 from impls.buffers import PlanBuffers
 from impls.constants import OUTPUT_NAMES
 from impls.errors import identify
 from impls.registry import Launcher
-from impls.validate import inner_args, validate_offsets_inputs
+from impls.validate import inner_args, validate_offsets_inputs, zero_lut
 
 SCALAR_FIELDS = ("out_verify_num_valid", "out_verify_enable", "out_write_num_valid_reqs")
 RUNS = ("a", "b")
@@ -46,11 +47,27 @@ class Target:
     device: torch.device
 
 
-def rerun_command(case_id: str, planner: str) -> str:
-    """The one command that reruns just ``case_id`` on ``planner``."""
-    if planner in ("validator", "allocator"):
-        return f"pytest conformance/ --case {shlex.quote(case_id)}"
-    return f"pytest conformance/ --planner {shlex.quote(planner)} --case {shlex.quote(case_id)}"
+def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None) -> str:
+    """The one command that reruns just ``case_id`` on ``planner``.
+
+    ``cases_dir`` is the directory to load the case from when it is not in the default corpus.
+    """
+    parts = ["pytest", "conformance/"]
+    if planner not in ("validator", "allocator"):
+        parts += ["--planner", shlex.quote(planner)]
+    if cases_dir is not None:
+        parts += ["--cases", shlex.quote(display_path(cases_dir))]
+    parts += ["--case", shlex.quote(case_id)]
+    return " ".join(parts)
+
+
+def case_dir_arg(case: Case) -> Path | None:
+    """The ``--cases`` directory a rerun of ``case`` needs: None inside the default corpus."""
+    try:
+        case.path.resolve().relative_to(DEFAULT_CASES_DIR)
+    except ValueError:
+        return case.path.parent
+    return None
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -73,7 +90,8 @@ class _Judge:
         if self.where:
             lines.append(f"  {self.where}")
         lines.extend("  " + line for line in detail.splitlines())
-        lines.append(f"  rerun: {rerun_command(self.case.id, self.target.name)}")
+        rerun = rerun_command(self.case.id, self.target.name, case_dir_arg(self.case))
+        lines.append(f"  rerun: {rerun}")
         raise ConformanceFailure("\n".join(lines))
 
     def error(self, step, raised: BaseException | None) -> None:
@@ -110,7 +128,14 @@ class _Judge:
 
 
 def _snapshots(kwargs: dict, own_views: set[int]) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    """(name, tensor, copy) of every input allocation: garbage tails and guard zones included, and
+    the shared no-LUT stand-in, which a planner must not write either."""
     out = []
+    if kwargs.get("full_to_swa_index_mapping") is None:
+        device = kwargs["out_verify_offsets_scratch"].device
+        if device.type != "meta":
+            stand_in = zero_lut(device)
+            out.append(("lut_tensor (the no-LUT stand-in)", stand_in, stand_in.clone()))
     for name, value in kwargs.items():
         if not isinstance(value, torch.Tensor) or id(value) in own_views or value.is_meta:
             continue
