@@ -6,8 +6,8 @@ Goals (issue #3, item 5), each printed as a ratio to its bound:
 * device time per plan (CUDA-graph replay) <= 1.5x an empty Triton kernel's replay, same run;
 * eager call (validation + launch, host wall time) <= 25 us; validation alone <= 5 us.
 Also: first-call compile time per block (a fresh ``TRITON_CACHE_DIR`` unless ``--keep-cache``),
-and a ``num_warps`` sweep per block (device time per plan in a 20-launch graph), from which
-``impls.triton_planner.NUM_WARPS`` is chosen. Times are medians (us) of 15 samples; IQR in the
+and a (tile, num_warps) sweep per block (device time per plan in a 20-launch graph), from which
+``impls.triton_planner.CONFIG`` is chosen. Times are medians (us) of 15 samples; IQR in the
 markdown report. Inputs: decode-like batches (extend 1, prefixes up to 8k, a 2^22-entry LUT with
 W = 4096 for ``swa``), rows a random permutation, every input random (never zeros).
 """
@@ -26,6 +26,19 @@ if __name__ == "__main__" and "--keep-cache" not in sys.argv:
 import torch  # noqa: E402
 
 from conformance import gpu_timing as gt  # noqa: E402
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # main() says a GPU with Triton is needed
+    triton = None
+
+if triton is not None:
+
+    @triton.jit
+    def empty_kernel(x_ptr, BLOCK: tl.constexpr):
+        """The baseline: a Triton kernel that does nothing (one pointer argument, one constexpr)."""
+        pass
 
 BATCHES = (1, 64, 512, 4096)
 GOAL_REPLAY_RATIO, GOAL_EAGER_US, GOAL_VALIDATE_US = 1.5, 25.0, 5.0
@@ -74,22 +87,57 @@ def compile_times(tp) -> list[list]:
     return rows
 
 
-def warps_sweep(tp) -> tuple[list[list], dict[int, int]]:
-    """Device us per plan (20 launches per graph) for each block and num_warps, bs = block."""
+SWEEP = {32: ((32, 1), (32, 2)), 128: ((128, 2), (128, 4), (64, 2)),
+         512: ((512, 8), (512, 16), (128, 4), (256, 8)),
+         2048: ((2048, 16), (128, 4), (256, 8), (512, 16)),
+         4096: ((4096, 16), (4096, 32), (128, 4), (256, 8), (512, 16))}
+"""Candidates (TILE, num_warps) per block; TILE == block is one program."""
+
+
+def config_sweep(tp) -> tuple[list[list], dict[int, tuple[int, int]]]:
+    """Device us per plan (20 launches per graph) for each block and (tile, num_warps), bs = block."""
     rows, best = [], {}
-    for block in tp.BLOCKS:
+    for block, candidates in SWEEP.items():
         kw = make_kwargs(block, "swa")
         times = {}
-        for warps in (1, 2, 4, 8, 16):
-            if warps * 32 > 4 * block:
+        for tile, warps in candidates:
+            try:
+                stats = gt.graph_replay_time(
+                    lambda: tp.plan_launch(num_warps=warps, tile=tile, **kw),
+                    calls_per_graph=20, replays=20)
+            except Exception as exc:  # a configuration this Triton rejects: report, keep going
+                rows.append([block, tile, warps, f"failed: {type(exc).__name__}", "-"])
                 continue
-            stats = gt.graph_replay_time(lambda: tp.plan_launch(num_warps=warps, **kw),
-                                         calls_per_graph=20, replays=20)
-            times[warps] = stats
-            rows.append([block, warps, f"{stats.p50:.2f}", f"{stats.iqr:.2f}"])
+            times[(tile, warps)] = stats
+            rows.append([block, tile, warps, f"{stats.p50:.2f}", f"{stats.iqr:.2f}"])
         fastest = min(s.p50 for s in times.values())
-        best[block] = min(w for w, s in times.items() if s.p50 <= fastest + 0.05)
+        best[block] = next(c for c in candidates if c in times and times[c].p50 <= fastest + 0.05)
     return rows, best
+
+
+def eager_breakdown(tp, empty_launch) -> list[list]:
+    """Host us of each part of an eager call at bs = 64 (swa), medians."""
+    from impls.validate_cache import validate_mapping
+
+    kw = make_kwargs(64, "swa", seed=2)
+    tp.launch(**kw)
+    plan = validate_mapping(kw)
+    prep = tp._PREPARED[id(plan)]
+    compiled = tp._COMPILED[prep[3]]
+    args = (kw["req_pool_indices"], kw["prefix_lens"], kw["extend_seq_lens"], kw["req_to_token"],
+            plan.lut_tensor, *(kw[n] for n in kw if n.startswith("out_")), *prep[1])
+    stream = tp._driver.get_current_stream(0)
+    parts = [
+        ("launch() total", lambda: tp.launch(**kw), True),
+        ("validation memo hit (validate_mapping)", lambda: validate_mapping(kw), False),
+        ("_launch after validation", lambda: tp._launch(plan, kw), True),
+        ("compiled.run alone (C launcher)", lambda: compiled.run(
+            prep[2], 1, 1, stream, compiled.function, compiled.packed_metadata, None, None, None,
+            *args), True),
+        ("data_ptr() x 11", lambda: [a.data_ptr() for a in args[:11]], False),
+        ("empty kernel via JITFunction.run", empty_launch, True),
+    ]
+    return [[name, f"{gt.host_time(fn, sync=sync).p50:.2f}"] for name, fn, sync in parts]
 
 
 def main_table(tp, empty_launch) -> tuple[list[list], list[list]]:
@@ -134,17 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-cache", action="store_true", help="reuse Triton's kernel cache")
     parser.add_argument("--skip-sweep", action="store_true", help="skip the num_warps sweep")
     args = parser.parse_args(argv)
-    if not torch.cuda.is_available():
+    if not torch.cuda.is_available() or triton is None:
         print("bench_triton: needs a CUDA GPU (compiled Triton); nothing measured.")
         return 2
-    import triton
-    import triton.language as tl
-
     from impls import triton_planner as tp
-
-    @triton.jit
-    def empty_kernel(x_ptr, BLOCK: tl.constexpr):
-        pass
 
     marker = torch.zeros(1, device="cuda")
     t0 = time.perf_counter()
@@ -155,13 +196,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# Triton planner benchmark\n\n{fp}\n")
 
     compiles = compile_times(tp)
-    sweep, best = ([], {}) if args.skip_sweep else warps_sweep(tp)
+    sweep, best = ([], {}) if args.skip_sweep else config_sweep(tp)
+    tp.CONFIG.update(best)  # the main table runs with the sweep's choice
+    tp._PREPARED.clear()
     rows, detail = main_table(tp, lambda: empty_kernel[(1,)](marker, BLOCK=32))
+    breakdown = eager_breakdown(tp, lambda: empty_kernel[(1,)](marker, BLOCK=32))
 
     main_headers = ["bs", "scenario", "replay us", "vs empty (<=1.5x)", "20/graph us",
                     "vs empty", "eager us", "/25us", "validate us", "/5us", "all goals"]
     out = [f"# Triton planner benchmark (issue #3)\n\n{fp}\n",
-           f"NUM_WARPS in use: {tp.NUM_WARPS}; blocks {tp.BLOCKS}.\n",
+           f"CONFIG in use, block -> (tile, num_warps), after the sweep: {tp.CONFIG}.\n",
            "## Ratios against the goals (medians)\n", _md(main_headers, rows), "",
            "replay us: one plan per CUDA graph, replays queued behind a sleep kernel (device time); "
            "20/graph: 20 plans per graph, per plan. eager: launch() host wall time per call "
@@ -170,12 +214,14 @@ def main(argv: list[str] | None = None) -> int:
            "## Spread (median, min, IQR)\n",
            _md(["bs", "scenario", "replay", "20/graph", "eager", "eager via JITFunction.run",
                 "validate (memo hit)", "validate (full)"], detail), "",
+           "## Eager call, part by part (bs 64, swa; host us, median)\n",
+           _md(["part", "us"], breakdown), "",
            f"## First call (compile + load + launch), fresh cache\n\nempty kernel: {empty_compile:.3f} s\n",
            _md(["bs", "block", "scenario", "first call s", "second call"], compiles), ""]
     if sweep:
-        out += ["## num_warps sweep (us per plan, 20 per graph, bs = block, swa)\n",
-                _md(["block", "num_warps", "p50 us", "IQR us"], sweep), "",
-                f"Fastest (smallest within 0.05 us): {best}\n"]
+        out += ["## (tile, num_warps) sweep (us per plan, 20 per graph, bs = block, swa)\n",
+                _md(["block", "tile", "num_warps", "p50 us", "IQR us"], sweep), "",
+                f"Chosen (first listed within 0.05 us of the fastest): {best}\n"]
     report = "\n".join(out)
     print(report)
     if args.out:

@@ -1,4 +1,4 @@
-"""The Triton planner: the shared validator, then one single-program Triton launch.
+"""The Triton planner: the shared validator, then one Triton launch.
 
 Semantics are spec sections 5 and 6 ("this project" column), matched byte for byte against the
 pure-Python planner (:mod:`impls.python_planner`).
@@ -16,15 +16,18 @@ To force the interpreter on a CUDA machine, set ``TRITON_INTERPRET=1`` in the en
 this module (or anything that imports it) is imported; setting it later has no effect on this
 module. ``TRITON_INTERPRET=0`` on a machine without CUDA makes the planner unavailable.
 
-Kernel design (one program of ``BLOCK`` lanes, ``BLOCK`` the bucket of :data:`BLOCKS` that holds
-bs): every load is masked by the full condition that makes it in bounds (lane < bs; for the table,
-also 0 <= row < max_reqs, max_seq_len > 0, prefix > 0 and a write; for the LUT, a non-negative slot,
+Kernel design: ``BLOCK`` is the bucket of :data:`BLOCKS` that holds bs, and :data:`CONFIG` maps it
+to ``(TILE, num_warps)``. ``ceil(bs / TILE)`` programs each scan their own ``TILE`` lanes; when
+``TILE < BLOCK`` each also sums the lengths of every lane before its tile (a masked, ``BLOCK``-wide
+reduction, no inter-program communication), and the last program writes the totals and scalars.
+Every load is masked by the full condition that makes it in bounds (lane < bs; for the table also
+0 <= row < max_reqs, max_seq_len > 0, prefix > 0 and a write; for the LUT a non-negative slot,
 index clamped to lut_len - 1), row * stride is computed in int64, only int64 lengths are scanned
-(triton#5897), and the totals and the three scalars are written with one-lane masked vector
-stores rather than scalar stores (triton#5048). Nothing past the defined regions is written.
+(triton#5897), and totals and scalars are written by one-lane masked vector stores, not scalar
+stores (triton#5048). Nothing past the defined regions is written.
 
 On the GPU, integer arguments are annotated int64 and excluded from value and alignment
-specialisation, so the compiled kernel depends only on (device, BLOCK, HAS_LUT, num_warps); after
+specialisation, so a compiled kernel depends only on (device, BLOCK, TILE, HAS_LUT, num_warps); after
 the first launch of such a key, later launches go straight to the compiled kernel's launcher
 (skipping ``JITFunction.run``'s binding and cache-key work) unless a Triton launch hook is set.
 """
@@ -37,15 +40,19 @@ import torch
 
 from impls.registry import Availability
 from impls.validate import LaunchPlan
-from impls.validate_cache import validate_launch_cached
+from impls.validate_cache import validate_launch_cached, validate_mapping
 
 _INT64_MAX = (1 << 63) - 1
 BLOCKS: tuple[int, ...] = (32, 128, 512, 2048, 4096)
-"""Lane counts the kernel is compiled for; a launch uses the smallest that holds bs (0..4096)."""
+"""Lane buckets: a launch's ``BLOCK`` is the smallest that holds bs (0..4096)."""
 
-NUM_WARPS: dict[int, int] = {32: 1, 128: 1, 512: 4, 2048: 4, 4096: 8}
-"""Default warps per program for each block (chosen by measurement on an H200: see
-``reports/gpu/triton-bench.md``)."""
+CONFIG: dict[int, tuple[int, int]] = {32: (32, 1), 128: (128, 4), 512: (256, 8), 2048: (256, 8),
+                                      4096: (512, 16)}
+"""``BLOCK -> (TILE, num_warps)``: lanes per program and warps per program for each bucket.
+``TILE == BLOCK`` is one program; ``TILE < BLOCK`` is ``ceil(bs / TILE)`` programs, each summing
+the lengths before its tile itself. The fastest of a sweep on an H200, 2026-11-30 (device us per
+plan, bs = block: 1.61 / 2.32 / 3.10 / 4.93 / 6.19; one program over 4096 lanes took 18.9):
+``reports/gpu/triton-bench.md``."""
 
 
 def _truthy(value: str | None) -> bool:
@@ -80,18 +87,10 @@ _PTR_ARGS = ("rpi_ptr", "prefix_ptr", "extend_ptr", "table_ptr", "lut_ptr", "ver
 
 if triton is not None:
 
-    @triton.jit(do_not_specialize=_INT_ARGS, do_not_specialize_on_alignment=_PTR_ARGS)
-    def _offsets_kernel(
-        rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
-        verify_ptr, write_ptr, seed_ptr, num_valid_ptr, enable_ptr, reqs_ptr,
-        bs: tl.int64, stride0: tl.int64, max_reqs: tl.int64, max_seq_len: tl.int64,
-        lut_len: tl.int64, window: tl.int64, capacity: tl.int64,
-        BLOCK: tl.constexpr, HAS_LUT: tl.constexpr,
-    ):
-        # Spec section 5 per lane r < bs; window > 0 is W (clamped to int64), else 0.
-        lane = tl.arange(0, BLOCK)
-        live = lane < bs
-        zero = tl.zeros([BLOCK], dtype=tl.int64)
+    @triton.jit
+    def _lengths(rpi_ptr, prefix_ptr, extend_ptr, lane, live, window):
+        # Spec section 5 for the lanes where ``live``; window > 0 is W (clamped to int64), else 0.
+        zero = (lane * 0).to(tl.int64)
         row = tl.load(rpi_ptr + lane, mask=live, other=0)
         prefix = tl.load(prefix_ptr + lane, mask=live, other=0)
         extend = tl.load(extend_ptr + lane, mask=live, other=0)
@@ -100,17 +99,39 @@ if triton is not None:
         in_window = tl.where(window > 0, tl.minimum(prefix, zero + window), prefix)
         verify_len = tl.where(active, tl.maximum(in_window, zero), zero)
         write_len = tl.where(active, tl.maximum(extend, zero), zero)
+        return row, prefix, active, verify_len, write_len
+
+    @triton.jit(do_not_specialize=_INT_ARGS, do_not_specialize_on_alignment=_PTR_ARGS)
+    def _offsets_kernel(
+        rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
+        verify_ptr, write_ptr, seed_ptr, num_valid_ptr, enable_ptr, reqs_ptr,
+        bs: tl.int64, stride0: tl.int64, max_reqs: tl.int64, max_seq_len: tl.int64,
+        lut_len: tl.int64, window: tl.int64, capacity: tl.int64,
+        BLOCK: tl.constexpr, TILE: tl.constexpr, HAS_LUT: tl.constexpr,
+    ):
+        start = tl.program_id(0) * TILE
+        lane = start + tl.arange(0, TILE)
+        live = lane < bs
+        zero = (lane * 0).to(tl.int64)
+        row, prefix, active, verify_len, write_len = _lengths(
+            rpi_ptr, prefix_ptr, extend_ptr, lane, live, window)
+        carry_v = tl.sum(zero, axis=0)
+        carry_w = tl.sum(zero, axis=0)
+        if TILE < BLOCK:  # several programs: each sums the lengths of the lanes before its tile
+            every = tl.arange(0, BLOCK)
+            _r, _p, _a, v_before, w_before = _lengths(
+                rpi_ptr, prefix_ptr, extend_ptr, every, every < start, window)
+            carry_v += tl.sum(v_before, axis=0)
+            carry_w += tl.sum(w_before, axis=0)
         # Scan int64 lengths only (a boolean cumsum is XOR on some builds: triton#5897).
         verify_incl = tl.cumsum(verify_len, axis=0)
         write_incl = tl.cumsum(write_len, axis=0)
-        tl.store(verify_ptr + lane, verify_incl - verify_len, mask=live)
-        tl.store(write_ptr + lane, write_incl - write_len, mask=live)
-        total_verify = tl.sum(verify_len, axis=0)
-        total_write = tl.sum(write_len, axis=0)
+        tl.store(verify_ptr + lane, carry_v + verify_incl - verify_len, mask=live)
+        tl.store(write_ptr + lane, carry_w + write_incl - write_len, mask=live)
 
         # Seed: the table is read only where the read is in bounds (spec section 6).
-        has_seed = active & (prefix > 0) & (write_len > 0) & (row >= 0) & (row < max_reqs)
-        has_seed = has_seed & (max_seq_len > 0)
+        has_seed = active & (prefix > 0) & (write_len > 0) & (row >= 0) & (row < zero + max_reqs)
+        has_seed = has_seed & (zero + max_seq_len > 0)
         pos = tl.minimum(prefix - 1, zero + (max_seq_len - 1))
         offset = row.to(tl.int64) * stride0 + pos
         slot = tl.load(table_ptr + offset, mask=has_seed, other=0).to(tl.int64)
@@ -120,15 +141,17 @@ if triton is not None:
             slot = tl.where(translate, tl.load(lut_ptr + index, mask=translate, other=0), slot)
         tl.store(seed_ptr + lane, tl.where(has_seed, slot, zero - 1), mask=live)
 
-        # Totals and scalars through lane 0 only (masked vector stores, not scalar stores).
-        first = lane == 0
-        tl.store(verify_ptr + bs + lane, zero + total_verify, mask=first)
-        tl.store(write_ptr + bs + lane, zero + total_write, mask=first)
-        capped = tl.minimum(zero + total_verify, zero + capacity)
-        tl.store(num_valid_ptr + lane, capped.to(tl.int32), mask=first)
-        enable = tl.where(zero + total_verify > capacity, 0, 1)
-        tl.store(enable_ptr + lane, enable.to(tl.int32), mask=first)
-        tl.store(reqs_ptr + lane, (zero + bs).to(tl.int32), mask=first)
+        # Totals and scalars: lane 0 of the last program, through masked vector stores
+        # (not scalar stores, whose mask an older interpreter ignored: triton#5048).
+        first_lane = tl.arange(0, TILE)
+        first = (first_lane == 0) & (first_lane * 0 + tl.program_id(0) == tl.num_programs(0) - 1)
+        total_v = zero + (carry_v + tl.sum(verify_len, axis=0))
+        tl.store(verify_ptr + bs + first_lane, total_v, mask=first)
+        tl.store(write_ptr + bs + first_lane, zero + (carry_w + tl.sum(write_len, axis=0)), mask=first)
+        tl.store(num_valid_ptr + first_lane, tl.minimum(total_v, zero + capacity).to(tl.int32),
+                 mask=first)
+        tl.store(enable_ptr + first_lane, tl.where(total_v > capacity, 0, 1).to(tl.int32), mask=first)
+        tl.store(reqs_ptr + first_lane, (zero + bs).to(tl.int32), mask=first)
 
     _kernel = _offsets_kernel
 else:
@@ -150,64 +173,94 @@ def block_for(bs: int) -> int:
     raise ValueError(f"bs={bs} exceeds the largest block {BLOCKS[-1]}")
 
 
-# (device index, BLOCK, HAS_LUT, num_warps) -> compiled kernel, filled by the first launch of a key.
-_COMPILED: dict[tuple, object] = {}
 FAST_LAUNCH: bool = True
 """Launch cached compiled kernels directly (GPU only); False forces ``kernel[grid](...)`` always."""
 
+_COMPILED: dict[tuple, object] = {}  # (device, BLOCK, TILE, HAS_LUT, warps) -> compiled kernel
+_PREPARED: dict[int, tuple] = {}  # id(plan) -> (plan, int/constexpr args, grid, compile key)
+_GPU = MODE == "gpu"
+_MULTI_GPU = _GPU and torch.cuda.device_count() > 1
+_driver = triton.runtime.driver.active if _GPU else None
+_RUNTIME_KNOBS = getattr(getattr(triton, "knobs", None), "runtime", None)
 
-def _launch(plan: LaunchPlan, kw: dict, num_warps: int | None, block: int | None,
-            fast: bool | None) -> None:
-    block = block_for(plan.bs) if block is None else block
-    warps = NUM_WARPS[block] if num_warps is None else num_warps
+
+def _hooks_idle() -> bool:
+    """True when no Triton launch hook is set (None, or an empty hook chain)."""
+    if _RUNTIME_KNOBS is None:
+        return False
+    for hook in (_RUNTIME_KNOBS.launch_enter_hook, _RUNTIME_KNOBS.launch_exit_hook):
+        if hook is not None and getattr(hook, "calls", True):
+            return False
+    return True
+
+
+def _prepare(plan: LaunchPlan, device: int, num_warps: int | None, block: int | None,
+             tile: int | None) -> tuple:
+    block = max(block_for(plan.bs) if block is None else block, tile or 0)
+    default_tile, default_warps = CONFIG.get(block, (min(block, 512), 16 if block >= 512 else 4))
+    tile = default_tile if tile is None else tile
+    warps = default_warps if num_warps is None else num_warps
     window = 0 if plan.swa_window_size <= 0 else min(plan.swa_window_size, _INT64_MAX)
-    args = (
-        kw["req_pool_indices"], kw["prefix_lens"], kw["extend_seq_lens"], kw["req_to_token"],
-        plan.lut_tensor, kw["out_verify_offsets_scratch"], kw["out_write_offsets"],
-        kw["out_write_seed_slot_indices"], kw["out_verify_num_valid"], kw["out_verify_enable"],
-        kw["out_write_num_valid_reqs"],
-        plan.bs, plan.req_to_token_stride0, plan.max_reqs, plan.max_seq_len, plan.lut_len,
-        window, min(plan.verify_capacity, _INT64_MAX), block, plan.has_swa_lut,
-    )
-    if MODE != "gpu":
-        _kernel[(1,)](*args, num_warps=warps)
-        return
+    tail = (plan.bs, plan.req_to_token_stride0, plan.max_reqs, plan.max_seq_len, plan.lut_len,
+            window, min(plan.verify_capacity, _INT64_MAX), block, tile, plan.has_swa_lut)
+    grid = max(1, -(-plan.bs // tile))
+    return plan, tail, grid, (device, block, tile, plan.has_swa_lut, warps)
+
+
+def _launch(plan: LaunchPlan, kw: dict, num_warps: int | None = None, block: int | None = None,
+            tile: int | None = None, fast: bool | None = None) -> None:
+    default = num_warps is None and block is None and tile is None
     scratch = kw["out_verify_offsets_scratch"]
-    key = (scratch.device.index, block, plan.has_swa_lut, warps)
+    device = scratch.device.index if _MULTI_GPU else 0
+    prep = _PREPARED.get(id(plan)) if default else None
+    if prep is None or prep[0] is not plan or prep[3][0] != device:
+        prep = _prepare(plan, device, num_warps, block, tile)
+        if default:
+            if len(_PREPARED) > 256:
+                _PREPARED.clear()
+            _PREPARED[id(plan)] = prep
+    _, tail, grid, key = prep
+    args = (kw["req_pool_indices"], kw["prefix_lens"], kw["extend_seq_lens"], kw["req_to_token"],
+            plan.lut_tensor, scratch, kw["out_write_offsets"], kw["out_write_seed_slot_indices"],
+            kw["out_verify_num_valid"], kw["out_verify_enable"], kw["out_write_num_valid_reqs"])
+    if not _GPU:
+        _kernel[(grid,)](*args, *tail, num_warps=key[4])
+        return
     compiled = _COMPILED.get(key)
-    if compiled is not None and (FAST_LAUNCH if fast is None else fast):
-        knobs = triton.knobs.runtime
-        if (knobs.launch_enter_hook is None and knobs.launch_exit_hook is None
-                and _driver.get_current_device() == key[0]):
-            stream = _driver.get_current_stream(key[0])
-            compiled.run(1, 1, 1, stream, compiled.function, compiled.packed_metadata, None,
-                         None, None, *args)
-            return
+    if (compiled is not None and (FAST_LAUNCH if fast is None else fast) and _hooks_idle()
+            and (not _MULTI_GPU or _driver.get_current_device() == device)):
+        compiled.run(grid, 1, 1, _driver.get_current_stream(device), compiled.function,
+                     compiled.packed_metadata, None, None, None, *args, *tail)
+        return
     with torch.cuda.device(scratch.device):
-        compiled = _kernel[(1,)](*args, num_warps=warps)
+        compiled = _kernel[(grid,)](*args, *tail, num_warps=key[4])
     if compiled is not None and hasattr(compiled, "packed_metadata"):
         _COMPILED[key] = compiled
 
 
-_driver = triton.runtime.driver.active if MODE == "gpu" else None
+def _is_pow2(n: int) -> bool:
+    return n > 0 and not n & (n - 1)
 
 
-def plan_launch(*, num_warps: int | None = None, block: int | None = None,
+def plan_launch(*, num_warps: int | None = None, block: int | None = None, tile: int | None = None,
                 fast: bool | None = None, **launcher_kwargs) -> None:
     """:func:`launch` with the launch configuration exposed (tests and benchmarks).
 
     Args:
-        num_warps: warps per program (default :data:`NUM_WARPS` of the block).
-        block: lanes per program, a power of two >= bs (default :func:`block_for`).
+        num_warps: warps per program (default: :data:`CONFIG` of the block).
+        block: carry width, a power of two >= bs (default :func:`block_for`); raised to ``tile``.
+        tile: lanes per program, a power of two; ``tile >= block`` is a single program.
         fast: GPU only: use the cached compiled kernel's launcher (default :data:`FAST_LAUNCH`).
         launcher_kwargs: the 13 keyword arguments of spec section 3.
     """
     if MODE is None:
         raise RuntimeError(f"triton planner unavailable: {_UNAVAILABLE}")
     plan = validate_launch_cached(**launcher_kwargs)
-    if block is not None and (block < plan.bs or block & (block - 1)):
+    if block is not None and (block < plan.bs or not _is_pow2(block)):
         raise ValueError(f"block={block} must be a power of two >= bs={plan.bs}")
-    _launch(plan, launcher_kwargs, num_warps, block, fast)
+    if tile is not None and not _is_pow2(tile):
+        raise ValueError(f"tile={tile} must be a power of two")
+    _launch(plan, launcher_kwargs, num_warps, block, tile, fast)
 
 
 def launch(
@@ -256,4 +309,4 @@ def launch(
     }
     if MODE is None:
         raise RuntimeError(f"triton planner unavailable: {_UNAVAILABLE}")
-    _launch(validate_launch_cached(**kw), kw, None, None, None)
+    _launch(validate_mapping(kw), kw)
