@@ -60,7 +60,6 @@ _BUILTIN: dict[str, str] = {
     "numba-cuda": "impls.numba_cuda_planner",
 }
 _PENDING: dict[str, str] = {
-    "numba-cuda": "not implemented yet (issue #4: Numba CUDA planner)",
 }
 
 
