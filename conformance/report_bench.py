@@ -1,0 +1,199 @@
+"""Benchmark figures for the report: read a pytest-benchmark JSON file, tabulate, plot as SVG.
+
+A benchmark's planner, mode and batch size come from its ``params`` (``planner``, ``mode``,
+``bs``), else its ``extra_info``, else the group (mode) and the ``[planner-bs]`` suffix of its
+name. A benchmark is a **floor** (an empty kernel, a trivial torch op) when ``extra_info.floor``
+is set (its value, if a string, names it), or its planner starts with ``floor``. Times are
+pytest-benchmark's seconds, shown in microseconds: p50 (median), min, q1, q3.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+FLOOR_COLOUR = "#777"
+
+
+class BenchError(ValueError):
+    """A file that is not pytest-benchmark JSON; the message names the file."""
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One benchmark, times in microseconds."""
+
+    key: str
+    planner: str
+    mode: str
+    bs: int | None
+    p50: float
+    min: float
+    q1: float
+    q3: float
+    rounds: int
+    floor: bool
+
+    @property
+    def iqr(self) -> float:
+        """q3 - q1, us."""
+        return self.q3 - self.q1
+
+
+def _param(bench: dict, name: str):
+    for source in (bench.get("params") or {}, bench.get("extra_info") or {}):
+        if source.get(name) is not None:
+            return source[name]
+    return None
+
+
+def _row(bench: dict) -> BenchRow:
+    stats, extra = bench["stats"], bench.get("extra_info") or {}
+    name = bench.get("name", "?")
+    suffix = re.search(r"\[(.*)\]$", name)
+    parts = suffix.group(1).split("-") if suffix else []
+    planner = _param(bench, "planner")
+    bs = _param(bench, "bs")
+    if bs is None and parts and parts[-1].isdigit():
+        bs = int(parts[-1])
+    if planner is None:
+        planner = "-".join(parts[:-1] if parts and parts[-1].isdigit() else parts) or name
+    floor = bool(extra.get("floor")) or str(planner).startswith("floor")
+    if isinstance(extra.get("floor"), str):
+        planner = extra["floor"]
+    mode = _param(bench, "mode") or bench.get("group") or "default"
+    us = 1e6
+    return BenchRow(key=bench.get("fullname") or name, planner=str(planner), mode=str(mode),
+                    bs=None if bs is None else int(bs), p50=stats["median"] * us,
+                    min=stats["min"] * us, q1=stats["q1"] * us, q3=stats["q3"] * us,
+                    rounds=int(stats.get("rounds", 0)), floor=floor)
+
+
+def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
+    """The benchmarks of a pytest-benchmark JSON file and its machine/commit info.
+
+    Raises:
+        BenchError: unreadable, or not pytest-benchmark's format.
+    """
+    try:
+        doc = json.loads(Path(path).read_text())
+        rows = [_row(b) for b in doc["benchmarks"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BenchError(f"{path}: not a pytest-benchmark JSON file ({type(exc).__name__}: "
+                         f"{exc})") from exc
+    info = {"datetime": doc.get("datetime"), "version": doc.get("version")}
+    for section in ("machine_info", "commit_info"):
+        for k, v in (doc.get(section) or {}).items():
+            if isinstance(v, (str, int, float, bool)) and k not in info:
+                info[k] = v
+    return rows, info
+
+
+def floor_for(row: BenchRow, rows: list[BenchRow]) -> BenchRow | None:
+    """The fastest floor of ``row``'s mode at its batch size (or with no batch size)."""
+    floors = [f for f in rows if f.floor and f.mode == row.mode and f.bs in (row.bs, None)]
+    return min(floors, key=lambda f: f.p50, default=None)
+
+
+def table(rows: list[BenchRow]) -> list[dict]:
+    """Rows for the report's table: planner, mode, bs, p50, min, IQR, rounds, ratio to floor."""
+    out = []
+    for r in sorted(rows, key=lambda r: (r.mode, r.floor, r.planner, r.bs or 0)):
+        floor = None if r.floor else floor_for(r, rows)
+        out.append({"planner": r.planner, "mode": r.mode, "bs": "-" if r.bs is None else r.bs,
+                    "p50": f"{r.p50:.2f}", "min": f"{r.min:.2f}", "iqr": f"{r.iqr:.2f}",
+                    "rounds": r.rounds, "floor": r.floor,
+                    "ratio": f"{r.p50 / floor.p50:.1f}x {floor.planner}" if floor and floor.p50
+                    else ""})
+    return out
+
+
+def plots(rows: list[BenchRow]) -> list[tuple[str, str]]:
+    """One ``(mode, svg)`` per mode: p50 vs bs per planner, log y axis, floors dashed."""
+    modes = sorted({r.mode for r in rows if r.bs is not None or r.floor})
+    return [(m, _svg(m, [r for r in rows if r.mode == m])) for m in modes
+            if any(not r.floor and r.bs is not None for r in rows if r.mode == m)]
+
+
+def _svg(mode: str, rows: list[BenchRow], width: int = 640, height: int = 300) -> str:
+    left, right, top, bottom = 60, 170, 16, 40
+    xs = sorted({r.bs for r in rows if r.bs is not None})
+    values = [r.p50 for r in rows if r.p50 > 0]
+    lo = 10 ** math.floor(math.log10(min(values)))
+    hi = 10 ** math.ceil(math.log10(max(values)))
+    hi = hi * 10 if hi == lo else hi
+    pw, ph = width - left - right, height - top - bottom
+
+    def x(bs: int) -> float:
+        return left + (xs.index(bs) + 0.5) * pw / len(xs)
+
+    def y(us: float) -> float:
+        return top + ph - (math.log10(max(us, lo)) - math.log10(lo)) / math.log10(hi / lo) * ph
+
+    out = [f'<svg class="plot" width="{width}" '
+           f'height="{height}" role="img" aria-label="p50 vs bs, {escape(mode)}">',
+           f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fff" stroke="#ccc"/>']
+    decade = lo
+    while decade <= hi * 1.0001:
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(decade):.1f}" y2="{y(decade):.1f}" '
+                   f'stroke="#eee"/><text x="{left - 6}" y="{y(decade) + 4:.1f}" '
+                   f'text-anchor="end">{decade:g}</text>')
+        decade *= 10
+    for bs in xs:
+        out.append(f'<text x="{x(bs):.1f}" y="{top + ph + 16}" text-anchor="middle">{bs}</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{height - 6}" text-anchor="middle">bs</text>'
+               f'<text x="14" y="{top + ph / 2}" transform="rotate(-90 14 {top + ph / 2})" '
+               f'text-anchor="middle">p50 (us)</text>')
+    legend_y = top + 10
+    planners = sorted({r.planner for r in rows if not r.floor})
+    for i, planner in enumerate(planners):
+        colour = PALETTE[i % len(PALETTE)]
+        pts = sorted((r.bs, r.p50) for r in rows if r.planner == planner and not r.floor
+                     and r.bs is not None)
+        path = " ".join(f"{x(b):.1f},{y(v):.1f}" for b, v in pts)
+        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        out.extend(f'<circle cx="{x(b):.1f}" cy="{y(v):.1f}" r="3" fill="{colour}">'
+                   f'<title>{escape(planner)} bs={b}: {v:.2f} us</title></circle>' for b, v in pts)
+        out.append(_legend(left + pw + 10, legend_y, colour, planner, dashed=False))
+        legend_y += 18
+    for name in sorted({r.planner for r in rows if r.floor}):
+        pts = sorted((r.bs, r.p50) for r in rows if r.floor and r.planner == name)
+        if all(b is None for b, _ in pts):  # one figure for every bs: a horizontal line
+            yy = y(pts[0][1])
+            out.append(f'<line x1="{left}" x2="{left + pw}" y1="{yy:.1f}" y2="{yy:.1f}" '
+                       f'stroke="{FLOOR_COLOUR}" stroke-dasharray="5,4"/>')
+        else:
+            path = " ".join(f"{x(b):.1f},{y(v):.1f}" for b, v in pts if b is not None)
+            out.append(f'<polyline points="{path}" fill="none" stroke="{FLOOR_COLOUR}" '
+                       f'stroke-dasharray="5,4"/>')
+        out.append(_legend(left + pw + 10, legend_y, FLOOR_COLOUR, f"floor: {name}", dashed=True))
+        legend_y += 18
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _legend(x: float, y: float, colour: str, label: str, *, dashed: bool) -> str:
+    dash = ' stroke-dasharray="5,4"' if dashed else ' stroke-width="2"'
+    return (f'<line x1="{x}" x2="{x + 18}" y1="{y}" y2="{y}" stroke="{colour}"{dash}/>'
+            f'<text x="{x + 24}" y="{y + 4}">{escape(label[:22])}</text>')
+
+
+def moved(old: list[BenchRow], new: list[BenchRow]) -> list[dict]:
+    """Benchmarks present in both whose p50 moved beyond the noise: each run's p50 lies outside
+    the other run's IQR. Sorted by the size of the change, largest first."""
+    before = {r.key: r for r in old}
+    out = []
+    for r in new:
+        o = before.get(r.key)
+        if o is None or not o.p50:
+            continue
+        if not (o.q1 <= r.p50 <= o.q3) and not (r.q1 <= o.p50 <= r.q3):
+            out.append({"key": r.key, "planner": r.planner, "mode": r.mode, "bs": r.bs,
+                        "old": o.p50, "new": r.p50, "ratio": r.p50 / o.p50,
+                        "old_iqr": o.iqr, "new_iqr": r.iqr})
+    return sorted(out, key=lambda m: -abs(math.log(m["ratio"])) if m["ratio"] > 0 else 0)

@@ -1,0 +1,63 @@
+"""Real ``pytest conformance/`` runs on the tiny corpus of ``tests/data/report-cases``, shared by
+``tests/test_report.py`` and ``tests/test_browser.py`` (each run once per test process).
+
+Planners: ``python`` and ``tests.report_planners:configurable`` (its bug set per run):
+
+* ``a``: ``common`` + ``old-only`` cases, the off-by-one scan: 6 failures, 1 declared xfail;
+* ``b``: ``common`` + ``new-only`` cases under ``-n 2``, the wrong error message: 2 failures,
+  and the worker exits on the padding-row case (pytest-xdist reports it crashed);
+* ``c``: ``common`` cases, the process exits on the first batch of three (a killed run).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "tests" / "data" / "report-cases"
+PLANNER = "tests.report_planners:configurable"
+RUNS = {
+    "a": ("scan", ["common", "old-only"], []),
+    "b": ("message,exit-padding", ["common", "new-only"], ["-n", "2"]),
+    "c": ("exit-bs3", ["common"], ["--results-every", "1"]),
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished run: its results file and pytest's exit code and output."""
+
+    results: Path
+    returncode: int
+    output: str
+
+
+@cache
+def _workdir() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="report-runs-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+@cache
+def run(name: str) -> Run:
+    """Run ``name`` (a key of :data:`RUNS`) once and return its :class:`Run`."""
+    bug, case_dirs, extra = RUNS[name]
+    results = _workdir() / f"{name}.json"
+    env = {**os.environ, "REPORT_TEST_BUG": bug, "PYTHONDONTWRITEBYTECODE": "1"}
+    for key in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
+        env.pop(key, None)
+    args = [sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider", "-q",
+            "--planner", "python", "--planner", PLANNER, "--results", str(results), *extra]
+    for d in case_dirs:
+        args += ["--cases", str(CASES.relative_to(ROOT) / d)]
+    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return Run(results, proc.returncode, proc.stdout + proc.stderr)

@@ -1,0 +1,82 @@
+"""The report page in a real browser: headless Chromium (Debian's ``chromium``, which ``.ci/run``
+installs) loads the page, runs its JavaScript, and ``--dump-dom`` gives back the DOM it built.
+
+The page reads its filters (and the failure to open) from the URL hash, as a shared link would:
+``#status=bad`` hides every row without a failure; ``#...&open=ID`` opens that failure's details.
+Without Chromium these tests skip, saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from conformance.report import anchor, build, load_results, render_html
+from tests.report_runs import PLANNER, run
+
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+if BROWSER is None and os.environ.get("CI") == "true":  # .ci/run installs it: never skip there
+    raise RuntimeError("CI=true but no chromium on PATH: .ci/run should have installed it")
+pytestmark = pytest.mark.skipif(
+    BROWSER is None, reason="Chromium is not installed (apt-get install chromium; .ci/run does)")
+FAILING = ["spec7-no-prefix", "spec7-decode-seed", "spec7-prefill-and-decodes",
+           "spec7-padding-row-middle", "hazard-prefix-past-row", "spec7-lut-shift"]
+PASSING = ["declared-divergence", "err-dtype-prefix-lens", "err-val-stride-zero"]
+
+
+@cache
+def _page() -> Path:
+    page = run("a").results.with_name("report.html")
+    page.write_text(render_html(build(load_results(run("a").results))))
+    return page
+
+
+def dom(tmp_path: Path, fragment: str) -> str:
+    """The DOM of the report page after its scripts ran, loaded with ``#fragment``."""
+    args = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--no-first-run", "--disable-extensions", f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom", f"{_page().as_uri()}#{fragment}"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "</html>" in proc.stdout, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def rows(html: str) -> dict[str, bool]:
+    """Matrix rows: case id -> hidden?"""
+    found = re.findall(r'<tr id="case--([^"]+)"([^>]*)>', html)
+    return {case: " hidden" in attrs for case, attrs in found}
+
+
+def test_matrix_and_status_filter_hide_passing_rows(tmp_path):
+    html = dom(tmp_path, "status=bad")
+    assert re.search(r'<table id="matrix">', html)
+    assert rows(html) == {**{c: False for c in FAILING}, **{c: True for c in PASSING}}
+    assert '<span id="shown">6 of 9 cases shown</span>' in html
+
+
+def test_tag_and_planner_filters(tmp_path):
+    html = dom(tmp_path, "tag=hazard&planner=python&status=pass")
+    assert rows(html) == {c: c != "hazard-prefix-past-row" for c in FAILING + PASSING}
+    headers = re.findall(r'<th data-planner="([^"]+)"([^>]*)>', html)
+    assert {p: " hidden" in a for p, a in headers} == {"python": False, PLANNER: True,
+                                                       "validator": True}
+    only = dom(tmp_path, "planner=validator")  # rows without a validator result hide too
+    assert rows(only) == {c: c != "err-val-stride-zero" for c in FAILING + PASSING}
+
+
+def test_failure_detail_opens(tmp_path):
+    target = anchor("fail", "spec7-prefill-and-decodes", PLANNER)
+    closed = dom(tmp_path, "status=fail")
+    assert re.search(rf'<details class="failure" id="{re.escape(target)}">', closed)
+    html = dom(tmp_path, f"status=fail&open={target}")
+    details = re.search(
+        rf'<details class="failure" id="{re.escape(target)}"([^>]*)>(.*?)</details>', html, re.S)
+    assert details and details.group(1).strip() == 'open=""', details and details.group(1)
+    assert "out_write_offsets: 3 element(s) differ, first at index 0" in details.group(2)
+    assert len(re.findall(r'<details class="failure" [^>]*open=""', html)) == 1

@@ -1,0 +1,245 @@
+"""The results file (``conformance/results.py``) and ``python -m conformance report`` (issue #6),
+on real runs of the tiny corpus in ``tests/data/report-cases`` (see ``tests/report_runs.py``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import jsonschema
+import pytest
+
+from conformance.cli import main as cli_main
+from conformance.compare import compare
+from conformance.report import SCHEMA_PATH, ResultsError, build, load_results
+from conformance.report_bench import _row, load_bench, moved
+from conformance.results import write_json_atomic
+from tests.report_runs import PLANNER, ROOT, run
+
+DATA = ROOT / "tests" / "data"
+C = f"[{PLANNER}]"
+
+
+def _statuses(doc: dict) -> dict[str, str]:
+    return {r["id"]: r["status"] for r in doc["results"]}
+
+
+def _schema_valid(doc: dict) -> None:
+    jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text())).validate(doc)
+
+
+def test_results_file_is_schema_valid_with_every_status():
+    a = run("a")
+    assert a.returncode == 1, a.output
+    doc = load_results(a.results)
+    _schema_valid(doc)
+    assert (doc["complete"], doc["exitstatus"], doc["collected"]) == (True, 1, 17)
+    assert _statuses(doc) == {
+        **{f"{c}[python]": "pass" for c in (
+            "spec7-no-prefix", "spec7-decode-seed", "spec7-prefill-and-decodes",
+            "spec7-padding-row-middle", "err-dtype-prefix-lens", "hazard-prefix-past-row",
+            "declared-divergence", "spec7-lut-shift")},
+        **{f"{c}{C}": "fail" for c in (
+            "spec7-no-prefix", "spec7-decode-seed", "spec7-prefill-and-decodes",
+            "spec7-padding-row-middle", "hazard-prefix-past-row", "spec7-lut-shift")},
+        f"err-dtype-prefix-lens{C}": "pass", f"declared-divergence{C}": "xfail",
+        "err-val-stride-zero[validator]": "pass"}
+    by_id = {r["id"]: r for r in doc["results"]}
+    fail = by_id[f"spec7-prefill-and-decodes{C}"]
+    assert fail["message"].splitlines()[0] == (
+        f"spec7-prefill-and-decodes{C}  (tests/data/report-cases/common/a-spec.json $.cases[2])")
+    assert "out_write_offsets: 3 element(s) differ, first at index 0" in fail["message"]
+    assert fail["rerun"] == (f"pytest conformance/ --planner {PLANNER} --cases "
+                             "tests/data/report-cases/common --case spec7-prefill-and-decodes")
+    assert fail["message"].splitlines()[-1] == f"  rerun: {fail['rerun']}"
+    assert (fail["tags"], fail["source"], fail["file"], fail["json_path"]) == (
+        ["spec-example"], {"kind": "spec", "ref": "offsets-planner.md §7"},
+        "tests/data/report-cases/common/a-spec.json", "$.cases[2]")
+    assert by_id[f"declared-divergence{C}"]["message"] == (
+        "declared for the report tests: the off-by-one scan fails it")
+    assert by_id[f"err-dtype-prefix-lens{C}"]["error_ids"] == ["dtype"]
+    assert all(r["duration"] > 0 for r in doc["results"])
+    fp = doc["fingerprint"]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    assert fp["commit"] == (head.stdout.strip() or None)
+    assert fp["planners"]["python"]["mode"] == "cpu"
+    assert fp["planners"][PLANNER]["mode"] == "external"
+    assert fp["torch"] and fp["numpy"] and fp["host"]
+
+
+def test_xdist_workers_merge_into_one_file():
+    b = run("b")
+    doc = load_results(b.results)
+    _schema_valid(doc)
+    ids = [r["id"] for r in doc["results"]]
+    assert len(ids) == len(set(ids)) == doc["collected"] == 17
+    bad = {i: s for i, s in _statuses(doc).items() if s != "pass"}
+    assert bad == {f"err-dtype-prefix-lens{C}": "fail", f"declared-divergence{C}": "fail",
+                   f"spec7-padding-row-middle{C}": "crash"}
+    msg = {r["id"]: r["message"] for r in doc["results"]}
+    assert re.fullmatch(rf"worker 'gw\d' crashed while running 'conformance/test_corpus.py::"
+                        rf"spec7-padding-row-middle\[{re.escape(PLANNER)}\]'",
+                        msg[f"spec7-padding-row-middle{C}"])
+    assert msg[f"declared-divergence{C}"] == (
+        "[XPASS(strict)] declared for the report tests: the off-by-one scan fails it")
+    assert msg[f"err-dtype-prefix-lens{C}"].startswith(f"err-dtype-prefix-lens{C}  (")
+    assert all(r["tags"] and r["file"] for r in doc["results"])  # metadata travelled too
+    assert {r["worker"] for r in doc["results"]} >= {"gw0", "gw1"}
+
+
+def test_killed_run_leaves_a_valid_file_of_what_finished():
+    c = run("c")
+    assert c.returncode == 3, c.output  # os._exit(3) inside the planner: no pytest teardown
+    doc = load_results(c.results)
+    _schema_valid(doc)
+    assert (doc["complete"], doc["exitstatus"], doc["collected"]) == (False, None, 15)
+    assert [r["id"] for r in doc["results"]] == [
+        "spec7-no-prefix[python]", f"spec7-no-prefix{C}", "spec7-decode-seed[python]",
+        f"spec7-decode-seed{C}", "spec7-prefill-and-decodes[python]"]
+
+
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
+    path = tmp_path / "out" / "results.json"
+    write_json_atomic(path, {"n": 1})
+    with pytest.raises(TypeError):
+        write_json_atomic(path, {"n": object()})
+    assert json.loads(path.read_text()) == {"n": 1}
+    assert [p.name for p in path.parent.iterdir()] == ["results.json"]  # no temporary left
+
+
+def test_compare_two_real_runs():
+    model = compare(run("a").results, run("b").results)
+    ids = {k: [(e["id"], e.get("old_status"), e["status"]) for e in model[k]]
+           for k in ("newly_failing", "newly_passing", "other_changes", "appeared", "disappeared")}
+    assert ids["newly_failing"] == [(f"declared-divergence{C}", "xfail", "fail"),
+                                    (f"err-dtype-prefix-lens{C}", "pass", "fail")]
+    assert ids["newly_passing"] == [(f"{c}{C}", "fail", "pass") for c in (
+        "hazard-prefix-past-row", "spec7-decode-seed", "spec7-no-prefix",
+        "spec7-prefill-and-decodes")]
+    assert ids["other_changes"] == [(f"spec7-padding-row-middle{C}", "fail", "crash")]
+    assert ids["appeared"] == [("spec7-capacity-exact[python]", None, "pass"),
+                               (f"spec7-capacity-exact{C}", None, "pass")]
+    assert ids["disappeared"] == [("spec7-lut-shift[python]", None, "pass"),
+                                  (f"spec7-lut-shift{C}", None, "fail")]
+    assert model["unchanged"] == 8 and model["bench"] is None
+
+
+def test_compare_markdown_and_html(capsys, tmp_path):
+    a, b = str(run("a").results), str(run("b").results)
+    assert cli_main(["report", "--compare", a, b, "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert md.splitlines()[2] == ("2 newly failing, 4 newly passing, 1 other status changes, "
+                                  "2 appeared, 2 disappeared, 8 unchanged")
+    assert "### Newly failing (2)" in md and "### Appeared (2)" in md
+    assert re.search(rf"\| `err-dtype-prefix-lens\[{re.escape(PLANNER)}\]` +\| pass -> fail +\| "
+                     r"wrong error: got ValueError \[dtype\] 'kv-canary: prefix_lens must have "
+                     r"dtype int64, got int32' +\|", md), md
+    assert "got ValueError [dtype] 'kv-canary: prefix_lens must have dtype int64, got int32'" in md
+    out = tmp_path / "compare.html"
+    assert cli_main(["report", "--compare", a, b, "--out", str(out)]) == 0
+    html = out.read_text()
+    assert re.search(r'<section class="newly_failing" id="newly_failing">\s*<h2>Newly failing '
+                     r'\(2\)</h2>', html)
+    assert f"<code>spec7-capacity-exact{C}</code>" in html
+
+
+def test_benchmarks_moved_beyond_their_noise(capsys):
+    old, _ = load_bench(DATA / "bench-old.json")
+    new, _ = load_bench(DATA / "bench-new.json")
+    figures = moved(old, new)  # triton eager bs 4096 x1.5; python eager bs 64 x1.01 is noise
+    assert [(m["planner"], m["mode"], m["bs"], round(m["ratio"], 3)) for m in figures] == [
+        ("triton", "eager", 4096, 1.5)]
+    assert cli_main(["report", "--compare", str(DATA / "bench-old.json"),
+                     str(DATA / "bench-new.json"), "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert "1 benchmark figure(s) moved beyond their noise" in md
+    assert re.search(r"\| triton +\| eager +\| +4096 \| +38\.19 \| +57\.29 \| 1\.50x", md), md
+
+
+def test_bench_names_without_params():
+    row = _row({"name": "test_launch[numba-cuda-512]", "group": "launch",
+                "stats": {"median": 2e-5, "min": 1e-5, "q1": 1.5e-5, "q3": 3e-5, "rounds": 9}})
+    assert (row.planner, row.mode, row.bs, row.p50, row.iqr, row.floor) == (
+        "numba-cuda", "launch", 512, 20.0, 15.0, False)
+
+
+def test_html_report_and_publish(capsys, tmp_path):
+    a = run("a")
+    out, pub = tmp_path / "report.html", tmp_path / "site"
+    assert cli_main(["report", str(a.results), "--bench", str(DATA / "bench-old.json"),
+                     "--out", str(out), "--publish", str(pub)]) == 0
+    assert sorted(p.name for p in pub.iterdir()) == ["bench.json", "index.html", "results.json"]
+    assert json.loads((pub / "results.json").read_text()) == json.loads(a.results.read_text())
+    html = out.read_text()
+    assert (pub / "index.html").read_text() == html
+    assert not re.search(r"<(link|img|iframe)\b|\bsrc=|url\(|@import|://", html)  # nothing fetched
+    rows = re.findall(r'<tr id="case--([^"]+)"', html)
+    assert rows[:6] == ["spec7-no-prefix", "spec7-decode-seed", "spec7-prefill-and-decodes",
+                        "spec7-padding-row-middle", "hazard-prefix-past-row", "spec7-lut-shift"]
+    assert set(rows[6:]) == {"declared-divergence", "err-dtype-prefix-lens", "err-val-stride-zero"}
+    assert html.count('<details class="failure"') == 6
+    assert re.search(r'<tr><td><code title="[^"]*">dtype</code></td><td>§4 item 2</td><td>launcher'
+                     r'</td>\s*<td>1</td>\s*<td class="num"><span class="ok">1/1</span>', html)
+    hazards = html[html.index('id="hazards"'):html.index('id="bench"')]
+    assert "hazard-prefix-past-row" in hazards and hazards.count('class="s s-fail"') == 1
+    assert html.count("<svg") == 2 and html.count("<polyline") == 6  # 3 planners x 2 modes
+    assert html.count('stroke-dasharray="5,4"') == 4  # a floor line + its legend, per mode
+    assert "6 not passing" in html
+
+
+def test_text_and_markdown_formats(capsys):
+    a = str(run("a").results)
+    assert cli_main(["report", a, "--format", "text"]) == 0
+    text = capsys.readouterr().out
+    row = next(ln.split() for ln in text.splitlines() if ln.startswith(PLANNER))
+    assert row[1:] == ["external", "6", "0", "0", "0", "0", "1", "0", "1", row[-1]]
+    assert "error catalog: 2 of 22 ids covered" in text
+    assert (f"pytest conformance/ --planner {PLANNER} --cases tests/data/report-cases/common "
+            "--case spec7-no-prefix") in text
+    assert cli_main(["report", a, "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith("## Conformance\n\n17 results, 6 not passing; run complete")
+    assert md.count("<details><summary><b>fail</b>") == 6
+
+
+@pytest.mark.parametrize("content, error", [
+    ('{"format": "planner-conformance-results", "version": 2}',
+     "results format version 2, this harness reads version 1"),
+    ('{"format": "planner-conformance-results", "version": 1}',
+     "at $: 'complete' is a required property"),
+    ("{not json", "line 1 column 2: malformed JSON"),
+])
+def test_bad_results_file_is_one_line_error(tmp_path, capsys, content, error):
+    path = tmp_path / "results.json"
+    path.write_text(content)
+    with pytest.raises(ResultsError, match=re.escape(error)):
+        load_results(path)
+    assert cli_main(["report", str(path), "--format", "text"]) == 2
+    assert capsys.readouterr().err == f"error: {path}: {error}" + (
+        "" if "malformed" not in error else ": Expecting property name enclosed in double "
+        "quotes") + "\n"
+
+
+def test_build_orders_failures_first_and_counts():
+    model = build(load_results(run("a").results))
+    assert [s["planner"] for s in model["summary"]] == ["python", PLANNER, "validator"]
+    assert model["summary"][1]["counts"]["fail"] == 6 and model["bad"] == 6
+    assert [r["case"] for r in model["hazards"]] == ["hazard-prefix-past-row"]
+    assert model["tags"] == ["documented-error", "hazard", "lut", "padding", "spec-example",
+                             "swa", "validator"]
+
+
+def test_compare_published_folders(capsys, tmp_path):
+    """``--publish`` folders carry results and benchmarks; comparing them compares both."""
+    for name, bench in (("a", "bench-old.json"), ("b", "bench-new.json")):
+        assert cli_main(["report", str(run(name).results), "--bench", str(DATA / bench),
+                         "--publish", str(tmp_path / name)]) == 0
+    capsys.readouterr()
+    assert cli_main(["report", "--compare", str(tmp_path / "a"), str(tmp_path / "b"),
+                     "--format", "text"]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[2] == (
+        "2 newly failing, 4 newly passing, 1 other status changes, 2 appeared, 2 disappeared, "
+        "8 unchanged, 1 benchmark figure(s) moved beyond their noise")
+    assert re.search(r"^triton +eager +4096 +38\.19 +57\.29 +1\.50x$", text, re.M), text
