@@ -4,4 +4,5 @@ import sys
 
 from conformance.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when multiprocessing's spawn re-imports it (fuzz --jobs)
+    sys.exit(main())

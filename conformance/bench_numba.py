@@ -24,6 +24,8 @@ import sys
 import torch
 
 from conformance import gpu_timing as gt
+from conformance.bench import workloads
+from conformance.bench.floors import empty_numba_kernel
 
 SIZES = (1, 64, 512, 4096)
 EAGER_GOAL_US = 25.0
@@ -35,23 +37,11 @@ TENSORS = ("req_pool_indices", "prefix_lens", "extend_seq_lens", "req_to_token",
 
 
 def plan_kwargs(bs: int, seed: int = 0) -> dict:
-    """A realistic SWA plan on the GPU: 2048 rows x 4096 positions, identity-shifted LUT, W=128."""
-    from impls.buffers import PlanBuffers
-
-    g = torch.Generator().manual_seed(seed)
-    max_reqs, max_seq_len = 2048, 4096
-    rpi = torch.randint(1, max_reqs, (bs,), generator=g)
-    rpi[torch.randint(0, 8, (bs,), generator=g) == 0] = 0
-    kw = dict(req_pool_indices=rpi, prefix_lens=torch.randint(0, max_seq_len, (bs,), generator=g),
-              extend_seq_lens=torch.randint(0, 8, (bs,), generator=g),
-              req_to_token=torch.randint(1, 1 << 22, (max_reqs, max_seq_len), generator=g,
-                                         dtype=torch.int32),
-              full_to_swa_index_mapping=torch.arange(1 << 22, dtype=torch.int64) + 7,
-              swa_window_size=128)
-    kw = {k: (v.cuda() if isinstance(v, torch.Tensor) else v) for k, v in kw.items()}
-    bufs = PlanBuffers.allocate(write_req_capacity=4096, verify_capacity=128 * 4096, device="cuda")
-    kw.update(bufs.launcher_kwargs())
-    return kw
+    """A realistic SWA plan on the GPU: 2048 rows x 4096 positions, a 4M-entry LUT, W=128, one
+    row in eight padding, extend 1 (:func:`conformance.bench.workloads.build`)."""
+    spec = workloads.Spec(table=(2048, 4096), lut_len=1 << 22, window=128, padding_every=8,
+                          seed=seed)
+    return workloads.build(bs, spec, "cuda")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,10 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_numba: numba-cuda planner not in gpu mode here: {probe}")
         return 2
 
-    def empty(a):  # the cost floor: a kernel that does nothing
-        pass
-
-    empty_kernel = cuda.jit("void(int64[::1])")(empty)
+    empty_kernel = empty_numba_kernel()  # the cost floor: a kernel that does nothing
     dev_array = cuda.device_array(4, dtype="int64")
     torch_array = torch.zeros(4, dtype=torch.int64, device="cuda")
 

@@ -27,18 +27,13 @@ import torch  # noqa: E402
 
 from conformance import gpu_timing as gt  # noqa: E402
 
+from conformance.bench import workloads  # noqa: E402
+from conformance.bench.floors import empty_triton_kernel  # noqa: E402
+
 try:
     import triton
-    import triton.language as tl
 except ImportError:  # main() says a GPU with Triton is needed
     triton = None
-
-if triton is not None:
-
-    @triton.jit
-    def empty_kernel(x_ptr, BLOCK: tl.constexpr):
-        """The baseline: a Triton kernel that does nothing (one pointer argument, one constexpr)."""
-        pass
 
 BATCHES = (1, 64, 512, 4096)
 GOAL_REPLAY_RATIO, GOAL_EAGER_US, GOAL_VALIDATE_US = 1.5, 25.0, 5.0
@@ -47,26 +42,13 @@ UPSTREAM_NOTE = ("Upstream-style kernel on an H200 (issue #3): replay 3.8 / 10.2
 
 
 def make_kwargs(bs: int, scenario: str, seed: int = 0) -> dict:
-    """Launcher kwargs on CUDA for a decode-like batch (``plain``: no LUT, W = 0; ``swa``: LUT)."""
-    from impls.buffers import PlanBuffers
-
-    g = torch.Generator().manual_seed(seed + bs)
-    max_reqs, max_seq_len = max(bs, 1) + 1, 8192
-    rows = torch.randperm(max_reqs - 1, generator=g)[:bs] + 1
-    prefix = torch.randint(1, max_seq_len, (bs,), generator=g)
-    table = torch.randint(1, 1 << 22, (max_reqs, max_seq_len), generator=g, dtype=torch.int32)
-    lut = torch.randint(1, 1 << 30, ((1 << 22),), generator=g) if scenario == "swa" else None
-    buffers = PlanBuffers.allocate(write_req_capacity=4096, verify_capacity=1 << 24, device="cuda")
-    kw = {"req_pool_indices": rows, "prefix_lens": prefix,
-          "extend_seq_lens": torch.ones(bs, dtype=torch.int64), "req_to_token": table,
-          "full_to_swa_index_mapping": lut, "swa_window_size": 4096 if lut is not None else 0}
-    kw = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
-    kw.update(buffers.launcher_kwargs())
-    for name, value in kw.items():
-        if name.startswith("out_"):
-            value.fill_(-12345)
-    torch.cuda.synchronize()
-    return kw
+    """Launcher kwargs on CUDA for a decode-like batch (``plain``: no LUT, W = 0; ``swa``: a
+    2^22-entry LUT, W = 4096): rows 1..bs, prefixes up to 8k, extend 1, no padding rows
+    (:func:`conformance.bench.workloads.build`)."""
+    swa = scenario == "swa"
+    spec = workloads.Spec(table=(max(bs, 1) + 1, 8192), lut_len=(1 << 22) if swa else 0,
+                          window=4096 if swa else 0, padding_every=0, seed=seed)
+    return workloads.build(bs, spec, "cuda")
 
 
 def compile_times(tp) -> list[list]:
@@ -188,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     from impls import triton_planner as tp
 
     marker = torch.zeros(1, device="cuda")
+    empty_kernel = empty_triton_kernel()
     t0 = time.perf_counter()
     empty_kernel[(1,)](marker, BLOCK=32)
     torch.cuda.synchronize()

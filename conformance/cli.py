@@ -6,6 +6,13 @@ Subcommands:
   record ID [ID ...] [--write]
                            goldens from the pure-Python planner, printed (or written into the
                            case file with --write); check them against the spec before trusting
+  report [RESULTS] [--bench B] [--publish DIR] [--format html|markdown|text]
+  report --compare OLD NEW  a run's results as a page, or what changed between two runs
+  fuzz --planner P [--planner Q ...] [--n N] [--seed S] [--out DIR] [--isolate]
+                           random valid plans against the pure-Python planner; divergences are
+                           shrunk and written as cases (default cases/found/, needs review)
+  bench [--planner P ...] [--bs 0,1,64] [--json PATH]
+                           the benchmark suite (pytest conformance/bench) and its table
 The tests themselves run under pytest: ``pytest conformance/ [--planner NAME] [--case ID]``.
 """
 
@@ -17,8 +24,11 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from conformance import fuzz
+from conformance.bench import cli as bench_cli
 from conformance.cases import display_path, load_corpus
 from conformance.jsonfmt import dumps
+from conformance.report_cli import add_report_parser
 from impls.registry import planners
 
 
@@ -84,5 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("ids", nargs="+", metavar="ID")
     p.add_argument("--write", action="store_true", help="write into the case file")
     p.set_defaults(func=_cmd_record)
+    add_report_parser(sub)
+    fuzz.add_parser(sub)
+    bench_cli.add_parser(sub)
     args = parser.parse_args(argv)
     return args.func(args)

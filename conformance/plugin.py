@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from tabulate import tabulate
 
+from conformance import gpu_pinning  # noqa: F401 - first: pins an xdist worker's GPU before CUDA use
 from conformance.cases import Case, CaseFileError, display_path, load_corpus
 from conformance.results import ResultsWriter, add_results_options
 from conformance.runner import ConformanceFailure, Target, resolve_device, run_case
@@ -33,7 +34,8 @@ from impls.registry import (
     get_planner,
 )
 
-pytest_plugins = ["conformance.isolate"]  # --isolate, --no-isolate, --isolate-timeout
+pytest_plugins = ["conformance.isolate",  # --isolate, --no-isolate, --isolate-timeout
+                  "conformance.bench.plugin"]  # conformance/bench: opt-in benchmarks, --bench-*
 ANCHOR = "test_corpus.py"
 SHARED = {"validator": "validator", "allocate": "allocator"}
 OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")

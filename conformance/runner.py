@@ -112,10 +112,11 @@ class _Judge:
         if not (type_ok and str(raised) == message and got_id == want["id"]):
             self.fail(f"wrong error\n  expected {expected}\n       got {got}")
 
-    def unchanged(self, snapshots: list[tuple[str, torch.Tensor, torch.Tensor]]) -> None:
-        for name, tensor, before in snapshots:
-            if not torch.equal(tensor, before):
-                diff = field_diff(name, before.flatten().tolist(), tensor.flatten().tolist())
+    def unchanged(self, snapshots: list[tuple[str, torch.Tensor, torch.Tensor, int, int]]) -> None:
+        for name, whole, before, offset, length in snapshots:
+            if not torch.equal(whole, before):
+                diff = field_diff(name, before.flatten().tolist(), whole.flatten().tolist(),
+                                  offset=offset, length=length)
                 self.fail(f"modified its input (inputs are read-only, spec §5)\n{diff}")
 
     def outputs(self, buffers, expected: dict[str, list], poison: dict[str, list]) -> None:
@@ -127,20 +128,22 @@ class _Judge:
                 self.fail(diff)
 
 
-def _snapshots(kwargs: dict, own_views: set[int]) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
-    """(name, tensor, copy) of every input allocation: garbage tails and guard zones included, and
-    the shared no-LUT stand-in, which a planner must not write either."""
+def _snapshots(kwargs: dict, own_views: set[int]) -> list[tuple]:
+    """(name, allocation, copy, offset, length) of every input: the whole allocation (garbage
+    tails and guard zones included) and where the tensor sits in it, plus the shared no-LUT
+    stand-in, which a planner must not write either."""
     out = []
     if kwargs.get("full_to_swa_index_mapping") is None:
         device = kwargs["out_verify_offsets_scratch"].device
         if device.type != "meta":
             stand_in = zero_lut(device)
-            out.append(("lut_tensor (the no-LUT stand-in)", stand_in, stand_in.clone()))
+            out.append(("lut_tensor (the no-LUT stand-in)", stand_in, stand_in.clone(), 0, 1))
     for name, value in kwargs.items():
         if not isinstance(value, torch.Tensor) or id(value) in own_views or value.is_meta:
             continue
-        whole = value._base if value._base is not None else value  # garbage tails included
-        out.append((name, whole, whole.clone()))
+        whole = value._base if value._base is not None else value
+        offset = value.storage_offset() - whole.storage_offset()
+        out.append((name, whole, whole.clone(), offset, value.numel()))
     return out
 
 

@@ -1,0 +1,64 @@
+"""``python -m conformance bench``: the benchmark suite in one command (a pytest run underneath).
+
+  bench [--planner P ...] [--bs 0,1,64] [--mode M ...] [--scenario S ...] [--rounds N]
+        [--json PATH] [--report PATH] [-- PYTEST_ARGS...]
+
+runs ``pytest conformance/bench`` with those options (``--bench-*``, ``--benchmark-json``) and
+prints the table at the end. Without ``--json`` the pytest-benchmark JSON goes to
+``reports/out/bench.json``; ``python -m conformance report --bench PATH`` reads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from conformance.cases import REPO_ROOT
+
+DEFAULT_JSON = REPO_ROOT / "reports" / "out" / "bench.json"
+COLUMNS = "min,median,iqr,rounds,iterations"
+"""pytest-benchmark's own per-group tables, kept short: the suite's table follows them."""
+
+
+def add_parser(sub) -> None:
+    """Register ``bench`` on the CLI's subparsers."""
+    p = sub.add_parser("bench", help="run the benchmark suite (pytest conformance/bench)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--planner", action="append", default=[], metavar="NAME",
+                   help="planner (repeatable; default every built-in)")
+    p.add_argument("--bs", metavar="LIST", help="batch sizes, comma-separated")
+    p.add_argument("--mode", action="append", default=[], help="eager, validate, launch, replay")
+    p.add_argument("--scenario", action="append", default=[], help="serving (default), decode")
+    p.add_argument("--rounds", type=int, help="rounds per benchmark")
+    p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH",
+                   help=f"pytest-benchmark JSON (default {DEFAULT_JSON.relative_to(REPO_ROOT)})")
+    p.add_argument("--report", type=Path, metavar="PATH", help="also write the table as Markdown")
+    p.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
+    p.set_defaults(func=run_bench)
+
+
+def pytest_args(args: argparse.Namespace) -> list[str]:
+    """The pytest command line ``bench`` runs (without the leading ``pytest``)."""
+    out = [str(REPO_ROOT / "conformance" / "bench"), "-q", "-p", "no:cacheprovider",
+           f"--benchmark-json={args.json}", f"--benchmark-columns={COLUMNS}",
+           "--benchmark-sort=name"]
+    out += [f"--planner={p}" for p in args.planner]
+    out += [f"--bench-mode={m}" for m in args.mode]
+    out += [f"--bench-scenario={s}" for s in args.scenario]
+    if args.bs:
+        out.append(f"--bench-bs={args.bs}")
+    if args.rounds:
+        out.append(f"--bench-rounds={args.rounds}")
+    if args.report:
+        out.append(f"--bench-report={args.report}")
+    return out + list(args.pytest_args)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    import pytest
+
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    code = int(pytest.main(pytest_args(args)))
+    if code == 0:
+        print(f"benchmark JSON: {args.json} (python -m conformance report --bench {args.json})")
+    return code

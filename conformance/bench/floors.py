@@ -1,0 +1,101 @@
+"""The floors every planner figure is divided by (issue #5, item 1), shared by the benchmark scripts.
+
+A floor is the cheapest thing of its kind the framework can do, measured in the same run:
+
+* ``empty-triton``: a Triton kernel with one pointer argument and one constexpr that does nothing
+  (compiled on the GPU, Triton's interpreter on the CPU): the floor of the ``triton`` planner;
+* ``empty-numba``: a ``numba.cuda.jit`` kernel with one int64 array argument that does nothing
+  (compiled for ``void(int64[::1])`` on the GPU, Numba's simulator on the CPU): the floor of
+  ``numba-cuda``. Eager: Numba's ordinary launch with a Numba device array (issue #4's "36 us"
+  baseline); replay: launched on torch's current stream so that a torch CUDA graph captures it;
+* ``torch-op``: ``x.add_(1)`` on a one-element tensor: the floor of ``python`` and external
+  planners.
+
+:func:`floor_call` returns ``(eager_fn, capturable_fn)``; each mode of the suite divides a planner's
+figure by its floor's figure in the corresponding floor mode (:data:`FLOOR_MODE`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+FLOORS = ("empty-triton", "empty-numba", "torch-op")
+FLOOR_OF_PLANNER = {"triton": "empty-triton", "numba-cuda": "empty-numba", "python": "torch-op"}
+"""Which floor a planner is compared with; any other planner (``module:attr``) gets torch-op."""
+FLOOR_MODE = {"eager": "eager", "launch": "launch", "validate": "eager", "replay": "replay"}
+"""A planner mode -> the floor mode it is divided by (validation has no kernel: the eager floor)."""
+FLOOR_MODES = ("eager", "launch", "replay")
+
+
+def floor_of(planner: str) -> str:
+    """The floor name for ``planner`` (:data:`FLOOR_OF_PLANNER`, else ``torch-op``)."""
+    return FLOOR_OF_PLANNER.get(planner, "torch-op")
+
+
+_TRITON_KERNEL = None
+_NUMBA_KERNEL = None
+
+
+def empty_triton_kernel():
+    """The empty Triton kernel, decorated once, after :mod:`impls.triton_planner` chose the mode
+    (it sets ``TRITON_INTERPRET=1`` without CUDA, before anything is decorated)."""
+    global _TRITON_KERNEL
+    if _TRITON_KERNEL is None:
+        import impls.triton_planner  # noqa: F401 - sets the interpreter mode first
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def empty_kernel(x_ptr, BLOCK: tl.constexpr):
+            pass
+
+        _TRITON_KERNEL = empty_kernel
+    return _TRITON_KERNEL
+
+
+def empty_numba_kernel():
+    """The empty Numba kernel (eagerly compiled on the GPU; lazily in the simulator)."""
+    global _NUMBA_KERNEL
+    if _NUMBA_KERNEL is None:
+        from impls import numba_cuda_planner as nb  # noqa: F401 - sets the simulator mode first
+        from numba import cuda
+
+        def empty(a):
+            pass
+
+        _NUMBA_KERNEL = cuda.jit(empty) if nb.SIMULATED else cuda.jit("void(int64[::1])")(empty)
+    return _NUMBA_KERNEL
+
+
+def floor_call(name: str, device: torch.device) -> tuple[Callable[[], object], Callable[[], object]]:
+    """``(eager, capturable)`` zero-argument calls of floor ``name`` on ``device``.
+
+    ``capturable`` is the variant a torch CUDA graph can capture (on torch's current stream);
+    for Triton and torch it is the eager call itself.
+    """
+    if name == "torch-op":
+        x = torch.ones(1, device=device)
+        fn = lambda: x.add_(1)  # noqa: E731
+        return fn, fn
+    if name == "empty-triton":
+        kernel, marker = empty_triton_kernel(), torch.zeros(1, device=device)
+        fn = lambda: kernel[(1,)](marker, BLOCK=32)  # noqa: E731
+        return fn, fn
+    if name == "empty-numba":
+        from numba import cuda
+
+        kernel = empty_numba_kernel()
+        if device.type != "cuda":
+            host = torch.zeros(4, dtype=torch.int64).numpy()
+            fn = lambda: kernel[1, 32](host)  # noqa: E731
+            return fn, fn
+        dev_array = cuda.device_array(4, dtype="int64")
+
+        def on_torch_stream():
+            stream = cuda.external_stream(torch.cuda.current_stream().cuda_stream)
+            kernel[1, 32, stream](dev_array)
+
+        return (lambda: kernel[1, 32](dev_array)), on_torch_stream
+    raise ValueError(f"unknown floor {name!r}: use one of {', '.join(FLOORS)}")

@@ -1,0 +1,211 @@
+"""pytest side of the benchmark suite: options, opt-in collection, results under xdist, the table.
+
+Registered from :mod:`conformance.plugin` (``pytest_plugins``).
+
+* **Opt-in collection**: ``conformance/bench/`` is collected only when a command-line path names
+  it (``pytest conformance/bench``, or a file / node id inside it) or with ``--bench``; so
+  ``pytest`` and ``pytest conformance/`` never run benchmarks (the README's test stays fast).
+* **Options**: ``--bench-bs 0,1,8`` (default :data:`DEFAULT_BS`), ``--bench-mode``,
+  ``--bench-scenario`` (repeatable), ``--bench-rounds N``, ``--bench-table ROWSxCOLS``,
+  ``--bench-report PATH`` (the table and fingerprint as Markdown); planners come from
+  ``--planner`` (default every built-in).
+* **Fingerprint**: pytest-benchmark's ``machine_info`` gets the run fingerprint
+  (:func:`conformance.results.run_fingerprint`: GPU, driver, CUDA, torch, triton, numba, numpy,
+  commit, each planner's mode) and the worker's GPU pinning.
+* **Ratios**: ``--benchmark-json`` entries get ``extra_info`` ratio fields
+  (:func:`conformance.bench.table.annotate`).
+* **pytest-xdist**: pytest-benchmark disables itself under xdist. Here each worker (pinned to its
+  own GPU by :mod:`conformance.gpu_pinning`) measures anyway, and sends every benchmark's
+  ``as_dict()`` to the controller in ``report.user_properties``; the controller writes the one
+  ``--benchmark-json`` file and prints the one table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+BENCH_DIR = Path(__file__).resolve().parent
+DEFAULT_BS = (0, 1, 8, 64, 512, 1024, 4096)
+"""Batch sizes of issue #5: empty, decode-only, small, and up to PLAN_BS_BLOCK_SIZE."""
+_PROP = "benchmark_json"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance-bench", "offsets-planner benchmarks (conformance/bench)")
+    group.addoption("--bench", action="store_true",
+                    help="also collect conformance/bench when the command line does not name it")
+    group.addoption("--bench-bs", action="append", default=[], metavar="LIST",
+                    help="batch sizes, comma-separated, repeatable (default "
+                         f"{','.join(map(str, DEFAULT_BS))})")
+    group.addoption("--bench-mode", action="append", default=[], metavar="MODE",
+                    help="eager, validate, launch, replay (repeatable; default all)")
+    group.addoption("--bench-scenario", action="append", default=[], metavar="NAME",
+                    help="serving (default) or decode (repeatable)")
+    group.addoption("--bench-rounds", type=int, default=None, metavar="N",
+                    help="rounds per benchmark (default 15 on the GPU, 3 on the CPU)")
+    group.addoption("--bench-table", default=None, metavar="ROWSxCOLS",
+                    help="req_to_token shape (default 4096x32768 on the GPU, 4096x256 on the CPU)")
+    group.addoption("--bench-report", type=Path, default=None, metavar="PATH",
+                    help="also write the table and fingerprint as Markdown to PATH")
+
+
+def bs_list(config: pytest.Config) -> list[int]:
+    """The ``--bench-bs`` values (default :data:`DEFAULT_BS`)."""
+    values = [int(v) for arg in config.getoption("bench_bs") for v in arg.split(",") if v.strip()]
+    return values or list(DEFAULT_BS)
+
+
+def table_shape(config: pytest.Config) -> tuple[int, int] | None:
+    """``--bench-table`` as (rows, cols), or None for the device default."""
+    value = config.getoption("bench_table")
+    if not value:
+        return None
+    rows, _, cols = value.lower().partition("x")
+    return int(rows), int(cols)
+
+
+def _named(config: pytest.Config) -> bool:
+    base = Path(config.invocation_params.dir)
+    for arg in config.args:
+        path = (base / arg.split("::")[0]).resolve()
+        if path == BENCH_DIR or BENCH_DIR in path.parents:
+            return True
+    return False
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config):
+    path = Path(collection_path).resolve()
+    if path != BENCH_DIR and BENCH_DIR not in path.parents:
+        return None
+    if config.getoption("bench") or _named(config):
+        return None
+    return True
+
+
+def _session(config):
+    return getattr(config, "_benchmarksession", None)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    bs = _session(session.config)
+    if bs is None or not bs.xdist_warning:
+        return
+    bs.xdist_warning = False  # measured per worker on its own GPU, gathered by the controller
+    if hasattr(session.config, "workerinput"):
+        bs.disabled = False
+        bs.json, bs.save, bs.autosave = None, None, None  # only the controller writes
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when != "call" or not hasattr(item.config, "workerinput"):
+        return
+    fixture = getattr(item, "funcargs", {}).get("benchmark")
+    stats = getattr(fixture, "stats", None)
+    if stats and not fixture.has_error:
+        outcome.get_result().user_properties.append((_PROP, stats.as_dict(include_data=True)))
+
+
+class _Remote:
+    """A worker's benchmark dict, shaped like pytest-benchmark's Metadata for its JSON hook."""
+
+    has_error = False
+
+    def __init__(self, doc: dict) -> None:
+        self.doc = doc
+
+    def as_dict(self, include_data: bool = True, **_) -> dict:
+        doc = dict(self.doc, stats=dict(self.doc["stats"]))
+        if not include_data:
+            doc["stats"].pop("data", None)
+        return doc
+
+
+class BenchResults:
+    """Gathers benchmark dicts (local, or from workers), writes the JSON under xdist, prints."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config, self.remote = config, []
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.when == "call":
+            self.remote.extend(v for k, v in report.user_properties if k == _PROP)
+
+    def benches(self) -> list[dict]:
+        """Every benchmark of the run, as dicts without raw data."""
+        if self.remote:
+            return [_Remote(d).as_dict(include_data=False) for d in self.remote]
+        bs = _session(self.config)
+        return [b.as_dict(include_data=False) for b in (bs.benchmarks if bs else []) if b]
+
+    def pytest_sessionfinish(self, session) -> None:
+        bs = _session(self.config)
+        if not self.remote or bs is None or not bs.json or hasattr(self.config, "workerinput"):
+            return
+        hook = self.config.hook
+        commit = hook.pytest_benchmark_generate_commit_info(config=self.config)
+        hook.pytest_benchmark_update_commit_info(config=self.config, commit_info=commit)
+        doc = hook.pytest_benchmark_generate_json(
+            config=self.config, benchmarks=[_Remote(d) for d in self.remote], include_data=True,
+            machine_info=bs.get_machine_info(), commit_info=commit)
+        hook.pytest_benchmark_update_json(config=self.config, benchmarks=[], output_json=doc)
+        bs.save_json(doc)
+
+    @pytest.hookimpl(trylast=True)  # after pytest-benchmark's own tables: the table ends the run
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        from conformance.bench.table import annotate, render
+
+        benches = self.benches()
+        if not benches or hasattr(self.config, "workerinput"):
+            return
+        table = render(annotate(benches))
+        fp = fingerprint_line(self.config)
+        terminalreporter.section("benchmark table (us per call; ratios in the same run)")
+        terminalreporter.write_line(fp)
+        for line in table.splitlines():
+            terminalreporter.write_line(line)
+        path = self.config.getoption("bench_report")
+        if path:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"# Benchmark table\n\n{fp}\n\n{table}\n")
+
+
+def fingerprint_line(config) -> str:
+    """The run's machine fingerprint as one ``key=value`` line."""
+    info = machine_fingerprint(config)
+    return ", ".join(f"{k}={v}" for k, v in info.items() if not isinstance(v, dict))
+
+
+_FP: dict | None = None
+
+
+def machine_fingerprint(config) -> dict:
+    """:func:`conformance.results.run_fingerprint` of the selected planners, plus the pinning."""
+    global _FP
+    if _FP is None:
+        from conformance import gpu_pinning
+        from conformance.results import run_fingerprint
+        from impls.registry import builtin_names
+
+        _FP = run_fingerprint(config.getoption("planner") or list(builtin_names()))
+        _FP["gpu_pinning"] = gpu_pinning.PINNED or "none"
+    return _FP
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-benchmark's hooks: absent without it
+def pytest_benchmark_update_machine_info(config, machine_info: dict) -> None:
+    machine_info.update(machine_fingerprint(config))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_update_json(config, benchmarks, output_json: dict) -> None:
+    from conformance.bench.table import annotate
+
+    annotate(output_json["benchmarks"])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(BenchResults(config), "conformance-bench-results")

@@ -1,0 +1,130 @@
+"""Benchmark inputs that look like serving (issue #5, item 3), shared by every benchmark script.
+
+:func:`build` makes the 13 launcher keyword arguments (spec section 3) for one batch:
+
+* ``serving`` (the suite's default): mostly decode rows (extend 1, prefix anywhere in the row),
+  one active row in eight a prefill chunk (prefix 0 to half a row, extend 16 to 1024), one row in
+  eight a padding row (``req_pool_indices == 0``, as CUDA-graph padding), sliding-window attention
+  with a LUT (W = 4096 on the GPU, 64 on the CPU);
+* ``decode``: extend 1 everywhere, one row in eight padding, full attention, no LUT.
+
+The table (``req_to_token``, int32 KV slots) and the LUT (int64) are shared by every batch of a
+device, as one server's are: :data:`GPU_TABLE` (4096 rows x 32768 columns, 512 MiB) on CUDA,
+:data:`CPU_TABLE` on the CPU. Active rows are distinct, drawn from 1..rows-1. Every value is random
+(never zeros, /work/.library/device/METHOD.md) and the outputs are poisoned with :data:`POISON`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from impls.buffers import PlanBuffers
+
+GPU_TABLE: tuple[int, int] = (4096, 32768)
+"""req_to_token rows x columns on the GPU: a 4096-request pool, 32k-token rows (issue #5)."""
+CPU_TABLE: tuple[int, int] = (4096, 256)
+"""On the CPU: as many rows (bs 4096 needs distinct rows), short ones (interpreter/simulator)."""
+GPU_LUT_LEN, CPU_LUT_LEN = 1 << 22, 1 << 16
+"""SWA LUT entries (full-attention slot -> SWA slot); table slots are drawn below it."""
+GPU_WINDOW, CPU_WINDOW = 4096, 64
+"""swa_window_size W of the ``serving`` scenario."""
+POISON = -12345
+SCENARIOS = ("serving", "decode")
+WRITE_REQ_CAPACITY = 4096
+"""Output buffers are sized for the largest batch, as upstream allocates them once per server."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    """How to draw one batch; :func:`spec_for` gives the suite's defaults per scenario/device."""
+
+    table: tuple[int, int]
+    lut_len: int = 0
+    window: int = 0
+    padding_every: int = 8
+    prefill_every: int = 0
+    prefill_extend: tuple[int, int] = (16, 1024)
+    seed: int = 0
+
+
+def spec_for(scenario: str, device: str, table: tuple[int, int] | None = None,
+             seed: int = 0) -> Spec:
+    """The :class:`Spec` of a named scenario (see the module docstring) on ``device``."""
+    gpu = torch.device(device).type == "cuda"
+    table = table or (GPU_TABLE if gpu else CPU_TABLE)
+    if scenario == "decode":
+        return Spec(table=table, seed=seed)
+    if scenario == "serving":
+        return Spec(table=table, lut_len=GPU_LUT_LEN if gpu else CPU_LUT_LEN,
+                    window=min(GPU_WINDOW if gpu else CPU_WINDOW, table[1]), prefill_every=8,
+                    seed=seed)
+    raise ValueError(f"unknown scenario {scenario!r}: use one of {', '.join(SCENARIOS)}")
+
+
+_SHARED: dict[tuple, tuple[torch.Tensor, torch.Tensor | None]] = {}
+
+
+def shared_tensors(device: torch.device, table: tuple[int, int], lut_len: int):
+    """The device's table (int32, slots in [1, max(lut_len, 2^22))) and LUT (or None), cached."""
+    key = (str(device), table, lut_len)
+    if key not in _SHARED:
+        g = torch.Generator(device=device).manual_seed(1234)
+        high = lut_len if lut_len else 1 << 22
+        t = torch.randint(1, high, table, generator=g, device=device, dtype=torch.int32)
+        lut = (torch.randint(1, 1 << 30, (lut_len,), generator=g, device=device)
+               if lut_len else None)
+        if len(_SHARED) > 4:  # a benchmark uses one or two; keep device memory bounded
+            _SHARED.clear()
+        _SHARED[key] = (t, lut)
+    return _SHARED[key]
+
+
+def request_vectors(bs: int, spec: Spec) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(req_pool_indices, prefix_lens, extend_seq_lens), int64 [bs] on the CPU (see the module
+    docstring for the mix)."""
+    rows, cols = spec.table
+    g = torch.Generator().manual_seed(spec.seed * 100_003 + bs)
+    padding = (torch.randint(0, spec.padding_every, (bs,), generator=g) == 0
+               if spec.padding_every else torch.zeros(bs, dtype=torch.bool))
+    active = (~padding).nonzero().flatten()
+    if active.numel() > rows - 1:  # not enough distinct rows: pad the surplus
+        padding[active[rows - 1:]] = True
+        active = active[: rows - 1]
+    rpi = torch.zeros(bs, dtype=torch.int64)
+    rpi[active] = torch.randperm(rows - 1, generator=g)[: active.numel()] + 1
+    prefix = torch.randint(1, max(cols, 2), (bs,), generator=g)
+    extend = torch.ones(bs, dtype=torch.int64)
+    if spec.prefill_every:
+        prefill = torch.randint(0, spec.prefill_every, (bs,), generator=g) == 0
+        lo, hi = spec.prefill_extend
+        extend[prefill] = torch.randint(lo, hi + 1, (int(prefill.sum()),), generator=g)
+        prefix[prefill] = torch.randint(0, max(cols // 2, 1), (int(prefill.sum()),), generator=g)
+    # padding rows carry leftover values, as a padded CUDA-graph batch does
+    return rpi, prefix, extend
+
+
+def build(bs: int, spec: Spec, device: str | torch.device) -> dict:
+    """The launcher's 13 keyword arguments for a batch of ``bs`` requests drawn by ``spec``."""
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    table, lut = shared_tensors(device, spec.table, spec.lut_len)
+    rpi, prefix, extend = request_vectors(bs, spec)
+    window = spec.window if lut is not None else 0
+    # verify capacity: room for every request's whole window (or row): verify stays enabled
+    per_request = window if window > 0 else spec.table[1]
+    buffers = PlanBuffers.allocate(write_req_capacity=WRITE_REQ_CAPACITY,
+                                   verify_capacity=max(1, WRITE_REQ_CAPACITY * per_request),
+                                   device=device)
+    kw = {"req_pool_indices": rpi.to(device), "prefix_lens": prefix.to(device),
+          "extend_seq_lens": extend.to(device), "req_to_token": table,
+          "full_to_swa_index_mapping": lut, "swa_window_size": window}
+    kw.update(buffers.launcher_kwargs())
+    for name, value in kw.items():
+        if name.startswith("out_"):
+            value.fill_(POISON)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return kw

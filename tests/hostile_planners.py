@@ -1,0 +1,110 @@
+"""Hostile planners: the reward hacks that KernelBench and the gpu-mode leaderboards have seen,
+restated for the offsets planner. Each has the launcher signature of spec section 3 and is right on
+the input it was "tuned" for; ``tests/test_hostile.py`` shows the harness catches every one.
+
+* :class:`SkipsWhenCached` -- memoises on the input *values* and, on a hit, writes nothing, trusting
+  the output buffers to still hold the last result (KernelBench's "return the cached output").
+* :class:`ReplaysByShape` -- memoises on the output buffers' address, bs and the two scalars, and on
+  a hit copies the remembered outputs back without reading the per-request inputs (a cache keyed on
+  shapes, as in gpu-mode submissions that key on ``tensor.shape`` / ``data_ptr``).
+* :func:`scribbles_on_table` / :func:`writes_input_tail` -- write to their inputs: the table's
+  reserved dummy slot as scratch, or the storage just past ``prefix_lens[bs-1]``.
+* :func:`private_stream` -- launches on its own CUDA stream without waiting on the caller's current
+  stream: right whenever the inputs were written on the (legacy, synchronising) default stream,
+  racy when the caller wrote them on a side stream (GPU only; on the CPU it is the Python planner).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from impls.constants import OUTPUT_NAMES
+from impls.python_planner import launch as python_launch
+from impls.validate import validate_launch
+
+
+def _key_of_values(kwargs: dict) -> tuple:
+    lut = kwargs["full_to_swa_index_mapping"]
+    return (tuple(kwargs["req_pool_indices"].tolist()), tuple(kwargs["prefix_lens"].tolist()),
+            tuple(kwargs["extend_seq_lens"].tolist()), kwargs["req_to_token"].data_ptr(),
+            None if lut is None else lut.data_ptr(), kwargs["swa_window_size"],
+            kwargs["verify_capacity"], kwargs["out_write_offsets"].data_ptr())
+
+
+class SkipsWhenCached:
+    """Plans once per distinct input; a repeat call writes nothing (the outputs "are still there")."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple] = set()
+
+    def __call__(self, **kwargs) -> None:
+        validate_launch(**kwargs)
+        key = _key_of_values(kwargs)
+        if key in self.seen:
+            return  # cached: the previous call already wrote these outputs
+        self.seen.add(key)
+        python_launch(**kwargs)
+
+
+class ReplaysByShape:
+    """Keyed on (output buffer address, bs, W, verify_capacity): a hit copies the outputs of the
+    previous call with that key back into the buffers, never reading the new per-request values."""
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple, dict[str, torch.Tensor]] = {}
+
+    def __call__(self, **kwargs) -> None:
+        plan = validate_launch(**kwargs)
+        key = (kwargs["out_write_offsets"].data_ptr(), plan.bs, kwargs["swa_window_size"],
+               kwargs["verify_capacity"])
+        bs = plan.bs
+        regions = {"out_verify_offsets_scratch": bs + 1, "out_write_offsets": bs + 1,
+                   "out_write_seed_slot_indices": bs, "out_verify_num_valid": 1,
+                   "out_verify_enable": 1, "out_write_num_valid_reqs": 1}
+        if key in self.cache:
+            for name, values in self.cache[key].items():
+                kwargs[name][: regions[name]].copy_(values)
+            return
+        python_launch(**kwargs)
+        self.cache[key] = {name: kwargs[name][: regions[name]].clone() for name in OUTPUT_NAMES}
+
+
+def scribbles_on_table(**kwargs) -> None:
+    """Right outputs, but uses ``req_to_token[0, 0]`` (row 0 is padding, slot 0 the dummy slot:
+    "nobody reads it") as scratch and leaves -1 there. Inputs are read-only (spec section 5)."""
+    python_launch(**kwargs)
+    table = kwargs["req_to_token"]
+    if table.numel():
+        table[0, 0] = -1
+
+
+def writes_input_tail(**kwargs) -> None:
+    """Right outputs, but zeroes the element just past ``prefix_lens[bs - 1]`` in its storage (a
+    vectorised store rounded up past bs), memory the caller owns."""
+    python_launch(**kwargs)
+    prefix = kwargs["prefix_lens"]
+    n = prefix.numel()
+    needed = (prefix.storage_offset() + n + 1) * prefix.element_size()
+    if prefix.untyped_storage().nbytes() >= needed:
+        torch.as_strided(prefix, (n + 1,), (1,))[n] = 0
+
+
+_STREAMS: dict[int, torch.cuda.Stream] = {}
+
+
+def private_stream(**kwargs) -> None:
+    """On CUDA: runs the Python planner's work (device copies included) on a private stream that
+    never waits for the caller's current stream, then waits for nothing. On the CPU there are no
+    streams and it is exactly the Python planner."""
+    device = kwargs["out_verify_offsets_scratch"].device
+    if device.type != "cuda":
+        python_launch(**kwargs)
+        return
+    stream = _STREAMS.setdefault(device.index or 0, torch.cuda.Stream(device))
+    with torch.cuda.stream(stream):
+        # Snapshot the inputs on the private stream: on a busy caller stream these copies run before
+        # the caller's writes land, which is the bug.
+        snap = {name: kwargs[name].clone() for name in ("req_pool_indices", "prefix_lens",
+                                                         "extend_seq_lens")}
+        stream.synchronize()
+        python_launch(**{**kwargs, **snap})

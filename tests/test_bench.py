@@ -1,0 +1,174 @@
+"""The benchmark suite (issue #5) on the CPU with tiny sizes: JSON, fingerprint, ratios, table,
+opt-in collection, xdist merging, and the worker -> GPU mapping. No figure is compared with a goal:
+timings are only checked to be positive and consistent with each other."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import gpu_pinning
+from conformance.bench import cli as bench_cli
+from conformance.bench.table import HEADERS, annotate, render, rows
+from conformance.report_bench import load_bench
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _pytest(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
+    return subprocess.run([sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider",
+                           "-p", "no:hypothesispytest"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _planner_benches(doc: dict) -> list[dict]:
+    return [b for b in doc["benchmarks"] if b["params"].get("planner")]
+
+
+def test_cpu_run_writes_benchmark_json_with_fingerprint_and_ratios(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = _pytest("conformance/bench", "--planner", "python", "--planner", "triton",
+                   "--bench-bs", "0,1", "--bench-rounds", "2", f"--benchmark-json={out}")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    info = doc["machine_info"]
+    for key in ("gpu", "driver", "cuda", "torch", "triton", "numba", "numpy", "date", "commit"):
+        assert key in info and info[key] not in (None, "")
+    assert info["gpu"] == "none (CPU only)" and info["planners"]["triton"]["mode"] == "interpreter"
+
+    planners = _planner_benches(doc)
+    # python: eager, validate, launch x bs 0, 1; triton the same; replay skipped on the CPU
+    assert sorted((b["params"]["planner"], b["params"]["mode"], b["params"]["bs"]) for b in planners) \
+        == sorted((p, m, bs) for p in ("python", "triton") for m in ("eager", "validate", "launch")
+                  for bs in (0, 1))
+    floors = {(b["extra_info"]["floor"], b["params"]["mode"]): b["stats"]["median"] * 1e6
+              for b in doc["benchmarks"] if b["extra_info"].get("floor")}
+    assert set(floors) == {(f, m) for f in ("torch-op", "empty-triton") for m in ("eager", "launch")}
+    py = {(b["params"]["mode"], b["params"]["bs"]): b["stats"]["median"]
+          for b in planners if b["params"]["planner"] == "python"}
+    for b in planners:
+        extra, p50 = b["extra_info"], b["stats"]["median"] * 1e6
+        assert b["stats"]["rounds"] == 2 and b["stats"]["median"] > 0 and extra["first_call_us"] > 0
+        floor = "empty-triton" if b["params"]["planner"] == "triton" else "torch-op"
+        floor_mode = "eager" if b["params"]["mode"] == "validate" else b["params"]["mode"]
+        assert extra["floor_name"] == f"{floor} ({floor_mode})"
+        assert extra["ratio_to_floor"] == pytest.approx(p50 / floors[(floor, floor_mode)], rel=1e-3)
+        key = (b["params"]["mode"], b["params"]["bs"])
+        assert extra["ratio_to_python"] == pytest.approx(b["stats"]["median"] / py[key], rel=1e-3)
+    assert {b["extra_info"]["planner_mode"] for b in planners} == {"cpu", "interpreter"}
+
+    rows_, _ = load_bench(out)  # the report helper reads it
+    assert len(rows_) == len(doc["benchmarks"]) and sum(r.floor for r in rows_) == 4
+    table = proc.stdout[proc.stdout.index("benchmark table"):]
+    assert "| planner " in table and "x floor" in table and "x python" in table
+    assert table.count("| triton [interpreter] |") == 6 and table.count("| python [cpu] ") == 6
+
+
+def test_xdist_workers_results_land_in_one_json(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = _pytest("conformance/bench", "-n", "2", "--planner", "python", "--bench-bs", "0,1,8",
+                   "--bench-rounds", "2", "--bench-mode", "eager", f"--benchmark-json={out}")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    planners = _planner_benches(doc)
+    assert sorted(b["params"]["bs"] for b in planners) == [0, 1, 8]
+    assert {b["extra_info"]["worker"] for b in doc["benchmarks"]} == {"gw0", "gw1"}
+    assert all(b["extra_info"]["ratio_to_floor"] > 0 for b in planners)
+    assert doc["machine_info"]["gpu"] == "none (CPU only)"
+    assert "Benchmarks are automatically disabled" not in proc.stdout + proc.stderr
+
+
+def _collect(capsys, *args: str) -> str:
+    """Node ids ``pytest --co`` lists, run in this process (collection only: no CUDA, no timing)."""
+    pytest.main([*args, "--co", "-q", "-p", "no:cacheprovider"])
+    return capsys.readouterr().out
+
+
+def test_benchmarks_are_collected_only_when_named(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    (tmp_path / "cases").mkdir()  # an empty corpus: collection is all this test looks at
+    opts = ("--planner", "python", "--bench-bs", "1", f"--cases={tmp_path / 'cases'}",
+            f"--results={tmp_path / 'results.json'}")
+    plain = _collect(capsys, "conformance/", *opts)
+    assert "no tests collected" in plain and "test_bench.py" not in plain
+    named = _collect(capsys, "conformance/bench", *opts)
+    assert "conformance/bench/test_bench.py::test_plan[python-eager-1-serving]" in named
+    flag = _collect(capsys, "conformance/", "--bench", *opts)
+    assert "conformance/bench/test_bench.py::test_floor[torch-op-replay]" in flag
+
+
+@pytest.mark.parametrize(("worker", "count", "gpu"), [
+    ("gw0", 2, 0), ("gw1", 2, 1), ("gw2", 2, 0), ("gw3", 2, 1), ("gw5", 4, 1), ("gw7", 8, 7),
+    ("gw1", 1, 0), ("gw1", 0, None), (None, 2, None), ("master", 2, None), ("gwx", 2, None),
+])
+def test_worker_gpu_mapping(worker, count, gpu):
+    assert gpu_pinning.gpu_for_worker(worker, count) == gpu
+
+
+def test_pin_worker_narrows_visible_devices(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    monkeypatch.delenv("CONFORMANCE_NO_PIN", raising=False)
+    monkeypatch.setattr(gpu_pinning, "PINNED", None)
+    assert gpu_pinning.pin_worker("gw1") == "gw1 -> GPU 1 (CUDA_VISIBLE_DEVICES=5)"
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "5"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5,6")
+    assert gpu_pinning.pin_worker("gw4") == "gw4 -> GPU 1 (CUDA_VISIBLE_DEVICES=5)"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2")  # one GPU: nothing to choose
+    assert gpu_pinning.pin_worker("gw1") is None and os.environ["CUDA_VISIBLE_DEVICES"] == "2"
+
+
+def _bench(planner, mode, bs, median_us, **extra):
+    stats = {"median": median_us * 1e-6, "min": median_us * 0.9e-6, "q1": median_us * 0.95e-6,
+             "q3": median_us * 1.05e-6}
+    if planner.startswith("floor:"):
+        return {"params": {"floor": planner[6:], "mode": mode}, "stats": stats,
+                "extra_info": {"floor": planner[6:], **extra}}
+    return {"params": {"planner": planner, "mode": mode, "bs": bs, "scenario": "serving"},
+            "stats": stats, "extra_info": dict(extra)}
+
+
+def test_table_renders_ratios_to_floor_and_python():
+    benches = annotate([
+        _bench("python", "eager", 64, 800.0, planner_mode="cpu", first_call_us=1500.0),
+        _bench("triton", "eager", 64, 20.0, planner_mode="gpu", first_call_us=250000.0),
+        _bench("triton", "validate", 64, 7.5, planner_mode="gpu"),
+        _bench("triton", "replay", 64, 3.0, planner_mode="gpu"),
+        _bench("floor:empty-triton", "eager", None, 16.0),
+        _bench("floor:empty-triton", "replay", None, 1.5),
+        _bench("floor:torch-op", "eager", None, 8.0),
+    ])
+    extra = {(b["params"].get("planner"), b["params"]["mode"]): b["extra_info"] for b in benches}
+    assert extra[("triton", "eager")]["ratio_to_floor"] == 1.25
+    assert extra[("triton", "eager")]["ratio_to_python"] == 0.025
+    assert extra[("triton", "validate")]["floor_name"] == "empty-triton (eager)"
+    assert extra[("triton", "replay")]["ratio_to_floor"] == 2.0
+    assert extra[("triton", "replay")]["ratio_to_python"] is None  # python has no replay
+    assert extra[("python", "eager")]["ratio_to_floor"] == 100.0
+    table = rows(benches)
+    assert table[0] == ["python [cpu]", "eager", 64, "800.00", "720.00", "80.00", "100", "torch-op",
+                        "1", "1.5"]
+    assert table[1][:2] == ["triton [gpu]", "eager"] and table[1][6:] == ["1.25", "empty-triton",
+                                                                          "0.025", "250.0"]
+    assert [r[1] for r in table[1:4]] == ["eager", "validate", "replay"]
+    assert table[-1][:4] == ["floor: torch-op", "eager", "-", "8.00"]
+    text = render(benches)
+    assert text.splitlines()[0].split("|")[1:-1] == [f" {h:<{len(h)}} ".replace(h, h) for h in
+                                                     HEADERS] or "x floor" in text.splitlines()[0]
+    assert len(text.splitlines()) == 2 + len(benches)
+
+
+def test_cli_builds_the_pytest_command(tmp_path):
+    parser_args = bench_cli.argparse.Namespace(
+        planner=["triton"], mode=["replay"], scenario=[], bs="1,64", rounds=5,
+        json=tmp_path / "b.json", report=None, pytest_args=["-x"])
+    args = bench_cli.pytest_args(parser_args)
+    assert args[0].endswith("conformance/bench") and args[-1] == "-x"
+    assert f"--benchmark-json={tmp_path / 'b.json'}" in args
+    assert {"--planner=triton", "--bench-mode=replay", "--bench-bs=1,64", "--bench-rounds=5"} \
+        <= set(args)

@@ -1,0 +1,87 @@
+"""Crash isolation (issue #7 item 2): a planner that segfaults on one case and hangs on another fails
+exactly those two as ``crash`` / ``timeout`` while the others pass and the run completes with its
+summary. Cases tagged ``hazard`` are isolated by default; ``--isolate`` / ``--no-isolate`` choose."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from conformance.isolate import should_isolate
+from tests.subproc import run_pytest
+
+CRASHY = "tests.crash_planners:crashy"
+GOLDEN = {"out_write_offsets": [0, 1], "out_verify_enable": 1, "out_write_num_valid_reqs": 1}
+
+
+def _case(case_id: str, tags: list[str], row: int, prefix: int, seed: int) -> dict:
+    """A one-request case on the linear 4 x 16 table (table[row, pos] = row * 16 + pos)."""
+    return {"id": case_id, "description": f"row {row}, prefix {prefix}", "tags": tags,
+            "inputs": {"req_pool_indices": [row], "prefix_lens": [prefix], "extend_seq_lens": [1]},
+            "expect": {"out_verify_offsets_scratch": [0, prefix], "out_verify_num_valid": prefix,
+                       "out_write_seed_slot_indices": [seed], **GOLDEN}}
+
+
+def _corpus(directory: Path) -> Path:
+    directory.mkdir()
+    doc = {"group": "isolation", "defaults": {
+        "source": {"kind": "project", "ref": "tests/test_isolate.py"},
+        "golden_check": "hand: table[row, pos] = row*16 + pos; position clamps to 15 (spec §6)",
+        "inputs": {"req_to_token": {"generator": "linear", "max_reqs": 4, "max_seq_len": 16}}},
+        "cases": [
+            _case("iso-a-plain", [], 2, 7, 38),                # in-process, passes
+            _case("iso-b-past-row", ["hazard"], 1, 20, 31),    # isolated by default; segfaults
+            _case("iso-c-hang", ["hazard"], 1, 13, 28),        # isolated by default; hangs
+            _case("iso-d-hazard-ok", ["hazard"], 3, 2, 49),    # isolated (fresh worker); passes
+            _case("iso-e-plain", [], 1, 3, 18),                # in-process, passes
+        ]}
+    (directory / "iso.json").write_text(json.dumps(doc))
+    return directory
+
+
+def test_segfault_and_hang_fail_one_case_each_and_the_run_completes(tmp_path: Path):
+    cases = _corpus(tmp_path / "cases")
+    proc, items = run_pytest(tmp_path, "--cases", str(cases), "--planner", CRASHY,
+                             "--isolate-timeout", "3")
+    assert proc.returncode == 1
+    outcome = {name.split("[")[0]: item for name, item in items.items()}
+    assert {k: v.outcome for k, v in outcome.items()} == {
+        "iso-a-plain": "passed", "iso-b-past-row": "failed", "iso-c-hang": "failed",
+        "iso-d-hazard-ok": "passed", "iso-e-plain": "passed"}
+    crash, hang = outcome["iso-b-past-row"], outcome["iso-c-hang"]
+    assert "crash (isolated): killed by signal 11 (SIGSEGV)" in crash.text
+    assert "crash_planners.py" in crash.text  # faulthandler's stack, from the child's last lines
+    assert crash.properties["status"] == "crash"
+    assert "timeout (isolated): no result after 3 s; killed" in hang.text
+    assert hang.properties["status"] == "timeout"
+    assert f"rerun: pytest conformance/ --planner {CRASHY} --cases " in crash.text
+    assert "conformance summary" in proc.stdout and "3 passed" in proc.stdout
+    assert "Traceback" not in proc.stdout
+    results = json.loads((tmp_path / "results.json").read_text())  # conformance/results.py's file
+    status = {r["case"]: r["status"] for r in results["results"]}
+    assert status == {"iso-a-plain": "pass", "iso-b-past-row": "crash", "iso-c-hang": "timeout",
+                      "iso-d-hazard-ok": "pass", "iso-e-plain": "pass"}
+
+
+def test_should_isolate_hazards_by_default_and_obeys_the_flags():
+    assert should_isolate(("hazard", "int64"), isolate=False, no_isolate=False)
+    assert not should_isolate(("padding",), isolate=False, no_isolate=False)
+    assert should_isolate(("padding",), isolate=True, no_isolate=False)
+    assert not should_isolate(("hazard",), isolate=False, no_isolate=True)
+    assert not should_isolate(("hazard",), isolate=True, no_isolate=True)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="an illegal address needs a CUDA device")
+def test_illegal_address_is_a_crash_and_the_next_case_runs(tmp_path: Path):
+    cases = _corpus(tmp_path / "cases")
+    proc, items = run_pytest(tmp_path, "--cases", str(cases), "--planner",
+                             "tests.crash_planners:illegal_address", "--isolate",
+                             "-k", "iso-b-past-row or iso-d-hazard-ok")
+    outcome = {name.split("[")[0]: item for name, item in items.items()}
+    assert outcome["iso-b-past-row"].outcome == "failed"
+    assert outcome["iso-b-past-row"].properties["status"] == "crash"
+    assert "crash (isolated)" in outcome["iso-b-past-row"].text
+    assert outcome["iso-d-hazard-ok"].outcome == "passed"  # a fresh worker, a fresh context
