@@ -14,9 +14,8 @@ from pathlib import Path
 
 import jsonschema
 
-from conformance.arrays import MAX_ARRAY_LEN, ArraySpecError, spec_len
-from conformance.tables import MAX_LUT_LEN, MAX_TABLE_ELEMENTS
-from impls.errors import CATALOG, identify
+from conformance.arrays import spec_len
+from conformance.case_checks import semantic_error
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CASES_DIR = REPO_ROOT / "cases"
@@ -125,89 +124,16 @@ def _merge_defaults(case: dict, defaults: dict) -> dict:
     return merged
 
 
-def _size_error(inputs: dict) -> tuple[str, str] | None:
-    """Sizes refused at load time, before anything is allocated: arrays over MAX_ARRAY_LEN
-    (conformance/arrays.py), tables over MAX_TABLE_ELEMENTS and LUTs over MAX_LUT_LEN
-    (conformance/tables.py), ragged explicit tables, ``set`` entries outside the table / LUT."""
-    for key in ("write_req_capacity", "scratch_len"):
-        if inputs.get(key, 0) > MAX_ARRAY_LEN:
-            return f".inputs.{key}", f"{key} {inputs[key]} exceeds the limit of {MAX_ARRAY_LEN}"
-    table = inputs.get("req_to_token")
-    if table is not None:
-        if table["generator"] == "explicit":
-            widths = {len(row) for row in table["values"]}
-            if len(widths) > 1:
-                return ".inputs.req_to_token.values", f"ragged table: row lengths {sorted(widths)}"
-            rows, cols = len(table["values"]), widths.pop() if widths else 0
-        else:
-            rows, cols = table["max_reqs"], table["max_seq_len"]
-        if rows * cols > MAX_TABLE_ELEMENTS:
-            return (".inputs.req_to_token", f"table {rows} x {cols} = {rows * cols} elements "
-                    f"exceeds the limit of {MAX_TABLE_ELEMENTS}")
-        for k, (row, pos, _) in enumerate(table.get("set", ())):
-            if not (0 <= row < rows and 0 <= pos < cols):
-                return (f".inputs.req_to_token.set[{k}]",
-                        f"[{row}, {pos}] is outside the {rows} x {cols} table")
-    lut = inputs.get("lut")
-    if lut is not None:
-        n = len(lut["values"]) if lut["generator"] == "explicit" else lut["len"]
-        if n > MAX_LUT_LEN:
-            return ".inputs.lut.len", f"LUT length {n} exceeds the limit of {MAX_LUT_LEN}"
-        for k, (index, _) in enumerate(lut.get("set", ())):
-            if not 0 <= index < n:
-                return f".inputs.lut.set[{k}]", f"index {index} is outside the LUT of length {n}"
-    return None
-
-
-def _semantic_error(doc: dict) -> tuple[str, str] | None:
-    """Checks the schema cannot express: golden lengths, catalog ids and messages, steps."""
-    steps = doc.get("steps") or [{"expect": doc["expect"], "inputs": {}}]
-    entry = doc.get("entry", "launcher")
-    if entry == "launcher" and "inputs" not in doc:
-        return "$", "a launcher case needs 'inputs'"
-    size = _size_error(doc.get("inputs", {}))  # steps cannot change the table, LUT or buffers
-    if size:
-        return "$" + size[0], size[1]
-    for k, step in enumerate(steps):
-        where = f"$.steps[{k}]" if "steps" in doc else "$"
-        inputs = {**doc.get("inputs", {}), **step.get("inputs", {})}
-        expect = step["expect"]
-        try:
-            for name in ("req_pool_indices", "prefix_lens", "extend_seq_lens"):
-                spec_len(inputs.get(name, []))
-        except (ArraySpecError, TypeError) as exc:
-            return f"{where}.inputs.{name}", f"bad array spec: {exc}"
-        if "error" in expect:
-            err = expect["error"]
-            if err["id"] not in CATALOG:
-                return f"{where}.expect.error.id", f"unknown catalog id {err['id']!r}"
-            found = identify(err["message"].replace("{device}", "cpu"))
-            if found != err["id"]:
-                return (f"{where}.expect.error.message",
-                        f"message does not match the template of {err['id']!r} "
-                        f"({CATALOG[err['id']].template!r}); it matches {found!r}")
-            continue
-        if entry != "launcher":
-            return f"{where}.expect", f"entry {entry!r} cases expect an error"
-        try:
-            bs = spec_len(inputs.get("req_pool_indices", []))
-            for name, want in (("out_verify_offsets_scratch", bs + 1),
-                               ("out_write_offsets", bs + 1),
-                               ("out_write_seed_slot_indices", bs)):
-                got = spec_len(expect[name])
-                if got != want:
-                    return f"{where}.expect.{name}", f"golden has {got} values, bs={bs} needs {want}"
-        except (ArraySpecError, KeyError, TypeError) as exc:
-            return where, f"bad array spec: {exc}"
-    return None
-
-
 def _load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         return [], [CaseFileError(path, f"line {exc.lineno} column {exc.colno}",
                                   f"malformed JSON: {exc.msg}")]
+    except UnicodeDecodeError as exc:
+        return [], [CaseFileError(path, f"byte {exc.start}", f"not UTF-8: {exc.reason}")]
+    except RecursionError:
+        return [], [CaseFileError(path, "$", "JSON nested too deeply to read")]
     except OSError as exc:
         return [], [CaseFileError(path, "$", f"cannot read: {exc.strerror}")]
     if isinstance(doc, dict) and "cases" in doc:
@@ -220,7 +146,7 @@ def _load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
         items = [("$", doc)]
     cases, errors = [], []
     for prefix, raw in items:
-        fault = _schema_error(raw, "#/$defs/case") or _semantic_error(raw)
+        fault = _schema_error(raw, "#/$defs/case") or semantic_error(raw)
         if fault:
             json_path = prefix + fault[0][1:]
             case_id = raw.get("id") if isinstance(raw, dict) else None

@@ -79,6 +79,42 @@ def allocate_outputs(case, device: torch.device) -> dict[str, OutputBuffer]:
     return buffers
 
 
+class RequestInputs:
+    """The per-request inputs of a multi-step case, reused the way a server reuses its CUDA-graph
+    input buffers: one allocation per input for the whole case, new values written in place each
+    step, and the very same tensor object handed over whenever bs repeats. A planner that caches
+    anything keyed on tensor identity or address therefore sees new values behind an old key.
+
+    Past bs every allocation holds :data:`TAIL_GARBAGE` again at each step.
+    """
+
+    def __init__(self, case, device: torch.device) -> None:
+        most = max(step.bs for step in case.steps)
+        self.storage = {name: torch.full((most + TAIL,), garbage, dtype=torch.int64, device=device)
+                        for name, garbage in TAIL_GARBAGE.items()}
+        self.views: dict[tuple[str, int], torch.Tensor] = {}
+
+    def write(self, step) -> dict[str, torch.Tensor]:
+        """Write ``step``'s values in place; returns the three input tensors (length bs)."""
+        out = {}
+        for name, storage in self.storage.items():
+            values = evaluate(step.inputs.get(name, []))
+            n = len(values)
+            storage.fill_(TAIL_GARBAGE[name])
+            storage[:n].copy_(torch.tensor(values, dtype=torch.int64))
+            out[name] = self.views.setdefault((name, n), storage[:n])
+        return out
+
+
+def apply_patches(table: torch.Tensor, lut: torch.Tensor | None, step) -> None:
+    """Apply a step's ``req_to_token_set`` / ``lut_set`` in place: a table or LUT entry that changes
+    between steps, as the KV allocator changes them between forward steps."""
+    for row, pos, value in step.inputs.get("req_to_token_set", ()):
+        table[row, pos] = value
+    for index, value in step.inputs.get("lut_set", ()):
+        lut[index] = value
+
+
 def _request_tensor(name: str, values: list[int], device: torch.device) -> torch.Tensor:
     storage = torch.full((len(values) + TAIL,), TAIL_GARBAGE[name], dtype=torch.int64)
     storage[: len(values)] = torch.tensor(values, dtype=torch.int64)
@@ -108,12 +144,15 @@ def build_tables(case, device: torch.device) -> tuple[torch.Tensor, torch.Tensor
 
 
 def launcher_kwargs(step, device: torch.device, table: torch.Tensor, lut: torch.Tensor | None,
-                    buffers: dict[str, OutputBuffer]) -> dict[str, object]:
-    """The launcher's keyword arguments for ``step``, before overrides."""
-    kwargs: dict[str, object] = {
-        name: _request_tensor(name, evaluate(step.inputs.get(name, [])), device)
-        for name in TAIL_GARBAGE
-    }
+                    buffers: dict[str, OutputBuffer],
+                    requests: RequestInputs | None = None) -> dict[str, object]:
+    """The launcher's keyword arguments for ``step``, before overrides: per-request inputs written
+    into ``requests`` when given (reused across steps), else freshly allocated."""
+    if requests is not None:
+        kwargs: dict[str, object] = dict(requests.write(step))
+    else:
+        kwargs = {name: _request_tensor(name, evaluate(step.inputs.get(name, [])), device)
+                  for name in TAIL_GARBAGE}
     kwargs["req_to_token"] = table
     kwargs["full_to_swa_index_mapping"] = lut
     for name in OUTPUT_NAMES:

@@ -23,7 +23,15 @@ import torch
 from conformance.arrays import evaluate
 from conformance.cases import DEFAULT_CASES_DIR, Case, display_path
 from conformance.diff import field_diff
-from conformance.inputs import GUARD, allocate_outputs, apply_overrides, build_tables, launcher_kwargs
+from conformance.inputs import (
+    GUARD,
+    RequestInputs,
+    allocate_outputs,
+    apply_overrides,
+    apply_patches,
+    build_tables,
+    launcher_kwargs,
+)
 from impls.buffers import PlanBuffers
 from impls.constants import OUTPUT_NAMES
 from impls.errors import identify
@@ -112,12 +120,16 @@ class _Judge:
         if not (type_ok and str(raised) == message and got_id == want["id"]):
             self.fail(f"wrong error\n  expected {expected}\n       got {got}")
 
-    def unchanged(self, snapshots: list[tuple[str, torch.Tensor, torch.Tensor, int, int]]) -> None:
-        for name, whole, before, offset, length in snapshots:
+    def unchanged(self, snapshots: list[tuple]) -> None:
+        for name, whole, before, offset, length, version in snapshots:
             if not torch.equal(whole, before):
                 diff = field_diff(name, before.flatten().tolist(), whole.flatten().tolist(),
                                   offset=offset, length=length)
                 self.fail(f"modified its input (inputs are read-only, spec §5)\n{diff}")
+            if whole._version != version:  # torch counts in-place writes, even undone ones
+                self.fail(f"wrote to its input {name} in place (torch's version counter went "
+                          f"from {version} to {whole._version}), then restored its values: "
+                          f"inputs are read-only (spec §5), and another stream may read them")
 
     def outputs(self, buffers, expected: dict[str, list], poison: dict[str, list]) -> None:
         for name in OUTPUT_NAMES:
@@ -129,7 +141,7 @@ class _Judge:
 
 
 def _snapshots(kwargs: dict, own_views: set[int]) -> list[tuple]:
-    """(name, allocation, copy, offset, length) of every input: the whole allocation (garbage
+    """(name, allocation, copy, offset, length, version) of every input: the whole allocation (garbage
     tails and guard zones included) and where the tensor sits in it, plus the shared no-LUT
     stand-in, which a planner must not write either."""
     out = []
@@ -137,13 +149,14 @@ def _snapshots(kwargs: dict, own_views: set[int]) -> list[tuple]:
         device = kwargs["out_verify_offsets_scratch"].device
         if device.type != "meta":
             stand_in = zero_lut(device)
-            out.append(("lut_tensor (the no-LUT stand-in)", stand_in, stand_in.clone(), 0, 1))
+            out.append(("lut_tensor (the no-LUT stand-in)", stand_in, stand_in.clone(), 0, 1,
+                        stand_in._version))
     for name, value in kwargs.items():
         if not isinstance(value, torch.Tensor) or id(value) in own_views or value.is_meta:
             continue
         whole = value._base if value._base is not None else value
         offset = value.storage_offset() - whole.storage_offset()
-        out.append((name, whole, whole.clone(), offset, value.numel()))
+        out.append((name, whole, whole.clone(), offset, value.numel(), whole._version))
     return out
 
 
@@ -161,10 +174,11 @@ def _sync(device: torch.device) -> None:
 
 def _run_launcher(case: Case, target: Target, judge: _Judge) -> None:
     device = target.device
-    table, lut = build_tables(case, device)
     buffers = allocate_outputs(case, device)
     own_views = {id(b.view) for b in buffers.values()}
     for r, run in enumerate(RUNS):
+        table, lut = build_tables(case, device)  # afresh: steps may patch them
+        requests = RequestInputs(case, device)
         for buffer in buffers.values():
             buffer.poison(run)
         poison = {name: b.storage.tolist() for name, b in buffers.items()}
@@ -175,7 +189,8 @@ def _run_launcher(case: Case, target: Target, judge: _Judge) -> None:
             if r:
                 judge.where += ": the first run matched, so the output depends on what the " \
                                "buffers held before, or is nondeterministic"
-            kwargs = apply_overrides(launcher_kwargs(step, device, table, lut, buffers),
+            apply_patches(table, lut, step)
+            kwargs = apply_overrides(launcher_kwargs(step, device, table, lut, buffers, requests),
                                      step.overrides)
             snapshots = _snapshots(kwargs, own_views)
             raised = None

@@ -76,8 +76,8 @@ def build_kernel(*, use_shuffle: bool, padding: int, no_seed: int, max_threads: 
                     ext[k] = extend[r]
             for k in range(unroll):
                 if rows[k] != padding:
-                    start = max(pre[k] - window, 0) if window > 0 else 0
-                    base_v += max(pre[k] - start, 0)
+                    # p - max(p - W, 0) is min(p, W): no int64 overflow for any p and W.
+                    base_v += max(min(pre[k], window) if window > 0 else pre[k], 0)
                     base_w += max(ext[k], 0)
             r0 += unroll * nthreads
         row_k = cuda.local.array(items, np.int64)
@@ -103,8 +103,7 @@ def build_kernel(*, use_shuffle: bool, padding: int, no_seed: int, max_threads: 
                 vlen[k] = 0
                 wlen[k] = 0
             else:
-                start = max(p - window, 0) if window > 0 else 0
-                vlen[k] = max(p - start, 0)
+                vlen[k] = max(min(p, window) if window > 0 else p, 0)  # spec §5, overflow-free
                 wlen[k] = max(wlen[k], 0)
                 # prefix > 0 guards the -1 column (numba#8028); row and length guard the table.
                 if p > 0 and wlen[k] > 0 and row >= 0 and row < max_reqs and max_seq_len > 0:

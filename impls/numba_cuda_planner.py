@@ -240,7 +240,7 @@ def _new_record(plan, tensors: tuple, use_shuffle: bool) -> tuple:
     if _LAUNCH is None and LAUNCH_PATH == "driver":
         _choose_path(kernel, device)
     args = (*tensors[:4], plan.lut_tensor, *tensors[4:])
-    scalars = (plan.bs, plan.lut_len, plan.swa_window_size, plan.verify_capacity, chunk)
+    scalars = (plan.bs, plan.lut_len, *_int64_scalars(plan), chunk)
     if LAUNCH_PATH == "numba":
         views = [cuda.as_cuda_array(t, sync=False) for t in args]
         return (plan, (blocks, threads), device.index, None, (kernel, views, scalars))
@@ -277,6 +277,17 @@ def _launch_gpu(plan, tensors: tuple, use_shuffle: bool = True) -> None:
         raise RuntimeError(f"numba-cuda planner: cuLaunchKernel failed with CUresult {rc}")
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
+def _int64_scalars(plan) -> tuple[int, int]:
+    """(window, capacity) as the kernel's int64 takes them: W <= 0 is 0, values past int64 clamp to
+    its maximum, which gives the same outputs (min(prefix, W) and total <= capacity hold as for the
+    exact values), where a plain int64 conversion would wrap or raise."""
+    window = 0 if plan.swa_window_size <= 0 else min(plan.swa_window_size, _INT64_MAX)
+    return window, min(plan.verify_capacity, _INT64_MAX)
+
+
 def _launch_sim(plan, tensors: tuple) -> None:
     if tensors[0].device.type != "cpu":
         raise TypeError(f"numba-cuda planner in simulator mode takes CPU tensors, got "
@@ -285,7 +296,7 @@ def _launch_sim(plan, tensors: tuple) -> None:
     inputs = [cuda.In(a) for a in (*arrays[:4], plan.lut_tensor.numpy())]
     blocks, threads, chunk = launch_shape(plan.bs)
     compiled(False)[blocks, threads](*inputs, *arrays[4:], plan.bs, plan.lut_len,
-                                     plan.swa_window_size, plan.verify_capacity, chunk)
+                                     *_int64_scalars(plan), chunk)
 
 
 def launch(

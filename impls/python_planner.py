@@ -6,7 +6,9 @@ written back with one ``copy_`` each. No torch arithmetic, so it shares no failu
 kernels it judges. Slow by design (a device-to-host copy per input); never use it in serving.
 
 Arithmetic is exact and then wrapped to the output's width (int64 offsets and seeds, int32 scalars),
-as a GPU kernel's two's-complement stores do; the corpus keeps intermediate values in range.
+as a GPU kernel's two's-complement stores do. The verify total is compared with the capacity after
+its int64 wrap, as the kernels' int64 sums do, so that all planners agree even where a sum overflows
+int64 (outside the contract: spec section 5 does not define it).
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def plan_values(
         verify_offsets.append(verify_offsets[-1] + verify_len)
         write_offsets.append(write_offsets[-1] + write_len)
         seeds.append(seed)
-    total_verify = verify_offsets[-1]
+    total_verify = _wrap(verify_offsets[-1], 64)
     return (
         [_wrap(v, 64) for v in verify_offsets],
         [_wrap(v, 64) for v in write_offsets],

@@ -2,12 +2,17 @@
 
 Shares no code with ``impls/python_planner.py`` (a different author's reading of the spec, written
 vectorised rather than as a loop), so a golden both agree on is evidence, not an echo.
-Works on int64 numpy arrays with exact values (the corpus keeps them within int64).
+Lengths are numpy arrays of Python ints (dtype object), so ``prefix - W`` is exact whatever the
+values; sums are wrapped to int64 at the end, as the planners' int64 outputs hold them.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+
+def _wrap64(value: int) -> int:
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 def oracle(rpi, prefix, extend, table: np.ndarray, lut: np.ndarray | None, window: int,
@@ -22,27 +27,29 @@ def oracle(rpi, prefix, extend, table: np.ndarray, lut: np.ndarray | None, windo
     Returns:
         A dict keyed like a case's ``expect``.
     """
-    rpi, prefix, extend = (np.asarray(a, dtype=np.int64).reshape(-1) for a in (rpi, prefix, extend))
+    rpi, prefix, extend = (np.array([int(v) for v in a], dtype=object) for a in (rpi, prefix, extend))
     live = rpi != 0
-    start = np.maximum(prefix - window, 0) if window > 0 else np.zeros_like(prefix)
-    verify = np.where(live, np.clip(prefix - start, 0, None), 0)
-    write = np.where(live, np.clip(extend, 0, None), 0)
+    start = np.maximum(prefix - window, 0) if window > 0 else prefix * 0
+    verify = np.where(live, np.maximum(prefix - start, 0), 0)
+    write = np.where(live, np.maximum(extend, 0), 0)
     rows, cols = table.shape
-    readable = live & (prefix > 0) & (write > 0) & (rpi >= 0) & (rpi < rows) & (cols > 0)
+    readable = (live & (prefix > 0) & (write > 0) & (rpi >= 0) & (rpi < rows)).astype(bool)
+    readable &= cols > 0
     seeds = np.full(rpi.shape, -1, dtype=np.int64)
     idx = np.nonzero(readable)[0]
     if idx.size:
-        slots = table[rpi[idx], np.minimum(prefix[idx] - 1, cols - 1)].astype(np.int64)
+        positions = np.minimum(prefix[idx] - 1, cols - 1).astype(np.int64)
+        slots = table[rpi[idx].astype(np.int64), positions].astype(np.int64)
         if lut is not None:
             positive = slots >= 0
             slots[positive] = lut[np.minimum(slots[positive], len(lut) - 1)]
         seeds[idx] = slots
-    verify_sums = np.concatenate([[0], np.cumsum(verify)]).astype(np.int64)
-    write_sums = np.concatenate([[0], np.cumsum(write)]).astype(np.int64)
-    total = int(verify_sums[-1])
+    verify_sums = [_wrap64(int(v)) for v in np.concatenate([[0], np.cumsum(verify)])]
+    write_sums = [_wrap64(int(v)) for v in np.concatenate([[0], np.cumsum(write)])]
+    total = verify_sums[-1]
     return {
-        "out_verify_offsets_scratch": verify_sums.tolist(),
-        "out_write_offsets": write_sums.tolist(),
+        "out_verify_offsets_scratch": verify_sums,
+        "out_write_offsets": write_sums,
         "out_write_seed_slot_indices": seeds.tolist(),
         "out_verify_num_valid": min(total, capacity),
         "out_verify_enable": int(total <= capacity),

@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _pytest(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
+    drop = ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     return subprocess.run([sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider",
                            "-p", "no:hypothesispytest"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
@@ -44,12 +45,13 @@ def test_cpu_run_writes_benchmark_json_with_fingerprint_and_ratios(tmp_path):
 
     planners = _planner_benches(doc)
     # python: eager, validate, launch x bs 0, 1; triton the same; replay skipped on the CPU
-    assert sorted((b["params"]["planner"], b["params"]["mode"], b["params"]["bs"]) for b in planners) \
-        == sorted((p, m, bs) for p in ("python", "triton") for m in ("eager", "validate", "launch")
-                  for bs in (0, 1))
+    got = sorted((b["params"]["planner"], b["params"]["mode"], b["params"]["bs"]) for b in planners)
+    assert got == sorted((p, m, bs) for p in ("python", "triton")
+                         for m in ("eager", "validate", "launch") for bs in (0, 1))
     floors = {(b["extra_info"]["floor"], b["params"]["mode"]): b["stats"]["median"] * 1e6
               for b in doc["benchmarks"] if b["extra_info"].get("floor")}
-    assert set(floors) == {(f, m) for f in ("torch-op", "empty-triton") for m in ("eager", "launch")}
+    assert set(floors) == {(f, m) for f in ("torch-op", "empty-triton")
+                           for m in ("eager", "launch")}
     py = {(b["params"]["mode"], b["params"]["bs"]): b["stats"]["median"]
           for b in planners if b["params"]["planner"] == "python"}
     for b in planners:
@@ -158,8 +160,7 @@ def test_table_renders_ratios_to_floor_and_python():
     assert [r[1] for r in table[1:4]] == ["eager", "validate", "replay"]
     assert table[-1][:4] == ["floor: torch-op", "eager", "-", "8.00"]
     text = render(benches)
-    assert text.splitlines()[0].split("|")[1:-1] == [f" {h:<{len(h)}} ".replace(h, h) for h in
-                                                     HEADERS] or "x floor" in text.splitlines()[0]
+    assert [c.strip() for c in text.splitlines()[0].split("|")[1:-1]] == HEADERS
     assert len(text.splitlines()) == 2 + len(benches)
 
 
@@ -172,3 +173,64 @@ def test_cli_builds_the_pytest_command(tmp_path):
     assert f"--benchmark-json={tmp_path / 'b.json'}" in args
     assert {"--planner=triton", "--bench-mode=replay", "--bench-bs=1,64", "--bench-rounds=5"} \
         <= set(args)
+
+
+class _FakeEvent:
+    """Stands in for ``torch.cuda.Event``: ``record`` stamps a device time from ``clock``."""
+
+    clock: list[float] = [0.0]
+
+    def __init__(self, enable_timing: bool = False) -> None:
+        self.t, self.synced = None, False
+
+    def record(self) -> None:
+        self.t = self.clock[0]
+
+    def synchronize(self) -> None:
+        self.synced = True
+
+    def elapsed_time(self, end: "_FakeEvent") -> float:  # ms, as torch's
+        return end.t - self.t
+
+
+def test_event_clock_times_a_round_between_two_events(monkeypatch):
+    from conformance import gpu_timing as gt
+
+    sleeps: list[int] = []
+    monkeypatch.setattr(gt.torch.cuda, "Event", _FakeEvent)
+    monkeypatch.setattr(gt.torch.cuda, "_sleep", sleeps.append)
+    clock = gt.EventClock(calls=100)
+    for device_ms in (0.25, 0.5):  # two rounds, as pytest-benchmark's pedantic runner calls it
+        _FakeEvent.clock[0] = 10.0
+        start = clock()
+        _FakeEvent.clock[0] = 10.0 + device_ms
+        end = clock()
+        assert end - start == pytest.approx(device_ms * 1e-3)  # seconds
+        assert end.event.synced
+    assert sleeps == [4_000_000, 4_000_000]  # one prefill per round: 100 calls x 20 us x 2 GHz
+    assert clock.__name__ == "EventClock"
+
+
+def test_serving_workload_mixes_decode_prefill_padding_and_swa():
+    import torch
+
+    from conformance.bench import workloads
+
+    spec = workloads.spec_for("serving", "cpu", (4096, 256), seed=4096)
+    kw = workloads.build(4096, spec, "cpu")
+    rpi, extend = kw["req_pool_indices"], kw["extend_seq_lens"]
+    active = rpi != 0
+    assert 0.08 < (~active).float().mean().item() < 0.17  # about one row in eight is padding
+    assert len(set(rpi[active].tolist())) == int(active.sum()) <= 4095  # distinct real rows
+    decode, prefill = extend == 1, extend >= 16
+    assert decode.float().mean().item() > 0.8 and 0.08 < prefill.float().mean().item() < 0.17
+    assert bool((decode | prefill).all())
+    assert kw["swa_window_size"] == 64 and kw["full_to_swa_index_mapping"].shape == (1 << 16,)
+    assert kw["req_to_token"].shape == (4096, 256) and int(kw["req_to_token"].min()) >= 1
+    assert all(bool((kw[n] == workloads.POISON).all()) for n in kw if n.startswith("out_"))
+    gpu = workloads.spec_for("serving", "cuda")
+    assert (gpu.table, gpu.window, gpu.lut_len) == ((4096, 32768), 4096, 1 << 22)
+    decode_only = workloads.build(64, workloads.spec_for("decode", "cpu", (128, 64)), "cpu")
+    assert decode_only["full_to_swa_index_mapping"] is None and decode_only["swa_window_size"] == 0
+    assert bool((decode_only["extend_seq_lens"] == 1).all())
+    assert torch.is_tensor(decode_only["prefix_lens"]) and decode_only["prefix_lens"].shape == (64,)

@@ -10,7 +10,7 @@ import pytest
 
 from conformance.arrays import evaluate
 from conformance.cases import load_corpus
-from conformance.inputs import build_tables
+from conformance.inputs import apply_patches, build_tables
 from tests.oracle import oracle
 
 CASES, _ = load_corpus()
@@ -29,6 +29,8 @@ def test_corpus_has_goldens_to_check():
 def test_golden_matches_oracle(case, k):
     step = case.steps[k]
     table, lut = build_tables(case, "cpu")
+    for earlier in case.steps[: k + 1]:  # table / LUT changes persist from step to step
+        apply_patches(table, lut, earlier)
     got = oracle(
         evaluate(step.inputs["req_pool_indices"]),
         evaluate(step.inputs["prefix_lens"]),

@@ -1,4 +1,4 @@
-"""The floors every planner figure is divided by (issue #5, item 1), shared by the benchmark scripts.
+"""The floors every planner figure is divided by (issue #5, item 1); shared by the bench scripts.
 
 A floor is the cheapest thing of its kind the framework can do, measured in the same run:
 
@@ -69,7 +69,10 @@ def empty_numba_kernel():
     return _NUMBA_KERNEL
 
 
-def floor_call(name: str, device: torch.device) -> tuple[Callable[[], object], Callable[[], object]]:
+Call = Callable[[], object]
+
+
+def floor_call(name: str, device: torch.device) -> tuple[Call, Call]:
     """``(eager, capturable)`` zero-argument calls of floor ``name`` on ``device``.
 
     ``capturable`` is the variant a torch CUDA graph can capture (on torch's current stream);

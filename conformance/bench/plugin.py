@@ -89,11 +89,16 @@ def _session(config):
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    bs = _session(session.config)
-    if bs is None or not bs.xdist_warning:
+    config, bs = session.config, _session(session.config)
+    worker = hasattr(config, "workerinput")
+    if bs is None or not (worker or config.getoption("dist", "no") != "no"):
         return
+    opt = config.getoption
+    if opt("benchmark_skip", False) or (opt("benchmark_disable", False)
+                                        and not opt("benchmark_enable", False)):
+        return  # the user's own choice, not xdist's
     bs.xdist_warning = False  # measured per worker on its own GPU, gathered by the controller
-    if hasattr(session.config, "workerinput"):
+    if worker:
         bs.disabled = False
         bs.json, bs.save, bs.autosave = None, None, None  # only the controller writes
 

@@ -6,9 +6,10 @@
 ``test_plan[planner-mode-bs-scenario]`` times one planner mode (:mod:`conformance.bench.modes`) on a
 serving-like batch (:mod:`conformance.bench.workloads`) with pytest-benchmark's pedantic mode;
 ``test_floor[floor-mode]`` times a floor (:mod:`conformance.bench.floors`). Each records its first
-call separately (``extra_info.first_call_us``: compile or cache load + one run, us). Eager calls are
-also checked against the pure-Python planner's plan (``plan_values``), so a fast wrong planner
-cannot post a figure. No figure is asserted against a goal: speed is read from the table.
+call separately (``extra_info.first_call_us``: compile or cache load + one run, us). What an
+``eager`` or ``replay`` benchmark timed is then run once more on poisoned outputs and checked
+against the pure-Python planner's plan (``plan_values``), so a fast wrong planner cannot post a
+figure. No figure is asserted against a goal: speed is read from the table.
 """
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         for planner in planners:
             device = _device_of(planner)
             for mode in [m for m in modes.MODES if m in wanted]:
-                timer = modes.timer_for(mode, device, modes.REPLAYS_PER_ROUND)
                 for bs in bs_list(config):
                     for scenario in scenarios:
+                        timer = modes.timer_for(mode, device, modes.REPLAYS_PER_ROUND)  # own clock
                         params.append(pytest.param(
                             planner, mode, bs, scenario, marks=pytest.mark.benchmark(timer=timer),
                             id=f"{planner}-{mode}-{bs}-{scenario}"))
@@ -76,9 +77,23 @@ def workload(bs: int, scenario: str, device: torch.device, config) -> dict:
     return _WORKLOADS[key]
 
 
+def _gpu_id(device: torch.device) -> str:
+    """The physical GPU behind ``device`` (PCI bus id, else UUID): shows which GPU a worker used."""
+    if device.type != "cuda":
+        return "-"
+    props = torch.cuda.get_device_properties(device)
+    for attr in ("pci_bus_id", "uuid"):
+        value = getattr(props, attr, None)
+        if value is not None:
+            return str(value)
+    return "?"
+
+
 def _describe(benchmark, device: torch.device, **extra) -> None:
     benchmark.extra_info.update(
-        device=str(device), gpu=torch.cuda.get_device_name(device) if device.type == "cuda" else "-",
+        device=str(device),
+        gpu=torch.cuda.get_device_name(device) if device.type == "cuda" else "-",
+        gpu_id=_gpu_id(device),
         gpu_pinning=gpu_pinning.PINNED or "none",
         worker=os.environ.get("PYTEST_XDIST_WORKER", "-"), **extra)
 
@@ -99,20 +114,19 @@ def _check_plan(kw: dict) -> None:
             int(kw["out_write_num_valid_reqs"])] == [num_valid, enable, reqs]
 
 
-def _run(benchmark, fn, device: torch.device, mode: str, config) -> float:
-    """First call (us), then the pedantic rounds of ``fn`` (a graph replay for ``replay``)."""
+def _run(benchmark, fn, device: torch.device, mode: str, config):
+    """First call (us), then the pedantic rounds of ``fn`` (a graph replay for ``replay``).
+
+    Returns (first call us, the call that was timed: ``fn`` or the captured graph's replay)."""
     first = modes.first_call_us(fn)
-    graph = None
     if mode == "replay":
-        graph = gt.capture(fn)
-        fn = graph.replay
+        fn = gt.capture(fn).replay
     budget = modes.budget(fn, device, mode, config.getoption("bench_rounds"))
     benchmark.group = mode
     benchmark.extra_info.update(first_call_us=round(first, 1), iterations=budget.iterations)
     benchmark.pedantic(fn, rounds=budget.rounds, iterations=budget.iterations,
                        warmup_rounds=budget.warmup)
-    del graph
-    return first
+    return first, fn
 
 
 def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, request) -> None:
@@ -127,12 +141,12 @@ def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, reques
     _describe(benchmark, device, planner_mode=avail.mode, scenario=scenario,
               table=list(kw["req_to_token"].shape), window=kw["swa_window_size"])
     with modes.planner_call(planner, mode, get_planner(planner), kw) as fn:
-        first = _run(benchmark, fn, device, mode, request.config)
+        first, timed = _run(benchmark, fn, device, mode, request.config)
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
-    if mode in ("eager", "replay"):
+    if mode in ("eager", "replay"):  # what was timed computes the right plan (from poison)
         for name in [n for n in kw if n.startswith("out_")]:
             kw[name].fill_(workloads.POISON)
-        get_planner(planner)(**kw)
+        timed()
         _check_plan(kw)
 
 
@@ -149,6 +163,6 @@ def test_floor(benchmark, floor: str, mode: str, request) -> None:
     eager, capturable = floors.floor_call(floor, device)
     benchmark.extra_info.update(floor=floor)
     _describe(benchmark, device)
-    first = _run(benchmark, capturable if mode == "replay" else eager, device, mode,
-                 request.config)
+    first, _ = _run(benchmark, capturable if mode == "replay" else eager, device, mode,
+                    request.config)
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
