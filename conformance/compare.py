@@ -87,7 +87,19 @@ def compare(old: Path, new: Path) -> dict:
             1 for k, r in after.items() if k in before and before[k]["status"] == r["status"]))
     if old_bench is not None and new_bench is not None:
         model["bench"] = report_bench.moved(old_bench, new_bench)
+    model["changed_code"] = changed_code(model["old_fp"], model["new_fp"])
     return model
+
+
+def changed_code(old_fp: dict | None, new_fp: dict | None) -> list[str]:
+    """Planners present in both runs whose source file differs (by SHA-256): "name (old -> new)"."""
+    old_p, new_p = (old_fp or {}).get("planners", {}), (new_fp or {}).get("planners", {})
+    out = []
+    for name in sorted(set(old_p) & set(new_p)):
+        a, b = old_p[name].get("source"), new_p[name].get("source")
+        if a and b and a["sha256"] != b["sha256"]:
+            out.append(f"{name} ({a['sha256'][:12]} -> {b['sha256'][:12]})")
+    return out
 
 
 SECTIONS = (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing"),
@@ -103,6 +115,8 @@ def headline(model: dict) -> str:
         parts.append(f"{model['unchanged']} unchanged")
     if model["bench"] is not None:
         parts.append(f"{len(model['bench'])} benchmark figure(s) moved beyond their noise")
+    if model.get("changed_code"):
+        parts.append(f"planner code changed: {', '.join(model['changed_code'])}")
     return ", ".join(parts)
 
 

@@ -85,14 +85,14 @@ def run_fingerprint(planner_names: list[str]) -> dict:
     Machine and library fields come from :func:`conformance.gpu_timing.fingerprint`.
     """
     from conformance.gpu_timing import fingerprint
-    from impls.registry import availability
+    from impls.registry import availability, source_digest
 
     status = _git("status", "--porcelain", "--untracked-files=no")
     planners = {}
     for name in planner_names:
         a = availability(name)
         planners[name] = {"available": a.available, "mode": a.mode, "device": a.device,
-                          "reason": a.reason}
+                          "reason": a.reason, "source": source_digest(name)}
     return {
         **fingerprint(),
         "commit": _git("rev-parse", "HEAD"),

@@ -7,7 +7,9 @@ external callable with the launcher's signature, upstream's own launcher include
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -150,3 +152,20 @@ def get_planner(name: str) -> Launcher:
     if not a.available:
         raise PlannerUnavailable(f"planner {name!r} is unavailable here: {a.reason}")
     return _builtin_module(name).launch
+
+
+def source_digest(name: str) -> dict | None:
+    """Which code planner ``name`` is: its module, source file and the file's SHA-256, so that two
+    runs of "the same" planner name can be told apart. None when the module cannot be imported or
+    has no source file."""
+    module_name = name.partition(":")[0] if ":" in name else _BUILTIN.get(name)
+    if module_name is None:
+        return None
+    try:
+        module = importlib.import_module(module_name)
+        path = inspect.getsourcefile(module)
+        with open(path, "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()
+    except Exception:  # unimportable or no file: nothing to identify
+        return None
+    return {"module": module_name, "file": path, "sha256": digest}

@@ -1,0 +1,35 @@
+"""A run records which code each planner is, and a comparison says when it changed."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from conformance.compare import changed_code
+from impls.registry import source_digest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_builtin_planner_source_is_its_module_file():
+    got = source_digest("python")
+    path = ROOT / "impls" / "python_planner.py"
+    assert got == {"module": "impls.python_planner", "file": str(path),
+                   "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def test_external_and_unknown_planners():
+    assert source_digest("tests.wrong_planners:off_by_one_scan")["module"] == "tests.wrong_planners"
+    assert source_digest("no_such_module_xyz:launch") is None
+    assert source_digest("nonexistent-builtin") is None
+
+
+def test_changed_code_lists_only_planners_whose_file_changed():
+    def fp(**shas):
+        return {"planners": {n: {"source": {"module": n, "file": n, "sha256": s} if s else None}
+                             for n, s in shas.items()}}
+
+    old = fp(a="1" * 64, b="2" * 64, c=None, gone="3" * 64)
+    new = fp(a="1" * 64, b="4" * 64, c="5" * 64, new="6" * 64)
+    assert changed_code(old, new) == ["b (222222222222 -> 444444444444)"]
+    assert changed_code(None, new) == []
