@@ -39,18 +39,25 @@ def _cmd_planners(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(args: argparse.Namespace):
+def _load(args: argparse.Namespace, quiet: bool = False):
     cases, errors = load_corpus(args.cases or None)
-    for error in errors:
-        print(f"error: {error}", file=sys.stderr)
+    if not quiet:
+        _print_faults(errors)
     return cases, errors
 
 
+def _print_faults(errors) -> None:
+    for error in errors:
+        print(f"error: {error}", file=sys.stderr)
+
+
 def _cmd_cases(args: argparse.Namespace) -> int:
-    cases, errors = _load(args)
+    cases, errors = _load(args, quiet=True)
     rows = [[c.id, ",".join(c.tags), c.entry, len(c.steps), display_path(c.path)]
             for c in cases if not args.tag or args.tag in c.tags]
     print(tabulate(rows, headers=["id", "tags", "entry", "steps", "file"]))
+    sys.stdout.flush()
+    _print_faults(errors)  # last, where `| tail` shows them
     print(f"\n{len(rows)} case(s), {len(errors)} faulty file entr(y/ies)")
     return 1 if errors else 0
 
