@@ -30,6 +30,7 @@ from conformance.plans import random_plan
 from conformance.progress import Progress
 from conformance.record import record_expectations
 from conformance.runner import ConformanceFailure, Target, resolve_device, run_case
+from conformance.runner import cases_dir_arg
 from conformance.runner import rerun_command as runner_rerun
 from conformance.shrink import shrink
 from impls.registry import PlannerUnavailable, UnknownPlanner, availability, get_planner
@@ -91,12 +92,7 @@ def slug(name: str) -> str:
 def rerun_command(case_id: str, planner: str, out: Path) -> str:
     """The pytest command that runs the found case on ``planner`` (with ``--cases`` when ``out``
     is outside the default corpus)."""
-    try:
-        out.resolve().relative_to(DEFAULT_CASES_DIR)
-        cases_dir = None
-    except ValueError:
-        cases_dir = out
-    return runner_rerun(case_id, planner, cases_dir)
+    return runner_rerun(case_id, planner, cases_dir_arg(out))
 
 
 def write_found(raw: dict, planner: str, seed: int, index: int, steps: list[str], out: Path,

@@ -69,13 +69,19 @@ def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None) -> 
     return " ".join(parts)
 
 
+def cases_dir_arg(directory: Path) -> Path | None:
+    """The ``--cases`` directory a rerun needs for cases in ``directory``: None inside the default
+    corpus, else ``directory`` itself."""
+    try:
+        directory.resolve().relative_to(DEFAULT_CASES_DIR)
+    except ValueError:
+        return directory
+    return None
+
+
 def case_dir_arg(case: Case) -> Path | None:
     """The ``--cases`` directory a rerun of ``case`` needs: None inside the default corpus."""
-    try:
-        case.path.resolve().relative_to(DEFAULT_CASES_DIR)
-    except ValueError:
-        return case.path.parent
-    return None
+    return cases_dir_arg(case.path.parent)
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
