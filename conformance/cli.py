@@ -24,11 +24,11 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from conformance import fuzz
+from conformance.robustness import fuzz
 from conformance.bench import cli as bench_cli
-from conformance.cases import display_path, load_corpus
-from conformance.jsonfmt import dumps
-from conformance.report_cli import add_report_parser
+from conformance.corpus.loader import display_path, load_corpus
+from conformance.corpus.jsonfmt import dumps
+from conformance.reporting.command import add_report_parser
 from impls.registry import planners
 
 

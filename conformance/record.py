@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 
-from conformance.cases import Case
-from conformance.inputs import allocate_outputs, apply_overrides, build_tables, launcher_kwargs
-from conformance.jsonfmt import dumps
-from conformance.runner import resolve_device
+from conformance.corpus.loader import Case
+from conformance.engine.inputs import allocate_outputs, apply_overrides, build_tables, launcher_kwargs
+from conformance.corpus.jsonfmt import dumps
+from conformance.engine.runner import resolve_device
 from impls import python_planner
 
 UNCHECKED = ("recorded by `python -m conformance record` from the python planner; "

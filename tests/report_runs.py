@@ -1,7 +1,7 @@
 """Real ``pytest conformance/`` runs on the tiny corpus of ``tests/data/report-cases``, shared by
 ``tests/test_report.py`` and ``tests/test_browser.py`` (each run once per test process).
 
-Planners: ``python`` and ``tests.report_planners:configurable`` (its bug set per run):
+Planners: ``python`` and ``tests.planted.report_planners:configurable`` (its bug set per run):
 
 * ``a``: ``common`` + ``old-only`` cases, the off-by-one scan: 6 failures, 1 declared xfail;
 * ``b``: ``common`` + ``new-only`` cases under ``-n 2``, the wrong error message: 2 failures,
@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "data" / "report-cases"
-PLANNER = "tests.report_planners:configurable"
+PLANNER = "tests.planted.report_planners:configurable"
 RUNS = {
     "a": ("scan", ["common", "old-only"], []),
     "b": ("message,exit-padding", ["common", "new-only"], ["-n", "2"]),

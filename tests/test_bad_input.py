@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cases import load_corpus
+from conformance.corpus.loader import load_corpus
 from tests.subproc import run_cli, run_pytest
 
 GOOD = {
@@ -106,7 +106,7 @@ def test_unknown_and_unimportable_planners_and_old_results_are_one_line(tmp_path
     runs = {
         "unknown": lambda: run_pytest(tmp_path / "a", "--planner", "nosuch")[0],
         "unimportable": lambda: run_pytest(tmp_path / "b", "--planner", "no_such_module:launch")[0],
-        "no-attr": lambda: run_cli("fuzz", "--planner", "tests.fuzz_planners:nope", "--n", "1"),
+        "no-attr": lambda: run_cli("fuzz", "--planner", "tests.planted.fuzz_planners:nope", "--n", "1"),
         "report": lambda: run_cli("report", str(results), "--format", "text"),
     }
     for sub in ("a", "b"):
@@ -124,7 +124,7 @@ def test_unknown_and_unimportable_planners_and_old_results_are_one_line(tmp_path
         "ModuleNotFoundError")
     assert procs["no-attr"].returncode == 2
     assert _one_line_error(procs["no-attr"]) == (
-        "error: module 'tests.fuzz_planners' has no attribute 'nope'")
+        "error: module 'tests.planted.fuzz_planners' has no attribute 'nope'")
     assert procs["report"].returncode != 0
     line = _one_line_error(procs["report"])
     assert str(results) in line and "results format version 999, this harness reads version 1" in line

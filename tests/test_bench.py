@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import gpu_pinning
+from conformance.plugin import gpu_pinning
 from conformance.bench import cli as bench_cli
-from conformance.bench.table import HEADERS, annotate, render, rows
-from conformance.report_bench import load_bench
+from conformance.bench.summary_table import HEADERS, annotate, render, rows
+from conformance.reporting.bench_figures import load_bench
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -194,7 +194,7 @@ class _FakeEvent:
 
 
 def test_event_clock_times_a_round_between_two_events(monkeypatch):
-    from conformance import gpu_timing as gt
+    from conformance.bench import timing as gt
 
     sleeps: list[int] = []
     monkeypatch.setattr(gt.torch.cuda, "Event", _FakeEvent)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.report import anchor, build, load_results, render_html
+from conformance.reporting.report import anchor, build, render_html
+from conformance.reporting.results_format import load_results
 from tests.report_runs import PLANNER, run
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")

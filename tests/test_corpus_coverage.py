@@ -3,8 +3,8 @@ says, and the batch sizes, hazards and tags listed there."""
 
 from __future__ import annotations
 
-from conformance.arrays import spec_len
-from conformance.cases import load_corpus
+from conformance.corpus.arrays import spec_len
+from conformance.corpus.loader import load_corpus
 from impls.errors import CATALOG
 
 CASES, FAULTS = load_corpus()

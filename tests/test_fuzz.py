@@ -8,16 +8,16 @@ import io
 import re
 from pathlib import Path
 
-from conformance.cases import load_corpus
+from conformance.corpus.loader import load_corpus
 from conformance.cli import main as cli_main
-from conformance.fuzz import check_plans, fuzz, with_golden
-from conformance.plans import random_plan, verify_total
-from conformance.progress import Progress
-from conformance.shrink import shrink
+from conformance.robustness.fuzz import check_plans, fuzz, with_golden
+from conformance.robustness.random_plans import random_plan, verify_total
+from conformance.robustness.progress import Progress
+from conformance.robustness.shrink import shrink
 from impls.constants import PLAN_BS_BLOCK_SIZE
 from tests.subproc import run_pytest
 
-PLANTED = "tests.fuzz_planners:planted"
+PLANTED = "tests.planted.fuzz_planners:planted"
 
 
 def test_plans_are_deterministic_valid_and_cover_the_space():
@@ -92,7 +92,7 @@ def test_planted_bug_is_found_shrunk_and_fails_the_suite(tmp_path: Path):
     assert result.plans == 30 and result.divergences["python"] == 0
     assert result.divergences[PLANTED] > 0 and len(result.written) == 1
     path = result.written[0]
-    assert path.parent == out and path.name.startswith("found-tests-fuzz-planners-planted-s3-p")
+    assert path.parent == out and path.name.startswith("found-tests-planted-fuzz-planners-planted-s3-p")
     assert f"rerun: pytest conformance/ --planner {PLANTED} --cases " in logged[0]
     assert f"--case {path.stem}" in logged[0]
     cases, errors = load_corpus([out])

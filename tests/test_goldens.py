@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.arrays import evaluate
-from conformance.cases import load_corpus
-from conformance.inputs import apply_patches, build_tables
+from conformance.corpus.arrays import evaluate
+from conformance.corpus.loader import load_corpus
+from conformance.engine.inputs import apply_patches, build_tables
 from tests.oracle import oracle
 
 CASES, _ = load_corpus()

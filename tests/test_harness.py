@@ -17,11 +17,12 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance import arrays, tables
-from conformance.arrays import ArraySpecError, evaluate, spec_len, splitmix64
-from conformance.cases import REPO_ROOT, CaseFileError, load_corpus
-from conformance.diff import differing_indices, field_diff
-from conformance.inputs import (
+from conformance.corpus import arrays
+from conformance.corpus import generators as tables
+from conformance.corpus.arrays import ArraySpecError, evaluate, spec_len, splitmix64
+from conformance.corpus.loader import REPO_ROOT, CaseFileError, load_corpus
+from conformance.engine.diff import differing_indices, field_diff
+from conformance.engine.inputs import (
     GUARD,
     POISONS,
     TAIL,
@@ -30,7 +31,7 @@ from conformance.inputs import (
     apply_overrides,
     launcher_kwargs,
 )
-from conformance.runner import ConformanceFailure, Target, rerun_command, run_case
+from conformance.engine.runner import ConformanceFailure, Target, rerun_command, run_case
 from impls.buffers import PlanBuffers
 from impls.constants import PLAN_BS_BLOCK_SIZE, SCRATCH_MIN_LEN
 from impls.errors import CATALOG, PlanError, identify

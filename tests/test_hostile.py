@@ -1,4 +1,4 @@
-"""Hostile planners (``tests/hostile_planners.py``, issue #7 item 3): each is caught by the harness.
+"""Hostile planners (``tests/planted/hostile_planners.py``, issue #7 item 3): each is caught by the harness.
 
 * a planner that skips work on a repeated input is caught by the runner's second run on fresh poison;
 * one that replays the previous call's outputs for the same buffers, bs and scalars passed every
@@ -6,7 +6,7 @@
   new values) was added for it and is the one case that catches it;
 * ones that write to their inputs are caught by the input snapshots (garbage tails included);
 * one that works only when inputs were written on the default stream is caught by
-  :func:`conformance.streams.busy_stream_divergence` (GPU only).
+  :func:`conformance.robustness.stream_check.busy_stream_divergence` (GPU only).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance.cases import load_corpus
-from conformance.runner import ConformanceFailure, Target, resolve_device, run_case
-from conformance.streams import StreamCheckUnavailable, busy_stream_divergence
-from tests import hostile_planners as hp
+from conformance.corpus.loader import load_corpus
+from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
+from conformance.robustness.stream_check import StreamCheckUnavailable, busy_stream_divergence
+from tests.planted import hostile_planners as hp
 
 CPU = resolve_device("cpu")
 CASES = {case.id: case for case in load_corpus()[0]}

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from conformance.isolate import should_isolate
+from conformance.robustness.isolation import should_isolate
 from tests.subproc import run_pytest
 
-CRASHY = "tests.crash_planners:crashy"
+CRASHY = "tests.planted.crash_planners:crashy"
 GOLDEN = {"out_write_offsets": [0, 1], "out_verify_enable": 1, "out_write_num_valid_reqs": 1}
 
 
@@ -60,7 +60,7 @@ def test_segfault_and_hang_fail_one_case_each_and_the_run_completes(tmp_path: Pa
     assert f"rerun: pytest conformance/ --planner {CRASHY} --cases " in crash.text
     assert "conformance summary" in proc.stdout and "3 passed" in proc.stdout
     assert "Traceback" not in proc.stdout
-    results = json.loads((tmp_path / "results.json").read_text())  # conformance/results.py's file
+    results = json.loads((tmp_path / "results.json").read_text())  # conformance/plugin/results_writer.py's file
     status = {r["case"]: r["status"] for r in results["results"]}
     assert status == {"iso-a-plain": "pass", "iso-b-past-row": "crash", "iso-c-hang": "timeout",
                       "iso-d-hazard-ok": "pass", "iso-e-plain": "pass"}
@@ -78,7 +78,7 @@ def test_should_isolate_hazards_by_default_and_obeys_the_flags():
 def test_illegal_address_is_a_crash_and_the_next_case_runs(tmp_path: Path):
     cases = _corpus(tmp_path / "cases")
     proc, items = run_pytest(tmp_path, "--cases", str(cases), "--planner",
-                             "tests.crash_planners:illegal_address", "--isolate",
+                             "tests.planted.crash_planners:illegal_address", "--isolate",
                              "-k", "iso-b-past-row or iso-d-hazard-ok")
     outcome = {name.split("[")[0]: item for name, item in items.items()}
     assert outcome["iso-b-past-row"].outcome == "failed"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conformance.plugin import OUTCOMES
+from conformance.plugin.hooks import OUTCOMES
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""The results file (``conformance/results.py``) and ``python -m conformance report`` (issue #6),
+"""The results file (``conformance/plugin/results_writer.py``) and ``python -m conformance report`` (issue #6),
 on real runs of the tiny corpus in ``tests/data/report-cases`` (see ``tests/report_runs.py``)."""
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ import jsonschema
 import pytest
 
 from conformance.cli import main as cli_main
-from conformance.compare import compare
-from conformance.report import SCHEMA_PATH, ResultsError, build, load_results
-from conformance.report_bench import _row, load_bench, moved
-from conformance.results import write_json_atomic
+from conformance.reporting.compare import compare
+from conformance.paths import RESULTS_SCHEMA_PATH as SCHEMA_PATH
+from conformance.reporting.report import build
+from conformance.reporting.results_format import ResultsError, load_results
+from conformance.reporting.bench_figures import _row, load_bench, moved
+from conformance.plugin.results_writer import write_json_atomic
 from tests.report_runs import PLANNER, ROOT, run
 
 DATA = ROOT / "tests" / "data"

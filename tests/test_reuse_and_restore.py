@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance.cases import load_corpus
-from conformance.runner import ConformanceFailure, Target, run_case
+from conformance.corpus.loader import load_corpus
+from conformance.engine.runner import ConformanceFailure, Target, run_case
 from impls.python_planner import launch as reference
 
 CASES = {case.id: case for case in load_corpus()[0]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from conformance.compare import changed_code
+from conformance.reporting.compare import changed_code
 from impls.registry import source_digest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,7 +19,7 @@ def test_builtin_planner_source_is_its_module_file():
 
 
 def test_external_and_unknown_planners():
-    assert source_digest("tests.wrong_planners:off_by_one_scan")["module"] == "tests.wrong_planners"
+    assert source_digest("tests.planted.wrong_planners:off_by_one_scan")["module"] == "tests.planted.wrong_planners"
     assert source_digest("no_such_module_xyz:launch") is None
     assert source_digest("nonexistent-builtin") is None
 

@@ -1,7 +1,7 @@
 """The harness against deliberately wrong planners (issue #2, item 9).
 
-Each wrong planner of :mod:`tests.wrong_planners` runs through the real harness
-(:func:`conformance.runner.run_case` on cases loaded by :func:`conformance.cases.load_corpus`) and
+Each wrong planner of :mod:`tests.planted.wrong_planners` runs through the real harness
+(:func:`conformance.engine.runner.run_case` on cases loaded by :func:`conformance.corpus.loader.load_corpus`) and
 must fail with a :class:`ConformanceFailure` whose text names the right field, index and reason; the
 pure-Python planner must pass the very same case. The cases are the repository's spec §7 examples
 plus a few small cases written here into a temporary directory (a buffer with room past bs, a
@@ -19,10 +19,10 @@ import sys
 import pytest
 import torch
 
-from conformance.cases import REPO_ROOT, load_corpus
-from conformance.runner import ConformanceFailure, Target, run_case
+from conformance.corpus.loader import REPO_ROOT, load_corpus
+from conformance.engine.runner import ConformanceFailure, Target, run_case
 from impls.python_planner import launch as python_launch
-from tests import wrong_planners as wp
+from tests.planted import wrong_planners as wp
 
 CPU = torch.device("cpu")
 SPEC7 = REPO_ROOT / "cases" / "spec"
@@ -98,7 +98,7 @@ def cases(tmp_path_factory) -> dict:
 
 
 def _target(name: str) -> Target:
-    return Target(f"tests.wrong_planners:{name}", getattr(wp, name), CPU)
+    return Target(f"tests.planted.wrong_planners:{name}", getattr(wp, name), CPU)
 
 
 def _failure(case, name: str) -> str:
@@ -201,7 +201,7 @@ CAUGHT = [
 
 
 def test_every_wrong_planner_is_exercised():
-    """Each planner of tests.wrong_planners has a row in CAUGHT, and a docstring naming its bug."""
+    """Each planner of tests.planted.wrong_planners has a row in CAUGHT, and a docstring naming its bug."""
     assert sorted(name for name, _, _ in CAUGHT) == sorted(wp.__all__)
     for name in wp.__all__:
         assert "Bug:" in getattr(wp, name).__doc__, name
@@ -214,12 +214,12 @@ def test_wrong_planner_is_caught(cases, name, case_id, needles):
     text = _failure(case, name)
     lines = text.splitlines()
     # The report's frame: case id, planner and file; the description; the rerun command last.
-    assert lines[0].startswith(f"{case_id}[tests.wrong_planners:{name}]  (")
+    assert lines[0].startswith(f"{case_id}[tests.planted.wrong_planners:{name}]  (")
     assert case.path.name in lines[0]
     assert lines[1] == f"  {case.description}"
     outside = not case.path.resolve().is_relative_to(REPO_ROOT / "cases")
     cases_arg = f"--cases {case.path.parent} " if outside else ""
-    assert lines[-1] == (f"  rerun: pytest conformance/ --planner tests.wrong_planners:{name} "
+    assert lines[-1] == (f"  rerun: pytest conformance/ --planner tests.planted.wrong_planners:{name} "
                          f"{cases_arg}--case {case_id}")
     position = 0
     for needle in needles:  # every needle present, in order
@@ -241,7 +241,7 @@ def test_off_by_one_report_in_full(cases):
     """The whole report of one failure, as a reader sees it (runs of spaces squeezed)."""
     text = _failure(cases["spec7-prefill-and-decodes"], "off_by_one_scan")
     assert [re.sub(" +", " ", line) for line in text.splitlines()] == [
-        "spec7-prefill-and-decodes[tests.wrong_planners:off_by_one_scan] "
+        "spec7-prefill-and-decodes[tests.planted.wrong_planners:off_by_one_scan] "
         "(cases/spec/section7-examples.json $.cases[2])",
         " A prefill and two decodes: write offsets 0, 8, 9, 10; verify total 14.",
         " run 1 of 2 (fresh poison 'a')",
@@ -249,7 +249,7 @@ def test_off_by_one_report_in_full(cases):
         " index -3 -2 -1 0 1 2 3",
         " expected poison poison poison [0] [8] [9] 10",
         " got poison poison poison [8] [9] [10] 10",
-        " rerun: pytest conformance/ --planner tests.wrong_planners:off_by_one_scan "
+        " rerun: pytest conformance/ --planner tests.planted.wrong_planners:off_by_one_scan "
         "--case spec7-prefill-and-decodes",
     ]
 
@@ -347,7 +347,7 @@ def _summary_row(output: str, planner: str) -> list[str]:
 
 
 def test_pytest_end_to_end_catches_off_by_one():
-    name = "tests.wrong_planners:off_by_one_scan"
+    name = "tests.planted.wrong_planners:off_by_one_scan"
     result = _pytest("--planner", name, "--case", "spec7-prefill-and-decodes")
     out = result.stdout
     assert result.returncode == 1, out + result.stderr

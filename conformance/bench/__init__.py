@@ -3,7 +3,7 @@
 ``pytest conformance/bench`` (or ``python -m conformance bench``); collected only when named or
 with ``--bench`` (:mod:`conformance.bench.plugin`). Modules: :mod:`~conformance.bench.workloads`
 (serving-like inputs), :mod:`~conformance.bench.floors` (empty kernels, a trivial torch op),
-:mod:`~conformance.bench.modes` (what each mode times, rounds), :mod:`~conformance.bench.table`
+:mod:`~conformance.bench.modes` (what each mode times, rounds), :mod:`~conformance.bench.summary_table`
 (ratios, the terminal table), :mod:`~conformance.bench.cli` (the shortcut). Timing primitives:
-:mod:`conformance.gpu_timing`.
+:mod:`conformance.bench.timing`.
 """

@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conformance.cases import REPO_ROOT
+from conformance.paths import BENCH_DIR, DEFAULT_BENCH_JSON, REPO_ROOT
 
-DEFAULT_JSON = REPO_ROOT / "reports" / "out" / "bench.json"
+DEFAULT_JSON = DEFAULT_BENCH_JSON
 COLUMNS = "min,median,iqr,rounds,iterations"
 """pytest-benchmark's own per-group tables, kept short: the suite's table follows them."""
 
@@ -39,7 +39,7 @@ def add_parser(sub) -> None:
 
 def pytest_args(args: argparse.Namespace) -> list[str]:
     """The pytest command line ``bench`` runs (without the leading ``pytest``)."""
-    out = [str(REPO_ROOT / "conformance" / "bench"), "-q", "-p", "no:cacheprovider",
+    out = [str(BENCH_DIR), "-q", "-p", "no:cacheprovider",
            f"--benchmark-json={args.json}", f"--benchmark-columns={COLUMNS}",
            "--benchmark-sort=name"]
     out += [f"--planner={p}" for p in args.planner]

@@ -3,14 +3,14 @@
 Modes of a planner, each a zero-argument call on one workload (:mod:`conformance.bench.workloads`):
 
 * ``eager``: ``launch(**kw)``: validation + launch, host wall time per call; on the GPU a round is
-  bracketed by ``torch.cuda.synchronize()`` (:func:`conformance.gpu_timing.synced_perf_counter`),
+  bracketed by ``torch.cuda.synchronize()`` (:func:`conformance.bench.timing.synced_perf_counter`),
   so queued device work is paid for.
 * ``validate``: the validator the planner itself calls (``python``: the shared validator;
   ``triton`` / ``numba-cuda``: its memo, :mod:`impls.validate_cache`), host time.
 * ``launch``: ``launch(**kw)`` with that validator replaced, for the benchmark's duration, by a
   function returning the plan it already returned: the launch alone, planner code untouched.
 * ``replay``: GPU only: one call captured in a CUDA graph, replays timed with CUDA events behind a
-  sleep kernel (:class:`conformance.gpu_timing.EventClock`): device time per plan. Not for
+  sleep kernel (:class:`conformance.bench.timing.EventClock`): device time per plan. Not for
   ``python`` (it reads tensor values on the host, so it cannot be captured).
 
 Rounds (:func:`budget`): pytest-benchmark's pedantic mode, ``iterations`` calls a round sized so
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import torch
 
-from conformance import gpu_timing as gt
+from conformance.bench import timing as gt
 
 MODES = ("eager", "validate", "launch", "replay")
 VALIDATOR_ATTR = {"python": "validate_launch", "triton": "validate_mapping",

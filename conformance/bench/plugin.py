@@ -1,6 +1,6 @@
 """pytest side of the benchmark suite: options, opt-in collection, results under xdist, the table.
 
-Registered from :mod:`conformance.plugin` (``pytest_plugins``).
+Registered from :mod:`conformance.plugin.hooks` (``pytest_plugins``).
 
 * **Opt-in collection**: ``conformance/bench/`` is collected only when a command-line path names
   it (``pytest conformance/bench``, or a file / node id inside it) or with ``--bench``; so
@@ -10,12 +10,12 @@ Registered from :mod:`conformance.plugin` (``pytest_plugins``).
   ``--bench-report PATH`` (the table and fingerprint as Markdown); planners come from
   ``--planner`` (default every built-in).
 * **Fingerprint**: pytest-benchmark's ``machine_info`` gets the run fingerprint
-  (:func:`conformance.results.run_fingerprint`: GPU, driver, CUDA, torch, triton, numba, numpy,
+  (:func:`conformance.fingerprint.run_fingerprint`: GPU, driver, CUDA, torch, triton, numba, numpy,
   commit, each planner's mode) and the worker's GPU pinning.
 * **Ratios**: ``--benchmark-json`` entries get ``extra_info`` ratio fields
-  (:func:`conformance.bench.table.annotate`).
+  (:func:`conformance.bench.summary_table.annotate`).
 * **pytest-xdist**: pytest-benchmark disables itself under xdist. Here each worker (pinned to its
-  own GPU by :mod:`conformance.gpu_pinning`) measures anyway, and sends every benchmark's
+  own GPU by :mod:`conformance.plugin.gpu_pinning`) measures anyway, and sends every benchmark's
   ``as_dict()`` to the controller in ``report.user_properties``; the controller writes the one
   ``--benchmark-json`` file and prints the one table.
 """
@@ -161,7 +161,7 @@ class BenchResults:
 
     @pytest.hookimpl(trylast=True)  # after pytest-benchmark's own tables: the table ends the run
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        from conformance.bench.table import annotate, render
+        from conformance.bench.summary_table import annotate, render
 
         benches = self.benches()
         if not benches or hasattr(self.config, "workerinput"):
@@ -188,11 +188,11 @@ _FP: dict | None = None
 
 
 def machine_fingerprint(config) -> dict:
-    """:func:`conformance.results.run_fingerprint` of the selected planners, plus the pinning."""
+    """:func:`conformance.fingerprint.run_fingerprint` of the selected planners, plus the pinning."""
     global _FP
     if _FP is None:
-        from conformance import gpu_pinning
-        from conformance.results import run_fingerprint
+        from conformance.plugin import gpu_pinning
+        from conformance.fingerprint import run_fingerprint
         from impls.registry import builtin_names
 
         _FP = run_fingerprint(config.getoption("planner") or list(builtin_names()))
@@ -207,7 +207,7 @@ def pytest_benchmark_update_machine_info(config, machine_info: dict) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_benchmark_update_json(config, benchmarks, output_json: dict) -> None:
-    from conformance.bench.table import annotate
+    from conformance.bench.summary_table import annotate
 
     annotate(output_json["benchmarks"])
 

@@ -19,11 +19,11 @@ import os
 import pytest
 import torch
 
-from conformance import gpu_pinning
-from conformance import gpu_timing as gt
+from conformance.plugin import gpu_pinning
+from conformance.bench import timing as gt
 from conformance.bench import floors, modes, workloads
 from conformance.bench.plugin import bs_list, table_shape
-from conformance.runner import resolve_device
+from conformance.engine.runner import resolve_device
 from impls.python_planner import plan_values
 from impls.registry import availability, builtin_names, default_device, get_planner
 

@@ -38,7 +38,7 @@ fi
 # 1. fingerprint ------------------------------------------------------------------------------
 elapsed "fingerprint"
 {
-  "$PY" -c 'from conformance.gpu_timing import fingerprint_text; print(fingerprint_text())'
+  "$PY" -c 'from conformance.bench.timing import fingerprint_text; print(fingerprint_text())'
   "$PY" -c 'import torch; print("torch sees", torch.cuda.device_count(), "GPU(s)")'
   "$PY" -m conformance planners
   nvidia-smi -L 2>/dev/null || echo "nvidia-smi: not available"

@@ -1,0 +1,192 @@
+"""Build one step's launcher arguments on a device: inputs with garbage tails, poisoned outputs with
+guard zones, then the case's overrides.
+
+* Every per-request input (``req_pool_indices``, ``prefix_lens``, ``extend_seq_lens``) is a
+  contiguous view of the first bs elements of a longer allocation whose tail holds active rows with
+  huge lengths: a planner that reads lanes past bs changes its totals and is caught.
+* ``req_to_token`` and the LUT are contiguous views into allocations with :data:`GUARD` elements of
+  garbage before and after them: a read outside the tensor returns a value no case expects, and a
+  write there changes the allocation, which must stay as it was.
+* Every output buffer is a view into an allocation with :data:`GUARD` elements before and after it;
+  the whole allocation is filled with a poison pattern (element i = base + i) before each run, so an
+  element never written, or written outside the tensor, is seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from conformance.corpus.arrays import evaluate
+from conformance.corpus.generators import build_lut, build_table
+from impls.constants import OUTPUT_NAMES, SCRATCH_MIN_LEN
+
+GUARD = 16
+"""Elements of guard zone before and after every output buffer."""
+TAIL = 64
+"""Elements of garbage after every per-request input."""
+TAIL_GARBAGE = {"req_pool_indices": 1, "prefix_lens": 1 << 40, "extend_seq_lens": 1 << 40}
+"""What lies past bs: active rows with huge lengths, so that reading them changes every total."""
+POISONS = {
+    "a": {torch.int64: 0x7A7A_0000_0000_0000, torch.int32: 0x7A7A_0000},
+    "b": {torch.int64: -0x6B6B_0000_0000_0000, torch.int32: -0x6B6B_0000},
+}
+"""Poison bases of the two runs of each valid case; element i of an allocation holds base + i."""
+OUTPUT_DTYPES = {
+    "out_verify_offsets_scratch": torch.int64,
+    "out_write_offsets": torch.int64,
+    "out_write_seed_slot_indices": torch.int64,
+    "out_verify_num_valid": torch.int32,
+    "out_verify_enable": torch.int32,
+    "out_write_num_valid_reqs": torch.int32,
+}
+DTYPES = {name: getattr(torch, name) for name in
+          ("int8", "int16", "int32", "int64", "uint8", "float32", "float64", "bool")}
+
+
+@dataclass
+class OutputBuffer:
+    """An output tensor (``view``) inside a guarded allocation (``storage``)."""
+
+    storage: torch.Tensor
+    view: torch.Tensor
+
+    def poison(self, run: str) -> None:
+        base = POISONS[run][self.storage.dtype]
+        self.storage.copy_(torch.arange(self.storage.numel(), dtype=self.storage.dtype) + base)
+
+
+def output_lengths(case) -> dict[str, int]:
+    """Length of each output buffer of ``case`` (spec section 3)."""
+    cap = case.write_req_capacity
+    return {
+        "out_verify_offsets_scratch": case.inputs.get("scratch_len", SCRATCH_MIN_LEN),
+        "out_write_offsets": cap + 1,
+        "out_write_seed_slot_indices": cap,
+        "out_verify_num_valid": 1,
+        "out_verify_enable": 1,
+        "out_write_num_valid_reqs": 1,
+    }
+
+
+def allocate_outputs(case, device: torch.device) -> dict[str, OutputBuffer]:
+    """Guarded output buffers for ``case`` on ``device`` (poison them before use)."""
+    buffers = {}
+    for name, n in output_lengths(case).items():
+        storage = torch.empty(n + 2 * GUARD, dtype=OUTPUT_DTYPES[name], device=device)
+        buffers[name] = OutputBuffer(storage, storage[GUARD:GUARD + n])
+    return buffers
+
+
+class RequestInputs:
+    """The per-request inputs of a multi-step case, reused the way a server reuses its CUDA-graph
+    input buffers: one allocation per input for the whole case, new values written in place each
+    step, and the very same tensor object handed over whenever bs repeats. A planner that caches
+    anything keyed on tensor identity or address therefore sees new values behind an old key.
+
+    Past bs every allocation holds :data:`TAIL_GARBAGE` again at each step.
+    """
+
+    def __init__(self, case, device: torch.device) -> None:
+        most = max(step.bs for step in case.steps)
+        self.storage = {name: torch.full((most + TAIL,), garbage, dtype=torch.int64, device=device)
+                        for name, garbage in TAIL_GARBAGE.items()}
+        self.views: dict[tuple[str, int], torch.Tensor] = {}
+
+    def write(self, step) -> dict[str, torch.Tensor]:
+        """Write ``step``'s values in place; returns the three input tensors (length bs)."""
+        out = {}
+        for name, storage in self.storage.items():
+            values = evaluate(step.inputs.get(name, []))
+            n = len(values)
+            storage.fill_(TAIL_GARBAGE[name])
+            storage[:n].copy_(torch.tensor(values, dtype=torch.int64))
+            out[name] = self.views.setdefault((name, n), storage[:n])
+        return out
+
+
+def apply_patches(table: torch.Tensor, lut: torch.Tensor | None, step) -> None:
+    """Apply a step's ``req_to_token_set`` / ``lut_set`` in place: a table or LUT entry that changes
+    between steps, as the KV allocator changes them between forward steps."""
+    for row, pos, value in step.inputs.get("req_to_token_set", ()):
+        table[row, pos] = value
+    for index, value in step.inputs.get("lut_set", ()):
+        lut[index] = value
+
+
+def _request_tensor(name: str, values: list[int], device: torch.device) -> torch.Tensor:
+    storage = torch.full((len(values) + TAIL,), TAIL_GARBAGE[name], dtype=torch.int64)
+    storage[: len(values)] = torch.tensor(values, dtype=torch.int64)
+    return storage.to(device)[: len(values)]
+
+
+TABLE_GUARD_GARBAGE = {torch.int32: 0x3EEE_0000, torch.int64: 0x3EEE_0000_0000}
+"""Guard-zone values around the table (int32) and the LUT (int64): no case expects them as seeds."""
+
+
+def _guarded(tensor: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy of ``tensor`` inside an allocation with GUARD garbage elements each side."""
+    n = tensor.numel()
+    storage = torch.full((n + 2 * GUARD,), TABLE_GUARD_GARBAGE[tensor.dtype], dtype=tensor.dtype,
+                         device=tensor.device)
+    storage[GUARD:GUARD + n] = tensor.reshape(-1)
+    return storage[GUARD:GUARD + n].view(tensor.shape)
+
+
+def build_tables(case, device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(req_to_token, LUT or None) of ``case`` on ``device``, shared by all its steps, each inside
+    a guarded allocation."""
+    table_spec = case.inputs.get("req_to_token", {"generator": "linear", "max_reqs": 1,
+                                                  "max_seq_len": 1})
+    lut = build_lut(case.inputs.get("lut"), device)
+    return _guarded(build_table(table_spec, device)), None if lut is None else _guarded(lut)
+
+
+def launcher_kwargs(step, device: torch.device, table: torch.Tensor, lut: torch.Tensor | None,
+                    buffers: dict[str, OutputBuffer],
+                    requests: RequestInputs | None = None) -> dict[str, object]:
+    """The launcher's keyword arguments for ``step``, before overrides: per-request inputs written
+    into ``requests`` when given (reused across steps), else freshly allocated."""
+    if requests is not None:
+        kwargs: dict[str, object] = dict(requests.write(step))
+    else:
+        kwargs = {name: _request_tensor(name, evaluate(step.inputs.get(name, [])), device)
+                  for name in TAIL_GARBAGE}
+    kwargs["req_to_token"] = table
+    kwargs["full_to_swa_index_mapping"] = lut
+    for name in OUTPUT_NAMES:
+        kwargs[name] = buffers[name].view
+    kwargs["swa_window_size"] = step.inputs.get("swa_window_size", 0)
+    kwargs["verify_capacity"] = step.inputs.get("verify_capacity", 1 << 20)
+    return kwargs
+
+
+def _override_one(tensor: torch.Tensor, override: dict) -> torch.Tensor:
+    if "dtype" in override:
+        return tensor.to(DTYPES[override["dtype"]])
+    if "layout" in override:  # same shape and values, every other element of a wider allocation
+        shape = tuple(tensor.shape) or (1,)
+        wide = torch.zeros(*shape[:-1], shape[-1] * 2, dtype=tensor.dtype, device=tensor.device)
+        wide[..., ::2] = tensor.reshape(shape)
+        return wide[..., ::2]
+    if "shape" in override:
+        return torch.zeros(override["shape"], dtype=tensor.dtype, device=tensor.device)
+    if "device" in override:
+        return tensor.to(override["device"])
+    raise ValueError(f"unknown override {override}")
+
+
+def apply_overrides(kwargs: dict[str, object], overrides: list[dict]) -> dict[str, object]:
+    """A copy of ``kwargs`` with each override applied in order (see cases/README.md)."""
+    out = dict(kwargs)
+    for override in overrides:
+        if "swap" in override:
+            a, b = override["swap"]
+            out[a], out[b] = out[b], out[a]
+        else:
+            name = override["tensor"]
+            if out[name] is None:
+                raise ValueError(f"override of {name}, which is None in this case")
+            out[name] = _override_one(out[name], override)
+    return out

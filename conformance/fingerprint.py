@@ -1,0 +1,88 @@
+"""Where a run or a measurement happened: GPU, driver, CUDA, library versions, date, and for a
+conformance run the commit, host and each planner's mode and source digest.
+
+A leaf module, used by the results writer (:mod:`conformance.plugin.results_writer`) and by the
+benchmark suite (:mod:`conformance.bench.plugin`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib
+import platform
+import subprocess
+
+import torch
+
+from conformance.paths import REPO_ROOT
+
+
+def _version(module: str) -> str:
+    try:
+        return str(importlib.import_module(module).__version__)
+    except Exception as exc:  # not installed, or broken: say so rather than fail a benchmark
+        return f"n/a ({type(exc).__name__})"
+
+
+def _driver_version() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20, check=True)
+        return out.stdout.strip().splitlines()[0]
+    except Exception as exc:
+        return f"n/a ({type(exc).__name__})"
+
+
+def fingerprint() -> dict[str, str]:
+    """Where a measurement was taken: GPU name, driver, CUDA, library versions, date (UTC)."""
+    cuda = torch.cuda.is_available()
+    return {
+        "gpu": torch.cuda.get_device_name() if cuda else "none (CPU only)",
+        "driver": _driver_version() if cuda else "n/a",
+        "cuda": str(torch.version.cuda),
+        "torch": torch.__version__,
+        "triton": _version("triton"),
+        "numba": _version("numba"),
+        "numba_cuda": _version("numba_cuda"),
+        "numpy": _version("numpy"),
+        "python": platform.python_version(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def fingerprint_text() -> str:
+    """:func:`fingerprint` as one line, ``key=value`` pairs, for report headers."""
+    return ", ".join(f"{k}={v}" for k, v in fingerprint().items())
+
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True,
+                             timeout=10, check=True)
+        return out.stdout.strip()
+    except Exception:  # not a git checkout, or no git: the fingerprint says unknown
+        return None
+
+
+def run_fingerprint(planner_names: list[str]) -> dict:
+    """Where and on what the run happened: commit, host, GPU, versions, each planner's mode.
+
+    Machine and library fields come from :func:`fingerprint`.
+    """
+    from impls.registry import availability, source_digest
+
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    planners = {}
+    for name in planner_names:
+        a = availability(name)
+        planners[name] = {"available": a.available, "mode": a.mode, "device": a.device,
+                          "reason": a.reason, "source": source_digest(name)}
+    return {
+        **fingerprint(),
+        "commit": _git("rev-parse", "HEAD"),
+        "dirty": None if status is None else bool(status),
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "planners": planners,
+    }

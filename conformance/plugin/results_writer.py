@@ -1,0 +1,229 @@
+"""One machine-readable results file per ``pytest conformance/`` run (issue #6, item 1).
+
+:class:`ResultsWriter`, registered by :mod:`conformance.plugin.hooks`, records every (case, planner) item
+from its test reports and writes ``reports/out/results.json`` (``--results PATH``), the format of
+``reports/results.schema.json``: per item the status (``pass``, ``fail``, ``xfail``, ``xpass``,
+``skip``, ``error``, ``crash``, ``timeout``), the ConformanceFailure text when it failed, the
+rerun command, the case's tags, source, file and expected error ids, the duration; and the run's
+fingerprint (commit, date, host, GPU, library versions, each planner's mode).
+
+* Under pytest-xdist only the controller writes: workers attach the case's metadata to
+  ``report.user_properties`` (``case_meta``), which travel with the reports.
+* Writes are atomic (a temporary file in the same folder, then :func:`os.replace`) and incremental:
+  after collection, then every ``--results-every`` results or :data:`FLUSH_SECONDS`, and at the
+  end; a run killed midway leaves a valid file of what finished (``"complete": false``).
+* ``crash`` / ``timeout`` come from crash isolation: a ``("status", "crash")`` user property or a
+  ``conformance_status`` report attribute; a pytest-xdist worker that died mid-item is a ``crash``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.corpus.loader import display_path
+from conformance.paths import RESULTS_RELPATH
+from conformance.reporting.results_format import FORMAT, VERSION, write_json_atomic
+from conformance.engine.runner import case_dir_arg, rerun_command
+from conformance.fingerprint import run_fingerprint
+
+DEFAULT_PATH = RESULTS_RELPATH
+"""Relative to the rootdir (the repository)."""
+FLUSH_SECONDS = 3.0
+STATUS = {"passed": "pass", "failed": "fail", "xfailed": "xfail", "xpassed": "xpass",
+          "skipped": "skip", "error": "error"}
+RANK = {"pass": 0, "skip": 0, "xfail": 0, "xpass": 1, "fail": 2, "error": 3, "timeout": 4,
+        "crash": 4}
+"""A later phase's status replaces an earlier one only when it ranks higher (teardown errors)."""
+_NODE = re.compile(r"^(?P<file>[^:]*)::(?P<case>.*)\[(?P<planner>[^\[\]]*)\]$")
+
+
+def add_results_options(group) -> None:
+    """Add ``--results PATH`` and ``--results-every N`` to the plugin's option group."""
+    group.addoption("--results", metavar="PATH", type=Path, default=None,
+                    help=f"results file to write (default: {DEFAULT_PATH} under the rootdir)")
+    group.addoption("--results-every", metavar="N", type=int, default=50,
+                    help="rewrite the results file after every N results (default 50; also "
+                         f"every {FLUSH_SECONDS:g} s and at the end)")
+
+
+def case_meta(item: pytest.Item) -> dict | None:
+    """The metadata of a corpus item that the results file keeps, or None for other items."""
+    case = getattr(item, "case", None)
+    if case is not None:
+        errors = sorted({s.error["id"] for s in case.steps if s.error})
+        return {"case": case.id, "description": case.description, "tags": list(case.tags),
+                "source": case.source, "file": display_path(case.path),
+                "json_path": case.json_path, "entry": case.entry, "error_ids": errors,
+                "rerun": rerun_command(case.id, item.planner, case_dir_arg(case))}
+    error = getattr(item, "error", None)
+    if error is not None and hasattr(error, "json_path"):
+        folder = error.path if error.path.is_dir() else error.path.parent
+        return {"case": error.case_id, "description": f"bad case file: {error}", "tags": [],
+                "source": None, "file": display_path(error.path), "json_path": error.json_path,
+                "entry": None, "error_ids": [],
+                "rerun": f"python -m conformance --cases {display_path(folder)} cases"}
+    return None
+
+
+def _status(report: pytest.TestReport, props: dict) -> str | None:
+    """The item's status from this report, or None when this report does not decide it."""
+    special = props.get("status") or getattr(report, "conformance_status", None)
+    if special in ("crash", "timeout") and report.failed:
+        return special
+    if report.failed and "crashed while running" in report.longreprtext:
+        return "crash"  # pytest-xdist: the worker died in this item
+    if hasattr(report, "wasxfail") and report.when in ("setup", "call"):
+        if report.skipped:
+            return "xfail"
+        return "xpass" if report.when == "call" else None
+    if report.when == "call":
+        return STATUS[report.outcome]
+    if report.when == "setup" and report.skipped:
+        return "skip"
+    if report.failed:
+        return "error"
+    return None
+
+
+def _message(report: pytest.TestReport) -> str | None:
+    if report.skipped:
+        if hasattr(report, "wasxfail"):
+            return report.wasxfail or None
+        longrepr = report.longrepr
+        return longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    if report.failed:  # without pytest-xdist's "[gw0] linux -- Python 3.x ..." header line
+        return re.sub(r"\A\[gw\d+\] [^\n]*\n", "", report.longreprtext)
+    return getattr(report, "wasxfail", None) or None  # an xpass names its declared reason
+
+
+class ResultsWriter:
+    """Collects one result per (case, planner) from test reports and writes the results file.
+
+    On a pytest-xdist worker it only tags items with their case metadata; the controller (or a
+    plain run) writes.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.worker = hasattr(config, "workerinput")  # only tags items; the controller writes
+        self.off = self.worker or config.getoption("collectonly")
+        self.error: str | None = None
+        given = config.getoption("results")
+        self.path = given if given is not None else config.rootpath / DEFAULT_PATH
+        self.every = max(1, config.getoption("results_every"))
+        self.results: dict[str, dict] = {}
+        self.collected: int | None = None
+        self.fingerprint: dict | None = None
+        self.started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        self.pending, self.last_write = 0, 0.0
+
+    # -- workers and plain runs: tag the items ------------------------------------------------
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            meta = case_meta(item)
+            if meta is not None:
+                item.user_properties.append(("case_meta", meta))
+        if not self.off:
+            self._collected(sum(1 for i in items if _is_corpus(i.nodeid)))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
+        if self.collected is None and not self.off:
+            self._collected(sum(1 for i in ids if _is_corpus(i)))
+
+    def _collected(self, count: int) -> None:
+        if count:
+            self.collected = count
+            self.write()
+
+    # -- the controller: record and write -----------------------------------------------------
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.off:
+            return
+        props = dict(report.user_properties)
+        planner = props.get("planner")
+        match = _NODE.match(report.nodeid)
+        if planner is None and not (match and _is_corpus(report.nodeid)):
+            return  # not a corpus item (the harness's own tests)
+        meta = props.get("case_meta") or {}
+        planner = planner or match.group("planner")
+        case = props.get("case") or meta.get("case") or (match and match.group("case"))
+        key = report.nodeid
+        entry = self.results.get(key)
+        if entry is None:
+            entry = self.results[key] = {
+                "id": report.nodeid.split("::", 1)[-1], "case": case, "planner": planner,
+                "status": None, "duration": 0.0, "message": None,
+                "rerun": meta.get("rerun") or rerun_command(case or "?", planner),
+                **{k: meta.get(k) for k in ("description", "file", "json_path", "entry",
+                                            "source")},
+                "tags": meta.get("tags", []), "error_ids": meta.get("error_ids", []),
+                "worker": _worker_id(report),
+            }
+        entry["duration"] = round(entry["duration"] + report.duration, 6)
+        status = _status(report, props)
+        if status is not None and (entry["status"] is None
+                                   or RANK[status] > RANK[entry["status"]]):
+            entry["status"], entry["message"] = status, _message(report)
+        if report.when == "teardown" or status in ("crash", "timeout"):
+            self.pending += 1
+            if self.pending >= self.every or time.monotonic() - self.last_write > FLUSH_SECONDS:
+                self.write()
+
+    def document(self, *, complete: bool = False, exitstatus: int | None = None) -> dict:
+        """The results file's contents now (finished items only, in completion order)."""
+        if self.fingerprint is None:
+            names = sorted({e["planner"] for e in self.results.values()}
+                           | set(self.config.getoption("planner") or _builtin()))
+            names = [n for n in names if n not in ("load", "validator", "allocator")]
+            self.fingerprint = run_fingerprint(names)
+        results = [e for e in self.results.values() if e["status"] is not None]
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        return {"format": FORMAT, "version": VERSION, "complete": complete,
+                "exitstatus": exitstatus, "started": self.started, "updated": now,
+                "args": list(self.config.invocation_params.args), "collected": self.collected,
+                "fingerprint": self.fingerprint, "results": results}
+
+    def write(self, **kwargs) -> None:
+        """Write the file now (atomically)."""
+        if self.off or self.error:
+            return
+        try:
+            write_json_atomic(self.path, self.document(**kwargs))
+        except OSError as exc:  # say so at the end; never stop the run for it
+            self.error = f"cannot write {self.path}: {exc.strerror or exc}"
+        self.pending, self.last_write = 0, time.monotonic()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.off or (not self.results and not self.collected):
+            return
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        self.write(complete=not interrupted, exitstatus=int(exitstatus))
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.error:
+            terminalreporter.write_line(f"conformance results: {self.error}", red=True)
+        elif not self.off and (self.results or self.collected):
+            terminalreporter.write_line(f"conformance results: {display_path(self.path)}")
+
+
+def _is_corpus(nodeid: str) -> bool:
+    return nodeid.split("::", 1)[0].endswith("test_corpus.py")
+
+
+def _worker_id(report: pytest.TestReport) -> str | None:
+    """The pytest-xdist worker (``gw0``, ...) that sent ``report`` to the controller, else None."""
+    gateway = getattr(getattr(report, "node", None), "gateway", None)
+    return getattr(gateway, "id", None)
+
+
+def _builtin() -> tuple[str, ...]:
+    from impls.registry import builtin_names
+
+    return builtin_names()

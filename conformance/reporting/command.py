@@ -1,0 +1,81 @@
+"""The ``report`` subcommand of ``python -m conformance`` (arguments and dispatch only).
+
+  report [RESULTS] [--bench BENCH_JSON] [--out PATH] [--publish DIR] [--format html|markdown|text]
+  report --compare OLD NEW [--format html|markdown|text] [--out PATH]
+
+RESULTS defaults to ``reports/out/results.json`` (written by every ``pytest conformance/`` run).
+HTML goes to ``--out`` (default ``reports/report.html``, or ``reports/compare.html``; with
+``--publish`` only there unless ``--out`` is given); Markdown and text go to standard output unless
+``--out`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from conformance.paths import DEFAULT_COMPARE_HTML, DEFAULT_REPORT_HTML, DEFAULT_RESULTS
+from conformance.reporting.results_format import ResultsError, load_results
+
+
+def add_report_parser(sub) -> None:
+    """Register ``report`` on the CLI's subparsers."""
+    p = sub.add_parser("report", help="results file -> HTML page, Markdown or text; --compare",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", nargs="?", type=Path, default=DEFAULT_RESULTS, metavar="RESULTS",
+                   help="results file or --publish folder (default: reports/out/results.json)")
+    p.add_argument("--bench", type=Path, metavar="BENCH_JSON",
+                   help="pytest-benchmark JSON: adds the benchmark table and plots")
+    p.add_argument("--out", type=Path, metavar="PATH", help="where to write the report")
+    p.add_argument("--publish", type=Path, metavar="DIR",
+                   help="also write DIR/index.html and DIR/results.json (and bench.json)")
+    p.add_argument("--format", choices=("html", "markdown", "text"), default="html")
+    p.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"),
+                   help="compare two runs: results files, benchmark files or --publish folders")
+    p.set_defaults(func=run_report)
+
+
+def _emit(text: str, out: Path | None, default: Path | None) -> None:
+    target = out or default
+    if target is None:
+        sys.stdout.write(text)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    print(f"wrote {target}")
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Run ``report``; returns the exit code (2 for unreadable input, with a one-line error)."""
+    from conformance.reporting import compare, report
+    from conformance.reporting.bench_figures import BenchError
+
+    try:
+        if args.compare:
+            model = compare.compare(*args.compare)
+            if args.format == "html":
+                _emit(compare.render_html(model), args.out, DEFAULT_COMPARE_HTML)
+            else:
+                fmt = "github" if args.format == "markdown" else "simple"
+                _emit(compare.render_markdown(model, fmt), args.out, None)
+            return 0
+        if args.results.is_dir():  # a --publish folder: its results.json (and bench.json)
+            folder, args.results = args.results, args.results / "results.json"
+            if args.bench is None and (folder / "bench.json").exists():
+                args.bench = folder / "bench.json"
+        model = report.build(load_results(args.results), args.bench)
+    except (ResultsError, BenchError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "text":
+        _emit(report.render_text(model), args.out, None)
+    elif args.format == "markdown":
+        _emit(report.render_markdown(model), args.out, None)
+    elif args.out or not args.publish:
+        _emit(report.render_html(model), args.out, DEFAULT_REPORT_HTML)
+    if args.publish:
+        html = report.render_html(model)
+        for path in report.publish(args.publish, args.results, html, args.bench):
+            print(f"published {path}")
+    return 0

@@ -1,0 +1,163 @@
+"""``python -m conformance report --compare OLD NEW``: what changed between two runs (issue #6).
+
+OLD and NEW are each a results file, a pytest-benchmark JSON file, or a folder written by
+``report --publish`` (its ``results.json`` and, when present, ``bench.json``). Items are matched
+by test id (``case-id[planner]``):
+
+* **newly failing**: not passing now (fail, error, crash, timeout, xpass), passing before;
+* **newly passing**: the reverse;
+* **other changes**: any other status change (pass -> skip, fail -> crash, ...);
+* **appeared** / **disappeared**: in one run only;
+* **benchmarks moved**: p50 outside the other run's IQR, both ways (:func:`report_bench.moved`).
+
+Rendered as HTML (``compare.html.j2``), Markdown for a pull-request comment, or text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tabulate import tabulate
+
+from conformance.reporting import bench_figures as report_bench
+from conformance.reporting.report import _first_detail
+from conformance.reporting.results_format import BAD, load_results
+
+MAX_ROWS = 60
+"""Rows per section in Markdown and text (a pull-request comment has a size limit)."""
+
+
+def load_side(path: Path) -> tuple[dict | None, list | None, str]:
+    """``(results or None, benchmark rows or None, label)`` of one side of a comparison."""
+    path = Path(path)
+    results = bench = None
+    if path.is_dir():
+        if (path / "results.json").exists():
+            results = load_results(path / "results.json")
+        if (path / "bench.json").exists():
+            bench = report_bench.load_bench(path / "bench.json")[0]
+    else:
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            doc = None
+        if isinstance(doc, dict) and "benchmarks" in doc:
+            bench = report_bench.load_bench(path)[0]
+        else:
+            results = load_results(path)  # raises a ResultsError naming the file
+    if results is None and bench is None:
+        raise FileNotFoundError(f"{path}: neither results.json nor bench.json there")
+    return results, bench, str(path)
+
+
+def _entry(r: dict) -> dict:
+    return {"id": r["id"], "status": r["status"], "detail": _first_detail(r["message"])
+            if r["status"] in BAD else (r["message"] or ""), "rerun": r["rerun"],
+            "message": r["message"]}
+
+
+def compare(old: Path, new: Path) -> dict:
+    """The comparison model of two runs (see the module docstring)."""
+    old_results, old_bench, old_label = load_side(old)
+    new_results, new_bench, new_label = load_side(new)
+    model = {"old": old_label, "new": new_label, "has_results": False, "bench": None,
+             "old_fp": (old_results or {}).get("fingerprint"),
+             "new_fp": (new_results or {}).get("fingerprint")}
+    if old_results is not None and new_results is not None:
+        before = {r["id"]: r for r in old_results["results"]}
+        after = {r["id"]: r for r in new_results["results"]}
+        sections = {"newly_failing": [], "newly_passing": [], "other_changes": [],
+                    "appeared": [], "disappeared": []}
+        for key, r in after.items():
+            o = before.get(key)
+            if o is None:
+                sections["appeared"].append(_entry(r))
+            elif o["status"] != r["status"]:
+                e = {**_entry(r), "old_status": o["status"]}
+                if r["status"] in BAD and o["status"] not in BAD:
+                    sections["newly_failing"].append(e)
+                elif o["status"] in BAD and r["status"] not in BAD:
+                    sections["newly_passing"].append(e)
+                else:
+                    sections["other_changes"].append(e)
+        sections["disappeared"] = [_entry(o) for k, o in before.items() if k not in after]
+        for entries in sections.values():
+            entries.sort(key=lambda e: e["id"])
+        model.update(sections, has_results=True, unchanged=sum(
+            1 for k, r in after.items() if k in before and before[k]["status"] == r["status"]))
+    if old_bench is not None and new_bench is not None:
+        model["bench"] = report_bench.moved(old_bench, new_bench)
+    model["changed_code"] = changed_code(model["old_fp"], model["new_fp"])
+    return model
+
+
+def changed_code(old_fp: dict | None, new_fp: dict | None) -> list[str]:
+    """Planners present in both runs whose source file differs (by SHA-256): "name (old -> new)"."""
+    old_p, new_p = (old_fp or {}).get("planners", {}), (new_fp or {}).get("planners", {})
+    out = []
+    for name in sorted(set(old_p) & set(new_p)):
+        a, b = old_p[name].get("source"), new_p[name].get("source")
+        if a and b and a["sha256"] != b["sha256"]:
+            out.append(f"{name} ({a['sha256'][:12]} -> {b['sha256'][:12]})")
+    return out
+
+
+SECTIONS = (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing"),
+            ("other_changes", "Other status changes"), ("appeared", "Appeared"),
+            ("disappeared", "Disappeared"))
+
+
+def headline(model: dict) -> str:
+    """One line: the count of each kind of change."""
+    parts = [f"{len(model[k])} {title.lower()}" for k, title in SECTIONS] \
+        if model["has_results"] else []
+    if model["has_results"]:
+        parts.append(f"{model['unchanged']} unchanged")
+    if model["bench"] is not None:
+        parts.append(f"{len(model['bench'])} benchmark figure(s) moved beyond their noise")
+    if model.get("changed_code"):
+        parts.append(f"planner code changed: {', '.join(model['changed_code'])}")
+    return ", ".join(parts)
+
+
+def _rows(entries: list[dict], fmt: str) -> list[list]:
+    code = (lambda s: f"`{s}`") if fmt == "github" else (lambda s: s)
+    return [[code(e["id"]), f"{e['old_status']} -> {e['status']}" if "old_status" in e
+             else e["status"], e["detail"].replace("|", "\\|")[:160]] for e in entries[:MAX_ROWS]]
+
+
+def render_markdown(model: dict, fmt: str = "github") -> str:
+    """Markdown (``fmt="github"``, for a pull-request comment) or plain text (``"simple"``)."""
+    md = fmt == "github"
+    out = [f"{'## ' if md else ''}Conformance: {model['old']} -> {model['new']}", "",
+           headline(model) or "nothing to compare"]
+    for key, title in SECTIONS if model["has_results"] else ():
+        entries = model[key]
+        if not entries:
+            continue
+        out += ["", f"{'### ' if md else ''}{title} ({len(entries)})", "",
+                tabulate(_rows(entries, fmt), headers=["test", "status", "detail"], tablefmt=fmt)]
+        if len(entries) > MAX_ROWS:
+            out.append(f"... and {len(entries) - MAX_ROWS} more")
+        if key == "newly_failing" and md:
+            for e in entries[:10]:
+                out += ["", f"<details><summary><code>{e['id']}</code></summary>", "", "```",
+                        (e["message"] or "").rstrip(), "```", "</details>"]
+    if model["bench"]:
+        rows = [[m["planner"], m["mode"], m["bs"], f"{m['old']:.2f}", f"{m['new']:.2f}",
+                 f"{m['ratio']:.2f}x"] for m in model["bench"][:MAX_ROWS]]
+        out += ["", f"{'### ' if md else ''}Benchmarks moved beyond their noise", "",
+                tabulate(rows, headers=["planner", "mode", "bs", "old p50 us", "new p50 us",
+                                        "new/old"], tablefmt=fmt)]
+    return "\n".join(out) + "\n"
+
+
+def render_html(model: dict) -> str:
+    """The comparison as one self-contained page."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.reporting", "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("compare.html.j2").render(sections=SECTIONS, headline=headline(model),
+                                                      lookup=model, **model)

@@ -1,0 +1,188 @@
+"""``python -m conformance report``: a results file (and benchmark JSON) as one page (issue #6).
+
+:func:`load_results` reads and schema-checks a results file written by
+:mod:`conformance.plugin.results_writer`; :func:`build` turns it into the page's model (summary per planner,
+the cases x planners matrix with failures first, every failure's report and rerun command, the
+error catalog x planners, the hazard cases, benchmarks); :func:`render_html` (Jinja2 template
+``conformance/reporting/templates/report.html.j2``: inline CSS and SVG, a few lines of JavaScript, nothing
+fetched), :func:`render_text` (tabulate) and :func:`render_markdown` print it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from tabulate import tabulate
+
+from conformance.reporting import bench_figures as report_bench
+from conformance.reporting.results_format import BAD, PSEUDO_PLANNERS, STATUSES, write_json_atomic
+from impls.errors import CATALOG
+from impls.registry import builtin_names
+
+def anchor(*parts: str | None) -> str:
+    """An HTML id from ``parts`` (``case-<id>``, ``fail-<case>--<planner>``)."""
+    return "--".join(re.sub(r"[^A-Za-z0-9_.-]", "_", p or "none") for p in parts)
+
+
+def _order(name: str) -> tuple:
+    builtin = builtin_names()
+    if name in builtin:
+        return (0, builtin.index(name), name)
+    return (2, PSEUDO_PLANNERS.index(name), name) if name in PSEUDO_PLANNERS else (1, 0, name)
+
+
+def _natural(text: str | None) -> tuple:
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text or ""))
+
+
+def _first_detail(message: str | None) -> str:
+    """The line of a failure report that says what went wrong (after the header lines)."""
+    lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
+    for i, line in enumerate(lines[2:], 2):
+        if line == "wrong error" and i + 2 < len(lines):  # say what was raised instead
+            return f"wrong error: {lines[i + 2]}"
+        if not line.startswith(("run ", "step ", "rerun:")):
+            return line
+    return lines[0] if lines else ""
+
+
+def build(doc: dict, bench: Path | None = None) -> dict:
+    """The page's model: fingerprint, summary, matrix, failures, catalog, hazards, benchmarks."""
+    results = doc["results"]
+    modes = {n: p["mode"] or "unavailable" for n, p in doc["fingerprint"]["planners"].items()}
+    planners = sorted({r["planner"] for r in results}, key=_order)
+    summary = []
+    for p in planners:
+        mine = [r for r in results if r["planner"] == p]
+        counts = {s: sum(r["status"] == s for r in mine) for s in STATUSES}
+        summary.append({"planner": p, "mode": "shared" if p in PSEUDO_PLANNERS[:2] else modes.get(p, "-"),
+                        "counts": counts, "seconds": sum(r["duration"] for r in mine)})
+    cases: dict[str, dict] = {}
+    failures = []
+    for r in results:
+        key = r["case"] or r["id"]
+        row = cases.setdefault(key, {"case": key, "anchor": anchor("case", key), "cells": {},
+                                     "description": r.get("description") or "",
+                                     "tags": r["tags"], "file": r.get("file"),
+                                     "json_path": r.get("json_path"), "source": r["source"]})
+        cell = {"status": r["status"], "id": r["id"], "rerun": r["rerun"],
+                "anchor": anchor("fail", key, r["planner"]), "note": ""}
+        if r["status"] in BAD:
+            cell["note"] = _first_detail(r["message"])
+            failures.append({**r, "anchor": cell["anchor"], "case_anchor": row["anchor"],
+                             "summary": cell["note"]})
+        elif r["status"] in ("xfail", "skip"):
+            cell["note"] = r["message"] or ""
+        row["cells"][r["planner"]] = cell
+    for row in cases.values():
+        statuses = [c["status"] for c in row["cells"].values()]
+        row["rank"] = min(STATUSES.index(s) for s in statuses)
+        row["statuses"] = " ".join(sorted(set(statuses)))
+    rows = sorted(cases.values(), key=lambda r: (r["rank"], r["file"] or "",
+                                                 _natural(r["json_path"]), r["case"]))
+    failures.sort(key=lambda f: (_order(f["planner"]), f["file"] or "", _natural(f["json_path"])))
+    model = {"doc": doc, "fingerprint": doc["fingerprint"], "planners": planners,
+             "summary": summary, "statuses": STATUSES, "rows": rows, "failures": failures,
+             "tags": sorted({t for r in results for t in r["tags"]}),
+             "catalog": _catalog(results, planners),
+             "hazards": [r for r in rows if "hazard" in r["tags"]],
+             "total": len(results), "bad": sum(r["status"] in BAD for r in results)}
+    model.update(_bench(bench))
+    return model
+
+
+def _catalog(results: list[dict], planners: list[str]) -> list[dict]:
+    rows = []
+    for entry in CATALOG.values():
+        covering = [r for r in results if entry.id in r["error_ids"]]
+        cells = {}
+        for p in planners:
+            mine = [r for r in covering if r["planner"] == p]
+            if mine:
+                cells[p] = {"passed": sum(r["status"] in ("pass", "xfail") for r in mine),
+                            "total": len(mine)}
+        rows.append({"id": entry.id, "template": entry.template, "spec": entry.spec,
+                     "reach": entry.reach, "cases": sorted({r["case"] for r in covering}),
+                     "cells": cells})
+    return rows
+
+
+def _bench(path: Path | None) -> dict:
+    if path is None:
+        return {"bench": None}
+    rows, info = report_bench.load_bench(path)
+    return {"bench": {"file": str(path), "info": info, "table": report_bench.table(rows),
+                      "plots": report_bench.plots(rows)}}
+
+
+def render_html(model: dict) -> str:
+    """The self-contained page."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.reporting", "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("report.html.j2").render(**model)
+
+
+def _summary_table(model: dict, fmt: str) -> str:
+    rows = [[s["planner"], s["mode"], *[s["counts"][k] for k in STATUSES], f"{s['seconds']:.1f}"]
+            for s in model["summary"]]
+    return tabulate(rows, headers=["planner", "mode", *STATUSES, "seconds"], tablefmt=fmt)
+
+
+def _head(model: dict) -> str:
+    fp, doc = model["fingerprint"], model["doc"]
+    state = "complete" if doc["complete"] else "INCOMPLETE (interrupted or still running)"
+    return (f"{model['total']} results, {model['bad']} not passing; run {state}, "
+            f"{fp['date']}, commit {(fp['commit'] or 'unknown')[:12]}"
+            f"{' (dirty)' if fp.get('dirty') else ''}, host {fp['host']}, GPU {fp['gpu']}")
+
+
+def render_text(model: dict) -> str:
+    """The terminal rendering: summary per planner, failures with rerun commands, catalog gaps."""
+    out = [_head(model), "", _summary_table(model, "simple")]
+    if model["failures"]:
+        out += ["", "not passing:"]
+        out += [f"  {f['status']:<7} {f['id']}: {f['summary']}\n          {f['rerun']}"
+                for f in model["failures"]]
+    uncovered = [c["id"] for c in model["catalog"] if not c["cases"]]
+    out += ["", f"error catalog: {len(model['catalog']) - len(uncovered)} of "
+                f"{len(model['catalog'])} ids covered"
+                + (f"; uncovered: {', '.join(uncovered)}" if uncovered else "")]
+    if model["bench"]:
+        rows = [[b["planner"], b["mode"], b["bs"], b["p50"], b["iqr"], b["ratio"]]
+                for b in model["bench"]["table"]]
+        out += ["", tabulate(rows, headers=["planner", "mode", "bs", "p50 us", "IQR", "vs floor"],
+                             tablefmt="simple")]
+    return "\n".join(out) + "\n"
+
+
+def render_markdown(model: dict) -> str:
+    """A Markdown summary (for a pull request or a CI job summary)."""
+    out = ["## Conformance", "", _head(model), "", _summary_table(model, "github")]
+    if model["failures"]:
+        out += ["", "### Not passing", ""]
+        for f in model["failures"]:
+            out += [f"<details><summary><b>{f['status']}</b> <code>{f['id']}</code>: "
+                    f"{_md_escape(f['summary'])}</summary>", "", "```",
+                    (f["message"] or "").rstrip(), "```", "", "</details>", ""]
+    return "\n".join(out) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def publish(directory: Path, results: Path, html: str, bench: Path | None = None) -> list[Path]:
+    """Write ``index.html``, ``results.json`` (and ``bench.json``) into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = [directory / "index.html", directory / "results.json"]
+    (directory / "index.html").write_text(html)
+    write_json_atomic(directory / "results.json", json.loads(Path(results).read_text()))
+    if bench is not None:
+        shutil.copyfile(bench, directory / "bench.json")
+        written.append(directory / "bench.json")
+    return written

@@ -1,0 +1,279 @@
+"""Differential fuzzing (``python -m conformance fuzz``): random valid plans on each planner, compared
+with the pure-Python planner; every divergence shrunk and written as a new case file (issue #7).
+
+For each plan of :func:`conformance.robustness.random_plans.random_plan` the golden is recorded from the pure-Python
+planner (:func:`conformance.record.record_expectations`) and the case is run on every planner with
+the harness's own :func:`conformance.engine.runner.run_case`, so "diverges" means exactly what a failing
+test means: any output byte (guard zones and stale tails included) differs, an input changed, the
+two poisoned runs disagree, or the planner raised. A divergence is shrunk
+(:func:`conformance.robustness.shrink.shrink`) and written to ``<out>/<id>.json`` with its golden from the
+pure-Python planner, ``"needs_review": true`` and ``"source": {"kind": "fuzz", ...}`` naming the
+seed; the path and the pytest command that reruns it are printed. The run ends with one summary
+line (plans, divergences per planner, seconds), the figure committed under ``reports/gpu/``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import multiprocessing
+import re
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conformance.corpus.loader import Case, _load_file, _make_case, display_path
+from conformance.paths import FOUND_CASES_DIR
+from conformance.corpus.jsonfmt import dumps
+from conformance.robustness.random_plans import random_plan
+from conformance.robustness.progress import Progress
+from conformance.record import record_expectations
+from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
+from conformance.engine.runner import cases_dir_arg
+from conformance.engine.runner import rerun_command as runner_rerun
+from conformance.robustness.shrink import shrink
+from impls.registry import PlannerUnavailable, UnknownPlanner, availability, get_planner
+
+DEFAULT_OUT = FOUND_CASES_DIR
+_SCRATCH = Path("<fuzz>")
+
+
+def with_golden(raw: dict) -> tuple[Case, dict]:
+    """(the case, the case dict with ``expect``) for a plan without one: the golden is the
+    pure-Python planner's output (or the documented error it raises)."""
+    skeleton = _make_case({**raw, "expect": {}}, _SCRATCH, "$")
+    raw = {**raw, "expect": record_expectations(skeleton)[0]}
+    return _make_case(raw, _SCRATCH, "$"), raw
+
+
+def divergence(case: Case, target: Target, isolate: bool = False,
+               timeout: float = 60.0) -> str | None:
+    """The harness's failure text for ``case`` on ``target``, or None when it conforms.
+
+    With ``isolate`` the case runs in :mod:`conformance.robustness.isolation`'s worker process: a segfault, a
+    CUDA error or a hang (``timeout`` seconds) is a divergence whose text starts ``crash:`` /
+    ``timeout:`` and ends with the child's last lines of output.
+    """
+    if isolate:
+        from conformance.robustness.isolation import worker
+
+        answer = worker().run({"raw": case.raw, "path": str(case.path), "json_path": case.json_path,
+                               "planner": target.name, "device": str(target.device)}, timeout)
+        if answer["status"] == "passed":
+            return None
+        if answer["status"] == "failed":
+            return answer["text"]
+        return "\n".join(x for x in (f"{answer['status']}: {answer.get('reason', '')}",
+                                      answer.get("text", ""), answer.get("tail", "")) if x)
+    try:
+        run_case(case, target)
+    except ConformanceFailure as exc:
+        return str(exc)
+    return None
+
+
+def make_target(name: str) -> Target:
+    """A :class:`Target` for planner ``name`` on its device.
+
+    Raises:
+        UnknownPlanner, PlannerUnavailable: with a one-line message.
+    """
+    launch = get_planner(name)
+    return Target(name, launch, resolve_device(availability(name).device))
+
+
+def slug(name: str) -> str:
+    """``name`` as a case-id fragment: lowercase, ``[a-z0-9-]`` only (``tests.x:planted`` ->
+    ``tests-x-planted``)."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "planner"
+
+
+def rerun_command(case_id: str, planner: str, out: Path) -> str:
+    """The pytest command that runs the found case on ``planner`` (with ``--cases`` when ``out``
+    is outside the default corpus)."""
+    return runner_rerun(case_id, planner, cases_dir_arg(out))
+
+
+def write_found(raw: dict, planner: str, seed: int, index: int, steps: list[str], out: Path,
+                failure: str) -> Path:
+    """Write the shrunk case ``raw`` (golden recorded again) to ``out/<id>.json``; returns the path.
+
+    The file is re-loaded with the corpus loader, so a written case is always a loadable case.
+    """
+    _, raw = with_golden(raw)
+    case_id = f"found-{slug(planner)}-s{seed}-p{index}"
+    shrunk = ", ".join(f"{name} x{steps.count(name)}" for name in dict.fromkeys(steps)) or "none"
+    lines = failure.splitlines()
+    first_line = lines[0] if lines and lines[0].startswith(("crash:", "timeout:", "error:")) else \
+        next((ln.strip() for ln in lines[2:]
+              if ln.strip() and not ln.strip().startswith(("run ", "step "))), "")
+    inputs = raw["inputs"]
+    tags = ["fuzz", "found"] + (["swa"] if inputs.get("swa_window_size", 0) > 0 else []) \
+        + (["lut"] if inputs.get("lut") else [])
+    doc = {
+        "id": case_id,
+        "description": f"Found by fuzzing planner {planner} (seed {seed}, plan {index}); "
+                       f"shrunk by: {shrunk}. It failed with: {first_line}",
+        "tags": tags,
+        "source": {"kind": "fuzz",
+                   "ref": f"python -m conformance fuzz --planner {planner} --seed {seed}: plan "
+                          f"{index}, shrunk"},
+        "golden_check": raw["golden_check"],
+        "needs_review": True,
+        "inputs": raw["inputs"],
+        "expect": raw["expect"],
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{case_id}.json"
+    path.write_text(dumps(doc) + "\n")
+    _, faults = _load_file(path)
+    if faults:
+        raise RuntimeError(f"fuzz wrote an unloadable case: {faults[0]}")
+    return path
+
+
+@dataclass
+class FuzzResult:
+    """Outcome of :func:`fuzz`: plans run, divergences per planner, files written, seconds."""
+
+    plans: int
+    divergences: dict[str, int]
+    modes: dict[str, str]
+    written: list[Path] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self, seed: int) -> str:
+        """One line, e.g. ``fuzz seed 1: 10000 plans; divergences: triton (gpu) 0, ...; 95.1 s``."""
+        per = ", ".join(f"{p} ({self.modes[p]}) {n}" for p, n in self.divergences.items())
+        return f"fuzz seed {seed}: {self.plans} plans; divergences: {per}; {self.seconds:.1f} s"
+
+
+CHUNK = 25
+"""Plans per task when ``jobs`` > 1."""
+
+
+@functools.cache
+def _targets(planners: tuple[str, ...]) -> list[Target]:
+    return [make_target(name) for name in planners]
+
+
+def check_plans(planners: tuple[str, ...], seed: int, indices: list[int], isolate: bool = False,
+                timeout: float = 60.0) -> list[tuple[int, dict[str, str]]]:
+    """Run plans ``indices`` of ``seed`` on every planner (in this process).
+
+    Returns:
+        [(plan index, {planner: failure text} for the planners that diverged)], in index order.
+    """
+    out = []
+    for index in indices:
+        case, _ = with_golden(random_plan(seed, index))
+        failures = {}
+        for target in _targets(planners):
+            failure = divergence(case, target, isolate, timeout)
+            if failure is not None:
+                failures[target.name] = failure
+        out.append((index, failures))
+    return out
+
+
+def _check_task(args: tuple) -> list[tuple[int, dict[str, str]]]:
+    return check_plans(*args)
+
+
+def _checked(planners: tuple[str, ...], n: int, seed: int, jobs: int, isolate: bool,
+             timeout: float) -> Iterator[list[tuple[int, dict[str, str]]]]:
+    """:func:`check_plans` over plans 0..n-1 in chunks, in order; ``jobs`` > 1 spreads the chunks
+    over that many ``spawn`` processes (CUDA cannot be used in a forked child)."""
+    tasks = [(planners, seed, list(range(i, min(i + CHUNK, n))), isolate, timeout)
+             for i in range(0, n, CHUNK)]
+    if jobs <= 1:
+        yield from (_check_task(task) for task in tasks)
+        return
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        yield from pool.imap(_check_task, tasks)
+
+
+def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_found: int = 3,
+         shrink_budget: int = 3000, progress: bool = True, log=print, isolate: bool = False,
+         timeout: float = 60.0, jobs: int = 1) -> FuzzResult:
+    """Run ``n`` plans of ``seed`` on each planner (over ``jobs`` processes); shrink (in this
+    process) and write up to ``max_found`` divergent cases per planner under ``out``;
+    ``isolate`` / ``timeout`` as in :func:`divergence`.
+
+    Raises:
+        UnknownPlanner, PlannerUnavailable: a planner that cannot run here (before any plan runs).
+    """
+    targets = {t.name: t for t in _targets(tuple(planners))}
+    result = FuzzResult(0, {name: 0 for name in targets},
+                        {name: availability(name).mode or "?" for name in targets})
+    seen: dict[str, list[dict]] = {name: [] for name in targets}
+    start = time.monotonic()
+    with Progress(n, f"fuzz seed {seed}", enabled=progress) as bar:
+        for chunk in _checked(tuple(planners), n, seed, jobs, isolate, timeout):
+            for index, failures in chunk:
+                for name, failure in failures.items():
+                    result.divergences[name] += 1
+                    if len(seen[name]) >= max_found:
+                        continue
+                    target = targets[name]
+
+                    def fails(candidate: dict, target=target) -> bool:
+                        return divergence(with_golden(candidate)[0], target, isolate,
+                                          timeout) is not None
+
+                    small, steps = shrink(random_plan(seed, index), fails, budget=shrink_budget)
+                    if small["inputs"] in seen[name]:
+                        continue
+                    seen[name].append(copy.deepcopy(small["inputs"]))
+                    last = divergence(with_golden(small)[0], target, isolate, timeout) or failure
+                    path = write_found(small, name, seed, index, steps, out, last)
+                    result.written.append(path)
+                    log(f"divergence: {name} on plan {index} of seed {seed}, shrunk to bs "
+                        f"{len(small['inputs']['req_pool_indices'])}: {display_path(path)}\n"
+                        f"  rerun: {rerun_command(path.stem, name, out)}"
+                        + (" --isolate" if last.startswith(("crash:", "timeout:")) else ""))
+                result.plans += 1
+            bar.update(len(chunk), note=" ".join(f"{p}:{c}" for p, c in
+                                                 result.divergences.items()))
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def main(args) -> int:
+    """``python -m conformance fuzz`` (arguments parsed by :mod:`conformance.cli`).
+
+    Returns:
+        0 with no divergence, 1 with any, 2 when a planner cannot run here (one-line error).
+    """
+    try:
+        result = fuzz(args.planner, args.n, args.seed, out=args.out, max_found=args.max_found,
+                      progress=not args.no_progress, isolate=args.isolate,
+                      timeout=args.isolate_timeout, jobs=args.jobs)
+    except (UnknownPlanner, PlannerUnavailable) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(result.summary(args.seed))
+    return 1 if any(result.divergences.values()) else 0
+
+
+def add_parser(sub) -> None:
+    """Register the ``fuzz`` subcommand on :mod:`conformance.cli`'s subparsers."""
+    p = sub.add_parser("fuzz", help="differential fuzzing against the pure-Python planner")
+    p.add_argument("--planner", action="append", required=True, metavar="NAME",
+                   help="planner to fuzz: built-in name or module.path:callable (repeatable)")
+    p.add_argument("--n", type=int, default=1000, help="plans to run (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the plans (default 0)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                   help="where found cases are written (default cases/found)")
+    p.add_argument("--max-found", type=int, default=3,
+                   help="most cases shrunk and written per planner (default 3)")
+    p.add_argument("--jobs", type=int, default=1, metavar="J",
+                   help="processes that run plans (default 1; shrinking stays in this one)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--isolate", action="store_true",
+                   help="run each plan in a child process: a crash or hang is a divergence")
+    p.add_argument("--isolate-timeout", type=float, default=60.0, metavar="S",
+                   help="seconds a plan may run with --isolate (default 60)")
+    p.set_defaults(func=main)

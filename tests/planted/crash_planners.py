@@ -1,0 +1,64 @@
+"""Planners that crash or hang on one input, for the crash-isolation self-test
+(``tests/test_isolate.py``). Never run them without ``--isolate`` (or on non-hazard cases).
+
+    pytest conformance/ --planner tests.planted.crash_planners:crashy --isolate --isolate-timeout 5
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+
+import torch
+
+from impls.python_planner import launch as python_launch
+
+HANG_PREFIX = 13
+"""A request with this prefix makes :func:`crashy` hang."""
+
+
+def crashy(**kwargs) -> None:
+    """The pure-Python planner, except:
+
+    * a live request whose prefix is past its row (prefix > max_seq_len, spec section 6) reads
+      address 0, as an upstream-style kernel reads past the table: SIGSEGV;
+    * a live request with prefix :data:`HANG_PREFIX` spins forever (a kernel that never finishes).
+    """
+    max_seq_len = kwargs["req_to_token"].shape[1]
+    rows, prefix = kwargs["req_pool_indices"].tolist(), kwargs["prefix_lens"].tolist()
+    for row, p in zip(rows, prefix):
+        if row != 0 and p > max_seq_len:
+            ctypes.string_at(0)  # segfault: the process dies with SIGSEGV
+        if row != 0 and p == HANG_PREFIX:
+            while True:
+                time.sleep(0.05)
+    python_launch(**kwargs)
+
+
+def illegal_address(**kwargs) -> None:
+    """On CUDA: the pure-Python planner, except that a live request whose prefix is past its row
+    makes a kernel read 2^40 elements past ``prefix_lens`` (an illegal address: the CUDA context
+    is lost). On the CPU it is :func:`crashy`."""
+    prefix = kwargs["prefix_lens"]
+    if prefix.device.type != "cuda":
+        crashy(**kwargs)
+        return
+    max_seq_len = kwargs["req_to_token"].shape[1]
+    rows, values = kwargs["req_pool_indices"].tolist(), prefix.tolist()
+    if any(row != 0 and p > max_seq_len for row, p in zip(rows, values)):
+        out = torch.empty(1, dtype=prefix.dtype, device=prefix.device)
+        _read_far[(1,)](prefix, out)
+        torch.cuda.synchronize(prefix.device)
+    python_launch(**kwargs)
+
+
+try:
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _read_far(ptr, out):
+        """Reads 2^40 elements past ``ptr``: an illegal address on the GPU."""
+        tl.store(out, tl.load(ptr + (1 << 40)))
+except ImportError:  # without triton, illegal_address cannot run on CUDA (its test is GPU-only)
+    _read_far = None

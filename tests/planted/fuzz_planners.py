@@ -1,0 +1,25 @@
+"""Planners for the fuzzer's self-test (``tests/test_fuzz.py``): the pure-Python planner with one
+planted bug that only a particular corner of the input space reaches.
+
+    python -m conformance fuzz --planner tests.planted.fuzz_planners:planted --n 200 --seed 3 --out /tmp/found
+"""
+
+from __future__ import annotations
+
+from impls.python_planner import launch as python_launch
+
+
+def planted(**kwargs) -> None:
+    """Bug: with a LUT and bs >= 3, the seed of the first live request whose prefix exceeds 7 and
+    that has a seed is off by one (``+1``). Right everywhere else, so a fuzzer must find bs >= 3,
+    a LUT and a prefix > 7 together, and the smallest failing plan has exactly 3 requests."""
+    python_launch(**kwargs)
+    rpi = kwargs["req_pool_indices"].tolist()
+    if kwargs["full_to_swa_index_mapping"] is None or len(rpi) < 3:
+        return
+    prefix = kwargs["prefix_lens"].tolist()
+    seeds = kwargs["out_write_seed_slot_indices"]
+    for r, (row, p) in enumerate(zip(rpi, prefix)):
+        if row != 0 and p > 7 and int(seeds[r]) != -1:
+            seeds[r] += 1
+            return

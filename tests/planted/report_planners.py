@@ -1,0 +1,38 @@
+"""Planners for the report's tests (``tests/test_report.py``) and its screenshot.
+
+* :func:`configurable`: the pure-Python planner with the bugs named in ``REPORT_TEST_BUG``
+  (comma-separated): ``scan`` (:func:`tests.planted.wrong_planners.off_by_one_scan`), ``message``
+  (:func:`tests.planted.wrong_planners.wrong_error_message`), ``exit-bs3`` (the process exits on the
+  first batch of three, as a crash ends a run), ``exit-padding`` (exits on a batch of three with
+  a padding row). The same planner name can so fail different cases in two runs.
+* :func:`enable_at_capacity`: one bug, ``>=`` for ``>``: the verify plan is disabled when the
+  total equals the capacity exactly (spec §5 keeps it enabled).
+"""
+
+from __future__ import annotations
+
+import os
+
+from impls.python_planner import launch as python_launch
+from tests.planted import wrong_planners
+
+
+def configurable(**kwargs) -> None:
+    """The pure-Python planner, or the bug named by ``REPORT_TEST_BUG``."""
+    bugs = set(os.environ.get("REPORT_TEST_BUG", "").split(","))
+    rows = kwargs["req_pool_indices"]
+    if len(rows) == 3 and ("exit-bs3" in bugs or ("exit-padding" in bugs and 0 in rows.tolist())):
+        os._exit(3)
+    if "scan" in bugs:
+        return wrong_planners.off_by_one_scan(**kwargs)
+    if "message" in bugs:
+        return wrong_planners.wrong_error_message(**kwargs)
+    return python_launch(**kwargs)
+
+
+def enable_at_capacity(**kwargs) -> None:
+    """Bug: ``out_verify_enable`` is 0 when the verify total equals ``verify_capacity``."""
+    python_launch(**kwargs)
+    total = int(kwargs["out_verify_offsets_scratch"][kwargs["req_pool_indices"].shape[0]])
+    if total == kwargs["verify_capacity"]:
+        kwargs["out_verify_enable"].fill_(0)
