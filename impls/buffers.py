@@ -11,7 +11,9 @@ from dataclasses import dataclass
 import torch
 
 from impls.constants import SCRATCH_MIN_LEN
+from impls.contract import OUTPUT_NAMES
 from impls.errors import raise_error
+from impls.validate import zero_lut
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,10 @@ class PlanBuffers:
         def zeros(n: int, dtype: torch.dtype) -> torch.Tensor:
             return torch.zeros(n, dtype=dtype, device=device)
 
+        scratch = zeros(SCRATCH_MIN_LEN, torch.int64)
+        zero_lut(scratch.device)  # the no-LUT stand-in, now rather than during a later capture
         return cls(
-            out_verify_offsets_scratch=zeros(SCRATCH_MIN_LEN, torch.int64),
+            out_verify_offsets_scratch=scratch,
             out_write_offsets=zeros(write_req_capacity + 1, torch.int64),
             out_write_seed_slot_indices=zeros(write_req_capacity, torch.int64),
             out_verify_num_valid=zeros(1, torch.int32),
@@ -67,12 +71,4 @@ class PlanBuffers:
 
     def launcher_kwargs(self) -> dict[str, object]:
         """The output arguments and ``verify_capacity``, ready to splat into a launcher call."""
-        return {
-            "out_verify_offsets_scratch": self.out_verify_offsets_scratch,
-            "out_write_offsets": self.out_write_offsets,
-            "out_write_seed_slot_indices": self.out_write_seed_slot_indices,
-            "out_verify_num_valid": self.out_verify_num_valid,
-            "out_verify_enable": self.out_verify_enable,
-            "out_write_num_valid_reqs": self.out_write_num_valid_reqs,
-            "verify_capacity": self.verify_capacity,
-        }
+        return {name: getattr(self, name) for name in (*OUTPUT_NAMES, "verify_capacity")}

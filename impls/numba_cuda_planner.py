@@ -25,10 +25,13 @@ shuffles. bs = 0 still launches one block (zero-block launches fail: numba#4140,
 Constants reach the kernel as closure values, frozen alike in both modes (numba#3265).
 
 **Launch path** on the GPU (:data:`LAUNCH_PATH`): the kernel is compiled once for one explicit
-signature. For each buffer set (the memoised validated plan and every tensor's ``data_ptr``) the
-flattened kernel parameters are packed once into a ctypes array, checked once against Numba's own
-argument marshalling; each call is then one ``cuLaunchKernel`` through ctypes on torch's raw current
-stream. If that check fails the planner uses Numba's ordinary launch (``LAUNCH_PATH = "numba"``).
+signature. For each buffer set (:class:`impls.validate_cache.BufferSet`: table, LUT, outputs,
+window, capacity) the flattened kernel parameters are packed once into ctypes cells; each call
+writes the new request tensors' pointers (and, when bs changed, their lengths, bs and the grid) into
+those same cells and makes one ``cuLaunchKernel`` through ctypes on torch's raw current stream. The
+packing is checked once, at :func:`probe`, against Numba's own argument marshalling (private Numba
+APIs, pinned in pyproject.toml); if it differs the planner uses Numba's ordinary launch
+(``LAUNCH_PATH = "numba"``).
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ import torch
 
 from impls.constants import NO_SEED, REQ_POOL_IDX_PADDING
 from impls.registry import Availability
-from impls.validate_cache import validate_launch_cached
+from impls.validate_cache import lookup
+from impls.validate import zero_lut
 
 _ENV = "NUMBA_ENABLE_CUDASIM"
 if os.environ.get(_ENV) is None and "numba.cuda" not in sys.modules and not torch.cuda.is_available():
@@ -135,7 +139,12 @@ def _probe() -> Availability:
             f"no usable CUDA device, and numba.cuda was imported without {_ENV}=1 (set it "
             "before anything imports numba.cuda to run in the simulator)"))
     try:
-        _kernel_handle(compiled(True))
+        kernel = compiled(True)
+        _kernel_handle(kernel)
+        device = torch.device("cuda", torch.cuda.current_device())
+        if _LAUNCH is None and LAUNCH_PATH == "driver":
+            _choose_path(kernel, device)  # the packing self-check: device work, so not in a call
+        zero_lut(device)
         return Availability(True, "gpu", "cuda")
     except Exception as exc:  # noqa: BLE001 - any compile or load failure is the reason
         return Availability(False, None, "cuda", explain_failure(f"{type(exc).__name__}: {exc}"))
@@ -154,9 +163,8 @@ def explain_failure(text: str) -> str:
 
 # ---- GPU launch: one cuLaunchKernel with parameters packed once per buffer set ----------------
 
-_RECORDS: dict[tuple, tuple] = {}
-_MAX_RECORDS = 256
-_LAUNCH = None  # ctypes cuLaunchKernel, bound on first use
+_RECORD_KEY = "numba-cuda"  # this planner's key in BufferSet.records
+_LAUNCH = None  # ctypes cuLaunchKernel, bound by _choose_path (at probe)
 
 
 def _kernel_handle(kernel) -> int:
@@ -232,47 +240,78 @@ def _choose_path(kernel, device: torch.device) -> None:
         LAUNCH_PATH = "numba"
 
 
-def _new_record(plan, tensors: tuple, use_shuffle: bool) -> tuple:
-    device = tensors[0].device
-    if device.type != "cuda":
-        raise TypeError(f"numba-cuda planner in gpu mode takes CUDA tensors, got {device}")
-    kernel, (blocks, threads, chunk) = compiled(use_shuffle), launch_shape(plan.bs)
-    if _LAUNCH is None and LAUNCH_PATH == "driver":
-        _choose_path(kernel, device)
-    args = (*tensors[:4], plan.lut_tensor, *tensors[4:])
-    scalars = (plan.bs, plan.lut_len, *_int64_scalars(plan), chunk)
-    if LAUNCH_PATH == "numba":
-        views = [cuda.as_cuda_array(t, sync=False) for t in args]
-        return (plan, (blocks, threads), device.index, None, (kernel, views, scalars))
-    cells = [ctypes.c_int64(v) for v in _params(args, *scalars)]
-    params = (ctypes.c_void_p * len(cells))(*[ctypes.addressof(c) for c in cells])
-    one, u = ctypes.c_uint(1), ctypes.c_uint
-    call = functools.partial(_LAUNCH, ctypes.c_void_p(_kernel_handle(kernel)), u(blocks), one, one,
-                             u(threads), one, one, u(0))
-    return (plan, (blocks, threads), device.index, params, (call, cells))
+_ARRAY_CELLS = 7
+"""Cells of one 1-D array argument: meminfo, parent, nitems, itemsize, data, shape, stride."""
+_NITEMS, _DATA, _SHAPE = 2, 4, 5
 
 
-def _launch_gpu(plan, tensors: tuple, use_shuffle: bool = True) -> None:
-    key = (id(plan), plan.lut_tensor.data_ptr(), *[t.data_ptr() for t in tensors], use_shuffle)
-    record = _RECORDS.get(key)
-    if record is None:
-        record = _new_record(plan, tensors, use_shuffle)
-        if len(_RECORDS) >= _MAX_RECORDS:
-            _RECORDS.clear()
-        _RECORDS[key] = record
-    _, shape, index, params, extra = record
+class _Record:
+    """A buffer set's packed launch: one ctypes cell per flattened kernel parameter, built once.
+
+    Per call only the request tensors' cells (data pointer; nitems and shape when bs changes), the
+    scalars bs and chunk and the grid change: they are written into the same cells."""
+
+    __slots__ = ("cells", "params", "call", "blocks", "threads", "bs", "index")
+
+    def __init__(self, plan, buffers) -> None:
+        kernel = compiled(True)
+        blocks, threads, chunk = launch_shape(plan.bs)
+        empty = torch.empty(0, dtype=torch.int64, device=buffers.device)
+        args = (empty, empty, empty, *buffers.tensors)
+        self.cells = [ctypes.c_int64(v) for v in _params(args, plan.bs, plan.lut_len,
+                                                          *_int64_scalars(plan), chunk)]
+        self.params = (ctypes.c_void_p * len(self.cells))(
+            *[ctypes.addressof(c) for c in self.cells])
+        self.blocks, self.threads, one = ctypes.c_uint(blocks), ctypes.c_uint(threads), ctypes.c_uint(1)
+        self.call = functools.partial(_LAUNCH, ctypes.c_void_p(_kernel_handle(kernel)), self.blocks,
+                                      one, one, self.threads, one, one, ctypes.c_uint(0))
+        self.bs = -1  # the request cells hold no batch yet
+        self.index = buffers.device.index
+
+    def set_batch(self, bs: int, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        cells = self.cells
+        if bs != self.bs:
+            blocks, threads, chunk = launch_shape(bs)
+            for k in range(3):
+                cells[k * _ARRAY_CELLS + _NITEMS].value = bs
+                cells[k * _ARRAY_CELLS + _SHAPE].value = bs
+            cells[-5].value, cells[-1].value = bs, chunk
+            self.blocks.value, self.threads.value = blocks, threads
+            self.bs = bs
+        cells[_DATA].value = a.data_ptr()
+        cells[_ARRAY_CELLS + _DATA].value = b.data_ptr()
+        cells[2 * _ARRAY_CELLS + _DATA].value = c.data_ptr()
+
+
+def _launch_numba_path(plan, buffers, tensors: tuple, use_shuffle: bool, stream: int) -> None:
+    """Numba's ordinary launch (the fallback, and the shared-memory scan on the GPU)."""
+    blocks, threads, chunk = launch_shape(plan.bs)
+    views = [cuda.as_cuda_array(t, sync=False) for t in (*tensors, *buffers.tensors)]
+    compiled(use_shuffle)[blocks, threads, cuda.external_stream(stream)](
+        *views, plan.bs, plan.lut_len, *_int64_scalars(plan), chunk)
+
+
+def _launch_gpu(plan, buffers, tensors: tuple, use_shuffle: bool = True) -> None:
+    index = buffers.device.index
     if index != _GET_DEVICE():
         with torch.cuda.device(index):
-            return _launch_gpu(plan, tensors, use_shuffle)
+            return _launch_gpu(plan, buffers, tensors, use_shuffle)
     stream = _stream(index)
-    if params is None:
-        kernel, views, scalars = extra
-        kernel[shape[0], shape[1], cuda.external_stream(stream)](*views, *scalars)
+    if LAUNCH_PATH != "driver" or not use_shuffle:
+        _launch_numba_path(plan, buffers, tensors, use_shuffle, stream)
         return
-    rc = extra[0](ctypes.c_void_p(stream), params, None)
+    record = buffers.records.get(_RECORD_KEY)
+    if record is None:
+        if _LAUNCH is None:
+            _choose_path(compiled(True), buffers.device)
+            if LAUNCH_PATH != "driver":
+                return _launch_gpu(plan, buffers, tensors, use_shuffle)
+        record = buffers.records[_RECORD_KEY] = _Record(plan, buffers)
+    record.set_batch(plan.bs, *tensors)
+    rc = record.call(ctypes.c_void_p(stream), record.params, None)
     if rc == 201:  # CUDA_ERROR_INVALID_CONTEXT: this thread has no current context yet
         with cuda.gpus[index]:
-            rc = extra[0](ctypes.c_void_p(stream), params, None)
+            rc = record.call(ctypes.c_void_p(stream), record.params, None)
     if rc:
         raise RuntimeError(f"numba-cuda planner: cuLaunchKernel failed with CUresult {rc}")
 
@@ -288,15 +327,48 @@ def _int64_scalars(plan) -> tuple[int, int]:
     return window, min(plan.verify_capacity, _INT64_MAX)
 
 
-def _launch_sim(plan, tensors: tuple) -> None:
-    if tensors[0].device.type != "cpu":
+def _launch_sim(plan, buffers, tensors: tuple) -> None:
+    if buffers.device.type != "cpu":
         raise TypeError(f"numba-cuda planner in simulator mode takes CPU tensors, got "
-                        f"{tensors[0].device}")
-    arrays = [t.numpy() for t in tensors]
-    inputs = [cuda.In(a) for a in (*arrays[:4], plan.lut_tensor.numpy())]
+                        f"{buffers.device}")
+    inputs = [cuda.In(t.numpy()) for t in (*tensors, *buffers.tensors[:2])]
+    outputs = [t.numpy() for t in buffers.tensors[2:]]
     blocks, threads, chunk = launch_shape(plan.bs)
-    compiled(False)[blocks, threads](*inputs, *arrays[4:], plan.bs, plan.lut_len,
+    compiled(False)[blocks, threads](*inputs, *outputs, plan.bs, plan.lut_len,
                                      *_int64_scalars(plan), chunk)
+
+
+def validate_arguments(launcher_kwargs: dict):
+    """The validate-only entry: what :func:`launch` checks before it launches.
+
+    Args:
+        launcher_kwargs: the 13 arguments of spec section 3, as a dict.
+
+    Returns:
+        (plan, buffer set) for :func:`launch_validated` (:func:`impls.validate_cache.lookup`).
+
+    Raises:
+        PlanError: (a ``ValueError``) the first failing check of spec section 4.
+    """
+    return lookup(launcher_kwargs)
+
+
+def launch_validated(validated, req_pool_indices: torch.Tensor, prefix_lens: torch.Tensor,
+                     extend_seq_lens: torch.Tensor) -> None:
+    """The launch alone, after :func:`validate_arguments` (or
+    :meth:`impls.validate_cache.BufferSet.plan_for`) passed for exactly these request tensors.
+
+    Raises:
+        TypeError: tensors on a device type this mode does not run on.
+    """
+    plan, buffers = validated
+    tensors = (req_pool_indices, prefix_lens, extend_seq_lens)
+    if SIMULATED:
+        _launch_sim(plan, buffers, tensors)
+    elif buffers.device.type != "cuda":
+        raise TypeError(f"numba-cuda planner in gpu mode takes CUDA tensors, got {buffers.device}")
+    else:
+        _launch_gpu(plan, buffers, tensors)
 
 
 def launch(
@@ -329,25 +401,4 @@ def launch(
         PlanError: (a ``ValueError``) the first failing check of spec section 4, before any launch.
         TypeError: tensors on a device type this mode does not run on.
     """
-    plan = validate_launch_cached(
-        req_pool_indices=req_pool_indices,
-        prefix_lens=prefix_lens,
-        extend_seq_lens=extend_seq_lens,
-        req_to_token=req_to_token,
-        full_to_swa_index_mapping=full_to_swa_index_mapping,
-        out_verify_offsets_scratch=out_verify_offsets_scratch,
-        out_write_offsets=out_write_offsets,
-        out_write_seed_slot_indices=out_write_seed_slot_indices,
-        out_verify_num_valid=out_verify_num_valid,
-        out_verify_enable=out_verify_enable,
-        out_write_num_valid_reqs=out_write_num_valid_reqs,
-        swa_window_size=swa_window_size,
-        verify_capacity=verify_capacity,
-    )
-    tensors = (req_pool_indices, prefix_lens, extend_seq_lens, req_to_token,
-               out_verify_offsets_scratch, out_write_offsets, out_write_seed_slot_indices,
-               out_verify_num_valid, out_verify_enable, out_write_num_valid_reqs)
-    if SIMULATED:
-        _launch_sim(plan, tensors)
-    else:
-        _launch_gpu(plan, tensors)
+    launch_validated(lookup(locals()), req_pool_indices, prefix_lens, extend_seq_lens)

@@ -1,8 +1,8 @@
 """The pure-Python planner: the readable statement of spec sections 5 and 6.
 
-Plain Python integers throughout: tensors are read with ``tolist()`` (the table and the LUT only at
-the elements a seed needs), every value is computed with Python ints, and the defined regions are
-written back with one ``copy_`` each. No torch arithmetic, so it shares no failure mode with the
+Plain Python integers throughout: tensors are read with ``tolist()`` (the table and the LUT each in
+one gather, only at the elements a seed needs), every value is computed with Python ints, and the
+defined regions are written back with one ``copy_`` each. No torch arithmetic, so it shares no failure mode with the
 kernels it judges. Slow by design (a device-to-host copy per input); never use it in serving.
 
 Arithmetic is exact and then wrapped to the output's width (int64 offsets and seeds, int32 scalars),
@@ -16,7 +16,8 @@ from __future__ import annotations
 import torch
 
 from impls.constants import NO_SEED
-from impls.validate import validate_launch
+from impls.contract import OUTPUT_NAMES
+from impls.validate import LaunchPlan, validate_launch
 
 MODE = "cpu"
 
@@ -24,6 +25,22 @@ MODE = "cpu"
 def _wrap(value: int, bits: int) -> int:
     half = 1 << (bits - 1)
     return (value + half) % (1 << bits) - half
+
+
+def seed_position(row: int, prefix: int, extend: int, *, max_reqs: int,
+                  max_seq_len: int) -> int | None:
+    """The table column a request's seed is read from, or None when it reads none (spec sections
+    5 and 6): an active row inside the table with a prefix and a write, column
+    ``min(prefix - 1, max_seq_len - 1)`` (clamped, as upstream's reference)."""
+    if row != 0 and prefix > 0 and extend > 0 and 0 <= row < max_reqs and max_seq_len > 0:
+        return min(prefix - 1, max_seq_len - 1)
+    return None
+
+
+def lut_index(slot: int, lut_len: int) -> int | None:
+    """The LUT entry a seed slot is translated through, or None (no LUT, or a negative slot, which
+    passes through untranslated); clamped to ``lut_len - 1`` as upstream's kernel."""
+    return min(slot, lut_len - 1) if lut_len > 0 and slot >= 0 else None
 
 
 def plan_values(
@@ -60,11 +77,12 @@ def plan_values(
         write_len = max(e, 0) if active else 0
         seed = NO_SEED
         # Section 6: a row outside the table, or a table with no columns, is never read.
-        if active and p > 0 and write_len > 0 and 0 <= row < max_reqs and max_seq_len > 0:
-            slot = read_slot(row, min(p - 1, max_seq_len - 1))  # clamp, as upstream's reference
-            if lut_len > 0 and slot >= 0:  # a negative slot passes through untranslated
-                slot = read_lut(min(slot, lut_len - 1))  # clamp, as upstream's kernel
-            seed = slot
+        pos = seed_position(row, p, e, max_reqs=max_reqs, max_seq_len=max_seq_len)
+        if pos is not None:
+            seed = read_slot(row, pos)
+            index = lut_index(seed, lut_len)
+            if index is not None:
+                seed = read_lut(index)
         verify_offsets.append(verify_offsets[-1] + verify_len)
         write_offsets.append(write_offsets[-1] + write_len)
         seeds.append(seed)
@@ -103,42 +121,53 @@ def launch(
     Raises:
         PlanError: (a ``ValueError``) any check of spec section 4, before anything is read.
     """
-    plan = validate_launch(
-        req_pool_indices=req_pool_indices,
-        prefix_lens=prefix_lens,
-        extend_seq_lens=extend_seq_lens,
-        req_to_token=req_to_token,
-        full_to_swa_index_mapping=full_to_swa_index_mapping,
-        out_verify_offsets_scratch=out_verify_offsets_scratch,
-        out_write_offsets=out_write_offsets,
-        out_write_seed_slot_indices=out_write_seed_slot_indices,
-        out_verify_num_valid=out_verify_num_valid,
-        out_verify_enable=out_verify_enable,
-        out_write_num_valid_reqs=out_write_num_valid_reqs,
-        swa_window_size=swa_window_size,
-        verify_capacity=verify_capacity,
-    )
-    bs = plan.bs
-    lut = plan.lut_tensor
+    launch_validated(validate_arguments(locals()), req_pool_indices, prefix_lens, extend_seq_lens)
+
+
+def validate_arguments(launcher_kwargs: dict) -> tuple[LaunchPlan, dict]:
+    """The validate-only entry: the shared validator, unmemoised (spec section 4).
+
+    Returns:
+        (plan, the 13 arguments) for :func:`launch_validated`.
+
+    Raises:
+        PlanError: the first failing check of spec section 4.
+    """
+    return validate_launch(**launcher_kwargs), launcher_kwargs
+
+
+def launch_validated(validated: tuple[LaunchPlan, dict], req_pool_indices: torch.Tensor,
+                     prefix_lens: torch.Tensor, extend_seq_lens: torch.Tensor) -> None:
+    """Plan with plain Python ints after :func:`validate_arguments` passed for these request
+    tensors. The table and the LUT are each read in one gather, at exactly the entries a seed
+    needs (:func:`seed_position`, :func:`lut_index`), then looked up as Python ints."""
+    plan, kw = validated
+    rpi, prefix, extend = req_pool_indices.tolist(), prefix_lens.tolist(), extend_seq_lens.tolist()
+    table, lut = kw["req_to_token"], plan.lut_tensor
+    where = {}
+    for row, p, e in zip(rpi, prefix, extend):
+        pos = seed_position(row, p, e, max_reqs=plan.max_reqs, max_seq_len=plan.max_seq_len)
+        if pos is not None:
+            where[(row, pos)] = row * plan.max_seq_len + pos  # logical row-major order
+    slots = dict(zip(where, _gather(table, list(where.values()))))
+    indices = {lut_index(v, plan.lut_len) for v in slots.values()} - {None}
+    translated = dict(zip(indices, _gather(lut, list(indices))))
     verify, write, seeds, num_valid, enable, reqs = plan_values(
-        req_pool_indices.tolist(),
-        prefix_lens.tolist(),
-        extend_seq_lens.tolist(),
-        lambda row, pos: int(req_to_token[row, pos].item()),
-        lambda index: int(lut[index].item()),
+        rpi, prefix, extend, lambda row, pos: slots[(row, pos)], translated.__getitem__,
         max_reqs=plan.max_reqs,
         max_seq_len=plan.max_seq_len,
         lut_len=plan.lut_len,
         swa_window_size=plan.swa_window_size,
         verify_capacity=plan.verify_capacity,
     )
-
-    def store(out: torch.Tensor, values: list[int]) -> None:
+    outputs = [kw[name] for name in OUTPUT_NAMES]
+    for out, values in zip(outputs, (verify, write, seeds, [num_valid], [enable], [reqs])):
         out[: len(values)].copy_(torch.tensor(values, dtype=out.dtype))
 
-    store(out_verify_offsets_scratch, verify)
-    store(out_write_offsets, write)
-    store(out_write_seed_slot_indices, seeds)
-    store(out_verify_num_valid, [num_valid])
-    store(out_verify_enable, [enable])
-    store(out_write_num_valid_reqs, [reqs])
+
+def _gather(tensor: torch.Tensor, flat_indices: list[int]) -> list[int]:
+    """``tensor``'s elements at these row-major indices (a contiguous tensor), as Python ints."""
+    if not flat_indices:
+        return []
+    index = torch.tensor(flat_indices, dtype=torch.int64, device=tensor.device)
+    return torch.take(tensor, index).tolist()

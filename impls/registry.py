@@ -60,6 +60,8 @@ _BUILTIN: dict[str, str] = {
     "python": "impls.python_planner",
     "triton": "impls.triton_planner",
     "numba-cuda": "impls.numba_cuda_planner",
+    "triton-bound": "impls.triton_bound_planner",
+    "numba-cuda-bound": "impls.numba_cuda_bound_planner",
 }
 _PENDING: dict[str, str] = {
 }

@@ -29,18 +29,26 @@ stores (triton#5048). Nothing past the defined regions is written.
 On the GPU, integer arguments are annotated int64 and excluded from value and alignment
 specialisation, so a compiled kernel depends only on (device, BLOCK, TILE, HAS_LUT, num_warps); after
 the first launch of such a key, later launches go straight to the compiled kernel's launcher
-(skipping ``JITFunction.run``'s binding and cache-key work) unless a Triton launch hook is set.
+(``CompiledKernel.run``, a private Triton API, pinned in pyproject.toml; it skips
+``JITFunction.run``'s binding and cache-key work) unless a Triton launch hook is set. That fast
+launch is used only after a one-time self-check at :func:`probe` (:func:`self_check`: fast and
+standard launch write the same bytes for a probe plan); when it fails, a one-line warning says so
+and every launch takes Triton's standard path. A launch's grid and integer arguments are prepared
+once per buffer set and bs (kept in :attr:`impls.validate_cache.BufferSet.records`).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
+from collections.abc import Callable
 
 import torch
 
+from impls.buffers import PlanBuffers
 from impls.registry import Availability
 from impls.validate import LaunchPlan
-from impls.validate_cache import validate_launch_cached, validate_mapping
+from impls.validate_cache import BufferSet, lookup
 
 _INT64_MAX = (1 << 63) - 1
 BLOCKS: tuple[int, ...] = (32, 128, 512, 2048, 4096)
@@ -158,13 +166,6 @@ else:
     _kernel = None
 
 
-def probe() -> Availability:
-    """Whether this planner runs here, and how (see the module docstring for the mode rule)."""
-    if MODE is None:
-        return Availability(False, None, "cpu", _UNAVAILABLE)
-    return Availability(True, MODE, "cuda" if MODE == "gpu" else "cpu")
-
-
 def block_for(bs: int) -> int:
     """The smallest block of :data:`BLOCKS` with at least ``bs`` lanes (bs in [0, 4096])."""
     for block in BLOCKS:
@@ -176,12 +177,16 @@ def block_for(bs: int) -> int:
 FAST_LAUNCH: bool = True
 """Launch cached compiled kernels directly (GPU only); False forces ``kernel[grid](...)`` always."""
 
+FAST_LAUNCH_CHECK: bool | None = None
+"""The fast launch's one-time self-check (:func:`self_check`): None until it ran (on the GPU, at
+:func:`probe`), then whether the fast launch agreed with the standard one on a probe plan."""
+
 _COMPILED: dict[tuple, object] = {}  # (device, BLOCK, TILE, HAS_LUT, warps) -> compiled kernel
-_PREPARED: dict[int, tuple] = {}  # id(plan) -> (plan, int/constexpr args, grid, compile key)
 _GPU = MODE == "gpu"
 _MULTI_GPU = _GPU and torch.cuda.device_count() > 1
 _driver = triton.runtime.driver.active if _GPU else None
 _RUNTIME_KNOBS = getattr(getattr(triton, "knobs", None), "runtime", None)
+_RECORD = "triton"  # this planner's key prefix in BufferSet.records
 
 
 def _hooks_idle() -> bool:
@@ -195,7 +200,8 @@ def _hooks_idle() -> bool:
 
 
 def _prepare(plan: LaunchPlan, device: int, num_warps: int | None, block: int | None,
-             tile: int | None) -> tuple:
+             tile: int | None) -> list:
+    """[int/constexpr args, grid, compile key, compiled kernel or None] of one plan's launch."""
     block = max(block_for(plan.bs) if block is None else block, tile or 0)
     default_tile, default_warps = CONFIG.get(block, (min(block, 512), 16 if block >= 512 else 4))
     tile = default_tile if tile is None else tile
@@ -204,42 +210,139 @@ def _prepare(plan: LaunchPlan, device: int, num_warps: int | None, block: int | 
     tail = (plan.bs, plan.req_to_token_stride0, plan.max_reqs, plan.max_seq_len, plan.lut_len,
             window, min(plan.verify_capacity, _INT64_MAX), block, tile, plan.has_swa_lut)
     grid = max(1, -(-plan.bs // tile))
-    return plan, tail, grid, (device, block, tile, plan.has_swa_lut, warps)
+    key = (device, block, tile, plan.has_swa_lut, warps)
+    return [tail, grid, key, _COMPILED.get(key)]
 
 
-def _launch(plan: LaunchPlan, kw: dict, num_warps: int | None = None, block: int | None = None,
-            tile: int | None = None, fast: bool | None = None) -> None:
+def _launch(plan: LaunchPlan, buffers: BufferSet, req_pool_indices, prefix_lens, extend_seq_lens,
+            num_warps: int | None = None, block: int | None = None, tile: int | None = None,
+            fast: bool | None = None) -> None:
     default = num_warps is None and block is None and tile is None
-    scratch = kw["out_verify_offsets_scratch"]
-    device = scratch.device.index if _MULTI_GPU else 0
-    prep = _PREPARED.get(id(plan)) if default else None
-    if prep is None or prep[0] is not plan or prep[3][0] != device:
+    device = buffers.device.index if _MULTI_GPU else 0
+    prep = buffers.records.get((_RECORD, plan.bs)) if default else None
+    if prep is None:
         prep = _prepare(plan, device, num_warps, block, tile)
         if default:
-            if len(_PREPARED) > 256:
-                _PREPARED.clear()
-            _PREPARED[id(plan)] = prep
-    _, tail, grid, key = prep
-    args = (kw["req_pool_indices"], kw["prefix_lens"], kw["extend_seq_lens"], kw["req_to_token"],
-            plan.lut_tensor, scratch, kw["out_write_offsets"], kw["out_write_seed_slot_indices"],
-            kw["out_verify_num_valid"], kw["out_verify_enable"], kw["out_write_num_valid_reqs"])
+            buffers.records[(_RECORD, plan.bs)] = prep
+    tail, grid, key, compiled = prep
+    args = (req_pool_indices, prefix_lens, extend_seq_lens, *buffers.tensors)
     if not _GPU:
         _kernel[(grid,)](*args, *tail, num_warps=key[4])
         return
-    compiled = _COMPILED.get(key)
-    if (compiled is not None and (FAST_LAUNCH if fast is None else fast) and _hooks_idle()
+    use_fast = FAST_LAUNCH and FAST_LAUNCH_CHECK is True if fast is None else fast
+    if (compiled is not None and use_fast and _hooks_idle()
             and (not _MULTI_GPU or _driver.get_current_device() == device)):
         compiled.run(grid, 1, 1, _driver.get_current_stream(device), compiled.function,
                      compiled.packed_metadata, None, None, None, *args, *tail)
         return
-    with torch.cuda.device(scratch.device):
+    with torch.cuda.device(buffers.device):
         compiled = _kernel[(grid,)](*args, *tail, num_warps=key[4])
     if compiled is not None and hasattr(compiled, "packed_metadata"):
-        _COMPILED[key] = compiled
+        _COMPILED[key] = prep[3] = compiled
 
 
 def _is_pow2(n: int) -> bool:
     return n > 0 and not n & (n - 1)
+
+
+def probe_kwargs(device: torch.device | str) -> dict:
+    """The 13 arguments of a small fixed plan (bs 37, padding rows, a LUT, W = 8) on ``device``:
+    the self-check's probe plan. Values are distinct, so a misplaced argument shows."""
+    bs, rows, cols = 37, 48, 40
+    rpi = torch.tensor([0 if i % 7 == 3 else 1 + (i * 5) % (rows - 1) for i in range(bs)])
+    prefix = torch.tensor([(i * 11) % (cols + 5) for i in range(bs)])
+    extend = torch.tensor([1 + (i % 4) * 3 if i % 5 else 0 for i in range(bs)])
+    table = (torch.arange(rows * cols, dtype=torch.int32).reshape(rows, cols) * 7) % 3001
+    lut = torch.arange(3001, dtype=torch.int64) * 3 + 1
+    buffers = PlanBuffers.allocate(write_req_capacity=64, verify_capacity=200, device=device)
+    kw = {"req_pool_indices": rpi, "prefix_lens": prefix, "extend_seq_lens": extend,
+          "req_to_token": table, "full_to_swa_index_mapping": lut, "swa_window_size": 8}
+    kw = {name: (v.to(device) if isinstance(v, torch.Tensor) else v) for name, v in kw.items()}
+    kw.update(buffers.launcher_kwargs())
+    return kw
+
+
+def self_check(standard: Callable[..., None], fast: Callable[..., None], kw: dict) -> bool:
+    """Whether ``fast`` writes exactly what ``standard`` writes for the probe plan ``kw``.
+
+    Each runs on its own poisoned copy of the outputs. On a disagreement or an exception of
+    ``fast`` it warns once (one line, :class:`RuntimeWarning`) and returns False: the caller then
+    keeps the standard launch. ``standard`` raising propagates (the planner itself is broken).
+    """
+    outs = [n for n in kw if n.startswith("out_")]
+
+    def run(fn) -> list[torch.Tensor]:
+        copy = dict(kw, **{n: torch.full_like(kw[n], -7) for n in outs})
+        fn(**copy)
+        return [copy[n] for n in outs]
+
+    want = run(standard)
+    try:
+        got = run(fast)
+        reason = None if all(torch.equal(a, b) for a, b in zip(want, got)) else "wrong outputs"
+    except Exception as exc:  # noqa: BLE001 - any failure of Triton's private launcher: fall back
+        reason = f"{type(exc).__name__}: {exc}"
+    if reason is not None:
+        warnings.warn(f"triton planner: the fast launch fails its self-check ({reason}); using "
+                      f"Triton's standard launch", RuntimeWarning, stacklevel=2)
+    return reason is None
+
+
+def _run_self_check() -> None:
+    """GPU, once: the fast launch against the standard one on :func:`probe_kwargs`."""
+    global FAST_LAUNCH_CHECK
+    if FAST_LAUNCH_CHECK is not None or not _GPU:
+        return
+    FAST_LAUNCH_CHECK = False  # until it passes
+
+    def with_path(fast: bool) -> Callable[..., None]:
+        def go(**kw) -> None:
+            plan, buffers = lookup(kw)
+            _launch(plan, buffers, kw["req_pool_indices"], kw["prefix_lens"],
+                    kw["extend_seq_lens"], fast=fast)
+            torch.cuda.synchronize()
+        return go
+
+    kw = probe_kwargs(torch.device("cuda", torch.cuda.current_device()))
+    with_path(False)(**kw)  # compile, so that the fast path has a kernel to launch
+    FAST_LAUNCH_CHECK = self_check(with_path(False), with_path(True), kw)
+
+
+def probe() -> Availability:
+    """Whether this planner runs here, and how (see the module docstring for the mode rule).
+
+    On the GPU the first call also runs the fast launch's self-check (:func:`self_check`), so that
+    no call that may be under CUDA-graph capture does this one-time work.
+    """
+    if MODE is None:
+        return Availability(False, None, "cpu", _UNAVAILABLE)
+    if _GPU and FAST_LAUNCH_CHECK is None:
+        _run_self_check()
+    return Availability(True, MODE, "cuda" if MODE == "gpu" else "cpu")
+
+
+def validate_arguments(launcher_kwargs: dict) -> tuple[LaunchPlan, BufferSet]:
+    """The validate-only entry: what :func:`launch` checks before it launches.
+
+    Args:
+        launcher_kwargs: the 13 arguments of spec section 3, as a dict.
+
+    Returns:
+        (plan, buffer set) for :func:`launch_validated`, from :func:`impls.validate_cache.lookup`.
+
+    Raises:
+        PlanError: (a ``ValueError``) the first failing check of spec section 4.
+    """
+    return lookup(launcher_kwargs)
+
+
+def launch_validated(validated: tuple[LaunchPlan, BufferSet], req_pool_indices: torch.Tensor,
+                     prefix_lens: torch.Tensor, extend_seq_lens: torch.Tensor) -> None:
+    """The launch alone, after :func:`validate_arguments` (or :meth:`BufferSet.plan_for`) passed
+    for exactly these request tensors (int64 [bs], bs = the plan's)."""
+    if MODE is None:
+        raise RuntimeError(f"triton planner unavailable: {_UNAVAILABLE}")
+    _launch(validated[0], validated[1], req_pool_indices, prefix_lens, extend_seq_lens)
 
 
 def plan_launch(*, num_warps: int | None = None, block: int | None = None, tile: int | None = None,
@@ -250,17 +353,19 @@ def plan_launch(*, num_warps: int | None = None, block: int | None = None, tile:
         num_warps: warps per program (default: :data:`CONFIG` of the block).
         block: carry width, a power of two >= bs (default :func:`block_for`); raised to ``tile``.
         tile: lanes per program, a power of two; ``tile >= block`` is a single program.
-        fast: GPU only: use the cached compiled kernel's launcher (default :data:`FAST_LAUNCH`).
+        fast: GPU only: True or False forces the compiled kernel's own launcher on or off (default:
+            :data:`FAST_LAUNCH` once its self-check passed).
         launcher_kwargs: the 13 keyword arguments of spec section 3.
     """
     if MODE is None:
         raise RuntimeError(f"triton planner unavailable: {_UNAVAILABLE}")
-    plan = validate_launch_cached(**launcher_kwargs)
+    plan, buffers = lookup(launcher_kwargs)
     if block is not None and (block < plan.bs or not _is_pow2(block)):
         raise ValueError(f"block={block} must be a power of two >= bs={plan.bs}")
     if tile is not None and not _is_pow2(tile):
         raise ValueError(f"tile={tile} must be a power of two")
-    _launch(plan, launcher_kwargs, num_warps, block, tile, fast)
+    _launch(plan, buffers, launcher_kwargs["req_pool_indices"], launcher_kwargs["prefix_lens"],
+            launcher_kwargs["extend_seq_lens"], num_warps, block, tile, fast)
 
 
 def launch(
@@ -290,23 +395,8 @@ def launch(
 
     Raises:
         PlanError: (a ``ValueError``) any check of spec section 4, before anything is launched,
-            through :func:`impls.validate_cache.validate_launch_cached` (the shared validator).
+            through :func:`impls.validate_cache.lookup` (the shared validator, memoised).
     """
-    kw = {
-        "req_pool_indices": req_pool_indices,
-        "prefix_lens": prefix_lens,
-        "extend_seq_lens": extend_seq_lens,
-        "req_to_token": req_to_token,
-        "full_to_swa_index_mapping": full_to_swa_index_mapping,
-        "out_verify_offsets_scratch": out_verify_offsets_scratch,
-        "out_write_offsets": out_write_offsets,
-        "out_write_seed_slot_indices": out_write_seed_slot_indices,
-        "out_verify_num_valid": out_verify_num_valid,
-        "out_verify_enable": out_verify_enable,
-        "out_write_num_valid_reqs": out_write_num_valid_reqs,
-        "swa_window_size": swa_window_size,
-        "verify_capacity": verify_capacity,
-    }
     if MODE is None:
         raise RuntimeError(f"triton planner unavailable: {_UNAVAILABLE}")
-    _launch(validate_mapping(kw), kw)
+    _launch(*lookup(locals()), req_pool_indices, prefix_lens, extend_seq_lens)

@@ -1,105 +1,212 @@
 """A memo in front of the shared validator, for planners that run every serving step.
 
 :func:`impls.validate.validate_launch` reads only tensor *metadata* (contiguity, dtype, shape,
-stride, device) and two plain ints; it never reads values (spec section 4). Its verdict and the
-:class:`~impls.validate.LaunchPlan` it returns are therefore a pure function of that metadata, and
-:func:`validate_launch_cached` memoises it on exactly that:
+stride, device) and two plain ints; it never reads values (spec section 4). A server keeps the
+*buffer set* (``req_to_token``, the LUT, the six outputs, the window and the capacity) between
+steps and hands the planner three new request tensors of a new length bs every step. The memo is
+split the same way:
 
-* for each of the ten tensors the launcher receives, ``(dtype, shape, stride, device)`` — every
-  input of every check of spec section 4 items 1, 2, 12, 15 and 16 (contiguity is a function of
-  shape and stride);
-* the LUT's metadata and its ``id`` (the plan hands the LUT tensor itself to the kernel), or None;
-* ``swa_window_size`` and ``verify_capacity`` (items 0 and 6, and the plan); only plain ``int``
-  values are memoised, anything else (bool, numpy scalar, 0-d tensor) bypasses the memo.
+* a :class:`BufferSet` is keyed on ``(data_ptr, dtype, shape, stride, device)`` of each of the eight
+  buffer-set tensors (the LUT or None) and on the two ints: every input of every check of spec
+  section 4 that does not involve a request tensor (contiguity is a function of shape and stride).
+  A key is read afresh on every call, so a tensor resized, re-strided, re-typed, moved or given new
+  storage in place misses and is validated again in full;
+* the request tensors are re-checked on every call by :meth:`BufferSet.plan_for`: int64, 1-D,
+  contiguous, equal lengths bs, ``bs <= min(PLAN_BS_BLOCK_SIZE, write_req_capacity)``, on the
+  buffer set's device. These are exactly the checks of spec section 4 that read a request tensor
+  (items 1, 2, 3, 12, 15 and 16), given that the rest passed for this buffer set. When one fails, the
+  full validator runs on the call's arguments and raises its error: the first failing check and its
+  message are always the validator's own. A new bs or new request tensors never cost a full
+  validation; the plan of each bs is built once per buffer set.
 
-A key is read afresh on every call, so a tensor resized, re-strided, re-typed or moved in place
-misses the memo and is validated again: no check is skipped whose inputs changed. Only successful
-validations are stored; a failing call always runs the full validator and raises its error, so the
-first failing check and its message are the validator's own. Anything unusual (an argument that is
-not a tensor, an unhashable value) bypasses the memo.
-
-The memo keeps the cached plans' LUT tensors alive (that is what makes ``id`` a safe key: an id
-cannot be reused while the object it names lives). It holds at most :data:`MAX_ENTRIES` plans and
-is cleared wholesale when full. Cost: about 0.4 us of attribute reads per tensor plus one dict
-lookup, against the validator's 15-20 us of Python checks.
+Only validations that passed are stored. Only plain ``int`` scalars are memoised; anything unusual
+(a bool or numpy scalar, an argument that is not a tensor) bypasses the memo. A buffer set keeps its
+tensors alive (so a data pointer in a key cannot be reused by another tensor while the entry lives);
+at most :data:`MAX_ENTRIES` are kept, the least recently used evicted first. Planners keep their
+per-buffer-set launch records (Triton's prepared launch, Numba's packed parameters) in
+:attr:`BufferSet.records`, so they are evicted with it.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from dataclasses import replace
+
 import torch
 
-from impls.validate import LaunchPlan, validate_launch
+from impls.constants import PLAN_BS_BLOCK_SIZE
+from impls.contract import LUT_NAME, OUTPUT_NAMES, REQUEST_INPUT_NAMES, SCALAR_NAMES
+from impls.validate import LaunchPlan, validate_launch, zero_lut
 
-MAX_ENTRIES: int = 256
-"""Plans kept before the memo is cleared (a server reuses a handful of buffer sets)."""
+MAX_ENTRIES: int = 64
+"""Buffer sets kept (a server uses a handful); the least recently used is evicted first."""
 
-_MEMO: dict[tuple, LaunchPlan] = {}
-_STATS = {"hits": 0, "misses": 0, "bypass": 0}
+STABLE_TENSOR_NAMES: tuple[str, ...] = ("req_to_token", LUT_NAME) + OUTPUT_NAMES
+"""The buffer set's tensors in kernel-argument order: the table, the LUT, the six outputs."""
+STABLE_NAMES: tuple[str, ...] = STABLE_TENSOR_NAMES + SCALAR_NAMES
+"""Every launcher argument except the three request tensors."""
+
+_INT64 = torch.int64
+_MEMO: OrderedDict[tuple, BufferSet] = OrderedDict()
+_STATS = {"hits": 0, "misses": 0, "bypass": 0, "request_misses": 0}
 
 
-def _key(kw: dict) -> tuple:
-    # Flat and inlined: the attribute reads are the whole cost of a hit (about 0.4 us a tensor).
-    if len(kw) != 13:
-        raise TypeError("not the 13 launcher arguments")
+def stable_key(kw: dict) -> tuple:
+    """The memo key of a buffer set: each buffer-set tensor's (data_ptr, dtype, shape, stride,
+    device), None for a missing LUT, then ``swa_window_size`` and ``verify_capacity``.
+
+    Raises:
+        TypeError: a scalar that is not a plain ``int`` (its value could change under the key).
+        AttributeError, KeyError: an argument that is not a tensor, or a missing name.
+    """
     swa, cap = kw["swa_window_size"], kw["verify_capacity"]
-    if type(swa) is not int or type(cap) is not int:  # a tensor or numpy scalar could change value
+    if type(swa) is not int or type(cap) is not int:
         raise TypeError("memo keys plain ints only")
-    lut = kw["full_to_swa_index_mapping"]
-    a, b, c, d = kw["req_pool_indices"], kw["prefix_lens"], kw["extend_seq_lens"], kw["req_to_token"]
-    e, f, g = kw["out_verify_offsets_scratch"], kw["out_write_offsets"], kw["out_write_seed_slot_indices"]
-    h, i, j = kw["out_verify_num_valid"], kw["out_verify_enable"], kw["out_write_num_valid_reqs"]
-    return (
-        a.dtype, a.shape, a.stride(), a.device, b.dtype, b.shape, b.stride(), b.device,
-        c.dtype, c.shape, c.stride(), c.device, d.dtype, d.shape, d.stride(), d.device,
-        e.dtype, e.shape, e.stride(), e.device, f.dtype, f.shape, f.stride(), f.device,
-        g.dtype, g.shape, g.stride(), g.device, h.dtype, h.shape, h.stride(), h.device,
-        i.dtype, i.shape, i.stride(), i.device, j.dtype, j.shape, j.stride(), j.device,
-        None if lut is None else (id(lut), lut.dtype, lut.shape, lut.stride(), lut.device),
-        swa, cap,
-    )
+    key = []
+    for name in STABLE_TENSOR_NAMES:
+        t = kw[name]
+        key.append(None if t is None else (t.data_ptr(), t.dtype, t.shape, t.stride(), t.device))
+    key.append(swa)
+    key.append(cap)
+    return tuple(key)
 
 
-def validate_launch_cached(**launcher_kwargs) -> LaunchPlan:
-    """:func:`validate_mapping` of the keyword arguments (same returns and raises)."""
-    return validate_mapping(launcher_kwargs)
+class BufferSet:
+    """One validated buffer set: what stays the same between serving steps.
+
+    Attributes:
+        kwargs: the ten launcher arguments other than the request tensors, as given.
+        tensors: (req_to_token, lut_tensor, six outputs), the LUT resolved to the zero stand-in when
+            None (spec section 4): the kernel-argument order after the request tensors.
+        device: the outputs' device; request tensors must be on it.
+        max_bs: ``min(PLAN_BS_BLOCK_SIZE, write_req_capacity)``: the largest bs that passes.
+        records: per-planner launch records for this buffer set (keys chosen by the planner).
+    """
+
+    __slots__ = ("kwargs", "tensors", "device", "max_bs", "records", "_plans", "_base")
+
+    def __init__(self, kwargs: dict, plan: LaunchPlan) -> None:
+        self.kwargs = {name: kwargs[name] for name in STABLE_NAMES}
+        self.tensors = (kwargs["req_to_token"], plan.lut_tensor,
+                        *[kwargs[name] for name in OUTPUT_NAMES])
+        self.device = kwargs[OUTPUT_NAMES[0]].device
+        self.max_bs = min(PLAN_BS_BLOCK_SIZE, plan.write_req_capacity)
+        self.records: dict = {}
+        self._base = plan
+        self._plans: dict[int, LaunchPlan] = {plan.bs: plan}
+
+    def plan_for(self, req_pool_indices, prefix_lens, extend_seq_lens) -> LaunchPlan:
+        """The plan for these request tensors: the per-step checks, else the full validator.
+
+        Args:
+            req_pool_indices, prefix_lens, extend_seq_lens: int64 [bs] on :attr:`device`.
+
+        Raises:
+            PlanError: the first failing check of spec section 4 for the whole call (the full
+                validator's own error), when a per-step check fails.
+        """
+        a, b, c, dev = req_pool_indices, prefix_lens, extend_seq_lens, self.device
+        try:
+            shape = a.shape
+            ok = (a.dtype is _INT64 and b.dtype is _INT64 and c.dtype is _INT64
+                  and len(shape) == 1 and b.shape == shape and c.shape == shape
+                  and a.is_contiguous() and b.is_contiguous() and c.is_contiguous()
+                  and a.device == dev and b.device == dev and c.device == dev
+                  and shape[0] <= self.max_bs)
+        except Exception:  # not tensors: the validator says what is wrong
+            ok = False
+        if not ok:
+            _STATS["request_misses"] += 1
+            return validate_launch(req_pool_indices=a, prefix_lens=b, extend_seq_lens=c,
+                                   **self.kwargs)
+        bs = shape[0]
+        plan = self._plans.get(bs)
+        if plan is None:
+            plan = self._plans[bs] = replace(self._base, bs=bs)
+        return plan
 
 
-def validate_mapping(launcher_kwargs: dict) -> LaunchPlan:
-    """:func:`impls.validate.validate_launch`, memoised on the metadata it reads.
+def _stand_ins(device: torch.device) -> dict:
+    empty = torch.empty(0, dtype=_INT64, device=device)
+    return dict.fromkeys(REQUEST_INPUT_NAMES, empty)
+
+
+def bind_set(**stable) -> BufferSet:
+    """Validate a buffer set once, without request tensors (for :func:`impls.bind.bind`).
+
+    Runs the full validator with empty int64 request tensors on the outputs' device: every check
+    of spec section 4 that does not read a request tensor, in order; the empty stand-ins pass every
+    check that does. Also creates the zero stand-in LUT now, not during a later capture.
 
     Args:
-        launcher_kwargs: a dict of the 13 keyword arguments of the launcher (spec section 3).
+        stable: the ten launcher arguments other than the request tensors (:data:`STABLE_NAMES`).
+
+    Raises:
+        PlanError: the first failing check of spec section 4 (item 0 and the buffer-set checks).
+        TypeError: a missing or unknown argument.
+    """
+    missing = [n for n in STABLE_NAMES if n not in stable]
+    extra = [n for n in stable if n not in STABLE_NAMES]
+    if missing or extra:
+        raise TypeError(f"bind_set: missing {missing}, unexpected {extra}")
+    device = stable[OUTPUT_NAMES[0]].device
+    zero_lut(device)
+    return BufferSet(stable, validate_launch(**_stand_ins(device), **stable))
+
+
+def lookup(kw: dict) -> tuple[LaunchPlan, BufferSet | None]:
+    """(plan, buffer set) of the 13 launcher arguments, through the memo (module docstring).
 
     Returns:
-        The same :class:`LaunchPlan` the validator returns (the cached object on a hit; its
-        ``lut_tensor`` is the very tensor passed, or the validator's cached zero LUT).
+        The :class:`LaunchPlan` (cached per buffer set and bs) and its :class:`BufferSet`, or None
+        when the arguments bypass the memo.
 
     Raises:
         PlanError: whatever :func:`impls.validate.validate_launch` raises, unchanged (spec section 4).
     """
     try:
-        key = _key(launcher_kwargs)
-        plan = _MEMO.get(key)
+        key = stable_key(kw)
+        entry = _MEMO.get(key)
     except Exception:  # not tensors, unhashable, missing names: let the validator speak
         _STATS["bypass"] += 1
-        return validate_launch(**launcher_kwargs)
-    if plan is not None:
+        return validate_launch(**kw), None
+    if entry is not None:
         _STATS["hits"] += 1
-        return plan
+        _MEMO.move_to_end(key)
+        return entry.plan_for(kw["req_pool_indices"], kw["prefix_lens"],
+                              kw["extend_seq_lens"]), entry
     _STATS["misses"] += 1
-    plan = validate_launch(**launcher_kwargs)
-    if len(_MEMO) >= MAX_ENTRIES:
-        _MEMO.clear()
-    _MEMO[key] = plan
-    return plan
+    plan = validate_launch(**kw)
+    entry = BufferSet(kw, plan)
+    _MEMO[key] = entry
+    while len(_MEMO) > MAX_ENTRIES:
+        _MEMO.popitem(last=False)
+    return plan, entry
+
+
+def validate_mapping(launcher_kwargs: dict) -> LaunchPlan:
+    """:func:`impls.validate.validate_launch` of a dict of the 13 arguments, memoised (same
+    returns and raises; see :func:`lookup`)."""
+    return lookup(launcher_kwargs)[0]
+
+
+def validate_launch_cached(**launcher_kwargs) -> LaunchPlan:
+    """:func:`validate_mapping` of the keyword arguments."""
+    return lookup(launcher_kwargs)[0]
 
 
 def clear() -> None:
-    """Forget every cached plan (tests; or to release LUT tensors the memo keeps alive)."""
+    """Forget every buffer set (tests; or to release the tensors the memo keeps alive)."""
     _MEMO.clear()
 
 
+def entries() -> int:
+    """Buffer sets held now (at most :data:`MAX_ENTRIES`)."""
+    return len(_MEMO)
+
+
 def stats() -> dict[str, int]:
-    """Counters since import: ``hits``, ``misses`` (full validations that passed or raised) and
-    ``bypass`` (calls the memo could not key)."""
+    """Counters since import: ``hits`` and ``misses`` (buffer sets found / validated in full),
+    ``request_misses`` (per-step checks that failed, so the full validator ran) and ``bypass``
+    (calls the memo could not key)."""
     return dict(_STATS)

@@ -15,7 +15,7 @@ import torch
 from impls import python_planner
 from impls.buffers import PlanBuffers
 from impls.registry import availability
-from impls.validate_cache import validate_launch_cached
+from impls import validate_cache
 
 AVAIL = availability("numba-cuda")
 if not AVAIL.available:
@@ -231,9 +231,8 @@ def test_probe_reports_mode_and_numpy_hint():
 
 def shared_memory_scan_planner(**kw) -> None:
     """The planner with the shared-memory scan (the simulator's) compiled for the GPU."""
-    plan = validate_launch_cached(**kw)
-    tensors = tuple(kw[n] for n in IN[:4] + OUT)
-    nb._launch_gpu(plan, tensors, use_shuffle=False)
+    plan, buffers = nb.validate_arguments(kw)
+    nb._launch_gpu(plan, buffers, tuple(kw[n] for n in IN[:3]), use_shuffle=False)
 
 
 @gpu
@@ -243,7 +242,7 @@ def test_gpu_block_boundaries_both_scans_and_numba_launch_path(monkeypatch):
         check_against_reference(random_plan(bs, bs, lut=True, hazards=True),
                                 planner=shared_memory_scan_planner)
     monkeypatch.setattr(nb, "LAUNCH_PATH", "numba")
-    monkeypatch.setattr(nb, "_RECORDS", {})
+    validate_cache.clear()  # no packed records left from the driver path
     for bs in (1, 777):
         check_against_reference(random_plan(bs + 1, bs, lut=False, hazards=True))
 
