@@ -16,8 +16,8 @@ from __future__ import annotations
 import torch
 
 from impls.constants import NO_SEED
-from impls.contract import OUTPUT_NAMES
 from impls.validate import LaunchPlan, validate_launch
+from impls.validate_cache import BufferSet
 
 MODE = "cpu"
 
@@ -124,26 +124,27 @@ def launch(
     launch_validated(validate_arguments(locals()), req_pool_indices, prefix_lens, extend_seq_lens)
 
 
-def validate_arguments(launcher_kwargs: dict) -> tuple[LaunchPlan, dict]:
+def validate_arguments(launcher_kwargs: dict) -> tuple[LaunchPlan, BufferSet]:
     """The validate-only entry: the shared validator, unmemoised (spec section 4).
 
     Returns:
-        (plan, the 13 arguments) for :func:`launch_validated`.
+        (plan, its buffer set) for :func:`launch_validated`.
 
     Raises:
         PlanError: the first failing check of spec section 4.
     """
-    return validate_launch(**launcher_kwargs), launcher_kwargs
+    plan = validate_launch(**launcher_kwargs)
+    return plan, BufferSet(launcher_kwargs, plan)
 
 
-def launch_validated(validated: tuple[LaunchPlan, dict], req_pool_indices: torch.Tensor,
+def launch_validated(validated: tuple[LaunchPlan, BufferSet], req_pool_indices: torch.Tensor,
                      prefix_lens: torch.Tensor, extend_seq_lens: torch.Tensor) -> None:
     """Plan with plain Python ints after :func:`validate_arguments` passed for these request
     tensors. The table and the LUT are each read in one gather, at exactly the entries a seed
     needs (:func:`seed_position`, :func:`lut_index`), then looked up as Python ints."""
-    plan, kw = validated
+    plan, buffers = validated
     rpi, prefix, extend = req_pool_indices.tolist(), prefix_lens.tolist(), extend_seq_lens.tolist()
-    table, lut = kw["req_to_token"], plan.lut_tensor
+    table, lut = buffers.tensors[0], plan.lut_tensor
     where = {}
     for row, p, e in zip(rpi, prefix, extend):
         pos = seed_position(row, p, e, max_reqs=plan.max_reqs, max_seq_len=plan.max_seq_len)
@@ -160,8 +161,7 @@ def launch_validated(validated: tuple[LaunchPlan, dict], req_pool_indices: torch
         swa_window_size=plan.swa_window_size,
         verify_capacity=plan.verify_capacity,
     )
-    outputs = [kw[name] for name in OUTPUT_NAMES]
-    for out, values in zip(outputs, (verify, write, seeds, [num_valid], [enable], [reqs])):
+    for out, values in zip(buffers.tensors[2:], (verify, write, seeds, [num_valid], [enable], [reqs])):
         out[: len(values)].copy_(torch.tensor(values, dtype=out.dtype))
 
 

@@ -1,0 +1,95 @@
+"""Bound plans (impls/bind.py): the buffer set validated once, each step checked with the same
+messages and order as spec section 4, outputs byte for byte those of the unbound planners."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from impls import bind, python_planner, triton_planner, validate_cache
+from impls.errors import PlanError
+from impls.registry import availability, get_planner
+from impls.validate_cache import STABLE_NAMES
+from tests.test_validate_cache import _mutations, expected_error, make_kw, raised, request
+
+REQUEST = ("req_pool_indices", "prefix_lens", "extend_seq_lens")
+
+
+def stable(kw: dict) -> dict:
+    return {n: kw[n] for n in STABLE_NAMES}
+
+
+def outputs(kw: dict) -> list[list[int]]:
+    return [kw[n].tolist() for n in kw if n.startswith("out_")]
+
+
+def fresh_outputs(kw: dict) -> dict:
+    return {**kw, **{n: torch.full_like(kw[n], -5) for n in kw if n.startswith("out_")}}
+
+
+@pytest.mark.parametrize("planner", ["python", "triton", "numba-cuda"])
+def test_bound_steps_equal_the_unbound_planner(planner):
+    if not availability(planner).available:
+        pytest.skip(availability(planner).reason)
+    kw = make_kw(5)
+    bound = bind.bind(planner, **stable(kw))
+    for bs in (0, 1, 9, 33):
+        step = request(kw, bs)
+        for name in [n for n in kw if n.startswith("out_")]:
+            kw[name].fill_(-5)
+        want = fresh_outputs(step)
+        bound(*[step[n] for n in REQUEST])
+        python_planner.launch(**want)
+        assert outputs(step) == outputs(want), bs
+
+
+@pytest.mark.parametrize("name", list(_mutations(make_kw())))
+def test_every_per_step_change_raises_the_validators_error(name):
+    kw = make_kw(5, capacity=5000 if name == "bs past the block" else 64)
+    bound = bind.bind(python_planner, **stable(kw))
+    bad = _mutations(kw)[name]
+    bad = {**kw, **{n: bad[n] for n in REQUEST}}
+    want = expected_error(bad)
+    assert raised(bound, *[bad[n] for n in REQUEST]) == want
+    assert raised(bound.check, *[bad[n] for n in REQUEST]) == want
+    assert bound.check(*[request(kw, 3)[n] for n in REQUEST]).bs == 3
+
+
+def test_bind_raises_the_first_buffer_set_error():
+    kw = make_kw(5)
+    bad = dict(stable(kw), out_write_offsets=torch.zeros(3, dtype=torch.int64))
+    with pytest.raises(PlanError) as err:
+        bind.bind("triton", **bad)
+    assert err.value.error_id == "write-offsets-len-mismatch"
+    with pytest.raises(TypeError, match="missing"):
+        bind.bind("triton", **{n: kw[n] for n in STABLE_NAMES[:-1]})
+
+
+def test_unbindable_planner_is_refused():
+    with pytest.raises(TypeError, match="cannot be bound"):
+        bind.bind(validate_cache, **stable(make_kw(5)))
+
+
+def test_bound_launcher_keeps_spec_order_when_both_parts_are_wrong():
+    # A request tensor fails item 1 (contiguity, tensor 0) and an output item 2 (dtype): spec
+    # section 4 raises the request tensor's contiguity first, though binding fails on the output.
+    kw = make_kw(5)
+    bad = dict(request(kw, 6), req_pool_indices=torch.arange(1, 13)[::2],
+               out_verify_enable=torch.zeros(1, dtype=torch.int64))
+    launch = get_planner("triton-bound")
+    assert raised(lambda: launch(**bad)) == expected_error(bad)
+    assert raised(lambda: launch(**bad))[2] == "contiguous"
+
+
+@pytest.mark.parametrize("planner", ["triton-bound", "numba-cuda-bound"])
+def test_bound_planners_are_registered_launchers(planner):
+    info = availability(planner)
+    if not info.available:
+        pytest.skip(info.reason)
+    kw = fresh_outputs(request(make_kw(5), 7))
+    want = fresh_outputs(kw)
+    get_planner(planner)(**kw)
+    python_planner.launch(**want)
+    assert outputs(kw) == outputs(want)
+    assert info.mode == availability(planner.removesuffix("-bound")).mode
+    assert triton_planner.MODE is not None
