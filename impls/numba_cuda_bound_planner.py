@@ -11,6 +11,8 @@ import torch
 from impls import numba_cuda_planner
 from impls.bind import BoundLauncher
 
+BOUND_OF = numba_cuda_planner
+"""The planner this one binds (the bench binds it directly: :func:`impls.bind.bind`)."""
 MODE = numba_cuda_planner.MODE
 probe = numba_cuda_planner.probe
 _LAUNCHER = BoundLauncher(numba_cuda_planner)

@@ -11,6 +11,8 @@ import torch
 from impls import triton_planner
 from impls.bind import BoundLauncher
 
+BOUND_OF = triton_planner
+"""The planner this one binds (the bench binds it directly: :func:`impls.bind.bind`)."""
 MODE = triton_planner.MODE
 probe = triton_planner.probe
 _LAUNCHER = BoundLauncher(triton_planner)

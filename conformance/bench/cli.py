@@ -1,7 +1,7 @@
 """``python -m conformance bench``: the benchmark suite in one command (a pytest run underneath).
 
-  bench [--planner P ...] [--bs 0,1,64] [--mode M ...] [--scenario S ...] [--rounds N]
-        [--json PATH] [--report PATH] [-- PYTEST_ARGS...]
+  bench [--planner P ...] [--bs 0,1,64] [--mode M ...] [--scenario S ...] [--workload W ...]
+        [--rounds N] [--json PATH] [--report PATH] [-- PYTEST_ARGS...]
 
 runs ``pytest conformance/bench`` with those options (``--bench-*``, ``--benchmark-json``) and
 prints the table at the end. Without ``--json`` the pytest-benchmark JSON goes to
@@ -28,7 +28,9 @@ def add_parser(sub) -> None:
                    help="planner (repeatable; default every built-in)")
     p.add_argument("--bs", metavar="LIST", help="batch sizes, comma-separated")
     p.add_argument("--mode", action="append", default=[], help="eager, validate, launch, replay")
-    p.add_argument("--scenario", action="append", default=[], help="serving (default), decode")
+    p.add_argument("--scenario", action="append", default=[],
+                   help="reused, fresh, varying-bs (default all)")
+    p.add_argument("--workload", action="append", default=[], help="serving (default), decode")
     p.add_argument("--rounds", type=int, help="rounds per benchmark")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH",
                    help=f"pytest-benchmark JSON (default {DEFAULT_JSON.relative_to(REPO_ROOT)})")
@@ -45,6 +47,7 @@ def pytest_args(args: argparse.Namespace) -> list[str]:
     out += [f"--planner={p}" for p in args.planner]
     out += [f"--bench-mode={m}" for m in args.mode]
     out += [f"--bench-scenario={s}" for s in args.scenario]
+    out += [f"--bench-workload={w}" for w in args.workload]
     if args.bs:
         out.append(f"--bench-bs={args.bs}")
     if args.rounds:

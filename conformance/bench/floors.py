@@ -22,8 +22,17 @@ from collections.abc import Callable
 import torch
 
 FLOORS = ("empty-triton", "empty-numba", "torch-op")
-FLOOR_OF_PLANNER = {"triton": "empty-triton", "numba-cuda": "empty-numba", "python": "torch-op"}
+FLOOR_OF_PLANNER = {"triton": "empty-triton", "numba-cuda": "empty-numba", "python": "torch-op",
+                    "triton-bound": "empty-triton", "numba-cuda-bound": "empty-numba"}
 """Which floor a planner is compared with; any other planner (``module:attr``) gets torch-op."""
+CHAIN_FLOORS = ("chain-triton", "chain-numba")
+"""Dependent-load chain kernels, one per framework, timed per bs on the planner's workload: per
+lane the three inputs, then the table entry, then the LUT entry, one store, no scan (the work a
+planner cannot avoid)."""
+CHAIN_OF_PLANNER = {"triton": "chain-triton", "triton-bound": "chain-triton",
+                    "numba-cuda": "chain-numba", "numba-cuda-bound": "chain-numba"}
+CHAIN_PLANNER = {"chain-triton": "triton", "chain-numba": "numba-cuda"}
+"""The planner whose mode (device, interpreter or simulator) a chain floor runs in."""
 FLOOR_MODE = {"eager": "eager", "launch": "launch", "validate": "eager", "replay": "replay"}
 """A planner mode -> the floor mode it is divided by (validation has no kernel: the eager floor)."""
 FLOOR_MODES = ("eager", "launch", "replay")
@@ -36,6 +45,8 @@ def floor_of(planner: str) -> str:
 
 _TRITON_KERNEL = None
 _NUMBA_KERNEL = None
+CHAIN_BLOCK = 512
+"""Lanes per program (Triton) or threads per block (Numba) of the chain kernels."""
 
 
 def empty_triton_kernel():
@@ -95,3 +106,38 @@ def floor_call(name: str, device: torch.device) -> tuple[Call, Call]:
 
         return (lambda: kernel[1, 32](dev_array)), on_torch_stream
     raise ValueError(f"unknown floor {name!r}: use one of {', '.join(FLOORS)}")
+
+
+def chain_call(name: str, kw: dict) -> tuple[Call, Call]:
+    """``(eager, capturable)`` calls of chain floor ``name`` on the launcher arguments ``kw``
+    (reads its request tensors, table and LUT; writes ``out_write_seed_slot_indices[:bs]``)."""
+    rpi, table, lut = kw["req_pool_indices"], kw["req_to_token"], kw["full_to_swa_index_mapping"]
+    bs, out = int(rpi.shape[0]), kw["out_write_seed_slot_indices"]
+    lut_len = 0 if lut is None else int(lut.shape[0])
+    lut = lut if lut is not None else torch.zeros(1, dtype=torch.int64, device=rpi.device)
+    grid = max(1, -(-bs // CHAIN_BLOCK))
+    if name == "chain-triton":
+        from conformance.bench.chain_triton import chain_kernel
+
+        args = (rpi, kw["prefix_lens"], kw["extend_seq_lens"], table, lut, out, bs,
+                table.stride(0), table.shape[0], table.shape[1], lut_len)
+        fn = lambda: chain_kernel[(grid,)](*args, BLOCK=CHAIN_BLOCK, HAS_LUT=lut_len > 0)  # noqa: E731
+        return fn, fn
+    if name == "chain-numba":
+        from numba import cuda
+
+        from conformance.bench.chain_numba import chain_kernel as kernel
+
+        tensors = (rpi, kw["prefix_lens"], kw["extend_seq_lens"], table, lut, out)
+        if rpi.device.type != "cuda":
+            arrays = [t.numpy() for t in tensors]
+            fn = lambda: kernel[grid, CHAIN_BLOCK](*arrays, bs, lut_len)  # noqa: E731
+            return fn, fn
+        views = [cuda.as_cuda_array(t, sync=False) for t in tensors]
+
+        def on_torch_stream():
+            stream = cuda.external_stream(torch.cuda.current_stream().cuda_stream)
+            kernel[grid, CHAIN_BLOCK, stream](*views, bs, lut_len)
+
+        return on_torch_stream, on_torch_stream
+    raise ValueError(f"unknown chain floor {name!r}: use one of {', '.join(CHAIN_FLOORS)}")

@@ -5,10 +5,11 @@ Modes of a planner, each a zero-argument call on one workload (:mod:`conformance
 * ``eager``: ``launch(**kw)``: validation + launch, host wall time per call; on the GPU a round is
   bracketed by ``torch.cuda.synchronize()`` (:func:`conformance.bench.timing.synced_perf_counter`),
   so queued device work is paid for.
-* ``validate``: the validator the planner itself calls (``python``: the shared validator;
-  ``triton`` / ``numba-cuda``: its memo, :mod:`impls.validate_cache`), host time.
-* ``launch``: ``launch(**kw)`` with that validator replaced, for the benchmark's duration, by a
-  function returning the plan it already returned: the launch alone, planner code untouched.
+* ``validate``: the planner's validate-only entry ``validate_arguments`` (``python``: the shared
+  validator; ``triton`` / ``numba-cuda``: its memo, :mod:`impls.validate_cache`; a bound planner:
+  the per-step checks), host time.
+* ``launch``: the planner's ``launch_validated`` on arguments validated before timing: the launch
+  alone.
 * ``replay``: GPU only: one call captured in a CUDA graph, replays timed with CUDA events behind a
   sleep kernel (:class:`conformance.bench.timing.EventClock`): device time per plan. Not for
   ``python`` (it reads tensor values on the host, so it cannot be captured).
@@ -20,7 +21,7 @@ a round lasts about :data:`ROUND_S` (1 to :data:`MAX_ITERATIONS` calls), ``round
 
 from __future__ import annotations
 
-import contextlib
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,10 +31,8 @@ import torch
 from conformance.bench import timing as gt
 
 MODES = ("eager", "validate", "launch", "replay")
-VALIDATOR_ATTR = {"python": "validate_launch", "triton": "validate_mapping",
-                  "numba-cuda": "validate_launch_cached"}
-"""The module-level name through which each built-in planner's ``launch`` calls its validator
-(``validate_mapping`` takes the keyword arguments as one dict)."""
+HOST_MODES = ("eager", "validate", "launch")
+"""Modes with a host part: each runs every scenario (conformance/bench/workloads.SCENARIOS)."""
 ROUND_S = {"cuda": 2e-3, "cpu": 1e-3}
 """Target seconds per round by device type."""
 ROUNDS = {"cuda": 15, "cpu": 3}
@@ -83,39 +82,81 @@ def first_call_us(fn: Callable[[], object]) -> float:
     return (gt.synced_perf_counter() - t0) * 1e6
 
 
-def _planner_module(name: str):
-    import importlib
+def planner_module(name: str):
+    """The module of a built-in planner (None for an external ``module:attr`` planner)."""
+    import inspect
 
-    from impls.registry import _BUILTIN
+    from impls.registry import builtin_names, get_planner
 
-    return importlib.import_module(_BUILTIN[name]) if name in _BUILTIN else None
+    return inspect.getmodule(get_planner(name)) if name in builtin_names() else None
 
 
-def skip_reason(planner: str, mode: str, device: torch.device) -> str | None:
+def skip_reason(planner: str, mode: str, device: torch.device, scenario: str = "reused") -> str | None:
     """Why ``mode`` does not apply to ``planner`` here, or None."""
     if mode == "replay" and device.type != "cuda":
         return "replay: device time by CUDA-graph replay needs a GPU"
     if mode == "replay" and planner == "python":
         return "replay: the python planner reads tensor values on the host (not capturable)"
-    if mode in ("validate", "launch") and planner not in VALIDATOR_ATTR:
-        return f"{mode}: only built-in planners expose their validator"
+    if mode == "replay" and scenario != "reused":
+        return "replay: a captured graph replays one set of tensors (scenario reused only)"
+    if mode in ("validate", "launch") and planner_module(planner) is None:
+        return f"{mode}: only built-in planners expose validate_arguments / launch_validated"
     return None
 
 
-@contextlib.contextmanager
-def planner_call(planner: str, mode: str, launch: Callable[..., None], kw: dict):
-    """Yield the zero-argument call that ``mode`` times (see the module docstring)."""
+REQUEST = ("req_pool_indices", "prefix_lens", "extend_seq_lens")
+
+
+def planner_call(planner: str, mode: str, pool: list[dict]) -> tuple[Callable[[], object],
+                                                                     Callable[[dict], object]]:
+    """``(timed, one)``: the zero-argument call that ``mode`` times, cycling through ``pool``
+    (:func:`conformance.bench.workloads.request_pool`), and the same path run on one entry.
+
+    Built-in planners are driven through their public entries: ``launch`` (eager),
+    ``validate_arguments`` (validate), ``launch_validated`` after validating every pool entry
+    beforehand (launch). A bound planner (a module with ``BOUND_OF``) is bound once to the pool's
+    buffer set (:func:`impls.bind.bind`) and timed as a server calls it: ``bound(rpi, prefix,
+    extend)`` (eager), ``bound.check`` (validate), the launch alone (launch).
+    """
+    from impls.registry import get_planner
+
+    module = planner_module(planner)
+    bound_of = getattr(module, "BOUND_OF", None)
+    steps = itertools.cycle(pool)
+    if bound_of is not None:
+        from impls.bind import bind
+        from impls.validate_cache import STABLE_NAMES
+
+        bound = bind(bound_of, **{n: pool[0][n] for n in STABLE_NAMES})
+        requests = [_request(kw) for kw in pool]
+        if mode == "validate":
+            cycled = itertools.cycle(requests)
+            return (lambda: bound.check(*next(cycled))), (lambda kw: bound.check(*_request(kw)))
+        if mode == "launch":
+            launch, buffers = bound_of.launch_validated, bound.buffers
+
+            def one_launch(kw):
+                return launch((bound.check(*_request(kw)), buffers), *_request(kw))
+
+            staged = itertools.cycle([((bound.check(*r), buffers), *r) for r in requests])
+            return (lambda: launch(*next(staged))), one_launch
+        cycled = itertools.cycle(requests)
+        return (lambda: bound(*next(cycled))), (lambda kw: bound(*_request(kw)))
     if mode in ("eager", "replay"):
-        yield lambda: launch(**kw)
-        return
-    module, attr = _planner_module(planner), VALIDATOR_ATTR[planner]
-    validator = getattr(module, attr)
+        launch = get_planner(planner)
+        return (lambda: launch(**next(steps))), (lambda kw: launch(**kw))
     if mode == "validate":
-        yield (lambda: validator(kw)) if attr == "validate_mapping" else (lambda: validator(**kw))
-        return
-    plan = validator(kw) if attr == "validate_mapping" else validator(**kw)
-    setattr(module, attr, lambda *args, **kwargs: plan)
-    try:
-        yield lambda: launch(**kw)
-    finally:
-        setattr(module, attr, validator)
+        validate = module.validate_arguments
+        return (lambda: validate(next(steps))), validate
+    staged = itertools.cycle([(module.validate_arguments(kw), *(kw[n] for n in REQUEST))
+                              for kw in pool])
+    launch = module.launch_validated
+
+    def one(kw):
+        return launch(module.validate_arguments(kw), *(kw[n] for n in REQUEST))
+
+    return (lambda: launch(*next(staged))), one
+
+
+def _request(kw: dict) -> tuple:
+    return tuple(kw[n] for n in REQUEST)

@@ -6,7 +6,7 @@ Registered from :mod:`conformance.plugin.hooks` (``pytest_plugins``).
   it (``pytest conformance/bench``, or a file / node id inside it) or with ``--bench``; so
   ``pytest`` and ``pytest conformance/`` never run benchmarks (the README's test stays fast).
 * **Options**: ``--bench-bs 0,1,8`` (default :data:`DEFAULT_BS`), ``--bench-mode``,
-  ``--bench-scenario`` (repeatable), ``--bench-rounds N``, ``--bench-table ROWSxCOLS``,
+  ``--bench-scenario``, ``--bench-workload`` (repeatable), ``--bench-rounds N``, ``--bench-table ROWSxCOLS``,
   ``--bench-report PATH`` (the table and fingerprint as Markdown); planners come from
   ``--planner`` (default every built-in).
 * **Fingerprint**: pytest-benchmark's ``machine_info`` gets the run fingerprint
@@ -28,7 +28,7 @@ import pytest
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_BS = (0, 1, 8, 64, 512, 1024, 4096)
-"""Batch sizes of issue #5: empty, decode-only, small, and up to PLAN_BS_BLOCK_SIZE."""
+"""Batch sizes: empty, decode-only, small, and up to PLAN_BS_BLOCK_SIZE."""
 _PROP = "benchmark_json"
 
 
@@ -42,7 +42,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bench-mode", action="append", default=[], metavar="MODE",
                     help="eager, validate, launch, replay (repeatable; default all)")
     group.addoption("--bench-scenario", action="append", default=[], metavar="NAME",
-                    help="serving (default) or decode (repeatable)")
+                    help="reused, fresh, varying-bs: how request tensors arrive (repeatable; "
+                         "default all)")
+    group.addoption("--bench-workload", action="append", default=[], metavar="NAME",
+                    help="serving (default) or decode: how batch values are drawn (repeatable)")
     group.addoption("--bench-rounds", type=int, default=None, metavar="N",
                     help="rounds per benchmark (default 15 on the GPU, 3 on the CPU)")
     group.addoption("--bench-table", default=None, metavar="ROWSxCOLS",

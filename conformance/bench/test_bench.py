@@ -1,13 +1,16 @@
-"""The benchmark suite (issue #5): planners x bs x modes, and the floors, in one pytest run.
+"""The benchmark suite: planners x bs x modes, and the floors, in one pytest run.
 
     pytest conformance/bench [--planner NAME] [--bench-bs 1,64] [--benchmark-json PATH]
     python -m conformance bench [--planner NAME] [--bs 1,64] [--json PATH]
 
-``test_plan[planner-mode-bs-scenario]`` times one planner mode (:mod:`conformance.bench.modes`) on a
-serving-like batch (:mod:`conformance.bench.workloads`) with pytest-benchmark's pedantic mode;
-``test_floor[floor-mode]`` times a floor (:mod:`conformance.bench.floors`). Each records its first
+``test_plan[planner-mode-bs-scenario-workload]`` times one planner mode
+(:mod:`conformance.bench.modes`) on a serving-like batch (:mod:`conformance.bench.workloads`) in one
+scenario (``reused``, ``fresh``, ``varying-bs``: how the request tensors arrive) with
+pytest-benchmark's pedantic mode; ``test_floor[floor-mode]`` times an empty floor and
+``test_chain_floor[chain-mode-bs-workload]`` a dependent-load chain floor
+(:mod:`conformance.bench.floors`). Each records its first
 call separately (``extra_info.first_call_us``: compile or cache load + one run, us). What an
-``eager`` or ``replay`` benchmark timed is then run once more on poisoned outputs and checked
+``eager``, ``launch`` or ``replay`` benchmark timed is then run once more on poisoned outputs and checked
 against the pure-Python planner's plan (``plan_values``), so a fast wrong planner cannot post a
 figure. No figure is asserted against a goal: speed is read from the table.
 """
@@ -34,23 +37,33 @@ def _device_of(planner: str) -> torch.device:
     return resolve_device(availability(planner).device)
 
 
+def _scenarios_for(mode: str, wanted: list[str]) -> list[str]:
+    """Host modes run every wanted scenario; replay only ``reused`` (one captured set)."""
+    return [s for s in wanted if mode in modes.HOST_MODES or s == "reused"]
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     config = metafunc.config
+    scenarios = config.getoption("bench_scenario") or list(workloads.SCENARIOS)
+    kinds = config.getoption("bench_workload") or ["serving"]
+    sizes = bs_list(config)
     if "planner" in metafunc.fixturenames:
         planners = config.getoption("planner") or list(builtin_names())
         wanted = config.getoption("bench_mode") or list(modes.MODES)
-        scenarios = config.getoption("bench_scenario") or ["serving"]
         params = []
         for planner in planners:
             device = _device_of(planner)
             for mode in [m for m in modes.MODES if m in wanted]:
-                for bs in bs_list(config):
-                    for scenario in scenarios:
-                        timer = modes.timer_for(mode, device, modes.REPLAYS_PER_ROUND)  # own clock
-                        params.append(pytest.param(
-                            planner, mode, bs, scenario, marks=pytest.mark.benchmark(timer=timer),
-                            id=f"{planner}-{mode}-{bs}-{scenario}"))
-        metafunc.parametrize(("planner", "mode", "bs", "scenario"), params)
+                timer = modes.timer_for(mode, device, modes.REPLAYS_PER_ROUND)  # own clock
+                for scenario in _scenarios_for(mode, scenarios):
+                    # varying-bs: one benchmark, bs drawn from 1..the largest bs
+                    for bs in ([max(sizes)] if scenario == "varying-bs" else sizes):
+                        for kind in kinds:
+                            params.append(pytest.param(
+                                planner, mode, bs, scenario, kind,
+                                marks=pytest.mark.benchmark(timer=timer),
+                                id=f"{planner}-{mode}-{bs}-{scenario}-{kind}"))
+        metafunc.parametrize(("planner", "mode", "bs", "scenario", "workload"), params)
     if "floor" in metafunc.fixturenames:
         params = []
         planners = config.getoption("planner") or list(builtin_names())
@@ -63,16 +76,30 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 params.append(pytest.param(floor, mode, marks=pytest.mark.benchmark(timer=timer),
                                            id=f"{floor}-{mode}"))
         metafunc.parametrize(("floor", "mode"), params)
+    if "chain" in metafunc.fixturenames:
+        params = []
+        planners = config.getoption("planner") or list(builtin_names())
+        needed = {floors.CHAIN_OF_PLANNER.get(p) for p in planners}
+        for chain in [c for c in floors.CHAIN_FLOORS if c in needed]:
+            device = _device_of(floors.CHAIN_PLANNER[chain])
+            for mode in floors.FLOOR_MODES:
+                timer = modes.timer_for(mode, device, modes.REPLAYS_PER_ROUND)
+                for bs in sizes:
+                    for kind in kinds:
+                        params.append(pytest.param(
+                            chain, mode, bs, kind, marks=pytest.mark.benchmark(timer=timer),
+                            id=f"{chain}-{mode}-{bs}-{kind}"))
+        metafunc.parametrize(("chain", "mode", "bs", "workload"), params)
 
 
 _WORKLOADS: dict[tuple, dict] = {}
 
 
-def workload(bs: int, scenario: str, device: torch.device, config) -> dict:
-    """The launcher kwargs of one batch, built once per (device, bs, scenario) and shared."""
-    key = (str(device), bs, scenario, table_shape(config))
+def workload_kwargs(bs: int, workload: str, device: torch.device, config) -> dict:
+    """The launcher kwargs of one batch, built once per (device, bs, workload) and shared."""
+    key = (str(device), bs, workload, table_shape(config))
     if key not in _WORKLOADS:
-        spec = workloads.spec_for(scenario, str(device), table_shape(config), seed=bs)
+        spec = workloads.spec_for(workload, str(device), table_shape(config), seed=bs)
         _WORKLOADS[key] = workloads.build(bs, spec, device)
     return _WORKLOADS[key]
 
@@ -98,20 +125,24 @@ def _describe(benchmark, device: torch.device, **extra) -> None:
         worker=os.environ.get("PYTEST_XDIST_WORKER", "-"), **extra)
 
 
-def _check_plan(kw: dict) -> None:
-    """The outputs equal the pure-Python planner's plan (spec section 5) for these inputs."""
+def _check_plan(kw: dict, compare: bool = True) -> tuple:
+    """The outputs equal the pure-Python planner's plan (spec section 5) for these inputs
+    (``compare=False``: only return that plan, ``plan_values``' six results)."""
     table, lut = kw["req_to_token"], kw["full_to_swa_index_mapping"]
     verify, write, seeds, num_valid, enable, reqs = plan_values(
         kw["req_pool_indices"].tolist(), kw["prefix_lens"].tolist(), kw["extend_seq_lens"].tolist(),
         lambda r, p: int(table[r, p]), lambda i: int(lut[i]),
         max_reqs=table.shape[0], max_seq_len=table.shape[1], lut_len=0 if lut is None else len(lut),
         swa_window_size=kw["swa_window_size"], verify_capacity=kw["verify_capacity"])
+    if not compare:
+        return verify, write, seeds, num_valid, enable, reqs
     n = len(write)
     assert kw["out_write_offsets"][:n].tolist() == write
     assert kw["out_verify_offsets_scratch"][:n].tolist() == verify
     assert kw["out_write_seed_slot_indices"][: n - 1].tolist() == seeds
     assert [int(kw["out_verify_num_valid"]), int(kw["out_verify_enable"]),
             int(kw["out_write_num_valid_reqs"])] == [num_valid, enable, reqs]
+    return verify, write, seeds, num_valid, enable, reqs
 
 
 def _run(benchmark, fn, device: torch.device, mode: str, config):
@@ -129,25 +160,49 @@ def _run(benchmark, fn, device: torch.device, mode: str, config):
     return first, fn
 
 
-def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, request) -> None:
+def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, workload: str,
+              request) -> None:
     avail = availability(planner)
     if not avail.available:
         pytest.skip(f"{planner}: {avail.reason}")
     device = resolve_device(avail.device)
-    reason = modes.skip_reason(planner, mode, device)
+    reason = modes.skip_reason(planner, mode, device, scenario)
     if reason:
         pytest.skip(reason)
-    kw = workload(bs, scenario, device, request.config)
-    _describe(benchmark, device, planner_mode=avail.mode, scenario=scenario,
-              table=list(kw["req_to_token"].shape), window=kw["swa_window_size"])
-    with modes.planner_call(planner, mode, get_planner(planner), kw) as fn:
-        first, timed = _run(benchmark, fn, device, mode, request.config)
+    kw = workload_kwargs(bs, workload, device, request.config)
+    pool = workloads.request_pool(kw, scenario, seed=bs)
+    _describe(benchmark, device, planner_mode=avail.mode, scenario=scenario, workload=workload,
+              table=list(kw["req_to_token"].shape), window=kw["swa_window_size"],
+              bs_range=[1, bs] if scenario == "varying-bs" else [bs, bs], pool=len(pool))
+    fn, one = modes.planner_call(planner, mode, pool)
+    first, timed = _run(benchmark, fn, device, mode, request.config)
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
-    if mode in ("eager", "replay"):  # what was timed computes the right plan (from poison)
+    if mode in ("eager", "launch", "replay"):  # what was timed computes the right plan (from poison)
         for name in [n for n in kw if n.startswith("out_")]:
             kw[name].fill_(workloads.POISON)
-        timed()
-        _check_plan(kw)
+        step = pool[-1]
+        timed() if mode == "replay" else one(step)
+        _check_plan(kw if mode == "replay" else step)
+
+
+def test_chain_floor(benchmark, chain: str, mode: str, bs: int, workload: str, request) -> None:
+    planner = floors.CHAIN_PLANNER[chain]
+    avail = availability(planner)
+    if not avail.available:
+        pytest.skip(f"{chain}: planner {planner} unavailable: {avail.reason}")
+    device = resolve_device(avail.device)
+    if mode == "replay" and device.type != "cuda":
+        pytest.skip("replay: device time by CUDA-graph replay needs a GPU")
+    kw = workload_kwargs(bs, workload, device, request.config)
+    eager, capturable = floors.chain_call(chain, kw)
+    benchmark.extra_info.update(floor=chain, chain=True, workload=workload)
+    _describe(benchmark, device)
+    first, _ = _run(benchmark, capturable if mode == "replay" else eager, device, mode,
+                    request.config)
+    assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
+    seeds = kw["out_write_seed_slot_indices"][:bs].tolist()  # the chain's loads, not the plan's
+    want = _check_plan(kw, compare=False)[2]
+    assert seeds == want
 
 
 def test_floor(benchmark, floor: str, mode: str, request) -> None:

@@ -31,7 +31,16 @@ GPU_LUT_LEN, CPU_LUT_LEN = 1 << 22, 1 << 16
 GPU_WINDOW, CPU_WINDOW = 4096, 64
 """swa_window_size W of the ``serving`` scenario."""
 POISON = -12345
-SCENARIOS = ("serving", "decode")
+WORKLOADS = ("serving", "decode")
+"""How a batch's values are drawn (:func:`spec_for`)."""
+SCENARIOS = ("reused", "fresh", "varying-bs")
+"""How a server hands the planner its request tensors (:func:`request_pool`): ``reused``, one set
+of tensors every call (every cache hits); ``fresh``, new tensors every call (new objects and
+addresses, same bs), made on the planner's device; ``varying-bs``, fresh tensors with a bs drawn per
+call, seeded, from 1 to the benchmark's bs."""
+POOL_SIZE = 512
+"""Distinct request-tensor sets a ``fresh`` or ``varying-bs`` benchmark cycles through: more than
+any planner cache holds, so no call finds its tensors cached; made before timing starts."""
 WRITE_REQ_CAPACITY = 4096
 """Output buffers are sized for the largest batch, as upstream allocates them once per server."""
 
@@ -60,7 +69,7 @@ def spec_for(scenario: str, device: str, table: tuple[int, int] | None = None,
         return Spec(table=table, lut_len=GPU_LUT_LEN if gpu else CPU_LUT_LEN,
                     window=min(GPU_WINDOW if gpu else CPU_WINDOW, table[1]), prefill_every=8,
                     seed=seed)
-    raise ValueError(f"unknown scenario {scenario!r}: use one of {', '.join(SCENARIOS)}")
+    raise ValueError(f"unknown workload {scenario!r}: use one of {', '.join(WORKLOADS)}")
 
 
 _SHARED: dict[tuple, tuple[torch.Tensor, torch.Tensor | None]] = {}
@@ -128,3 +137,28 @@ def build(bs: int, spec: Spec, device: str | torch.device) -> dict:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     return kw
+
+
+def request_pool(kw: dict, scenario: str, *, size: int = POOL_SIZE, seed: int = 0) -> list[dict]:
+    """The launcher arguments of every call of a scenario (:data:`SCENARIOS`), built from ``kw``.
+
+    ``reused``: ``[kw]``. ``fresh``: ``size`` dicts, each with its own copies of ``kw``'s three
+    request tensors. ``varying-bs``: ``size`` dicts whose request tensors are copies of the first
+    ``k`` entries of ``kw``'s, ``k`` drawn uniformly from [1, bs] with ``seed`` (a batch's prefix:
+    rows stay distinct). All share ``kw``'s table, LUT and outputs (a server's buffer set).
+    """
+    if scenario == "reused":
+        return [kw]
+    names = ("req_pool_indices", "prefix_lens", "extend_seq_lens")
+    bs = int(kw[names[0]].shape[0])
+    if scenario == "fresh":
+        sizes = [bs] * size
+    elif scenario == "varying-bs":
+        g = torch.Generator().manual_seed(seed)
+        sizes = torch.randint(1, max(bs, 1) + 1, (size,), generator=g).tolist()
+    else:
+        raise ValueError(f"unknown scenario {scenario!r}: use one of {', '.join(SCENARIOS)}")
+    pool = [dict(kw, **{n: kw[n][:k].clone() for n in names}) for k in sizes]
+    if kw[names[0]].device.type == "cuda":
+        torch.cuda.synchronize()
+    return pool
