@@ -44,15 +44,24 @@ def test_cpu_run_writes_benchmark_json_with_fingerprint_and_ratios(tmp_path):
     assert info["gpu"] == "none (CPU only)" and info["planners"]["triton"]["mode"] == "interpreter"
 
     planners = _planner_benches(doc)
-    # python: eager, validate, launch x bs 0, 1; triton the same; replay skipped on the CPU
-    got = sorted((b["params"]["planner"], b["params"]["mode"], b["params"]["bs"]) for b in planners)
-    assert got == sorted((p, m, bs) for p in ("python", "triton")
-                         for m in ("eager", "validate", "launch") for bs in (0, 1))
+    # python and triton: eager, validate, launch x (reused, fresh) x bs 0, 1 and varying-bs 1..1;
+    # replay skipped on the CPU
+    got = sorted((b["params"]["planner"], b["params"]["mode"], b["params"]["bs"],
+                  b["params"]["scenario"]) for b in planners)
+    assert got == sorted([(p, m, bs, s) for p in ("python", "triton")
+                          for m in ("eager", "validate", "launch") for bs in (0, 1)
+                          for s in ("reused", "fresh")]
+                         + [(p, m, 1, "varying-bs") for p in ("python", "triton")
+                            for m in ("eager", "validate", "launch")])
     floors = {(b["extra_info"]["floor"], b["params"]["mode"]): b["stats"]["median"] * 1e6
-              for b in doc["benchmarks"] if b["extra_info"].get("floor")}
+              for b in doc["benchmarks"]
+              if b["extra_info"].get("floor") and not b["extra_info"].get("chain")}
     assert set(floors) == {(f, m) for f in ("torch-op", "empty-triton")
                            for m in ("eager", "launch")}
-    py = {(b["params"]["mode"], b["params"]["bs"]): b["stats"]["median"]
+    chains = {(b["params"]["mode"], b["params"]["bs"]): b["stats"]["median"] * 1e6
+              for b in doc["benchmarks"] if b["extra_info"].get("chain")}
+    assert set(chains) == {(m, bs) for m in ("eager", "launch") for bs in (0, 1)}
+    py = {(b["params"]["mode"], b["params"]["bs"], b["params"]["scenario"]): b["stats"]["median"]
           for b in planners if b["params"]["planner"] == "python"}
     for b in planners:
         extra, p50 = b["extra_info"], b["stats"]["median"] * 1e6
@@ -61,21 +70,30 @@ def test_cpu_run_writes_benchmark_json_with_fingerprint_and_ratios(tmp_path):
         floor_mode = "eager" if b["params"]["mode"] == "validate" else b["params"]["mode"]
         assert extra["floor_name"] == f"{floor} ({floor_mode})"
         assert extra["ratio_to_floor"] == pytest.approx(p50 / floors[(floor, floor_mode)], rel=1e-3)
-        key = (b["params"]["mode"], b["params"]["bs"])
+        key = (b["params"]["mode"], b["params"]["bs"], b["params"]["scenario"])
         assert extra["ratio_to_python"] == pytest.approx(b["stats"]["median"] / py[key], rel=1e-3)
+        if b["params"]["planner"] == "triton" and b["params"]["scenario"] != "varying-bs":
+            chain = chains[(floor_mode, b["params"]["bs"])]
+            assert extra["ratio_to_chain"] == pytest.approx(p50 / chain, rel=1e-3)
+        else:
+            assert extra["ratio_to_chain"] is None
     assert {b["extra_info"]["planner_mode"] for b in planners} == {"cpu", "interpreter"}
+    assert {b["extra_info"]["pool"] for b in planners if b["params"]["scenario"] != "reused"} == \
+        {512}
 
     rows_, _ = load_bench(out)  # the report helper reads it
-    assert len(rows_) == len(doc["benchmarks"]) and sum(r.floor for r in rows_) == 4
+    assert len(rows_) == len(doc["benchmarks"]) and sum(r.floor for r in rows_) == 8
     table = proc.stdout[proc.stdout.index("benchmark table"):]
-    assert "| planner " in table and "x floor" in table and "x python" in table
-    assert table.count("| triton [interpreter] |") == 6 and table.count("| python [cpu] ") == 6
+    assert "| planner " in table and "x floor" in table and "x chain" in table
+    assert table.count("| triton [interpreter] |") == 15 and table.count("| python [cpu] ") == 15
+    assert "| 1..1 " in table
 
 
 def test_xdist_workers_results_land_in_one_json(tmp_path):
     out = tmp_path / "bench.json"
     proc = _pytest("conformance/bench", "-n", "2", "--planner", "python", "--bench-bs", "0,1,8",
-                   "--bench-rounds", "2", "--bench-mode", "eager", f"--benchmark-json={out}")
+                   "--bench-rounds", "2", "--bench-mode", "eager", "--bench-scenario", "reused",
+                   f"--benchmark-json={out}")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     doc = json.loads(out.read_text())
     planners = _planner_benches(doc)
@@ -100,7 +118,8 @@ def test_benchmarks_are_collected_only_when_named(tmp_path, capsys, monkeypatch)
     plain = _collect(capsys, "conformance/", *opts)
     assert "no tests collected" in plain and "test_bench.py" not in plain
     named = _collect(capsys, "conformance/bench", *opts)
-    assert "conformance/bench/test_bench.py::test_plan[python-eager-1-serving]" in named
+    assert "conformance/bench/test_bench.py::test_plan[python-eager-1-reused-serving]" in named
+    assert "conformance/bench/test_bench.py::test_plan[python-eager-1-varying-bs-serving]" in named
     flag = _collect(capsys, "conformance/", "--bench", *opts)
     assert "conformance/bench/test_bench.py::test_floor[torch-op-replay]" in flag
 
@@ -131,7 +150,8 @@ def _bench(planner, mode, bs, median_us, **extra):
     if planner.startswith("floor:"):
         return {"params": {"floor": planner[6:], "mode": mode}, "stats": stats,
                 "extra_info": {"floor": planner[6:], **extra}}
-    return {"params": {"planner": planner, "mode": mode, "bs": bs, "scenario": "serving"},
+    return {"params": {"planner": planner, "mode": mode, "bs": bs, "scenario": "reused",
+                       "workload": "serving"},
             "stats": stats, "extra_info": dict(extra)}
 
 
@@ -153,11 +173,11 @@ def test_table_renders_ratios_to_floor_and_python():
     assert extra[("triton", "replay")]["ratio_to_python"] is None  # python has no replay
     assert extra[("python", "eager")]["ratio_to_floor"] == 100.0
     table = rows(benches)
-    assert table[0] == ["python [cpu]", "eager", 64, "800.00", "720.00", "80.00", "100", "torch-op",
-                        "1", "1.5"]
-    assert table[1][:2] == ["triton [gpu]", "eager"] and table[1][6:] == ["1.25", "empty-triton",
-                                                                          "0.025", "250.0"]
-    assert [r[1] for r in table[1:4]] == ["eager", "validate", "replay"]
+    assert table[0] == ["python [cpu]", "eager (reused)", "64", "800.00", "720.00", "80.00", "100",
+                        "torch-op", "-", "1", "-", "1.5"]
+    assert table[1][:2] == ["triton [gpu]", "eager (reused)"]
+    assert table[1][6:] == ["1.25", "empty-triton", "-", "0.025", "-", "250.0"]
+    assert [r[1] for r in table[1:4]] == ["eager (reused)", "validate (reused)", "replay (reused)"]
     assert table[-1][:4] == ["floor: torch-op", "eager", "-", "8.00"]
     text = render(benches)
     assert [c.strip() for c in text.splitlines()[0].split("|")[1:-1]] == HEADERS
@@ -166,7 +186,7 @@ def test_table_renders_ratios_to_floor_and_python():
 
 def test_cli_builds_the_pytest_command(tmp_path):
     parser_args = bench_cli.argparse.Namespace(
-        planner=["triton"], mode=["replay"], scenario=[], bs="1,64", rounds=5,
+        planner=["triton"], mode=["replay"], scenario=[], workload=[], bs="1,64", rounds=5,
         json=tmp_path / "b.json", report=None, pytest_args=["-x"])
     args = bench_cli.pytest_args(parser_args)
     assert args[0].endswith("conformance/bench") and args[-1] == "-x"
@@ -234,3 +254,21 @@ def test_serving_workload_mixes_decode_prefill_padding_and_swa():
     assert decode_only["full_to_swa_index_mapping"] is None and decode_only["swa_window_size"] == 0
     assert bool((decode_only["extend_seq_lens"] == 1).all())
     assert torch.is_tensor(decode_only["prefix_lens"]) and decode_only["prefix_lens"].shape == (64,)
+
+
+def test_report_ratios_equal_the_terminal_tables_for_every_committed_row():
+    """The report shows the suite's own ratio (extra_info), so both agree on every planner row of
+    the committed GPU run, validate rows included."""
+    from conformance.reporting.bench_figures import _row, ratio_text, table
+
+    doc = json.loads((REPO / "reports" / "gpu" / "bench.json").read_text())
+    benches = annotate(doc["benchmarks"])
+    planners = _planner_benches(doc)
+    assert len(planners) >= 77 and any(b["params"]["mode"] == "validate" for b in planners)
+    report = {r["key"]: r["ratio"] for r in table([_row(b) for b in benches])}
+    for b in planners:
+        terminal = rows([b])[0]
+        x_floor, floor = terminal[HEADERS.index("x floor")], terminal[HEADERS.index("floor")]
+        assert x_floor != "-", b["name"]
+        assert report[b["fullname"]] == f"{x_floor}x {b['extra_info']['floor_name']}", b["name"]
+        assert b["extra_info"]["floor_name"].split(" ")[0] == floor

@@ -1,25 +1,29 @@
-"""Ratios and the terminal table of a benchmark run (issue #5, items 1 and 4).
+"""Ratios and the terminal table of a benchmark run.
 
 Works on pytest-benchmark's benchmark dicts (``Metadata.as_dict()``, the ``benchmarks`` entries
 of ``--benchmark-json``), times in seconds there, in microseconds (us) here. A planner benchmark
-has ``params`` planner, mode, bs, scenario; a floor has ``params`` floor, mode and
-``extra_info.floor`` (the name :mod:`conformance.reporting.bench_figures` reads).
+has ``params`` planner, mode, bs, scenario, workload; a floor has ``extra_info.floor`` (its name;
+a chain floor also ``extra_info.chain`` and ``params`` bs and workload).
 
 :func:`annotate` adds to each planner benchmark's ``extra_info``: ``p50_us``, ``floor_name``,
-``floor_p50_us``, ``ratio_to_floor`` (p50 / the floor's p50 in :data:`floors.FLOOR_MODE` of its
-mode, same run) and ``ratio_to_python`` (p50 / the ``python`` planner's p50 at the same mode, bs
-and scenario), None where the other figure is missing.
+``floor_p50_us``, ``ratio_to_floor`` (p50 / the empty floor's p50 in :data:`floors.FLOOR_MODE` of
+its mode, same run), ``chain_name`` and ``ratio_to_chain`` (p50 / the framework's chain floor at the
+same floor mode, bs and workload; none for varying-bs), ``ratio_to_python`` (p50 / the ``python``
+planner's p50 at the same mode, bs, scenario and workload) and ``reference_planner`` /
+``ratio_to_reference`` (the same against the run's one ``module:attr`` planner, upstream's launcher),
+None where the other figure is missing. The report reads these fields; it computes no ratio.
 """
 
 from __future__ import annotations
 
 from tabulate import tabulate
 
-from conformance.bench.floors import FLOOR_MODE, floor_of
+from conformance.bench.floors import CHAIN_OF_PLANNER, FLOOR_MODE, floor_of
+from conformance.reporting.bench_figures import format_ratio
 
 US = 1e6
-HEADERS = ["planner", "mode", "bs", "p50 us", "min us", "IQR us", "x floor", "floor",
-           "x python", "first call ms"]
+HEADERS = ["planner", "mode", "bs", "p50 us", "min us", "IQR us", "x floor", "floor", "x chain",
+           "x python", "x reference", "first call ms"]
 
 
 def _p(bench: dict) -> dict:
@@ -35,27 +39,56 @@ def _sig(value: float) -> float:
     return float(f"{value:.6g}")
 
 
+def _case(bench: dict) -> tuple:
+    """(mode, bs, scenario, workload) of a planner benchmark: what two planners share to compare."""
+    p, extra = _p(bench), bench.get("extra_info") or {}
+    return (p.get("mode"), p.get("bs"), p.get("scenario") or "reused",
+            p.get("workload") or extra.get("workload") or "serving")
+
+
+def external_planners(benches: list[dict]) -> list[str]:
+    """The ``module:attr`` planners of the run (upstream's launcher, say), in order of appearance."""
+    names = [_p(b).get("planner") for b in benches]
+    return list(dict.fromkeys(n for n in names if n and ":" in n))
+
+
 def annotate(benches: list[dict]) -> list[dict]:
     """Add the ratio fields (module docstring) to every planner benchmark, in place; returns it."""
-    floors = {(b["extra_info"]["floor"], _p(b).get("mode")): p50_us(b)
-              for b in benches if (b.get("extra_info") or {}).get("floor")}
-    python = {(_p(b).get("mode"), _p(b).get("bs"), _p(b).get("scenario")): p50_us(b)
-              for b in benches if _p(b).get("planner") == "python"}
+    floors, chains = {}, {}
+    for b in benches:
+        extra = b.get("extra_info") or {}
+        if extra.get("chain"):
+            chains[(extra["floor"], _p(b).get("mode"), _p(b).get("bs"),
+                    _p(b).get("workload") or extra.get("workload"))] = p50_us(b)
+        elif extra.get("floor"):
+            floors[(extra["floor"], _p(b).get("mode"))] = p50_us(b)
+    python = {_case(b): p50_us(b) for b in benches if _p(b).get("planner") == "python"}
+    externals = external_planners(benches)
+    reference = externals[0] if len(externals) == 1 else None
+    upstream = {_case(b): p50_us(b) for b in benches if _p(b).get("planner") == reference}
     for b in benches:
         params = _p(b)
         if params.get("planner") is None:
             continue
         extra = b.setdefault("extra_info", {})
-        mode, us = params.get("mode"), p50_us(b)
+        mode, us, case = params.get("mode"), p50_us(b), _case(b)
         name = floor_of(params["planner"])
         floor = floors.get((name, FLOOR_MODE.get(mode)))
-        py = python.get((mode, params.get("bs"), params.get("scenario")))
+        chain_name = CHAIN_OF_PLANNER.get(params["planner"])
+        chain = None
+        if chain_name and case[2] != "varying-bs":
+            chain = chains.get((chain_name, FLOOR_MODE.get(mode), params.get("bs"), case[3]))
+        py, ext = python.get(case), upstream.get(case)
         extra.update({
             "p50_us": _sig(us),
             "floor_name": f"{name} ({FLOOR_MODE.get(mode)})",
             "floor_p50_us": None if floor is None else _sig(floor),
             "ratio_to_floor": None if not floor else _sig(us / floor),
+            "chain_name": None if chain is None else f"{chain_name} ({FLOOR_MODE.get(mode)})",
+            "ratio_to_chain": None if not chain else _sig(us / chain),
             "ratio_to_python": None if not py else _sig(us / py),
+            "reference_planner": reference if ext else None,
+            "ratio_to_reference": None if not ext else _sig(us / ext),
         })
     return benches
 
@@ -64,16 +97,20 @@ def _fmt(value, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _ratio(value) -> str:
-    """A ratio with three significant digits (0.00123, 0.457, 12.3, 8562)."""
-    if value is None:
+_ratio = format_ratio
+
+
+def bs_label(bench: dict) -> str:
+    """The bs cell: the bs, ``1..N`` for a varying-bs benchmark, ``-`` for none."""
+    p = _p(bench)
+    if p.get("bs") is None:
         return "-"
-    return f"{value:.0f}" if value >= 1000 else f"{value:.3g}"
+    return f"1..{p['bs']}" if p.get("scenario") == "varying-bs" else str(p["bs"])
 
 
 def rows(benches: list[dict]) -> list[list]:
-    """One row per (planner, mode, bs[, scenario]), then the floors (see :data:`HEADERS`)."""
-    scenarios = {_p(b).get("scenario") for b in benches if _p(b).get("planner")}
+    """One row per (planner, mode (scenario), bs[, workload]), then the floors (:data:`HEADERS`)."""
+    workloads = {_case(b)[3] for b in benches if _p(b).get("planner")}
     out, floor_rows = [], []
     for b in benches:
         params, extra, stats = _p(b), b.get("extra_info") or {}, b["stats"]
@@ -81,23 +118,32 @@ def rows(benches: list[dict]) -> list[list]:
         first = extra.get("first_call_us")
         first = None if first is None else first / 1e3
         if extra.get("floor"):
-            floor_rows.append([f"floor: {extra['floor']}", params.get("mode"), "-",
-                               _fmt(p50_us(b), ".2f"), *spread, "1", "-", "-",
+            floor_rows.append([f"floor: {extra['floor']}", params.get("mode"), bs_label(b),
+                               _fmt(p50_us(b), ".2f"), *spread, "1", "-", "-", "-", "-",
                                _fmt(first, ".1f")])
             continue
-        mode = params.get("mode")
-        if len(scenarios) > 1:
-            mode = f"{mode} ({params.get('scenario')})"
+        mode = f"{params.get('mode')} ({_case(b)[2]})"
+        if len(workloads) > 1:
+            mode = f"{mode} {_case(b)[3]}"
         planner = params.get("planner")
         if extra.get("planner_mode"):
             planner = f"{planner} [{extra['planner_mode']}]"
-        out.append([planner, mode, params.get("bs"), _fmt(p50_us(b), ".2f"), *spread,
+        out.append([planner, mode, bs_label(b), _fmt(p50_us(b), ".2f"), *spread,
                     _ratio(extra.get("ratio_to_floor")),
                     (extra.get("floor_name") or "-").split(" ")[0],
-                    _ratio(extra.get("ratio_to_python")), _fmt(first, ".1f")])
+                    _ratio(extra.get("ratio_to_chain")), _ratio(extra.get("ratio_to_python")),
+                    _ratio(extra.get("ratio_to_reference")), _fmt(first, ".1f")])
     order = {m: i for i, m in enumerate(("eager", "validate", "launch", "replay"))}
-    out.sort(key=lambda r: (str(r[0]), order.get(str(r[1]).split(" ")[0], 9), str(r[1]), r[2]))
-    floor_rows.sort(key=lambda r: (r[0], order.get(r[1], 9)))
+    scen = {s: i for i, s in enumerate(("(reused)", "(fresh)", "(varying-bs)"))}
+
+    def key(r):
+        mode, _, scenario = str(r[1]).partition(" ")
+        bs = str(r[2]).split("..")[-1]
+        return (str(r[0]), order.get(mode, 9), scen.get(scenario.split(" ")[0], 9), scenario,
+                int(bs) if bs.isdigit() else -1)
+
+    out.sort(key=key)
+    floor_rows.sort(key=key)
     return out + floor_rows
 
 

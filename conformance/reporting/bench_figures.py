@@ -1,5 +1,7 @@
 """Benchmark figures for the report: read a pytest-benchmark JSON file, tabulate, plot as SVG.
 
+Ratios are the suite's own (``extra_info`` of each entry, written by
+:func:`conformance.bench.summary_table.annotate`): the report shows them, it never recomputes one.
 A benchmark's planner, mode and batch size come from its ``params`` (``planner``, ``mode``,
 ``bs``), else its ``extra_info``, else the group (mode) and the ``[planner-bs]`` suffix of its
 name. A benchmark is a **floor** (an empty kernel, a trivial torch op) when ``extra_info.floor``
@@ -12,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 from pathlib import Path
 
@@ -38,6 +40,10 @@ class BenchRow:
     q3: float
     rounds: int
     floor: bool
+    scenario: str | None = None
+    ratio_to_floor: float | None = None
+    floor_name: str | None = None
+    ratio_to_chain: float | None = None
 
     @property
     def iqr(self) -> float:
@@ -71,7 +77,10 @@ def _row(bench: dict) -> BenchRow:
     return BenchRow(key=bench.get("fullname") or name, planner=str(planner), mode=str(mode),
                     bs=None if bs is None else int(bs), p50=stats["median"] * us,
                     min=stats["min"] * us, q1=stats["q1"] * us, q3=stats["q3"] * us,
-                    rounds=int(stats.get("rounds", 0)), floor=floor)
+                    rounds=int(stats.get("rounds", 0)), floor=floor,
+                    scenario=_param(bench, "scenario"),
+                    ratio_to_floor=extra.get("ratio_to_floor"), floor_name=extra.get("floor_name"),
+                    ratio_to_chain=extra.get("ratio_to_chain"))
 
 
 def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
@@ -94,27 +103,39 @@ def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
     return rows, info
 
 
-def floor_for(row: BenchRow, rows: list[BenchRow]) -> BenchRow | None:
-    """The fastest floor of ``row``'s mode at its batch size (or with no batch size)."""
-    floors = [f for f in rows if f.floor and f.mode == row.mode and f.bs in (row.bs, None)]
-    return min(floors, key=lambda f: f.p50, default=None)
+def format_ratio(value: float | None) -> str:
+    """A ratio with three significant digits (0.00123, 0.457, 12.3, 8562), ``-`` for none: the
+    one format of the terminal table and the report."""
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if value >= 1000 else f"{value:.3g}"
+
+
+def ratio_text(row: BenchRow) -> str:
+    """The report's "vs floor" cell: the ratio the suite computed (``extra_info.ratio_to_floor``)
+    and the floor it names, e.g. ``1.23x empty-triton (eager)``; empty where none was computed."""
+    if row.ratio_to_floor is None:
+        return ""
+    return f"{format_ratio(row.ratio_to_floor)}x {row.floor_name}"
 
 
 def table(rows: list[BenchRow]) -> list[dict]:
-    """Rows for the report's table: planner, mode, bs, p50, min, IQR, rounds, ratio to floor."""
+    """Rows for the report's table: planner, mode, scenario, bs, p50, min, IQR, rounds and the
+    suite's own ratios to the empty floor and to the chain floor (never recomputed here)."""
     out = []
-    for r in sorted(rows, key=lambda r: (r.mode, r.floor, r.planner, r.bs or 0)):
-        floor = None if r.floor else floor_for(r, rows)
-        out.append({"planner": r.planner, "mode": r.mode, "bs": "-" if r.bs is None else r.bs,
+    for r in sorted(rows, key=lambda r: (r.mode, r.floor, r.planner, r.scenario or "", r.bs or 0)):
+        out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
+                    "scenario": r.scenario or "-", "bs": "-" if r.bs is None else r.bs,
                     "p50": f"{r.p50:.2f}", "min": f"{r.min:.2f}", "iqr": f"{r.iqr:.2f}",
-                    "rounds": r.rounds, "floor": r.floor,
-                    "ratio": f"{r.p50 / floor.p50:.1f}x {floor.planner}" if floor and floor.p50
-                    else ""})
+                    "rounds": r.rounds, "floor": r.floor, "ratio": ratio_text(r),
+                    "chain": "" if r.ratio_to_chain is None else f"{format_ratio(r.ratio_to_chain)}x"})
     return out
 
 
 def plots(rows: list[BenchRow]) -> list[tuple[str, str]]:
     """One ``(mode, svg)`` per mode: p50 vs bs per planner, log y axis, floors dashed."""
+    rows = [r if r.floor or r.scenario in (None, "reused") else replace(r, planner=f"{r.planner} {r.scenario}")
+            for r in rows]
     modes = sorted({r.mode for r in rows if r.bs is not None or r.floor})
     return [(m, _svg(m, [r for r in rows if r.mode == m])) for m in modes
             if any(not r.floor and r.bs is not None for r in rows if r.mode == m)]
