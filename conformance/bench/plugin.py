@@ -164,21 +164,27 @@ class BenchResults:
 
     @pytest.hookimpl(trylast=True)  # after pytest-benchmark's own tables: the table ends the run
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        from conformance.bench import goals
         from conformance.bench.summary_table import annotate, render
 
         benches = self.benches()
         if not benches or hasattr(self.config, "workerinput"):
             return
         table = render(annotate(benches))
+        goal_table = goals.render(benches)
         fp = fingerprint_line(self.config)
         terminalreporter.section("benchmark table (us per call; ratios in the same run)")
         terminalreporter.write_line(fp)
         for line in table.splitlines():
             terminalreporter.write_line(line)
+        terminalreporter.section("serving goals (ratios in the same run)")
+        for line in goal_table.splitlines():
+            terminalreporter.write_line(line)
         path = self.config.getoption("bench_report")
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"# Benchmark table\n\n{fp}\n\n{table}\n")
+            path.write_text(f"# Benchmark table\n\n{fp}\n\n## Serving goals\n\n{goal_table}\n\n"
+                            f"## Every benchmark (us per call; ratios in the same run)\n\n{table}\n")
 
 
 def fingerprint_line(config) -> str:

@@ -1,0 +1,83 @@
+"""The serving goals of the benchmark, evaluated as ratios on one run's annotated benchmarks.
+
+Each goal reads only figures of the same run (:func:`conformance.bench.summary_table.annotate`)
+and says ``met`` or how far it misses (the worst benchmark and its ratio to the target). A goal
+whose figures are missing from the run (no GPU, a planner not selected) says so.
+"""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from conformance.bench.summary_table import p50_us
+
+GPU_PLANNERS = ("triton", "numba-cuda")
+HEADERS = ["goal", "target", "worst measured", "verdict"]
+
+
+def _p(b: dict) -> dict:
+    return b.get("params") or {}
+
+
+def _pick(benches, planners, mode, scenario=None):
+    return [b for b in benches if _p(b).get("planner") in planners and _p(b).get("mode") == mode
+            and (scenario is None or _p(b).get("scenario", "reused") == scenario)]
+
+
+def _verdict(worst: float | None, target: float, what: str) -> str:
+    if worst is None:
+        return "not measured in this run"
+    if worst <= target:
+        return "met"
+    return f"missed by {worst / target:.2f}x ({what})"
+
+
+def _row(goal: str, target_text: str, picked: list, value, target: float) -> list[str]:
+    scored = [(value(b), b) for b in picked]
+    scored = [(v, b) for v, b in scored if v is not None]
+    if not scored:
+        return [goal, target_text, "-", _verdict(None, target, "")]
+    worst, b = max(scored, key=lambda vb: vb[0])
+    where = f"{_p(b).get('planner')} {_p(b).get('scenario', 'reused')} bs {_p(b).get('bs')}"
+    return [goal, target_text, f"{worst:.3g} ({where})", _verdict(worst, target, where)]
+
+
+def evaluate(benches: list[dict]) -> list[list[str]]:
+    """One row per goal (:data:`HEADERS`)."""
+    gpu = [b for b in benches if (b.get("extra_info") or {}).get("planner_mode") == "gpu"
+           or _p(b).get("planner") not in GPU_PLANNERS]
+    on_gpu = [b for b in gpu if _p(b).get("planner") in GPU_PLANNERS]
+    us = lambda b: p50_us(b)  # noqa: E731
+    extra = lambda key: (lambda b: (b.get("extra_info") or {}).get(key))  # noqa: E731
+    bound = [b for b in benches if _p(b).get("planner") in ("triton-bound", "numba-cuda-bound")
+             and (b.get("extra_info") or {}).get("planner_mode") == "gpu"]
+    replay = _pick(on_gpu, GPU_PLANNERS, "replay")
+    return [
+        _row("eager, varying-bs, triton and numba-cuda", "<= 20 us",
+             _pick(on_gpu, GPU_PLANNERS, "eager", "varying-bs"), us, 20.0),
+        _row("eager, varying-bs, vs the reference planner (upstream's launcher)", "<= 0.5x",
+             _pick(on_gpu, GPU_PLANNERS, "eager", "varying-bs"), extra("ratio_to_reference"), 0.5),
+        _row("eager, reused, vs the empty Triton launch", "<= 1.3x",
+             _pick(on_gpu, GPU_PLANNERS, "eager", "reused"),
+             lambda b: _vs_empty_triton(b, benches), 1.3),
+        _row("bound plan, per-step validation", "<= 3 us",
+             [b for b in bound if _p(b).get("mode") == "validate"], us, 3.0),
+        _row("replay device time vs the chain floor", "<= 1.3x", replay, extra("ratio_to_chain"),
+             1.3),
+        _row("replay device time at bs 4096", "<= 3.5 us",
+             [b for b in replay if _p(b).get("bs") == 4096], us, 3.5),
+        _row("python planner, eager, bs 4096", "<= 5000 us",
+             [b for b in _pick(benches, ("python",), "eager") if _p(b).get("bs") == 4096], us,
+             5000.0),
+    ]
+
+
+def _vs_empty_triton(bench: dict, benches: list[dict]) -> float | None:
+    floor = [p50_us(b) for b in benches if (b.get("extra_info") or {}).get("floor") == "empty-triton"
+             and _p(b).get("mode") == "eager"]
+    return p50_us(bench) / floor[0] if floor else None
+
+
+def render(benches: list[dict]) -> str:
+    """The goals as a GitHub Markdown table."""
+    return tabulate(evaluate(benches), headers=HEADERS, tablefmt="github", disable_numparse=True)
