@@ -6,8 +6,9 @@ stride, device) and two plain ints; it never reads values (spec section 4). A se
 steps and hands the planner three new request tensors of a new length bs every step. The memo is
 split the same way:
 
-* a :class:`BufferSet` is keyed on ``(data_ptr, dtype, shape, stride, device)`` of each of the eight
-  buffer-set tensors (the LUT or None) and on the two ints: every input of every check of spec
+* a :class:`BufferSet` is keyed on ``(data_ptr, dtype, shape, stride)`` of each of the eight
+  buffer-set tensors (the LUT or None; the device where there is no data pointer: see
+  :func:`stable_key`) and on the two ints: every input of every check of spec
   section 4 that does not involve a request tensor (contiguity is a function of shape and stride).
   A key is read afresh on every call, so a tensor resized, re-strided, re-typed, moved or given new
   storage in place misses and is validated again in full;
@@ -29,8 +30,7 @@ per-buffer-set launch records (Triton's prepared launch, Numba's packed paramete
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from dataclasses import replace
+from dataclasses import fields
 
 import torch
 
@@ -47,13 +47,19 @@ STABLE_NAMES: tuple[str, ...] = STABLE_TENSOR_NAMES + SCALAR_NAMES
 """Every launcher argument except the three request tensors."""
 
 _INT64 = torch.int64
-_MEMO: OrderedDict[tuple, BufferSet] = OrderedDict()
+_MEMO: dict[tuple, BufferSet] = {}
+_CLOCK = [0]  # lookups so far: a buffer set's ``used`` is the clock of its last lookup
 _STATS = {"hits": 0, "misses": 0, "bypass": 0, "request_misses": 0}
 
 
 def stable_key(kw: dict) -> tuple:
-    """The memo key of a buffer set: each buffer-set tensor's (data_ptr, dtype, shape, stride,
-    device), None for a missing LUT, then ``swa_window_size`` and ``verify_capacity``.
+    """The memo key of a buffer set: for each buffer-set tensor its data pointer (or, for a tensor
+    with none, such as an empty one, its device), dtype, shape and stride; None for a missing LUT;
+    then ``swa_window_size`` and ``verify_capacity``.
+
+    A non-zero data pointer names the device too: CUDA's unified virtual addressing gives host
+    memory and every device's memory distinct addresses, so a tensor moved to another device in
+    place always changes its pointer.
 
     Raises:
         TypeError: a scalar that is not a plain ``int`` (its value could change under the key).
@@ -62,13 +68,21 @@ def stable_key(kw: dict) -> tuple:
     swa, cap = kw["swa_window_size"], kw["verify_capacity"]
     if type(swa) is not int or type(cap) is not int:
         raise TypeError("memo keys plain ints only")
-    key = []
-    for name in STABLE_TENSOR_NAMES:
-        t = kw[name]
-        key.append(None if t is None else (t.data_ptr(), t.dtype, t.shape, t.stride(), t.device))
-    key.append(swa)
-    key.append(cap)
-    return tuple(key)
+    # Flat and unrolled: these attribute reads are the whole cost of a hit.
+    t, lut = kw["req_to_token"], kw["full_to_swa_index_mapping"]
+    a, b, c = kw["out_verify_offsets_scratch"], kw["out_write_offsets"], kw["out_write_seed_slot_indices"]
+    d, e, f = kw["out_verify_num_valid"], kw["out_verify_enable"], kw["out_write_num_valid_reqs"]
+    return (
+        t.data_ptr() or t.device, t.dtype, t.shape, t.stride(),
+        None if lut is None else (lut.data_ptr() or lut.device, lut.dtype, lut.shape, lut.stride()),
+        a.data_ptr() or a.device, a.dtype, a.shape, a.stride(),
+        b.data_ptr() or b.device, b.dtype, b.shape, b.stride(),
+        c.data_ptr() or c.device, c.dtype, c.shape, c.stride(),
+        d.data_ptr() or d.device, d.dtype, d.shape, d.stride(),
+        e.data_ptr() or e.device, e.dtype, e.shape, e.stride(),
+        f.data_ptr() or f.device, f.dtype, f.shape, f.stride(),
+        swa, cap,
+    )
 
 
 class BufferSet:
@@ -83,7 +97,7 @@ class BufferSet:
         records: per-planner launch records for this buffer set (keys chosen by the planner).
     """
 
-    __slots__ = ("kwargs", "tensors", "device", "max_bs", "records", "_plans", "_base")
+    __slots__ = ("kwargs", "tensors", "device", "max_bs", "records", "used", "_plans", "_fields")
 
     def __init__(self, kwargs: dict, plan: LaunchPlan) -> None:
         self.kwargs = {name: kwargs[name] for name in STABLE_NAMES}
@@ -92,7 +106,8 @@ class BufferSet:
         self.device = kwargs[OUTPUT_NAMES[0]].device
         self.max_bs = min(PLAN_BS_BLOCK_SIZE, plan.write_req_capacity)
         self.records: dict = {}
-        self._base = plan
+        self.used = 0
+        self._fields = [(f.name, getattr(plan, f.name)) for f in fields(LaunchPlan)]
         self._plans: dict[int, LaunchPlan] = {plan.bs: plan}
 
     def plan_for(self, req_pool_indices, prefix_lens, extend_seq_lens) -> LaunchPlan:
@@ -122,7 +137,15 @@ class BufferSet:
         bs = shape[0]
         plan = self._plans.get(bs)
         if plan is None:
-            plan = self._plans[bs] = replace(self._base, bs=bs)
+            plan = self._plans[bs] = self._plan_of(bs)
+        return plan
+
+    def _plan_of(self, bs: int) -> LaunchPlan:
+        # The validated plan with another bs: built without LaunchPlan.__init__'s frozen-dataclass
+        # setattr path, which costs several us, since a varying-bs server meets many new bs.
+        plan = object.__new__(LaunchPlan)
+        for name, value in self._fields:
+            object.__setattr__(plan, name, bs if name == "bs" else value)
         return plan
 
 
@@ -170,17 +193,19 @@ def lookup(kw: dict) -> tuple[LaunchPlan, BufferSet | None]:
     except Exception:  # not tensors, unhashable, missing names: let the validator speak
         _STATS["bypass"] += 1
         return validate_launch(**kw), None
+    clock = _CLOCK[0] = _CLOCK[0] + 1
     if entry is not None:
         _STATS["hits"] += 1
-        _MEMO.move_to_end(key)
+        entry.used = clock
         return entry.plan_for(kw["req_pool_indices"], kw["prefix_lens"],
                               kw["extend_seq_lens"]), entry
     _STATS["misses"] += 1
     plan = validate_launch(**kw)
     entry = BufferSet(kw, plan)
+    entry.used = clock
     _MEMO[key] = entry
-    while len(_MEMO) > MAX_ENTRIES:
-        _MEMO.popitem(last=False)
+    if len(_MEMO) > MAX_ENTRIES:  # evict the least recently used (a scan, on a miss only)
+        del _MEMO[min(_MEMO, key=lambda k: _MEMO[k].used)]
     return plan, entry
 
 

@@ -19,6 +19,11 @@ def stable(kw: dict) -> dict:
     return {n: kw[n] for n in STABLE_NAMES}
 
 
+def on(kw: dict, device: str) -> dict:
+    """``kw`` with every tensor moved to ``device`` (the planner's: CUDA in gpu mode)."""
+    return {n: (v.to(device) if isinstance(v, torch.Tensor) else v) for n, v in kw.items()}
+
+
 def outputs(kw: dict) -> list[list[int]]:
     return [kw[n].tolist() for n in kw if n.startswith("out_")]
 
@@ -31,13 +36,14 @@ def fresh_outputs(kw: dict) -> dict:
 def test_bound_steps_equal_the_unbound_planner(planner):
     if not availability(planner).available:
         pytest.skip(availability(planner).reason)
-    kw = make_kw(5)
+    device = availability(planner).device
+    kw = on(make_kw(5), device)
     bound = bind.bind(planner, **stable(kw))
     for bs in (0, 1, 9, 33):
-        step = request(kw, bs)
+        step = on(request(kw, bs), device)
         for name in [n for n in kw if n.startswith("out_")]:
             kw[name].fill_(-5)
-        want = fresh_outputs(step)
+        want = on(fresh_outputs(step), "cpu")
         bound(*[step[n] for n in REQUEST])
         python_planner.launch(**want)
         assert outputs(step) == outputs(want), bs
@@ -86,9 +92,10 @@ def test_bound_planners_are_registered_launchers(planner):
     info = availability(planner)
     if not info.available:
         pytest.skip(info.reason)
-    kw = fresh_outputs(request(make_kw(5), 7))
+    kw = fresh_outputs(on(request(make_kw(5), 7), info.device))
     want = fresh_outputs(kw)
     get_planner(planner)(**kw)
+    want = {n: (v.cpu() if isinstance(v, torch.Tensor) else v) for n, v in want.items()}
     python_planner.launch(**want)
     assert outputs(kw) == outputs(want)
     assert info.mode == availability(planner.removesuffix("-bound")).mode
