@@ -288,24 +288,31 @@ def self_check(standard: Callable[..., None], fast: Callable[..., None], kw: dic
     return reason is None
 
 
-def _run_self_check() -> None:
-    """GPU, once: the fast launch against the standard one on :func:`probe_kwargs`."""
-    global FAST_LAUNCH_CHECK
-    if FAST_LAUNCH_CHECK is not None or not _GPU:
-        return
-    FAST_LAUNCH_CHECK = False  # until it passes
-
-    def with_path(fast: bool) -> Callable[..., None]:
-        def go(**kw) -> None:
-            plan, buffers = lookup(kw)
-            _launch(plan, buffers, kw["req_pool_indices"], kw["prefix_lens"],
-                    kw["extend_seq_lens"], fast=fast)
+def _with_path(fast: bool) -> Callable[..., None]:
+    """The planner forced onto the fast (compiled kernel's own launcher) or the standard launch."""
+    def go(**kw) -> None:
+        plan, buffers = lookup(kw)
+        _launch(plan, buffers, kw["req_pool_indices"], kw["prefix_lens"], kw["extend_seq_lens"],
+                fast=fast)
+        if _GPU:
             torch.cuda.synchronize()
-        return go
+    return go
 
-    kw = probe_kwargs(torch.device("cuda", torch.cuda.current_device()))
-    with_path(False)(**kw)  # compile, so that the fast path has a kernel to launch
-    FAST_LAUNCH_CHECK = self_check(with_path(False), with_path(True), kw)
+
+def run_self_check(device: torch.device | str | None = None,
+                   fast: Callable[..., None] | None = None) -> bool:
+    """Run the fast launch's self-check now and set :data:`FAST_LAUNCH_CHECK` (once per process on
+    the GPU, from :func:`probe`). ``fast`` replaces the fast launch (tests: a failing one shows
+    the fallback); ``device`` defaults to the current CUDA device, else the CPU."""
+    global FAST_LAUNCH_CHECK
+    if device is None:
+        device = torch.device("cuda", torch.cuda.current_device()) if _GPU else "cpu"
+    FAST_LAUNCH_CHECK = False  # until it passes
+    kw = probe_kwargs(device)
+    standard = _with_path(False)
+    standard(**kw)  # compile, so that the fast path has a kernel to launch
+    FAST_LAUNCH_CHECK = self_check(standard, fast or _with_path(True), kw)
+    return FAST_LAUNCH_CHECK
 
 
 def probe() -> Availability:
@@ -317,7 +324,7 @@ def probe() -> Availability:
     if MODE is None:
         return Availability(False, None, "cpu", _UNAVAILABLE)
     if _GPU and FAST_LAUNCH_CHECK is None:
-        _run_self_check()
+        run_self_check()
     return Availability(True, MODE, "cuda" if MODE == "gpu" else "cpu")
 
 

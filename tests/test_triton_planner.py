@@ -298,3 +298,34 @@ def test_fast_and_standard_launch_paths_agree(bs):
         assert_same(run_triton(kw, num_warps=16, fast=True), want, kw)
     assert any(key[2] < key[1] for key in tp._COMPILED) or bs <= 32  # a multi-program launch ran
     assert tp._hooks_idle(), "no launch hook is set, so the direct launcher path must be taken"
+
+
+def test_fast_launch_self_check_falls_back_with_one_line_warning(monkeypatch):
+    """A fast launch that raises or misplans is refused once, with one warning line, and
+    FAST_LAUNCH_CHECK then keeps every launch on Triton's standard path."""
+    monkeypatch.setattr(tp, "FAST_LAUNCH_CHECK", None)
+    kw = tp.probe_kwargs(DEVICE)
+    want = {n: v.clone() for n, v in kw.items() if n.startswith("out_")}
+    python_planner.launch(**{**kw, **want})
+
+    def raising(**_):
+        raise RuntimeError("CompiledKernel.run changed its signature")
+
+    def misplanning(**kw):
+        tp.launch(**kw)
+        kw["out_write_seed_slot_indices"][3] += 1
+
+    with pytest.warns(RuntimeWarning) as caught:
+        assert tp.run_self_check(DEVICE, fast=raising) is False
+    assert tp.FAST_LAUNCH_CHECK is False and len(caught) == 1
+    message = str(caught[0].message)
+    assert "\n" not in message and "RuntimeError: CompiledKernel.run changed" in message
+    assert "using Triton's standard launch" in message
+    with pytest.warns(RuntimeWarning, match=r"self-check \(wrong outputs\)"):
+        assert tp.self_check(tp.launch, misplanning, kw) is False
+    assert tp.run_self_check(DEVICE, fast=tp.launch) is True  # agreeing paths pass, no warning
+    got = {n: torch.full_like(v, -3) for n, v in want.items()}
+    tp.launch(**{**kw, **got})
+    assert all(torch.equal(got[n][:38], want[n][:38]) for n in ("out_write_offsets",
+                                                                "out_verify_offsets_scratch"))
+    assert torch.equal(got["out_write_seed_slot_indices"][:37], want["out_write_seed_slot_indices"][:37])
