@@ -1,8 +1,9 @@
 """Timing primitives for GPU planners' benchmarks, shared by every benchmark script.
 
 All times are microseconds (us) per call. Each measurement is taken ``repeats`` times after a
-warm-up and summarised as :class:`Stats` (median, minimum, quartiles); report the median and
-judge differences against the IQR.
+warm-up and summarised as pytest-benchmark's ``Stats`` (:func:`summarize`: median, minimum,
+quartiles), the statistics type the suite's JSON holds too; report the median and judge
+differences against the IQR.
 
 * :func:`device_time` — CUDA events around many back-to-back eager calls (device time per call
   when the GPU is the bottleneck, else the host's launch rate).
@@ -12,8 +13,6 @@ judge differences against the IQR.
   the host's enqueue rate.
 * :func:`host_time` — wall-clock per call of a host function (validation, an eager launch),
   synchronising once per batch so that queued GPU work is paid for.
-* :func:`fingerprint` — GPU, driver, CUDA, torch, triton, numba, numpy versions and the date,
-  for every report.
 * :func:`synced_perf_counter` and :class:`EventClock` — the same two methods as timers for
   pytest-benchmark's pedantic mode (``benchmark.pedantic(fn, iterations=N, ...)`` with
   ``@pytest.mark.benchmark(timer=...)``): each round of N calls is bracketed by two timer calls.
@@ -21,40 +20,26 @@ judge differences against the IQR.
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
-
-
-@dataclass(frozen=True)
-class Stats:
-    """Summary of per-call samples, in microseconds: median, minimum, quartiles, sample count."""
-
-    p50: float
-    min: float
-    q1: float
-    q3: float
-    n: int
-
-    @property
-    def iqr(self) -> float:
-        """Inter-quartile range (q3 - q1), us."""
-        return self.q3 - self.q1
-
-    def __str__(self) -> str:
-        return f"{self.p50:.2f} us (min {self.min:.2f}, IQR {self.iqr:.2f}, n={self.n})"
+from pytest_benchmark.stats import Stats
 
 
 def summarize(samples_us: list[float]) -> Stats:
-    """:class:`Stats` of a list of per-call times in us (at least one sample)."""
-    s = sorted(samples_us)
-    if len(s) == 1:
-        return Stats(s[0], s[0], s[0], s[0], 1)
-    q = statistics.quantiles(s, n=4, method="inclusive")
-    return Stats(statistics.median(s), s[0], q[0], q[2], len(s))
+    """pytest-benchmark's :class:`~pytest_benchmark.stats.Stats` of per-call times in us (the one
+    statistics type of the suite and the sweeps: ``median``, ``min``, ``q1``, ``q3``, ``iqr``,
+    ``rounds``), at least one sample."""
+    stats = Stats()
+    for sample in samples_us:
+        stats.update(sample)
+    return stats
+
+
+def describe(stats: Stats) -> str:
+    """``p50 us (min, IQR, n)`` of a :func:`summarize` result."""
+    return f"{stats.median:.2f} us (min {stats.min:.2f}, IQR {stats.iqr:.2f}, n={stats.rounds})"
 
 
 def host_time(fn: Callable[[], object], *, calls: int = 500, warmup: int = 50,
