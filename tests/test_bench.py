@@ -79,7 +79,7 @@ def test_cpu_run_writes_benchmark_json_with_fingerprint_and_ratios(tmp_path):
             assert extra["ratio_to_chain"] is None
     assert {b["extra_info"]["planner_mode"] for b in planners} == {"cpu", "interpreter"}
     assert {b["extra_info"]["pool"] for b in planners if b["params"]["scenario"] != "reused"} == \
-        {512}
+        {16}
 
     rows_, _ = load_bench(out)  # the report helper reads it
     assert len(rows_) == len(doc["benchmarks"]) and sum(r.floor for r in rows_) == 8

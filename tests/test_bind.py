@@ -12,7 +12,7 @@ from impls.registry import availability, get_planner
 from impls.validate_cache import STABLE_NAMES
 from tests.test_validate_cache import _mutations, expected_error, make_kw, raised, request
 
-REQUEST = ("req_pool_indices", "prefix_lens", "extend_seq_lens")
+from impls.contract import REQUEST_INPUT_NAMES as REQUEST
 
 
 def stable(kw: dict) -> dict:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import torch
 
 from conformance.bench import timing as gt
+from impls.contract import REQUEST_INPUT_NAMES
 
 MODES = ("eager", "validate", "launch", "replay")
 HOST_MODES = ("eager", "validate", "launch")
@@ -104,7 +105,7 @@ def skip_reason(planner: str, mode: str, device: torch.device, scenario: str = "
     return None
 
 
-REQUEST = ("req_pool_indices", "prefix_lens", "extend_seq_lens")
+REQUEST = REQUEST_INPUT_NAMES
 
 
 def planner_call(planner: str, mode: str, pool: list[dict]) -> tuple[Callable[[], object],

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from impls.buffers import PlanBuffers
+from impls.contract import REQUEST_INPUT_NAMES
 
 GPU_TABLE: tuple[int, int] = (4096, 32768)
 """req_to_token rows x columns on the GPU: a 4096-request pool, 32k-token rows (issue #5)."""
@@ -38,9 +39,11 @@ SCENARIOS = ("reused", "fresh", "varying-bs")
 of tensors every call (every cache hits); ``fresh``, new tensors every call (new objects and
 addresses, same bs), made on the planner's device; ``varying-bs``, fresh tensors with a bs drawn per
 call, seeded, from 1 to the benchmark's bs."""
-POOL_SIZE = 512
-"""Distinct request-tensor sets a ``fresh`` or ``varying-bs`` benchmark cycles through: more than
-any planner cache holds, so no call finds its tensors cached; made before timing starts."""
+POOL_SIZE = {"cuda": 512, "cpu": 16}
+"""Distinct request-tensor sets a ``fresh`` or ``varying-bs`` benchmark cycles through, by device
+type, made before timing starts. On the GPU more than any planner cache ever held (256), so no call
+finds its tensors cached; on the CPU fewer, since each is also called once before timing and the
+interpreter and the simulator are slow."""
 WRITE_REQ_CAPACITY = 4096
 """Output buffers are sized for the largest batch, as upstream allocates them once per server."""
 
@@ -139,18 +142,19 @@ def build(bs: int, spec: Spec, device: str | torch.device) -> dict:
     return kw
 
 
-def request_pool(kw: dict, scenario: str, *, size: int = POOL_SIZE, seed: int = 0) -> list[dict]:
+def request_pool(kw: dict, scenario: str, *, size: int | None = None, seed: int = 0) -> list[dict]:
     """The launcher arguments of every call of a scenario (:data:`SCENARIOS`), built from ``kw``.
 
-    ``reused``: ``[kw]``. ``fresh``: ``size`` dicts, each with its own copies of ``kw``'s three
+    ``reused``: ``[kw]``. ``fresh``: ``size`` (default :data:`POOL_SIZE`) dicts, each with its own copies of ``kw``'s three
     request tensors. ``varying-bs``: ``size`` dicts whose request tensors are copies of the first
     ``k`` entries of ``kw``'s, ``k`` drawn uniformly from [1, bs] with ``seed`` (a batch's prefix:
     rows stay distinct). All share ``kw``'s table, LUT and outputs (a server's buffer set).
     """
     if scenario == "reused":
         return [kw]
-    names = ("req_pool_indices", "prefix_lens", "extend_seq_lens")
+    names = REQUEST_INPUT_NAMES
     bs = int(kw[names[0]].shape[0])
+    size = size or POOL_SIZE[kw[names[0]].device.type]
     if scenario == "fresh":
         sizes = [bs] * size
     elif scenario == "varying-bs":
