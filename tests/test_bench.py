@@ -1,4 +1,4 @@
-"""The benchmark suite (issue #5) on the CPU with tiny sizes: JSON, fingerprint, ratios, table,
+"""The benchmark suite on the CPU with tiny sizes: JSON, fingerprint, ratios, table,
 opt-in collection, xdist merging, and the worker -> GPU mapping. No figure is compared with a goal:
 timings are only checked to be positive and consistent with each other."""
 

@@ -1,4 +1,4 @@
-"""The Triton planner against the pure-Python planner, byte for byte, on poisoned buffers (issue #3).
+"""The Triton planner against the pure-Python planner, byte for byte, on poisoned buffers.
 
 Runs compiled on a CUDA machine and under Triton's interpreter elsewhere (``impls.triton_planner.MODE``).
 Random plans cover bs 0, 1, 33, 1025 and 4096 with padding rows, negative values, SWA with a LUT

@@ -1,9 +1,11 @@
-"""The benchmark suite of issue #5: every planner, every batch size, against framework floors.
+"""The benchmark suite: every planner, every batch size, every scenario, against framework floors.
 
 ``pytest conformance/bench`` (or ``python -m conformance bench``); collected only when named or
 with ``--bench`` (:mod:`conformance.bench.plugin`). Modules: :mod:`~conformance.bench.workloads`
-(serving-like inputs), :mod:`~conformance.bench.floors` (empty kernels, a trivial torch op),
+(serving-like inputs and the scenarios ``reused``, ``fresh``, ``varying-bs``),
+:mod:`~conformance.bench.floors` (empty kernels, a trivial torch op, dependent-load chain kernels
+in :mod:`~conformance.bench.chain_triton` and :mod:`~conformance.bench.chain_numba`),
 :mod:`~conformance.bench.modes` (what each mode times, rounds), :mod:`~conformance.bench.summary_table`
-(ratios, the terminal table), :mod:`~conformance.bench.cli` (the shortcut). Timing primitives:
-:mod:`conformance.bench.timing`.
+(ratios, the terminal table), :mod:`~conformance.bench.goals` (the serving goals as ratios),
+:mod:`~conformance.bench.cli` (the shortcut). Timing primitives: :mod:`conformance.bench.timing`.
 """

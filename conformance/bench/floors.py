@@ -1,4 +1,4 @@
-"""The floors every planner figure is divided by (issue #5, item 1); shared by the bench scripts.
+"""The floors every planner figure is divided by; shared by the bench scripts.
 
 A floor is the cheapest thing of its kind the framework can do, measured in the same run:
 
@@ -6,10 +6,13 @@ A floor is the cheapest thing of its kind the framework can do, measured in the 
   (compiled on the GPU, Triton's interpreter on the CPU): the floor of the ``triton`` planner;
 * ``empty-numba``: a ``numba.cuda.jit`` kernel with one int64 array argument that does nothing
   (compiled for ``void(int64[::1])`` on the GPU, Numba's simulator on the CPU): the floor of
-  ``numba-cuda``. Eager: Numba's ordinary launch with a Numba device array (issue #4's "36 us"
-  baseline); replay: launched on torch's current stream so that a torch CUDA graph captures it;
+  ``numba-cuda``. Eager: Numba's ordinary launch with a Numba device array (Numba's own
+  launch cost); replay: launched on torch's current stream so that a torch CUDA graph captures it;
 * ``torch-op``: ``x.add_(1)`` on a one-element tensor: the floor of ``python`` and external
-  planners.
+  planners;
+* ``chain-triton`` and ``chain-numba`` (:data:`CHAIN_FLOORS`): per bs, on the planner's own
+  workload, the dependent loads a planner cannot avoid (three inputs, then the table entry, then
+  the LUT entry, one store, no scan): the real limit of a plan's device time.
 
 :func:`floor_call` returns ``(eager_fn, capturable_fn)``; each mode of the suite divides a planner's
 figure by its floor's figure in the corresponding floor mode (:data:`FLOOR_MODE`).

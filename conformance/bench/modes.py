@@ -1,4 +1,4 @@
-"""What each benchmark mode times, and how many rounds (issue #5, items 1 and 2).
+"""What each benchmark mode times, and how many rounds.
 
 Modes of a planner, each a zero-argument call on one workload (:mod:`conformance.bench.workloads`):
 

@@ -1,4 +1,4 @@
-"""Benchmark inputs that look like serving (issue #5, item 3), shared by every benchmark script.
+"""Benchmark inputs that look like serving, shared by every benchmark script.
 
 :func:`build` makes the 13 launcher keyword arguments (spec section 3) for one batch:
 
@@ -24,7 +24,7 @@ from impls.buffers import PlanBuffers
 from impls.contract import REQUEST_INPUT_NAMES
 
 GPU_TABLE: tuple[int, int] = (4096, 32768)
-"""req_to_token rows x columns on the GPU: a 4096-request pool, 32k-token rows (issue #5)."""
+"""req_to_token rows x columns on the GPU: a 4096-request pool, 32k-token rows."""
 CPU_TABLE: tuple[int, int] = (4096, 256)
 """On the CPU: as many rows (bs 4096 needs distinct rows), short ones (interpreter/simulator)."""
 GPU_LUT_LEN, CPU_LUT_LEN = 1 << 22, 1 << 16
