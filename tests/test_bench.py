@@ -272,3 +272,39 @@ def test_report_ratios_equal_the_terminal_tables_for_every_committed_row():
         assert x_floor != "-", b["name"]
         assert report[b["fullname"]] == f"{x_floor}x {b['extra_info']['floor_name']}", b["name"]
         assert b["extra_info"]["floor_name"].split(" ")[0] == floor
+
+
+def test_goals_are_ratios_of_the_same_run_with_how_far_they_miss():
+    from conformance.bench import goals
+
+    def gpu(planner, mode, bs, us, scenario, **extra):
+        b = _bench(planner, mode, bs, us, planner_mode="gpu", **extra)
+        b["params"]["scenario"] = scenario
+        return b
+
+    upstream = "sglang.kernels.ops.kv_canary.plan.offsets_kernel:launch_plan_offsets_kernel"
+    benches = annotate([
+        gpu("triton", "eager", 4096, 19.0, "varying-bs"),
+        gpu("numba-cuda", "eager", 4096, 25.0, "varying-bs"),
+        gpu(upstream, "eager", 4096, 40.0, "varying-bs"),
+        gpu("triton", "eager", 64, 13.0, "reused"),
+        gpu("triton-bound", "validate", 64, 2.0, "fresh"),
+        gpu("triton", "replay", 4096, 3.0, "reused"),
+        _bench("floor:empty-triton", "eager", None, 10.0),
+        {"params": {"mode": "replay", "bs": 4096, "workload": "serving"},
+         "stats": {"median": 2.5e-6, "min": 2.5e-6, "q1": 2.5e-6, "q3": 2.5e-6},
+         "extra_info": {"floor": "chain-triton", "chain": True}},
+    ])
+    got = {row[0]: row for row in goals.evaluate(benches)}
+    row = got["eager, varying-bs, triton and numba-cuda"]
+    assert row[2].startswith("25 (numba-cuda varying-bs bs 4096)") and row[3].startswith(
+        "missed by 1.25x")
+    ref = got["eager, varying-bs, triton and numba-cuda, vs the reference planner (upstream's launcher)"]
+    assert ref[2].startswith("0.625") and ref[3].startswith("missed by 1.25x")
+    assert got["eager, reused, triton and numba-cuda, vs the empty Triton launch"][3] == "met"
+    assert got["bound plan, per-step validation"][3] == "met"
+    chain = got["replay device time vs the chain floor"]
+    assert chain[2].startswith("1.2 ") and chain[3] == "met"
+    assert got["replay device time at bs 4096"][3] == "met"
+    assert got["python planner, eager, bs 4096"][3] == "not measured in this run"
+    assert got["eager, varying-bs, their bound plans"][3] == "not measured in this run"

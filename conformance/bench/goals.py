@@ -12,6 +12,8 @@ from tabulate import tabulate
 from conformance.bench.summary_table import p50_us
 
 GPU_PLANNERS = ("triton", "numba-cuda")
+BOUND_PLANNERS = ("triton-bound", "numba-cuda-bound")
+"""The bound form of each (:mod:`impls.bind`): the eager goals are also shown for it."""
 HEADERS = ["goal", "target", "worst measured", "verdict"]
 
 
@@ -44,24 +46,27 @@ def _row(goal: str, target_text: str, picked: list, value, target: float) -> lis
 
 def evaluate(benches: list[dict]) -> list[list[str]]:
     """One row per goal (:data:`HEADERS`)."""
-    gpu = [b for b in benches if (b.get("extra_info") or {}).get("planner_mode") == "gpu"
-           or _p(b).get("planner") not in GPU_PLANNERS]
-    on_gpu = [b for b in gpu if _p(b).get("planner") in GPU_PLANNERS]
+    on_gpu = [b for b in benches if (b.get("extra_info") or {}).get("planner_mode") == "gpu"]
     us = lambda b: p50_us(b)  # noqa: E731
     extra = lambda key: (lambda b: (b.get("extra_info") or {}).get(key))  # noqa: E731
-    bound = [b for b in benches if _p(b).get("planner") in ("triton-bound", "numba-cuda-bound")
-             and (b.get("extra_info") or {}).get("planner_mode") == "gpu"]
     replay = _pick(on_gpu, GPU_PLANNERS, "replay")
+    eager = []
+    for planners, label in ((GPU_PLANNERS, "triton and numba-cuda"),
+                            (BOUND_PLANNERS, "their bound plans")):
+        eager += [
+            _row(f"eager, varying-bs, {label}", "<= 20 us",
+                 _pick(on_gpu, planners, "eager", "varying-bs"), us, 20.0),
+            _row(f"eager, varying-bs, {label}, vs the reference planner (upstream's launcher)",
+                 "<= 0.5x", _pick(on_gpu, planners, "eager", "varying-bs"),
+                 extra("ratio_to_reference"), 0.5),
+            _row(f"eager, reused, {label}, vs the empty Triton launch", "<= 1.3x",
+                 _pick(on_gpu, planners, "eager", "reused"),
+                 lambda b: _vs_empty_triton(b, benches), 1.3),
+        ]
     return [
-        _row("eager, varying-bs, triton and numba-cuda", "<= 20 us",
-             _pick(on_gpu, GPU_PLANNERS, "eager", "varying-bs"), us, 20.0),
-        _row("eager, varying-bs, vs the reference planner (upstream's launcher)", "<= 0.5x",
-             _pick(on_gpu, GPU_PLANNERS, "eager", "varying-bs"), extra("ratio_to_reference"), 0.5),
-        _row("eager, reused, vs the empty Triton launch", "<= 1.3x",
-             _pick(on_gpu, GPU_PLANNERS, "eager", "reused"),
-             lambda b: _vs_empty_triton(b, benches), 1.3),
+        *eager,
         _row("bound plan, per-step validation", "<= 3 us",
-             [b for b in bound if _p(b).get("mode") == "validate"], us, 3.0),
+             _pick(on_gpu, BOUND_PLANNERS, "validate"), us, 3.0),
         _row("replay device time vs the chain floor", "<= 1.3x", replay, extra("ratio_to_chain"),
              1.3),
         _row("replay device time at bs 4096", "<= 3.5 us",
