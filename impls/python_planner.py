@@ -65,8 +65,9 @@ def plan_values(
     Args:
         rpi, prefix, extend: per-request values, length bs.
         read_slot: ``(row, pos) -> int``, the table entry; only called with 0 <= row < max_reqs and
-            0 <= pos < max_seq_len.
-        read_lut: ``index -> int``, only called with 0 <= index < lut_len; unused when lut_len == 0.
+            0 <= pos < max_seq_len, once per request that has a seed, in request order.
+        read_lut: ``index -> int``, only called with 0 <= index < lut_len, once per seed it
+            translates, in request order; unused when lut_len == 0.
         positions: :func:`seed_positions` of these requests, if the caller has them already.
 
     Returns:
@@ -163,14 +164,15 @@ def launch_validated(validated: tuple[LaunchPlan, BufferSet], req_pool_indices: 
     table, lut = buffers.tensors[0], plan.lut_tensor
     positions = seed_positions(rpi, prefix, extend, max_reqs=plan.max_reqs,
                                max_seq_len=plan.max_seq_len)
-    cols = plan.max_seq_len
-    where = {(row, pos): row * cols + pos  # logical row-major order
-             for row, pos in zip(rpi, positions) if pos is not None}
-    slots = dict(zip(where, _gather(table, list(where.values()))))
-    indices = {lut_index(v, plan.lut_len) for v in slots.values()} - {None}
-    translated = dict(zip(indices, _gather(lut, list(indices))))
+    cols, lut_len = plan.max_seq_len, plan.lut_len
+    # plan_values reads the table, then the LUT, once per seed in request order: hand it the
+    # gathered values in that order.
+    slots = _gather(table, [row * cols + pos  # logical row-major order
+                            for row, pos in zip(rpi, positions) if pos is not None])
+    indices = [i for i in (lut_index(v, lut_len) for v in slots) if i is not None]
+    next_slot, next_entry = iter(slots).__next__, iter(_gather(lut, indices)).__next__
     verify, write, seeds, num_valid, enable, reqs = plan_values(
-        rpi, prefix, extend, lambda row, pos: slots[(row, pos)], translated.__getitem__,
+        rpi, prefix, extend, lambda row, pos: next_slot(), lambda index: next_entry(),
         max_reqs=plan.max_reqs,
         max_seq_len=plan.max_seq_len,
         lut_len=plan.lut_len,
