@@ -219,8 +219,9 @@ def test_wrong_planner_is_caught(cases, name, case_id, needles):
     assert lines[1] == f"  {case.description}"
     outside = not case.path.resolve().is_relative_to(REPO_ROOT / "cases")
     cases_arg = f"--cases {case.path.parent} " if outside else ""
-    assert lines[-1] == (f"  rerun: pytest conformance/ --planner tests.planted.wrong_planners:{name} "
-                         f"{cases_arg}--case {case_id}")
+    assert lines[-1].startswith("  rerun: ") and lines[-1].endswith(  # after the environment
+        f"pytest conformance/ --planner tests.planted.wrong_planners:{name} {cases_arg}--case "
+        f"{case_id} --results reports/out/rerun-{case_id}.json")
     position = 0
     for needle in needles:  # every needle present, in order
         if isinstance(needle, dict):
@@ -240,7 +241,9 @@ def test_group_case_location_names_file_and_json_path(cases):
 def test_off_by_one_report_in_full(cases):
     """The whole report of one failure, as a reader sees it (runs of spaces squeezed)."""
     text = _failure(cases["spec7-prefill-and-decodes"], "off_by_one_scan")
-    assert [re.sub(" +", " ", line) for line in text.splitlines()] == [
+    squeezed = [re.sub(" +", " ", line) for line in text.splitlines()]
+    squeezed[-1] = re.sub(r"^ rerun: ([A-Z_]+=\S+ )*", " rerun: ", squeezed[-1])  # the environment
+    assert squeezed == [
         "spec7-prefill-and-decodes[tests.planted.wrong_planners:off_by_one_scan] "
         "(cases/spec/section7-examples.json $.cases[2])",
         " A prefill and two decodes: write offsets 0, 8, 9, 10; verify total 14.",
@@ -250,7 +253,7 @@ def test_off_by_one_report_in_full(cases):
         " expected poison poison poison [0] [8] [9] 10",
         " got poison poison poison [8] [9] [10] 10",
         " rerun: pytest conformance/ --planner tests.planted.wrong_planners:off_by_one_scan "
-        "--case spec7-prefill-and-decodes",
+        "--case spec7-prefill-and-decodes --results reports/out/rerun-spec7-prefill-and-decodes.json",
     ]
 
 
@@ -354,7 +357,7 @@ def test_pytest_end_to_end_catches_off_by_one():
     assert (f"spec7-prefill-and-decodes[{name}]  (cases/spec/section7-examples.json $.cases[2])"
             in out)
     assert "out_write_offsets: 3 element(s) differ, first at index 0" in out
-    assert f"rerun: pytest conformance/ --planner {name} --case spec7-prefill-and-decodes" in out
+    assert f"pytest conformance/ --planner {name} --case spec7-prefill-and-decodes " in out
     assert re.search(r"^=+ conformance summary =+$", out, re.M), out
     header = _summary_row(out, "planner")
     assert header == ["planner", "mode", "passed", "failed", "xfailed", "xpassed", "skipped",

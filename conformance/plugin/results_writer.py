@@ -28,7 +28,7 @@ import pytest
 from conformance.corpus.loader import display_path
 from conformance.paths import RESULTS_RELPATH
 from conformance.reporting.results_format import FORMAT, VERSION, write_json_atomic
-from conformance.engine.runner import case_dir_arg, rerun_command
+from conformance.engine.runner import case_dir_arg, load_rerun_command, rerun_command
 from conformance.fingerprint import run_fingerprint
 
 DEFAULT_PATH = RESULTS_RELPATH
@@ -66,7 +66,7 @@ def case_meta(item: pytest.Item) -> dict | None:
         return {"case": error.case_id, "description": f"bad case file: {error}", "tags": [],
                 "source": None, "file": display_path(error.path), "json_path": error.json_path,
                 "entry": None, "error_ids": [],
-                "rerun": f"python -m conformance --cases {display_path(folder)} cases"}
+                "rerun": load_rerun_command(folder)}
     return None
 
 
