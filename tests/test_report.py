@@ -132,8 +132,8 @@ def test_compare_markdown_and_html(capsys, tmp_path):
     a, b = str(run("a").results), str(run("b").results)
     assert cli_main(["report", "--compare", a, b, "--format", "markdown"]) == 0
     md = capsys.readouterr().out
-    assert md.splitlines()[2] == ("2 newly failing, 4 newly passing, 1 other status changes, "
-                                  "2 appeared, 2 disappeared, 8 unchanged")
+    assert md.splitlines()[2] == ("4 regression(s): 2 newly failing, 2 disappeared; 4 newly "
+                                  "passing, 1 other status changes, 2 appeared, 8 unchanged")
     assert "### Newly failing (2)" in md and "### Appeared (2)" in md
     assert re.search(rf"\| `err-dtype-prefix-lens\[{re.escape(PLANNER)}\]` +\| pass -> fail +\| "
                      r"wrong error: got ValueError \[dtype\] 'kv-canary: prefix_lens must have "
@@ -243,6 +243,6 @@ def test_compare_published_folders(capsys, tmp_path):
                      "--format", "text"]) == 0
     text = capsys.readouterr().out
     assert text.splitlines()[2] == (
-        "2 newly failing, 4 newly passing, 1 other status changes, 2 appeared, 2 disappeared, "
-        "8 unchanged, 1 benchmark figure(s) moved beyond their noise")
+        "4 regression(s): 2 newly failing, 2 disappeared; 4 newly passing, 1 other status "
+        "changes, 2 appeared, 8 unchanged, 1 benchmark figure(s) moved beyond their noise")
     assert re.search(r"^triton +eager +4096 +38\.19 +57\.29 +1\.50x$", text, re.M), text
