@@ -22,6 +22,7 @@ Plan ``i`` of seed ``s`` depends only on (s, i): ``random.Random(s * 1_000_003 +
 from __future__ import annotations
 
 import random
+import shlex
 
 from impls.constants import PLAN_BS_BLOCK_SIZE
 
@@ -165,7 +166,8 @@ def random_plan(seed: int, index: int) -> dict:
         "description": f"Fuzzed plan {index} of seed {seed} (bs {bs}).",
         "tags": tags,
         "source": {"kind": "fuzz",
-                   "ref": f"python -m conformance fuzz --seed {seed}, plan {index}"},
+                   "ref": f"{shlex.join(['python', '-m', 'conformance', 'fuzz', '--seed', str(seed)])}"
+                          f", plan {index}"},
         "golden_check": "recorded from the python planner by the fuzzer; NOT yet checked against "
                         "the spec (tests/test_goldens.py checks it against the oracle)",
         "needs_review": True,
