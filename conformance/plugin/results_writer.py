@@ -30,6 +30,7 @@ import pytest
 from conformance.corpus.loader import display_path
 from conformance.paths import RESULTS_RELPATH
 from conformance.paths import REPO_ROOT
+from conformance.plugin.junit import label_testcase
 from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, RANK, VERSION
 from conformance.reporting.results_format import write_json_atomic
 from conformance.engine.runner import case_dir_arg, load_rerun_command, rerun_command
@@ -151,6 +152,7 @@ class ResultsWriter:
             self.write()
 
     # -- the controller: record and write -----------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)  # before --junitxml writes the testcase (label_testcase)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.off:
             return
@@ -160,6 +162,7 @@ class ResultsWriter:
         if planner is None and not (match and _is_corpus(report.nodeid)):
             return  # not a corpus item (the harness's own tests)
         meta = props.get("case_meta") or {}
+        label_testcase(self.config, report, meta)
         planner = planner or match.group("planner")
         case = props.get("case") or meta.get("case") or (match and match.group("case"))
         key = report.nodeid
