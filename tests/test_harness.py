@@ -602,10 +602,13 @@ def test_loader_missing_directory_and_repository_corpus(tmp_path):
 
 
 def test_rerun_command_quotes():
-    assert rerun_command("spec7-no-prefix", "python") == \
-        "pytest conformance/ --planner python --case spec7-no-prefix"
-    assert rerun_command("a b", "my mod:f") == "pytest conformance/ --planner 'my mod:f' --case 'a b'"
-    assert rerun_command("err-x", "validator") == "pytest conformance/ --case err-x"
+    assert rerun_command("spec7-no-prefix", "python", environment={}) == (
+        "pytest conformance/ --planner python --case spec7-no-prefix "
+        "--results reports/out/rerun-spec7-no-prefix.json")
+    assert rerun_command("a b", "my mod:f", environment={}) == (
+        "pytest conformance/ --planner 'my mod:f' --case 'a b' --results 'reports/out/rerun-a b.json'")
+    assert rerun_command("err-x", "validator", environment={}) == (
+        "pytest conformance/ --case err-x --results reports/out/rerun-err-x.json")
 
 
 def test_runner_reports_a_raise_on_valid_input(tmp_path):
@@ -619,8 +622,9 @@ def test_runner_reports_a_raise_on_valid_input(tmp_path):
     text = str(excinfo.value)
     assert "raised RuntimeError on a valid input:" in text
     assert "RuntimeError: boom in the kernel" in text
-    assert text.splitlines()[-1] == (f"  rerun: pytest conformance/ --planner crashes "
-                                     f"--cases {tmp_path} --case c")
+    assert text.splitlines()[-1].startswith("  rerun: ")  # then the environment the run had
+    assert text.splitlines()[-1].endswith(f"pytest conformance/ --planner crashes --cases "
+                                          f"{tmp_path} --case c --results reports/out/rerun-c.json")
 
 
 def test_runner_catches_a_write_into_an_input_tail(tmp_path):
@@ -762,7 +766,7 @@ def test_rerun_command_finds_a_case_outside_the_default_corpus(tmp_path):
     with pytest.raises(ConformanceFailure) as excinfo:
         run_case(case, Target("crashes", crashes, CPU))
     rerun = str(excinfo.value).splitlines()[-1]
-    assert rerun.startswith("  rerun: pytest conformance/ ")
+    assert rerun.startswith("  rerun: ") and " pytest conformance/ " in f" {rerun}"
     assert "--cases" in rerun and str(tmp_path) in rerun, rerun
 
 
