@@ -12,7 +12,6 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from conformance.cli import main as cli_main

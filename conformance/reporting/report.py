@@ -42,7 +42,7 @@ def _natural(text: str | None) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text or ""))
 
 
-def _first_detail(message: str | None) -> str:
+def first_detail(message: str | None) -> str:
     """The line of a failure report that says what went wrong (after the header lines)."""
     lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
     for i, line in enumerate(lines[2:], 2):
@@ -82,7 +82,7 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
         cell = {"status": r["status"], "id": r["id"], "rerun": r["rerun"],
                 "anchor": anchor("fail", key, r["planner"]), "note": ""}
         if r["status"] in BAD:
-            cell["note"] = _first_detail(r["message"])
+            cell["note"] = first_detail(r["message"])
             failures.append({**r, "anchor": cell["anchor"], "case_anchor": row["anchor"],
                              "summary": cell["note"]})
         elif r["status"] in ("xfail", "skip"):
@@ -157,7 +157,7 @@ def _summary_table(model: dict, fmt: str) -> str:
 
 
 def _head(model: dict) -> str:
-    fp, doc = model["fingerprint"], model["doc"]
+    fp = model["fingerprint"]
     state = "INCOMPLETE" if model["incomplete"] else "complete"
     return (f"{model['total']} results, {model['bad']} not passing; run {state}, "
             f"{fp['date']}, commit {(fp['commit'] or 'unknown')[:12]}"
