@@ -29,6 +29,8 @@ def test_testcases_are_named_by_case_id_and_grouped_by_case_file(name):
         result = by_id[test_name]
         assert case.get("classname") == result["file"].removesuffix(".json").replace("/", ".")
         assert case.get("classname").startswith(("tests.data.report-cases.", COMMON))
+        names = [p.get("name") for p in case.iter("property")]
+        assert len(names) == len(set(names)), names  # each property once
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         assert "case_meta" not in props
         assert props["where"] == f"{result['file']} {result['json_path']}"

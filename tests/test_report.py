@@ -136,8 +136,8 @@ def test_compare_markdown_and_html(capsys, tmp_path):
                                   "passing, 1 other status changes, 2 appeared, 8 unchanged")
     assert "### Newly failing (2)" in md and "### Appeared (2)" in md
     assert re.search(rf"\| `err-dtype-prefix-lens\[{re.escape(PLANNER)}\]` +\| pass -> fail +\| "
-                     r"wrong error: got ValueError \[dtype\] 'kv-canary: prefix_lens must have "
-                     r"dtype int64, got int32' +\|", md), md
+                     r"`wrong error: got ValueError \[dtype\] 'kv-canary: prefix_lens must have "
+                     r"dtype int64, got int32'` +\|", md), md  # detail as code: never Markdown
     assert "got ValueError [dtype] 'kv-canary: prefix_lens must have dtype int64, got int32'" in md
     out = tmp_path / "compare.html"
     assert cli_main(["report", "--compare", a, b, "--out", str(out)]) == 0

@@ -28,16 +28,18 @@ def classname(file: str) -> str:
 
 
 def label_testcase(config: pytest.Config, report: pytest.TestReport, meta: dict) -> None:
-    """Give ``report``'s testcase the case file as classname and file, and (at teardown, when
-    pytest writes properties) readable properties instead of ``case_meta``."""
+    """Give ``report``'s testcase the case file as classname and file, the properties ``where``
+    and ``rerun``, and drop ``case_meta`` from the properties pytest writes at teardown."""
     xml = config.stash.get(xml_key, None) if xml_key is not None else None
     if xml is None or not meta.get("file"):
         return
     testcase = xml.node_reporter(report)
     testcase.add_attribute("classname", classname(meta["file"]))
     testcase.add_attribute("file", meta["file"])
-    if report.when == "teardown":
-        where = " ".join(p for p in (meta["file"], meta.get("json_path")) if p)
-        report.user_properties = [
-            *(p for p in report.user_properties if p[0] != "case_meta"),
-            ("where", where), ("rerun", meta.get("rerun") or "")]
+    if not any(name == "where" for name, _ in getattr(testcase, "properties", ())):
+        # Once per testcase, from its first report: a worker that crashed sends no teardown.
+        testcase.add_property("where", " ".join(p for p in (meta["file"], meta.get("json_path"))
+                                                if p))
+        testcase.add_property("rerun", meta.get("rerun") or "")
+    if report.when == "teardown":  # pytest writes the item's user_properties now
+        report.user_properties = [p for p in report.user_properties if p[0] != "case_meta"]

@@ -163,7 +163,7 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
     sides = f"{model['old']} -> {model['new']}"
     if model["incomplete"]:
         sides += f" ({' and '.join(model['incomplete'])} INCOMPLETE)"
-    out = [f"{'## ' if md else ''}Conformance: {html_text(sides) if md else sides}", "",
+    out = [f"{'## ' if md else ''}Conformance: {sides}", "",
            headline(model) or "nothing to compare"]
     for key, title in SECTIONS if model["has_results"] else ():
         entries = model[key]

@@ -186,7 +186,7 @@ def render_text(model: dict) -> str:
 
 def render_markdown(model: dict) -> str:
     """A Markdown summary (for a pull request or a CI job summary)."""
-    title = "## Conformance" + (f": {html_text(warning(model))}" if warning(model) else "")
+    title = "## Conformance" + (f": {warning(model)}" if warning(model) else "")
     out = [title, "", _head(model), "", _summary_table(model, "github")]
     if model["failures"]:
         out += ["", "### Not passing", ""]
