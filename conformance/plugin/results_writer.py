@@ -31,7 +31,8 @@ from conformance.corpus.loader import display_path
 from conformance.paths import RESULTS_RELPATH
 from conformance.paths import REPO_ROOT
 from conformance.plugin.junit import label_testcase
-from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, RANK, VERSION
+from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, PSEUDO_PLANNERS, RANK
+from conformance.reporting.results_format import VERSION
 from conformance.reporting.results_format import write_json_atomic
 from conformance.engine.runner import case_dir_arg, load_rerun_command, rerun_command
 from conformance.fingerprint import run_fingerprint
@@ -192,7 +193,7 @@ class ResultsWriter:
         if self.fingerprint is None:
             names = sorted({e["planner"] for e in self.results.values()}
                            | set(self.config.getoption("planner") or _builtin()))
-            names = [n for n in names if n not in ("load", "validator", "allocator")]
+            names = [n for n in names if n not in PSEUDO_PLANNERS]
             self.fingerprint = run_fingerprint(names)
         results = [e for e in self.results.values() if e["status"] is not None]
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

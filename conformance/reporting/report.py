@@ -147,7 +147,8 @@ def render_html(model: dict) -> str:
     env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.reporting", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("report.html.j2").render(
-        **model, warning=warning(model), command=shlex.join(["pytest", *model["doc"]["args"]]))
+        **model, warning=warning(model), command=shlex.join(["pytest", *model["doc"]["args"]]),
+        bad_statuses=[s for s in STATUSES if s in BAD])
 
 
 def _summary_table(model: dict, fmt: str) -> str:
