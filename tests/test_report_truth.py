@@ -173,6 +173,13 @@ def test_out_naming_a_folder_is_one_line_error(tmp_path, capsys):
     code, out, err = _report(capsys, str(run("a").results), "--out", str(tmp_path))
     assert (code, out) == (2, "")
     assert err == f"error: --out {tmp_path}: is a folder; name a file (or use --publish DIR)\n"
+    code, _, err = _report(capsys, "--compare", str(run("a").results), str(run("a").results),
+                           "--out", str(tmp_path))
+    assert code == 2 and err.startswith(f"error: --out {tmp_path}: is a folder")
+    taken = tmp_path / "site"
+    taken.write_text("not a folder")
+    code, _, err = _report(capsys, str(run("a").results), "--publish", str(taken))
+    assert (code, err) == (2, f"error: --publish {taken}: is a file; name a folder\n")
 
 
 @pytest.mark.parametrize("median", [0.0, float("nan")])
