@@ -13,16 +13,17 @@ from pathlib import Path
 
 import jsonschema
 
+from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.paths import RESULTS_SCHEMA_PATH
+
+__all__ = ["BAD", "FORMAT", "PSEUDO_PLANNERS", "STATUSES", "VERSION", "ResultsError",
+           "load_results", "write_json_atomic"]
 
 FORMAT, VERSION = "planner-conformance-results", 1
 """The ``format`` and ``version`` fields every results file carries."""
 STATUSES = ("fail", "error", "crash", "timeout", "xpass", "xfail", "skip", "pass")
 """Report order: what needs attention first."""
 BAD = frozenset({"fail", "error", "crash", "timeout", "xpass"})
-PSEUDO_PLANNERS = ("validator", "allocator", "load")
-"""Planner-column names of results that belong to no planner: cases that reach only the shared
-validator, the buffer allocator's errors, and faults of case files found at load time."""
 
 
 class ResultsError(ValueError):
