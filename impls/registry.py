@@ -10,13 +10,15 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-Launcher = Callable[..., None]
-"""A planner: keyword-only launcher of spec section 3, returns None, fills the outputs in place."""
+from impls.contract import Launcher
+
+__all__ = ["Availability", "BUILTIN_MODULES", "Launcher", "PlannerUnavailable", "UnknownPlanner",
+           "availability", "builtin_module", "builtin_names", "chosen_planners", "default_device",
+           "get_planner", "planners", "source_digest"]
 
 
 @dataclass(frozen=True)

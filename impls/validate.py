@@ -11,6 +11,7 @@ Two entry points:
   tensor, a non-bool ``has_swa_lut``) are reached by calling it directly; cases with
   ``"entry": "validator"`` do that.
 
+Every list of names and every length rule comes from the contract table (:mod:`impls.contract`).
 Both raise :class:`impls.errors.PlanError` (a ``ValueError``) with the exact text of spec section 4,
 checks in the spec's order, the first failing one raised.
 
@@ -34,20 +35,17 @@ from impls.contract import (
     LUT_TENSOR_NAME,
     SHAPE_CHECKS,
     SWA_WINDOW_NAME,
-    TABLE_INPUT_NAMES,
+    TABLE_NAME,
     VALIDATED_TENSOR_NAMES,
     VALIDATED_TENSORS,
     VERIFY_CAPACITY_NAME,
 )
 from impls.errors import raise_error
 
-TENSOR_DTYPES: tuple[tuple[str, torch.dtype], ...] = VALIDATED_TENSORS
-""""The 11 tensors" of spec section 4 with their dtypes (impls.contract.VALIDATED_TENSORS)."""
-TENSOR_NAMES: tuple[str, ...] = VALIDATED_TENSOR_NAMES
 DERIVED_NAMES: tuple[str, ...] = ("bs", "req_to_token_stride0", "lut_len", "has_swa_lut",
                                   "write_offsets_len", "write_req_capacity", VERIFY_CAPACITY_NAME)
 """The inner validator's integers, derived from the tensors by :func:`inner_args`."""
-_TABLE = TABLE_INPUT_NAMES[0]
+
 LENGTH_SOURCES: dict[str, str] = {check[1]: name for name, check in reversed(SHAPE_CHECKS)
                                   if check[0] == "len" and isinstance(check[1], str)}
 """Derived integer -> the tensor whose ``shape[0]`` it is: the first tensor whose length rule
@@ -138,7 +136,7 @@ def inner_args(**launcher_kwargs) -> dict[str, object]:
         lut_tensor, lut_len, has_swa_lut = lut, leading_len(lut), True
     inner = {name: lut_tensor if name == LUT_TENSOR_NAME else launcher_kwargs[name]
              for name in VALIDATED_TENSOR_NAMES}
-    table = launcher_kwargs[_TABLE]
+    table = launcher_kwargs[TABLE_NAME]
     inner.update(zip(DERIVED_NAMES, (
         leading_len(launcher_kwargs[LENGTH_SOURCES["bs"]]),
         int(table.stride(0)) if table.dim() else 1,
@@ -167,7 +165,7 @@ def validate_launch(**launcher_kwargs) -> LaunchPlan:
     """
     inner = inner_args(**launcher_kwargs)
     validate_offsets_inputs(**inner)
-    req_to_token = inner[_TABLE]
+    req_to_token = inner[TABLE_NAME]
     return LaunchPlan(
         lut_tensor=inner[LUT_TENSOR_NAME],
         bs=inner["bs"],
@@ -277,7 +275,7 @@ def validate_offsets_inputs(
                     write_req_capacity=write_req_capacity)
     if bs > write_req_capacity:
         raise_error("bs-exceeds-capacity", bs=bs, write_req_capacity=write_req_capacity)
-    actual_stride0 = int(tensors[_TABLE].stride(0))
+    actual_stride0 = int(tensors[TABLE_NAME].stride(0))
     if req_to_token_stride0 != actual_stride0:
         raise_error("stride-mismatch", given=req_to_token_stride0, actual=actual_stride0)
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from impls.constants import SCRATCH_MIN_LEN
 from impls.errors import PlanError
-from impls.validate import TENSOR_NAMES, inner_args, validate_launch, validate_offsets_inputs
+from impls.contract import VALIDATED_TENSOR_NAMES
+from impls.validate import inner_args, validate_launch, validate_offsets_inputs
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -129,4 +130,4 @@ def test_inner_validator_reaches_checks_the_launcher_cannot():
         with pytest.raises(PlanError) as excinfo:
             validate_offsets_inputs(**{**inner, **derived})
         assert (excinfo.value.error_id, str(excinfo.value)) == (error_id, message)
-    assert TENSOR_NAMES[4] == "lut_tensor" and len(TENSOR_NAMES) == 11
+    assert VALIDATED_TENSOR_NAMES[4] == "lut_tensor" and len(VALIDATED_TENSOR_NAMES) == 11

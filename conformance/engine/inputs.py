@@ -23,7 +23,6 @@ from conformance.corpus.subject import subject_of
 from impls.contract import (
     ARGUMENTS,
     LUT_NAME,
-    OUTPUT_NAMES,
     REQUEST_INPUT_NAMES,
     SCALAR_NAMES,
     TABLE_NAME,
@@ -151,8 +150,8 @@ def launcher_kwargs(step, device: torch.device, table: torch.Tensor, lut: torch.
                   for name in TAIL_GARBAGE}
     kwargs[TABLE_NAME] = table
     kwargs[LUT_NAME] = lut
-    for name in OUTPUT_NAMES:
-        kwargs[name] = buffers[name].view
+    for name, buffer in buffers.items():
+        kwargs[name] = buffer.view
     for name, default in SCALAR_DEFAULTS.items():
         kwargs[name] = step.inputs.get(name, default)
     return kwargs

@@ -40,7 +40,6 @@ from impls.registry import (
 pytest_plugins = ["conformance.robustness.isolation",  # --isolate, --no-isolate, --isolate-timeout
                   "conformance.bench.plugin"]  # conformance/bench: opt-in benchmarks, --bench-*
 ANCHOR = "test_corpus.py"
-SHARED = SHARED_PLANNERS
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -94,9 +93,9 @@ class CorpusFile(pytest.File):
         for case in cases:
             if wanted and case.id not in wanted:
                 continue
-            if case.entry in SHARED:
-                yield CaseItem.from_parent(self, name=f"{case.id}[{SHARED[case.entry]}]",
-                                           case=case, planner=SHARED[case.entry], avail=None)
+            if case.entry in SHARED_PLANNERS:
+                yield CaseItem.from_parent(self, name=f"{case.id}[{SHARED_PLANNERS[case.entry]}]",
+                                           case=case, planner=SHARED_PLANNERS[case.entry], avail=None)
                 continue
             for name, avail in targets:
                 yield CaseItem.from_parent(self, name=f"{case.id}[{name}]", case=case,
@@ -174,8 +173,8 @@ class Summary:
     def rows(self) -> list[list]:
         """One row per planner: name, mode, a count per outcome, seconds."""
         rows = []
-        for planner in sorted(self.tally, key=lambda p: (p in SHARED.values() or p == LOAD, p)):
-            if planner in SHARED.values():
+        for planner in sorted(self.tally, key=lambda p: (p in SHARED_PLANNERS.values() or p == LOAD, p)):
+            if planner in SHARED_PLANNERS.values():
                 mode = "shared"
             elif planner == LOAD:
                 mode = "-"
