@@ -12,7 +12,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from conformance.engine.runner import load_rerun_command, rerun_command
+from conformance.engine.rerun import load_rerun_command, rerun_command
 from tests.subproc import run_pytest
 
 HOSTILE = "x $(touch PWNED) d"

@@ -1,4 +1,4 @@
-"""The harness against deliberately wrong planners (issue #2, item 9).
+"""The harness against deliberately wrong planners.
 
 Each wrong planner of :mod:`tests.planted.wrong_planners` runs through the real harness
 (:func:`conformance.engine.runner.run_case` on cases loaded by :func:`conformance.corpus.loader.load_corpus`) and
@@ -197,6 +197,16 @@ CAUGHT = [
         "torch.int32'",
         "but the call returned normally",
     ]),
+    ("raises_lookalike_value_error", "tw-dtype-prefix-lens", [
+        "wrong error",
+        "got ValueError [dtype] 'kv-canary: prefix_lens must have dtype torch.int64, got "
+        "torch.int32'",
+        "(ValueError here is a class of that name, not a subclass of the built-in ValueError)",
+    ]),
+    ("returns_a_value", "spec7-prefill-and-decodes", [
+        "run 1 of 2 (fresh poison 'a')",
+        "returned 3; the launcher returns None (spec section 3)",
+    ]),
 ]
 
 
@@ -288,10 +298,11 @@ def test_wrong_planners_are_right_elsewhere(cases):
     raise the right error; so each catch above is for the planted bug, not some other fault."""
     valid = cases["spec7-prefill-and-decodes"]
     for name in ("wrong_error_message", "wrong_error_type", "wrong_check_order",
-                 "skips_validation", "reads_lut_at_minus_one"):
+                 "skips_validation", "reads_lut_at_minus_one", "raises_lookalike_value_error"):
         run_case(valid, _target(name))
     for name in ("off_by_one_scan", "writes_seed_past_bs", "modifies_input",
-                 "depends_on_previous_contents", "reads_past_bs", "wrong_error_message"):
+                 "depends_on_previous_contents", "reads_past_bs", "wrong_error_message",
+                 "returns_a_value"):
         run_case(cases["tw-contiguous-before-dtype"], _target(name))
     run_case(cases["tw-lut-negative-slot"], _target("writes_seed_past_bs"))  # bs fills the seeds
 
@@ -391,7 +402,7 @@ def test_pytest_end_to_end_bad_case_files(tmp_path):
 
 
 def test_repository_corpus_catches_every_wrong_planner():
-    """Issue #2's "done when": every deliberately wrong planner fails at least one case of the
+    """Every deliberately wrong planner fails at least one case of the
     repository's own corpus (cases/), which the reference passes in full."""
     corpus, errors = load_corpus()
     assert errors == []

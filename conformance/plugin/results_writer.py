@@ -31,17 +31,17 @@ from conformance.corpus.loader import display_path
 from conformance.paths import RESULTS_RELPATH
 from conformance.paths import REPO_ROOT
 from conformance.plugin.junit import label_testcase
-from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, PSEUDO_PLANNERS, RANK
-from conformance.reporting.results_format import VERSION
+from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, RANK, VERSION
 from conformance.reporting.results_format import write_json_atomic
-from conformance.engine.runner import case_dir_arg, load_rerun_command, rerun_command
+from conformance.corpus.entries import PSEUDO_PLANNERS
+from conformance.plugin.outcomes import STATUS, outcome
+from impls.registry import chosen_planners
+from conformance.engine.rerun import case_dir_arg, load_rerun_command, rerun_command
 from conformance.fingerprint import run_fingerprint
 
 DEFAULT_PATH = RESULTS_RELPATH
 """Relative to the rootdir (the repository)."""
 FLUSH_SECONDS = 3.0
-STATUS = {"passed": "pass", "failed": "fail", "xfailed": "xfail", "xpassed": "xpass",
-          "skipped": "skip", "error": "error"}
 _NODE = re.compile(r"^(?P<file>[^:]*)::(?P<case>.*)\[(?P<planner>[^\[\]]*)\]$")
 
 
@@ -80,17 +80,8 @@ def _status(report: pytest.TestReport, props: dict) -> str | None:
         return special
     if report.failed and "crashed while running" in report.longreprtext:
         return "crash"  # pytest-xdist: the worker died in this item
-    if hasattr(report, "wasxfail") and report.when in ("setup", "call"):
-        if report.skipped:
-            return "xfail"
-        return "xpass" if report.when == "call" else None
-    if report.when == "call":
-        return STATUS[report.outcome]
-    if report.when == "setup" and report.skipped:
-        return "skip"
-    if report.failed:
-        return "error"
-    return None
+    decided = outcome(report)
+    return None if decided is None else STATUS[decided]
 
 
 def _message(report: pytest.TestReport) -> str | None:
@@ -192,7 +183,7 @@ class ResultsWriter:
         """The results file's contents now (finished items only, in completion order)."""
         if self.fingerprint is None:
             names = sorted({e["planner"] for e in self.results.values()}
-                           | set(self.config.getoption("planner") or _builtin()))
+                           | set(chosen_planners(self.config.getoption("planner"))))
             names = [n for n in names if n not in PSEUDO_PLANNERS]
             self.fingerprint = run_fingerprint(names)
         results = [e for e in self.results.values() if e["status"] is not None]
@@ -249,9 +240,3 @@ def _worker_id(report: pytest.TestReport) -> str | None:
     """The pytest-xdist worker (``gw0``, ...) that sent ``report`` to the controller, else None."""
     gateway = getattr(getattr(report, "node", None), "gateway", None)
     return getattr(gateway, "id", None)
-
-
-def _builtin() -> tuple[str, ...]:
-    from impls.registry import builtin_names
-
-    return builtin_names()

@@ -19,9 +19,10 @@ from pathlib import Path
 from tabulate import tabulate
 
 from conformance.reporting import bench_figures as report_bench
+from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.reporting.freshness import stale_reasons
 from conformance.reporting.markdown import fenced, html_text
-from conformance.reporting.results_format import BAD, PSEUDO_PLANNERS, STATUSES, incomplete_reason
+from conformance.reporting.results_format import BAD, STATUSES, incomplete_reason
 from conformance.reporting.results_format import write_json_atomic
 from impls.errors import CATALOG
 from impls.registry import builtin_names
@@ -43,7 +44,8 @@ def _natural(text: str | None) -> tuple:
 
 
 def first_detail(message: str | None) -> str:
-    """The line of a failure report that says what went wrong (after the header lines)."""
+    """The line of a failure report (:class:`conformance.engine.judge.ConformanceFailure` text)
+    that says what went wrong, after its header lines; for a wrong error, what was raised."""
     lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
     for i, line in enumerate(lines[2:], 2):
         if line == "wrong error" and i + 2 < len(lines):  # say what was raised instead
@@ -69,7 +71,8 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
     for p in planners:
         mine = [r for r in results if r["planner"] == p]
         counts = {s: sum(r["status"] == s for r in mine) for s in STATUSES}
-        summary.append({"planner": p, "mode": "shared" if p in PSEUDO_PLANNERS[:2] else modes.get(p, "-"),
+        summary.append({"planner": p, "mode": "shared" if p in SHARED_PLANNERS.values()
+                        else modes.get(p, "-"),
                         "counts": counts, "seconds": sum(r["duration"] for r in mine)})
     cases: dict[str, dict] = {}
     failures = []
@@ -96,7 +99,8 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
                                                  _natural(r["json_path"]), r["case"]))
     failures.sort(key=lambda f: (_order(f["planner"]), f["file"] or "", _natural(f["json_path"])))
     model = {"doc": doc, "fingerprint": doc["fingerprint"], "planners": planners,
-             "summary": summary, "statuses": STATUSES, "rows": rows, "failures": failures,
+             "summary": summary, "statuses": STATUSES, "bad_statuses": sorted(BAD),
+             "rows": rows, "failures": failures,
              "tags": sorted({t for r in results for t in r["tags"]}),
              "catalog": _catalog(results, planners),
              "hazards": [r for r in rows if "hazard" in r["tags"]],
@@ -147,8 +151,7 @@ def render_html(model: dict) -> str:
     env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.reporting", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("report.html.j2").render(
-        **model, warning=warning(model), command=shlex.join(["pytest", *model["doc"]["args"]]),
-        bad_statuses=[s for s in STATUSES if s in BAD])
+        **model, warning=warning(model), command=shlex.join(["pytest", *model["doc"]["args"]]))
 
 
 def _summary_table(model: dict, fmt: str) -> str:

@@ -13,7 +13,12 @@ from pathlib import Path
 
 import jsonschema
 
+from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.paths import RESULTS_SCHEMA_PATH
+
+__all__ = ["BAD", "FINISHED_EXIT_CODES", "FORMAT", "PSEUDO_PLANNERS", "RANK", "STATUSES",
+           "STATUS_TABLE", "VERSION", "ResultsError", "incomplete_reason", "load_results",
+           "write_json_atomic"]
 
 FORMAT, VERSION = "planner-conformance-results", 1
 """The ``format`` and ``version`` fields every results file carries."""
@@ -29,7 +34,8 @@ STATUS_TABLE = (
     ("pass", False, 0),
 )
 """Every status of a result, in report order (what needs attention first): adding a status is one
-line here; the schema's ``$defs.status`` enum is checked against it (tests/test_report.py)."""
+line here (and one in the schema's ``$defs.status`` enum, which tests/test_report_truth.py
+checks against it)."""
 STATUSES = tuple(name for name, _, _ in STATUS_TABLE)
 """Report order: what needs attention first."""
 BAD = frozenset(name for name, bad, _ in STATUS_TABLE if bad)
@@ -38,9 +44,6 @@ RANK = {name: rank for name, _, rank in STATUS_TABLE}
 """How a result's status is kept across test phases: a teardown error replaces a pass."""
 FINISHED_EXIT_CODES = (0, 1)
 """pytest's exit codes of a run that ran every collected item (all passed / some failed)."""
-PSEUDO_PLANNERS = ("validator", "allocator", "load")
-"""Planner-column names of results that belong to no planner: cases that reach only the shared
-validator, the buffer allocator's errors, and faults of case files found at load time."""
 
 
 class ResultsError(ValueError):

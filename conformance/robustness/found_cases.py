@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.corpus.jsonfmt import dumps
-from conformance.corpus.loader import _load_file
+from conformance.corpus.loader import load_file
 
 SLUG_CHARS = 40
 """Longest planner slug kept whole in an id; a longer one is cut and hashed."""
@@ -103,7 +103,7 @@ def _write_checked(doc: dict, path: Path) -> bool:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(dumps(doc) + "\n")
-        _, faults = _load_file(Path(tmp))
+        _, faults = load_file(Path(tmp))
         if faults:
             raise FoundCaseError(f"fuzz built a case that does not load, not written to {path}: "
                                  f"{faults[0].json_path}: {faults[0].message}")

@@ -3,9 +3,10 @@ with the pure-Python planner; every divergence shrunk and written as a new case 
 
 For each plan of :func:`conformance.robustness.random_plans.random_plan` the golden is recorded from
 the pure-Python planner in a separate process that never imports a planner under test
-(:mod:`conformance.robustness.reference`), and the case is run on every planner with the harness's
-own :func:`conformance.engine.runner.run_case`, so "diverges" means exactly what a failing test
-means: any output byte (guard zones and stale tails included) differs, an input changed, the two
+(:mod:`conformance.robustness.golden_process`, which calls
+:func:`conformance.engine.reference.record_expectations`), and the case is run on every planner
+with the harness's own :func:`conformance.engine.runner.run_case`, so "diverges" means exactly
+what a failing test means: any output byte (guard zones and stale tails included) differs, an input changed, the two
 poisoned runs disagree, or the planner raised. A divergence is shrunk
 (:func:`conformance.robustness.shrink.shrink`) and written under ``<out>`` with
 ``"needs_review": true`` and ``"source": {"kind": "fuzz", ...}`` naming the seed, never replacing
@@ -29,16 +30,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.corpus.loader import Case, _make_case, display_path
+from conformance.corpus.loader import Case, display_path, make_case
 from conformance.paths import FOUND_CASES_DIR
 from conformance.robustness.found_cases import FoundCaseError, found_id, place
 from conformance.robustness.random_plans import random_plan
 from conformance.robustness.progress import Progress
-from conformance.robustness.reference import GoldenError, reference
+from conformance.robustness.golden_process import GoldenError, golden_process
 from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
 from conformance.engine.runner import cases_dir_arg
 from conformance.engine.runner import rerun_command as runner_rerun
 from conformance.robustness.shrink import shrink
+from impls.contract import REQUEST_INPUT_NAMES, SWA_WINDOW_NAME
 from impls.registry import PlannerUnavailable, UnknownPlanner, availability, get_planner
 
 DEFAULT_OUT = FOUND_CASES_DIR
@@ -47,14 +49,15 @@ _SCRATCH = Path("<fuzz>")
 
 def with_golden(raw: dict) -> tuple[Case, dict]:
     """(the case, the case dict with ``expect``) for a plan without one: the golden is the
-    pure-Python planner's output (or the documented error it raises), recorded in the reference
-    process (:func:`conformance.robustness.reference.reference`), out of the planners' reach.
+    pure-Python planner's output (or the documented error it raises), recorded in the golden
+    process (:func:`conformance.robustness.golden_process.golden_process`), out of the planners'
+    reach.
 
     Raises:
-        GoldenError: the reference process died or could not record the plan.
+        GoldenError: the golden process died or could not record the plan.
     """
-    raw = {**raw, "expect": reference().expectations(raw)[0]}
-    return _make_case(raw, _SCRATCH, "$"), raw
+    raw = {**raw, "expect": golden_process().expectations(raw)[0]}
+    return make_case(raw, _SCRATCH, "$"), raw
 
 
 def divergence(case: Case, target: Target, isolate: bool = False,
@@ -110,7 +113,7 @@ def found_case(raw: dict, planner: str, seed: int, index: int, steps: list[str],
         next((ln.strip() for ln in lines[2:]
               if ln.strip() and not ln.strip().startswith(("run ", "step "))), "")
     inputs = raw["inputs"]
-    tags = ["fuzz", "found"] + (["swa"] if inputs.get("swa_window_size", 0) > 0 else []) \
+    tags = ["fuzz", "found"] + (["swa"] if inputs.get(SWA_WINDOW_NAME, 0) > 0 else []) \
         + (["lut"] if inputs.get("lut") else [])
     command = shlex.join(["python", "-m", "conformance", "fuzz", "--planner", planner,
                           "--seed", str(seed)])
@@ -213,12 +216,12 @@ def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_fo
     Raises:
         ValueError: ``n`` < 1.
         UnknownPlanner, PlannerUnavailable: a planner that cannot run here (before any plan runs).
-        GoldenError: the reference process failed.
+        GoldenError: the golden process failed.
         FoundCaseError: a found case did not load back (a harness bug; nothing left on disk).
     """
     if n < 1:
         raise ValueError(f"fuzz: n must be at least 1, got {n}")
-    reference()  # started before any planner under test is imported
+    golden_process()  # started before any planner under test is imported
     targets = {t.name: t for t in _targets(tuple(planners))}
     result = FuzzResult(0, {name: 0 for name in targets},
                         {name: availability(name).mode or "?" for name in targets})
@@ -248,7 +251,7 @@ def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_fo
                              f"the same plan is already in {display_path(placed.path)} "
                              f"(left as it is, not written again)")
                     log(f"divergence: {name} on plan {index} of seed {seed}, shrunk to bs "
-                        f"{len(small['inputs']['req_pool_indices'])}: {where}\n"
+                        f"{len(small['inputs'][REQUEST_INPUT_NAMES[0]])}: {where}\n"
                         f"  rerun: {rerun_command(placed.path.stem, name, out)}"
                         + (" --isolate" if last.startswith(("crash:", "timeout:")) else ""))
                 result.plans += 1
@@ -262,7 +265,7 @@ def main(args) -> int:
     """``python -m conformance fuzz`` (arguments parsed by :mod:`conformance.cli`).
 
     Returns:
-        0 with no divergence, 1 with any, 2 when a planner cannot run here, the reference
+        0 with no divergence, 1 with any, 2 when a planner cannot run here, the golden
         process failed, or a found case could not be written (one-line error).
     """
     try:

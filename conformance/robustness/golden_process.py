@@ -4,12 +4,12 @@ A fuzz-found case's golden is the pure-Python planner's output. Computed in the 
 would come from whatever ``impls.python_planner`` is after the planner under test was imported: a
 planner that patches ``impls.python_planner.launch`` (or anything it calls) would write its own
 wrong output as the golden, and never diverge. So the golden comes from a child process,
-``python -m conformance.robustness.reference``, that imports the pure-Python planner and the
+``python -m conformance.robustness.golden_process``, that imports the pure-Python planner and the
 harness but never a planner under test, started before any plan runs.
 
 Protocol: one JSON object per line. The parent sends ``{"raw": CASE}`` (a launcher case dict
 without ``expect``); the child answers ``{"expect": [...]}`` (one expectation per step, as
-:func:`conformance.record.record_expectations` returns) or ``{"error": "Type: message"}``. The
+:func:`conformance.engine.reference.record_expectations` returns) or ``{"error": "Type: message"}``. The
 child exits when its standard input closes (the parent ended, however it ended).
 """
 
@@ -31,11 +31,11 @@ _SCRATCH = "<fuzz>"
 
 
 class GoldenError(RuntimeError):
-    """The reference process failed: it died, or could not record a plan (the message says
+    """The golden process failed: it died, or could not record a plan (the message says
     which, with its last lines of standard error)."""
 
 
-class ReferenceProcess:
+class GoldenProcess:
     """A child process that records goldens with the pure-Python planner (see module doc)."""
 
     def __init__(self) -> None:
@@ -45,7 +45,7 @@ class ReferenceProcess:
         self._lock = threading.Lock()
         self._stderr = tempfile.TemporaryFile(mode="w+")  # a pipe could fill and block the child
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "conformance.robustness.reference"], cwd=REPO_ROOT, env=env,
+            [sys.executable, "-m", "conformance.robustness.golden_process"], cwd=REPO_ROOT, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
             bufsize=1)
         atexit.register(self.close)
@@ -67,8 +67,8 @@ class ReferenceProcess:
             self.close()
             self._stderr.seek(0)
             tail = self._stderr.read().strip().splitlines()[-5:]
-            raise GoldenError("the reference process (python -m conformance.robustness."
-                                 f"reference) died: {' | '.join(tail) or 'no output'}")
+            raise GoldenError("the golden process (python -m conformance.robustness."
+                                 f"golden_process) died: {' | '.join(tail) or 'no output'}")
         answer = json.loads(line)
         if "error" in answer:
             raise GoldenError(f"the reference planner could not record the plan: "
@@ -87,19 +87,19 @@ class ReferenceProcess:
 
 
 @cache
-def reference() -> ReferenceProcess:
-    """This process's reference child, started on first use."""
-    return ReferenceProcess()
+def golden_process() -> GoldenProcess:
+    """This process's golden child process, started on first use."""
+    return GoldenProcess()
 
 
 def _serve(stdin, stdout) -> None:
-    from conformance.corpus.loader import _make_case
-    from conformance.record import record_expectations
+    from conformance.corpus.loader import make_case
+    from conformance.engine.reference import record_expectations
 
     for line in stdin:
         try:
             raw = json.loads(line)["raw"]
-            case = _make_case({**raw, "expect": {}}, Path(_SCRATCH), "$")
+            case = make_case({**raw, "expect": {}}, Path(_SCRATCH), "$")
             answer = {"expect": record_expectations(case)}
         except Exception as exc:  # answered, not fatal: the parent raises it
             answer = {"error": f"{type(exc).__name__}: {exc}"}
