@@ -1,9 +1,29 @@
 """The conformance harness: JSON cases in, every planner run, every output byte compared.
 
-Modules, one job each: :mod:`~conformance.corpus.arrays` (array specs and the portable PRNG),
-:mod:`~conformance.corpus.generators` (req_to_token and LUT generators), :mod:`~conformance.corpus.loader` (load and
-schema-check case files), :mod:`~conformance.engine.inputs` (build a step's tensors, poison, overrides),
-:mod:`~conformance.engine.diff` (readable field diffs), :mod:`~conformance.engine.runner` (run one case on one
-planner), :mod:`~conformance.plugin.hooks` (the pytest front end) and :mod:`~conformance.cli`
-(``python -m conformance``).
+Folders by role, bottom to top; each imports only itself and the folders before it
+(``tests/test_layout.py`` checks it):
+
+* :mod:`conformance.corpus` -- case files: loading and schema, load-time checks, array specs,
+  KV-table and LUT generators, JSON formatting, the kernel subject a case pins (its outputs, defined
+  regions, buffer lengths and generators: ``subject.py``), case entries and pseudo-planner names
+  (``entries.py``);
+* :mod:`conformance.engine` -- a step's inputs with poison and guard zones (``inputs.py``), the one
+  step builder (``steps.py``), observe a case as plain data (``observe.py``) and judge it
+  (``judge.py``), the runner that is the two (``runner.py``), goldens from the pure-Python planner
+  (``reference.py``), readable diffs, the rerun command;
+* :mod:`conformance.robustness` -- differential fuzzing, its goldens from a child process the
+  planner under test never reaches (``golden_process.py``), found cases written without ever
+  replacing a file (``found_cases.py``), random plans, shrinking, the isolation worker, the stream
+  check;
+* :mod:`conformance.reporting` -- the results format as data, the HTML / Markdown / text report,
+  run-to-run compare, benchmark figures, stale results (``freshness.py``), untrusted text in
+  Markdown (``markdown.py``);
+* :mod:`conformance.plugin` -- the pytest front end (``pytest conformance/``), the pytest outcome
+  to status table (``outcomes.py``), the results writer, per-case JUnit XML labels (``junit.py``),
+  GPU pinning under pytest-xdist;
+* :mod:`conformance.bench` -- the benchmark suite and its sweep scripts.
+
+Leaves any folder may use: :mod:`conformance.paths` (every path constant) and
+:mod:`conformance.fingerprint` (where a run happened). Commands on top: :mod:`conformance.cli`
+(``python -m conformance``) and :mod:`conformance.record`.
 """

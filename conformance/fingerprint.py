@@ -65,6 +65,11 @@ def _git(*args: str) -> str | None:
         return None
 
 
+def head_commit() -> str | None:
+    """The commit this checkout is at (``git rev-parse HEAD``), None outside a git checkout."""
+    return _git("rev-parse", "HEAD")
+
+
 def run_fingerprint(planner_names: list[str]) -> dict:
     """Where and on what the run happened: commit, host, GPU, versions, each planner's mode.
 
@@ -80,7 +85,7 @@ def run_fingerprint(planner_names: list[str]) -> dict:
                           "reason": a.reason, "source": source_digest(name)}
     return {
         **fingerprint(),
-        "commit": _git("rev-parse", "HEAD"),
+        "commit": head_commit(),
         "dirty": None if status is None else bool(status),
         "host": platform.node(),
         "platform": platform.platform(),

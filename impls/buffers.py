@@ -11,7 +11,13 @@ from dataclasses import dataclass
 import torch
 
 from impls.constants import SCRATCH_MIN_LEN
-from impls.contract import OUTPUT_NAMES
+from impls.contract import (
+    BY_NAME,
+    DEVICE_REFERENCE,
+    OUTPUT_NAMES,
+    VERIFY_CAPACITY_NAME,
+    output_lengths,
+)
 from impls.errors import raise_error
 from impls.validate import zero_lut
 
@@ -54,21 +60,15 @@ class PlanBuffers:
         if verify_capacity <= 0:
             raise_error("verify-plan-capacity", n=verify_capacity)
 
-        def zeros(n: int, dtype: torch.dtype) -> torch.Tensor:
-            return torch.zeros(n, dtype=dtype, device=device)
-
-        scratch = zeros(SCRATCH_MIN_LEN, torch.int64)
-        zero_lut(scratch.device)  # the no-LUT stand-in, now rather than during a later capture
-        return cls(
-            out_verify_offsets_scratch=scratch,
-            out_write_offsets=zeros(write_req_capacity + 1, torch.int64),
-            out_write_seed_slot_indices=zeros(write_req_capacity, torch.int64),
-            out_verify_num_valid=zeros(1, torch.int32),
-            out_verify_enable=zeros(1, torch.int32),
-            out_write_num_valid_reqs=zeros(1, torch.int32),
-            verify_capacity=verify_capacity,
-        )
+        fields: dict[str, object] = {
+            name: torch.zeros(n, dtype=BY_NAME[name].dtype, device=device)
+            for name, n in output_lengths(write_req_capacity, SCRATCH_MIN_LEN).items()}
+        fields[VERIFY_CAPACITY_NAME] = verify_capacity
+        # the no-LUT stand-in on the buffers' device (index resolved), now rather than during a
+        # later CUDA-graph capture
+        zero_lut(fields[DEVICE_REFERENCE].device)
+        return cls(**fields)
 
     def launcher_kwargs(self) -> dict[str, object]:
         """The output arguments and ``verify_capacity``, ready to splat into a launcher call."""
-        return {name: getattr(self, name) for name in (*OUTPUT_NAMES, "verify_capacity")}
+        return {name: getattr(self, name) for name in (*OUTPUT_NAMES, VERIFY_CAPACITY_NAME)}

@@ -38,6 +38,8 @@ class Run:
     results: Path
     returncode: int
     output: str
+    junit: Path
+    """pytest's ``--junitxml`` file of the run."""
 
 
 @cache
@@ -56,8 +58,9 @@ def run(name: str) -> Run:
     for key in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
         env.pop(key, None)
     args = [sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider", "-q",
-            "--planner", "python", "--planner", PLANNER, "--results", str(results), *extra]
+            "--planner", "python", "--planner", PLANNER, "--results", str(results),
+            f"--junitxml={results.with_suffix('.xml')}", *extra]
     for d in case_dirs:
         args += ["--cases", str(CASES.relative_to(ROOT) / d)]
     proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    return Run(results, proc.returncode, proc.stdout + proc.stderr)
+    return Run(results, proc.returncode, proc.stdout + proc.stderr, results.with_suffix(".xml"))

@@ -81,3 +81,13 @@ def test_failure_detail_opens(tmp_path):
     assert details and details.group(1).strip() == 'open=""', details and details.group(1)
     assert "out_write_offsets: 3 element(s) differ, first at index 0" in details.group(2)
     assert len(re.findall(r'<details class="failure" [^>]*open=""', html)) == 1
+
+
+@pytest.mark.parametrize("fragment, shown", [("%E0%A4%A", 9), ("%", 9),
+                                              ("status=bad&open=%E0%A4%A", 6)])
+def test_malformed_hash_still_runs_the_script(tmp_path, fragment, shown):
+    """``decodeURIComponent`` throws on a malformed escape: the script must still run (the
+    filters it can read applied, the counter filled in) rather than stop half way."""
+    html = dom(tmp_path, fragment)
+    assert f'<span id="shown">{shown} of 9 cases shown</span>' in html, html[-3000:]
+    assert sum(not hidden for hidden in rows(html).values()) == shown

@@ -93,7 +93,7 @@ def test_planted_bug_is_found_shrunk_and_fails_the_suite(tmp_path: Path):
     assert result.divergences[PLANTED] > 0 and len(result.written) == 1
     path = result.written[0]
     assert path.parent == out and path.name.startswith("found-tests-planted-fuzz-planners-planted-s3-p")
-    assert f"rerun: pytest conformance/ --planner {PLANTED} --cases " in logged[0]
+    assert f"pytest conformance/ --planner {PLANTED} --cases " in logged[0]
     assert f"--case {path.stem}" in logged[0]
     cases, errors = load_corpus([out])
     assert errors == [] and [c.id for c in cases] == [path.stem]

@@ -52,8 +52,9 @@ def test_results_file_is_schema_valid_with_every_status():
     assert fail["message"].splitlines()[0] == (
         f"spec7-prefill-and-decodes{C}  (tests/data/report-cases/common/a-spec.json $.cases[2])")
     assert "out_write_offsets: 3 element(s) differ, first at index 0" in fail["message"]
-    assert fail["rerun"] == (f"pytest conformance/ --planner {PLANNER} --cases "
-                             "tests/data/report-cases/common --case spec7-prefill-and-decodes")
+    assert fail["rerun"].endswith(  # after the environment the run had (PYTHONPATH, ...)
+        f"pytest conformance/ --planner {PLANNER} --cases tests/data/report-cases/common --case "
+        "spec7-prefill-and-decodes --results reports/out/rerun-spec7-prefill-and-decodes.json")
     assert fail["message"].splitlines()[-1] == f"  rerun: {fail['rerun']}"
     assert (fail["tags"], fail["source"], fail["file"], fail["json_path"]) == (
         ["spec-example"], {"kind": "spec", "ref": "offsets-planner.md §7"},
@@ -131,12 +132,12 @@ def test_compare_markdown_and_html(capsys, tmp_path):
     a, b = str(run("a").results), str(run("b").results)
     assert cli_main(["report", "--compare", a, b, "--format", "markdown"]) == 0
     md = capsys.readouterr().out
-    assert md.splitlines()[2] == ("2 newly failing, 4 newly passing, 1 other status changes, "
-                                  "2 appeared, 2 disappeared, 8 unchanged")
+    assert md.splitlines()[2] == ("4 regression(s): 2 newly failing, 2 disappeared; 4 newly "
+                                  "passing, 1 other status changes, 2 appeared, 8 unchanged")
     assert "### Newly failing (2)" in md and "### Appeared (2)" in md
     assert re.search(rf"\| `err-dtype-prefix-lens\[{re.escape(PLANNER)}\]` +\| pass -> fail +\| "
-                     r"wrong error: got ValueError \[dtype\] 'kv-canary: prefix_lens must have "
-                     r"dtype int64, got int32' +\|", md), md
+                     r"`wrong error: got ValueError \[dtype\] 'kv-canary: prefix_lens must have "
+                     r"dtype int64, got int32'` +\|", md), md  # detail as code: never Markdown
     assert "got ValueError [dtype] 'kv-canary: prefix_lens must have dtype int64, got int32'" in md
     out = tmp_path / "compare.html"
     assert cli_main(["report", "--compare", a, b, "--out", str(out)]) == 0
@@ -242,6 +243,6 @@ def test_compare_published_folders(capsys, tmp_path):
                      "--format", "text"]) == 0
     text = capsys.readouterr().out
     assert text.splitlines()[2] == (
-        "2 newly failing, 4 newly passing, 1 other status changes, 2 appeared, 2 disappeared, "
-        "8 unchanged, 1 benchmark figure(s) moved beyond their noise")
+        "4 regression(s): 2 newly failing, 2 disappeared; 4 newly passing, 1 other status "
+        "changes, 2 appeared, 8 unchanged, 1 benchmark figure(s) moved beyond their noise")
     assert re.search(r"^triton +eager +4096 +38\.19 +57\.29 +1\.50x$", text, re.M), text

@@ -1,4 +1,4 @@
-"""The harness against deliberately wrong planners (issue #2, item 9).
+"""The harness against deliberately wrong planners.
 
 Each wrong planner of :mod:`tests.planted.wrong_planners` runs through the real harness
 (:func:`conformance.engine.runner.run_case` on cases loaded by :func:`conformance.corpus.loader.load_corpus`) and
@@ -197,6 +197,16 @@ CAUGHT = [
         "torch.int32'",
         "but the call returned normally",
     ]),
+    ("raises_lookalike_value_error", "tw-dtype-prefix-lens", [
+        "wrong error",
+        "got ValueError [dtype] 'kv-canary: prefix_lens must have dtype torch.int64, got "
+        "torch.int32'",
+        "(ValueError here is a class of that name, not a subclass of the built-in ValueError)",
+    ]),
+    ("returns_a_value", "spec7-prefill-and-decodes", [
+        "run 1 of 2 (fresh poison 'a')",
+        "returned 3; the launcher returns None (spec section 3)",
+    ]),
 ]
 
 
@@ -219,8 +229,9 @@ def test_wrong_planner_is_caught(cases, name, case_id, needles):
     assert lines[1] == f"  {case.description}"
     outside = not case.path.resolve().is_relative_to(REPO_ROOT / "cases")
     cases_arg = f"--cases {case.path.parent} " if outside else ""
-    assert lines[-1] == (f"  rerun: pytest conformance/ --planner tests.planted.wrong_planners:{name} "
-                         f"{cases_arg}--case {case_id}")
+    assert lines[-1].startswith("  rerun: ") and lines[-1].endswith(  # after the environment
+        f"pytest conformance/ --planner tests.planted.wrong_planners:{name} {cases_arg}--case "
+        f"{case_id} --results reports/out/rerun-{case_id}.json")
     position = 0
     for needle in needles:  # every needle present, in order
         if isinstance(needle, dict):
@@ -240,7 +251,9 @@ def test_group_case_location_names_file_and_json_path(cases):
 def test_off_by_one_report_in_full(cases):
     """The whole report of one failure, as a reader sees it (runs of spaces squeezed)."""
     text = _failure(cases["spec7-prefill-and-decodes"], "off_by_one_scan")
-    assert [re.sub(" +", " ", line) for line in text.splitlines()] == [
+    squeezed = [re.sub(" +", " ", line) for line in text.splitlines()]
+    squeezed[-1] = re.sub(r"^ rerun: ([A-Z_]+=\S+ )*", " rerun: ", squeezed[-1])  # the environment
+    assert squeezed == [
         "spec7-prefill-and-decodes[tests.planted.wrong_planners:off_by_one_scan] "
         "(cases/spec/section7-examples.json $.cases[2])",
         " A prefill and two decodes: write offsets 0, 8, 9, 10; verify total 14.",
@@ -250,7 +263,7 @@ def test_off_by_one_report_in_full(cases):
         " expected poison poison poison [0] [8] [9] 10",
         " got poison poison poison [8] [9] [10] 10",
         " rerun: pytest conformance/ --planner tests.planted.wrong_planners:off_by_one_scan "
-        "--case spec7-prefill-and-decodes",
+        "--case spec7-prefill-and-decodes --results reports/out/rerun-spec7-prefill-and-decodes.json",
     ]
 
 
@@ -285,10 +298,11 @@ def test_wrong_planners_are_right_elsewhere(cases):
     raise the right error; so each catch above is for the planted bug, not some other fault."""
     valid = cases["spec7-prefill-and-decodes"]
     for name in ("wrong_error_message", "wrong_error_type", "wrong_check_order",
-                 "skips_validation", "reads_lut_at_minus_one"):
+                 "skips_validation", "reads_lut_at_minus_one", "raises_lookalike_value_error"):
         run_case(valid, _target(name))
     for name in ("off_by_one_scan", "writes_seed_past_bs", "modifies_input",
-                 "depends_on_previous_contents", "reads_past_bs", "wrong_error_message"):
+                 "depends_on_previous_contents", "reads_past_bs", "wrong_error_message",
+                 "returns_a_value"):
         run_case(cases["tw-contiguous-before-dtype"], _target(name))
     run_case(cases["tw-lut-negative-slot"], _target("writes_seed_past_bs"))  # bs fills the seeds
 
@@ -354,7 +368,7 @@ def test_pytest_end_to_end_catches_off_by_one():
     assert (f"spec7-prefill-and-decodes[{name}]  (cases/spec/section7-examples.json $.cases[2])"
             in out)
     assert "out_write_offsets: 3 element(s) differ, first at index 0" in out
-    assert f"rerun: pytest conformance/ --planner {name} --case spec7-prefill-and-decodes" in out
+    assert f"pytest conformance/ --planner {name} --case spec7-prefill-and-decodes " in out
     assert re.search(r"^=+ conformance summary =+$", out, re.M), out
     header = _summary_row(out, "planner")
     assert header == ["planner", "mode", "passed", "failed", "xfailed", "xpassed", "skipped",
@@ -388,7 +402,7 @@ def test_pytest_end_to_end_bad_case_files(tmp_path):
 
 
 def test_repository_corpus_catches_every_wrong_planner():
-    """Issue #2's "done when": every deliberately wrong planner fails at least one case of the
+    """Every deliberately wrong planner fails at least one case of the
     repository's own corpus (cases/), which the reference passes in full."""
     corpus, errors = load_corpus()
     assert errors == []

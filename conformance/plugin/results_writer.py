@@ -10,8 +10,10 @@ fingerprint (commit, date, host, GPU, library versions, each planner's mode).
 * Under pytest-xdist only the controller writes: workers attach the case's metadata to
   ``report.user_properties`` (``case_meta``), which travel with the reports.
 * Writes are atomic (a temporary file in the same folder, then :func:`os.replace`) and incremental:
-  after collection, then every ``--results-every`` results or :data:`FLUSH_SECONDS`, and at the
-  end; a run killed midway leaves a valid file of what finished (``"complete": false``).
+  at session start (a run of the corpus replaces the previous run's file before collecting), after
+  collection, then every ``--results-every`` results or :data:`FLUSH_SECONDS`, and at the end; a
+  run killed midway leaves a valid file of what finished (``"complete": false``). ``complete`` is
+  true only when pytest exits 0 or 1 with a result for every collected item.
 * ``crash`` / ``timeout`` come from crash isolation: a ``("status", "crash")`` user property or a
   ``conformance_status`` report attribute; a pytest-xdist worker that died mid-item is a ``crash``.
 """
@@ -27,18 +29,19 @@ import pytest
 
 from conformance.corpus.loader import display_path
 from conformance.paths import RESULTS_RELPATH
-from conformance.reporting.results_format import FORMAT, VERSION, write_json_atomic
-from conformance.engine.runner import case_dir_arg, rerun_command
+from conformance.paths import REPO_ROOT
+from conformance.plugin.junit import label_testcase
+from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, RANK, VERSION
+from conformance.reporting.results_format import write_json_atomic
+from conformance.corpus.entries import PSEUDO_PLANNERS
+from conformance.plugin.outcomes import STATUS, outcome
+from impls.registry import chosen_planners
+from conformance.engine.rerun import case_dir_arg, load_rerun_command, rerun_command
 from conformance.fingerprint import run_fingerprint
 
 DEFAULT_PATH = RESULTS_RELPATH
 """Relative to the rootdir (the repository)."""
 FLUSH_SECONDS = 3.0
-STATUS = {"passed": "pass", "failed": "fail", "xfailed": "xfail", "xpassed": "xpass",
-          "skipped": "skip", "error": "error"}
-RANK = {"pass": 0, "skip": 0, "xfail": 0, "xpass": 1, "fail": 2, "error": 3, "timeout": 4,
-        "crash": 4}
-"""A later phase's status replaces an earlier one only when it ranks higher (teardown errors)."""
 _NODE = re.compile(r"^(?P<file>[^:]*)::(?P<case>.*)\[(?P<planner>[^\[\]]*)\]$")
 
 
@@ -66,7 +69,7 @@ def case_meta(item: pytest.Item) -> dict | None:
         return {"case": error.case_id, "description": f"bad case file: {error}", "tags": [],
                 "source": None, "file": display_path(error.path), "json_path": error.json_path,
                 "entry": None, "error_ids": [],
-                "rerun": f"python -m conformance --cases {display_path(folder)} cases"}
+                "rerun": load_rerun_command(folder)}
     return None
 
 
@@ -77,17 +80,8 @@ def _status(report: pytest.TestReport, props: dict) -> str | None:
         return special
     if report.failed and "crashed while running" in report.longreprtext:
         return "crash"  # pytest-xdist: the worker died in this item
-    if hasattr(report, "wasxfail") and report.when in ("setup", "call"):
-        if report.skipped:
-            return "xfail"
-        return "xpass" if report.when == "call" else None
-    if report.when == "call":
-        return STATUS[report.outcome]
-    if report.when == "setup" and report.skipped:
-        return "skip"
-    if report.failed:
-        return "error"
-    return None
+    decided = outcome(report)
+    return None if decided is None else STATUS[decided]
 
 
 def _message(report: pytest.TestReport) -> str | None:
@@ -122,7 +116,15 @@ class ResultsWriter:
         self.started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         self.pending, self.last_write = 0, 0.0
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Replace the previous run's file at once (``complete: false``, no results) when this run
+        targets the corpus: a run that aborts at collection, or is killed before its first
+        result, never leaves the previous run's file to be reported as this one's."""
+        if not self.off and targets_corpus(self.config):
+            self.write()
+
     # -- workers and plain runs: tag the items ------------------------------------------------
+    @pytest.hookimpl(trylast=True)  # after -k / -m deselection: count what will run
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:
             meta = case_meta(item)
@@ -142,6 +144,7 @@ class ResultsWriter:
             self.write()
 
     # -- the controller: record and write -----------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)  # before --junitxml writes the testcase (label_testcase)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.off:
             return
@@ -151,6 +154,7 @@ class ResultsWriter:
         if planner is None and not (match and _is_corpus(report.nodeid)):
             return  # not a corpus item (the harness's own tests)
         meta = props.get("case_meta") or {}
+        label_testcase(self.config, report, meta)
         planner = planner or match.group("planner")
         case = props.get("case") or meta.get("case") or (match and match.group("case"))
         key = report.nodeid
@@ -179,8 +183,8 @@ class ResultsWriter:
         """The results file's contents now (finished items only, in completion order)."""
         if self.fingerprint is None:
             names = sorted({e["planner"] for e in self.results.values()}
-                           | set(self.config.getoption("planner") or _builtin()))
-            names = [n for n in names if n not in ("load", "validator", "allocator")]
+                           | set(chosen_planners(self.config.getoption("planner"))))
+            names = [n for n in names if n not in PSEUDO_PLANNERS]
             self.fingerprint = run_fingerprint(names)
         results = [e for e in self.results.values() if e["status"] is not None]
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -201,16 +205,31 @@ class ResultsWriter:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.off or (not self.results and not self.collected):
+        if self.off or (not self.results and not self.collected
+                        and not targets_corpus(self.config)):
             return
-        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-        self.write(complete=not interrupted, exitstatus=int(exitstatus))
+        finished = [e for e in self.results.values() if e["status"] is not None]
+        whole = (int(exitstatus) in FINISHED_EXIT_CODES and self.collected is not None
+                 and len(finished) >= self.collected)
+        self.write(complete=whole, exitstatus=int(exitstatus))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.error:
             terminalreporter.write_line(f"conformance results: {self.error}", red=True)
         elif not self.off and (self.results or self.collected):
             terminalreporter.write_line(f"conformance results: {display_path(self.path)}")
+
+
+def targets_corpus(config: pytest.Config) -> bool:
+    """Whether this pytest run collects the corpus: one of its path arguments (or, without any,
+    the rootdir) is ``conformance/test_corpus.py`` or a folder above it."""
+    anchor = (REPO_ROOT / "conformance" / "test_corpus.py").resolve()
+    args = [a.split("::", 1)[0] for a in config.args] or [str(config.rootpath)]
+    for arg in args:
+        path = (config.invocation_params.dir / arg).resolve()
+        if path == anchor or path in anchor.parents:
+            return True
+    return False
 
 
 def _is_corpus(nodeid: str) -> bool:
@@ -221,9 +240,3 @@ def _worker_id(report: pytest.TestReport) -> str | None:
     """The pytest-xdist worker (``gw0``, ...) that sent ``report`` to the controller, else None."""
     gateway = getattr(getattr(report, "node", None), "gateway", None)
     return getattr(gateway, "id", None)
-
-
-def _builtin() -> tuple[str, ...]:
-    from impls.registry import builtin_names
-
-    return builtin_names()

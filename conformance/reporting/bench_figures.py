@@ -87,7 +87,8 @@ def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
     """The benchmarks of a pytest-benchmark JSON file and its machine/commit info.
 
     Raises:
-        BenchError: unreadable, or not pytest-benchmark's format.
+        BenchError: unreadable, not pytest-benchmark's format, no benchmarks, or a median that
+            is not a positive finite time (zero, negative, NaN).
     """
     try:
         doc = json.loads(Path(path).read_text())
@@ -95,6 +96,11 @@ def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BenchError(f"{path}: not a pytest-benchmark JSON file ({type(exc).__name__}: "
                          f"{exc})") from exc
+    unusable = [r for r in rows if not (math.isfinite(r.p50) and r.p50 > 0)]
+    if unusable or not rows:
+        what = f"{len(unusable)} of {len(rows)} medians are zero, negative or NaN (first: " \
+               f"{unusable[0].key}: {unusable[0].p50 / 1e6!r} s)" if unusable else "no benchmarks"
+        raise BenchError(f"{path}: {what}: not a usable measurement")
     info = {"datetime": doc.get("datetime"), "version": doc.get("version")}
     for section in ("machine_info", "commit_info"):
         for k, v in (doc.get(section) or {}).items():

@@ -7,6 +7,11 @@ RESULTS defaults to ``reports/out/results.json`` (written by every ``pytest conf
 HTML goes to ``--out`` (default ``reports/report.html``, or ``reports/compare.html``; with
 ``--publish`` only there unless ``--out`` is given); Markdown and text go to standard output unless
 ``--out`` is given.
+
+Exit status: 0 when the report is written; 1 when it is written but the run is incomplete
+(interrupted, killed, stopped early: the report's first line says so), for --compare when either
+side is incomplete, and with --strict also when the results are stale (another commit, or a
+planner's source changed since the run); 2 for unusable input or output (one-line error).
 """
 
 from __future__ import annotations
@@ -33,7 +38,14 @@ def add_report_parser(sub) -> None:
     p.add_argument("--format", choices=("html", "markdown", "text"), default="html")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"),
                    help="compare two runs: results files, benchmark files or --publish folders")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when the results are stale (another commit, or a planner's "
+                        "source changed since the run), as for an incomplete run")
     p.set_defaults(func=run_report)
+
+
+class OutputError(OSError):
+    """``--out`` (or ``--publish``) names a place the report cannot be written to."""
 
 
 def _emit(text: str, out: Path | None, default: Path | None) -> None:
@@ -41,13 +53,18 @@ def _emit(text: str, out: Path | None, default: Path | None) -> None:
     if target is None:
         sys.stdout.write(text)
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
+    if target.is_dir():
+        raise OutputError(f"--out {target}: is a folder; name a file (or use --publish DIR)")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    except OSError as exc:
+        raise OutputError(f"--out {target}: cannot write: {exc.strerror or exc}") from exc
     print(f"wrote {target}")
 
 
 def run_report(args: argparse.Namespace) -> int:
-    """Run ``report``; returns the exit code (2 for unreadable input, with a one-line error)."""
+    """Run ``report``; returns the exit code (see the module docstring)."""
     from conformance.reporting import compare, report
     from conformance.reporting.bench_figures import BenchError
 
@@ -59,15 +76,25 @@ def run_report(args: argparse.Namespace) -> int:
             else:
                 fmt = "github" if args.format == "markdown" else "simple"
                 _emit(compare.render_markdown(model, fmt), args.out, None)
-            return 0
+            return 1 if model["incomplete"] else 0
         if args.results.is_dir():  # a --publish folder: its results.json (and bench.json)
             folder, args.results = args.results, args.results / "results.json"
             if args.bench is None and (folder / "bench.json").exists():
                 args.bench = folder / "bench.json"
         model = report.build(load_results(args.results), args.bench)
-    except (ResultsError, BenchError, FileNotFoundError) as exc:
+        _write_report(model, args)
+    except (ResultsError, BenchError, FileNotFoundError, OutputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    warning = report.warning(model)
+    if warning:  # also on stderr: Markdown and text may be going to a file
+        print(f"warning: {warning}", file=sys.stderr)
+    return 1 if model["incomplete"] or (args.strict and model["stale"]) else 0
+
+
+def _write_report(model: dict, args: argparse.Namespace) -> None:
+    from conformance.reporting import report
+
     if args.format == "text":
         _emit(report.render_text(model), args.out, None)
     elif args.format == "markdown":
@@ -75,7 +102,8 @@ def run_report(args: argparse.Namespace) -> int:
     elif args.out or not args.publish:
         _emit(report.render_html(model), args.out, DEFAULT_REPORT_HTML)
     if args.publish:
+        if args.publish.exists() and not args.publish.is_dir():
+            raise OutputError(f"--publish {args.publish}: is a file; name a folder")
         html = report.render_html(model)
         for path in report.publish(args.publish, args.results, html, args.bench):
             print(f"published {path}")
-    return 0

@@ -10,6 +10,10 @@ by test id (``case-id[planner]``):
 * **appeared** / **disappeared**: in one run only;
 * **benchmarks moved**: p50 outside the other run's IQR, both ways (:func:`report_bench.moved`).
 
+The headline leads with the regressions: newly failing and disappeared items (a case whose file
+became malformed, or that a run never reached), and each side whose run is incomplete
+(:func:`~conformance.reporting.results_format.incomplete_reason`).
+
 Rendered as HTML (``compare.html.j2``), Markdown for a pull-request comment, or text.
 """
 
@@ -21,8 +25,9 @@ from pathlib import Path
 from tabulate import tabulate
 
 from conformance.reporting import bench_figures as report_bench
-from conformance.reporting.report import _first_detail
-from conformance.reporting.results_format import BAD, load_results
+from conformance.reporting.report import first_detail
+from conformance.reporting.markdown import code_span, fenced, html_text
+from conformance.reporting.results_format import BAD, incomplete_reason, load_results
 
 MAX_ROWS = 60
 """Rows per section in Markdown and text (a pull-request comment has a size limit)."""
@@ -52,7 +57,7 @@ def load_side(path: Path) -> tuple[dict | None, list | None, str]:
 
 
 def _entry(r: dict) -> dict:
-    return {"id": r["id"], "status": r["status"], "detail": _first_detail(r["message"])
+    return {"id": r["id"], "status": r["status"], "detail": first_detail(r["message"])
             if r["status"] in BAD else (r["message"] or ""), "rerun": r["rerun"],
             "message": r["message"]}
 
@@ -63,7 +68,10 @@ def compare(old: Path, new: Path) -> dict:
     new_results, new_bench, new_label = load_side(new)
     model = {"old": old_label, "new": new_label, "has_results": False, "bench": None,
              "old_fp": (old_results or {}).get("fingerprint"),
-             "new_fp": (new_results or {}).get("fingerprint")}
+             "new_fp": (new_results or {}).get("fingerprint"),
+             "incomplete": {side: incomplete_reason(doc) for side, doc in
+                            (("OLD", old_results), ("NEW", new_results))
+                            if doc is not None and incomplete_reason(doc)}}
     if old_results is not None and new_results is not None:
         before = {r["id"]: r for r in old_results["results"]}
         after = {r["id"]: r for r in new_results["results"]}
@@ -108,29 +116,54 @@ SECTIONS = (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing
             ("disappeared", "Disappeared"))
 
 
+REGRESSIONS = ("newly_failing", "disappeared")
+"""The sections whose items are regressions (an incomplete side is one too)."""
+
+
+def regressions(model: dict) -> int:
+    """Newly failing and disappeared items, plus one per incomplete side."""
+    found = sum(len(model[k]) for k in REGRESSIONS) if model["has_results"] else 0
+    return found + len(model["incomplete"])
+
+
 def headline(model: dict) -> str:
-    """One line: the count of each kind of change."""
-    parts = [f"{len(model[k])} {title.lower()}" for k, title in SECTIONS] \
-        if model["has_results"] else []
+    """One line: the regressions first (or "no regressions"), then the count of each other kind
+    of change."""
+    titles = dict(SECTIONS)
+    bad = [f"{side} run INCOMPLETE ({reason})" for side, reason in model["incomplete"].items()]
     if model["has_results"]:
+        bad += [f"{len(model[k])} {titles[k].lower()}" for k in REGRESSIONS]
+    count = regressions(model)
+    lead = f"{count} regression(s): {', '.join(bad)}" if count else \
+        f"no regressions ({', '.join(bad)})" if bad else ""
+    parts = []
+    if model["has_results"]:
+        parts += [f"{len(model[k])} {title.lower()}" for k, title in SECTIONS
+                  if k not in REGRESSIONS]
         parts.append(f"{model['unchanged']} unchanged")
     if model["bench"] is not None:
         parts.append(f"{len(model['bench'])} benchmark figure(s) moved beyond their noise")
     if model.get("changed_code"):
         parts.append(f"planner code changed: {', '.join(model['changed_code'])}")
-    return ", ".join(parts)
+    return "; ".join(p for p in (lead, ", ".join(parts)) if p)
 
 
 def _rows(entries: list[dict], fmt: str) -> list[list]:
-    code = (lambda s: f"`{s}`") if fmt == "github" else (lambda s: s)
-    return [[code(e["id"]), f"{e['old_status']} -> {e['status']}" if "old_status" in e
-             else e["status"], e["detail"].replace("|", "\\|")[:160]] for e in entries[:MAX_ROWS]]
+    if fmt == "github":  # untrusted text as code spans: never Markdown of its own
+        return [[code_span(e["id"]), f"{e['old_status']} -> {e['status']}" if "old_status" in e
+                 else e["status"], code_span(e["detail"][:160]) if e["detail"] else ""]
+                for e in entries[:MAX_ROWS]]
+    return [[e["id"], f"{e['old_status']} -> {e['status']}" if "old_status" in e
+             else e["status"], e["detail"][:160]] for e in entries[:MAX_ROWS]]
 
 
 def render_markdown(model: dict, fmt: str = "github") -> str:
     """Markdown (``fmt="github"``, for a pull-request comment) or plain text (``"simple"``)."""
     md = fmt == "github"
-    out = [f"{'## ' if md else ''}Conformance: {model['old']} -> {model['new']}", "",
+    sides = f"{model['old']} -> {model['new']}"
+    if model["incomplete"]:
+        sides += f" ({' and '.join(model['incomplete'])} INCOMPLETE)"
+    out = [f"{'## ' if md else ''}Conformance: {sides}", "",
            headline(model) or "nothing to compare"]
     for key, title in SECTIONS if model["has_results"] else ():
         entries = model[key]
@@ -142,8 +175,8 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
             out.append(f"... and {len(entries) - MAX_ROWS} more")
         if key == "newly_failing" and md:
             for e in entries[:10]:
-                out += ["", f"<details><summary><code>{e['id']}</code></summary>", "", "```",
-                        (e["message"] or "").rstrip(), "```", "</details>"]
+                out += ["", f"<details><summary><code>{html_text(e['id'])}</code></summary>",
+                        "", fenced(e["message"] or ""), "", "</details>"]
     if model["bench"]:
         rows = [[m["planner"], m["mode"], m["bs"], f"{m['old']:.2f}", f"{m['new']:.2f}",
                  f"{m['ratio']:.2f}x"] for m in model["bench"][:MAX_ROWS]]

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 from pathlib import Path
 
 from tabulate import tabulate
 
 from conformance.reporting import bench_figures as report_bench
-from conformance.reporting.results_format import BAD, PSEUDO_PLANNERS, STATUSES, write_json_atomic
+from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
+from conformance.reporting.freshness import stale_reasons
+from conformance.reporting.markdown import fenced, html_text
+from conformance.reporting.results_format import BAD, STATUSES, incomplete_reason
+from conformance.reporting.results_format import write_json_atomic
 from impls.errors import CATALOG
 from impls.registry import builtin_names
 
@@ -38,8 +43,9 @@ def _natural(text: str | None) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text or ""))
 
 
-def _first_detail(message: str | None) -> str:
-    """The line of a failure report that says what went wrong (after the header lines)."""
+def first_detail(message: str | None) -> str:
+    """The line of a failure report (:class:`conformance.engine.judge.ConformanceFailure` text)
+    that says what went wrong, after its header lines; for a wrong error, what was raised."""
     lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
     for i, line in enumerate(lines[2:], 2):
         if line == "wrong error" and i + 2 < len(lines):  # say what was raised instead
@@ -49,8 +55,15 @@ def _first_detail(message: str | None) -> str:
     return lines[0] if lines else ""
 
 
-def build(doc: dict, bench: Path | None = None) -> dict:
-    """The page's model: fingerprint, summary, matrix, failures, catalog, hazards, benchmarks."""
+def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dict:
+    """The page's model: fingerprint, summary, matrix, failures, catalog, hazards, benchmarks, and
+    why the results are not a whole run of this checkout (``incomplete``: a reason or None,
+    from :func:`~conformance.reporting.results_format.incomplete_reason`; ``stale``: a list,
+    from :func:`~conformance.reporting.freshness.stale_reasons`, empty without ``check_stale``).
+
+    Raises:
+        BenchError: ``bench`` is not a usable pytest-benchmark file.
+    """
     results = doc["results"]
     modes = {n: p["mode"] or "unavailable" for n, p in doc["fingerprint"]["planners"].items()}
     planners = sorted({r["planner"] for r in results}, key=_order)
@@ -58,7 +71,8 @@ def build(doc: dict, bench: Path | None = None) -> dict:
     for p in planners:
         mine = [r for r in results if r["planner"] == p]
         counts = {s: sum(r["status"] == s for r in mine) for s in STATUSES}
-        summary.append({"planner": p, "mode": "shared" if p in PSEUDO_PLANNERS[:2] else modes.get(p, "-"),
+        summary.append({"planner": p, "mode": "shared" if p in SHARED_PLANNERS.values()
+                        else modes.get(p, "-"),
                         "counts": counts, "seconds": sum(r["duration"] for r in mine)})
     cases: dict[str, dict] = {}
     failures = []
@@ -71,7 +85,7 @@ def build(doc: dict, bench: Path | None = None) -> dict:
         cell = {"status": r["status"], "id": r["id"], "rerun": r["rerun"],
                 "anchor": anchor("fail", key, r["planner"]), "note": ""}
         if r["status"] in BAD:
-            cell["note"] = _first_detail(r["message"])
+            cell["note"] = first_detail(r["message"])
             failures.append({**r, "anchor": cell["anchor"], "case_anchor": row["anchor"],
                              "summary": cell["note"]})
         elif r["status"] in ("xfail", "skip"):
@@ -85,13 +99,25 @@ def build(doc: dict, bench: Path | None = None) -> dict:
                                                  _natural(r["json_path"]), r["case"]))
     failures.sort(key=lambda f: (_order(f["planner"]), f["file"] or "", _natural(f["json_path"])))
     model = {"doc": doc, "fingerprint": doc["fingerprint"], "planners": planners,
-             "summary": summary, "statuses": STATUSES, "rows": rows, "failures": failures,
+             "summary": summary, "statuses": STATUSES, "bad_statuses": sorted(BAD),
+             "rows": rows, "failures": failures,
              "tags": sorted({t for r in results for t in r["tags"]}),
              "catalog": _catalog(results, planners),
              "hazards": [r for r in rows if "hazard" in r["tags"]],
              "total": len(results), "bad": sum(r["status"] in BAD for r in results)}
-    model.update(_bench(bench))
+    model.update(_bench(bench), incomplete=incomplete_reason(doc),
+                 stale=stale_reasons(doc) if check_stale else [])
     return model
+
+
+def warning(model: dict) -> str | None:
+    """The report's first line when the results are not a whole run of this checkout's code."""
+    parts = []
+    if model["incomplete"]:
+        parts.append(f"INCOMPLETE RUN: {model['incomplete']}; only what finished is shown")
+    if model["stale"]:
+        parts.append(f"STALE RESULTS: {'; '.join(model['stale'])}")
+    return " | ".join(parts) or None
 
 
 def _catalog(results: list[dict], planners: list[str]) -> list[dict]:
@@ -124,7 +150,8 @@ def render_html(model: dict) -> str:
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.reporting", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
-    return env.get_template("report.html.j2").render(**model)
+    return env.get_template("report.html.j2").render(
+        **model, warning=warning(model), command=shlex.join(["pytest", *model["doc"]["args"]]))
 
 
 def _summary_table(model: dict, fmt: str) -> str:
@@ -134,8 +161,8 @@ def _summary_table(model: dict, fmt: str) -> str:
 
 
 def _head(model: dict) -> str:
-    fp, doc = model["fingerprint"], model["doc"]
-    state = "complete" if doc["complete"] else "INCOMPLETE (interrupted or still running)"
+    fp = model["fingerprint"]
+    state = "INCOMPLETE" if model["incomplete"] else "complete"
     return (f"{model['total']} results, {model['bad']} not passing; run {state}, "
             f"{fp['date']}, commit {(fp['commit'] or 'unknown')[:12]}"
             f"{' (dirty)' if fp.get('dirty') else ''}, host {fp['host']}, GPU {fp['gpu']}")
@@ -143,7 +170,8 @@ def _head(model: dict) -> str:
 
 def render_text(model: dict) -> str:
     """The terminal rendering: summary per planner, failures with rerun commands, catalog gaps."""
-    out = [_head(model), "", _summary_table(model, "simple")]
+    out = [line for line in (warning(model),) if line]
+    out += [_head(model), "", _summary_table(model, "simple")]
     if model["failures"]:
         out += ["", "not passing:"]
         out += [f"  {f['status']:<7} {f['id']}: {f['summary']}\n          {f['rerun']}"
@@ -162,18 +190,15 @@ def render_text(model: dict) -> str:
 
 def render_markdown(model: dict) -> str:
     """A Markdown summary (for a pull request or a CI job summary)."""
-    out = ["## Conformance", "", _head(model), "", _summary_table(model, "github")]
+    title = "## Conformance" + (f": {warning(model)}" if warning(model) else "")
+    out = [title, "", _head(model), "", _summary_table(model, "github")]
     if model["failures"]:
         out += ["", "### Not passing", ""]
         for f in model["failures"]:
-            out += [f"<details><summary><b>{f['status']}</b> <code>{f['id']}</code>: "
-                    f"{_md_escape(f['summary'])}</summary>", "", "```",
-                    (f["message"] or "").rstrip(), "```", "", "</details>", ""]
+            out += [f"<details><summary><b>{f['status']}</b> <code>{html_text(f['id'])}</code>: "
+                    f"{html_text(f['summary'])}</summary>", "", fenced(f["message"] or ""), "",
+                    "</details>", ""]
     return "\n".join(out) + "\n"
-
-
-def _md_escape(text: str) -> str:
-    return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def publish(directory: Path, results: Path, html: str, bench: Path | None = None) -> list[Path]:

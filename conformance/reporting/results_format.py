@@ -13,16 +13,37 @@ from pathlib import Path
 
 import jsonschema
 
+from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.paths import RESULTS_SCHEMA_PATH
+
+__all__ = ["BAD", "FINISHED_EXIT_CODES", "FORMAT", "PSEUDO_PLANNERS", "RANK", "STATUSES",
+           "STATUS_TABLE", "VERSION", "ResultsError", "incomplete_reason", "load_results",
+           "write_json_atomic"]
 
 FORMAT, VERSION = "planner-conformance-results", 1
 """The ``format`` and ``version`` fields every results file carries."""
-STATUSES = ("fail", "error", "crash", "timeout", "xpass", "xfail", "skip", "pass")
+STATUS_TABLE = (
+    # (status, not passing?, rank: a later test phase's status replaces an earlier lower one)
+    ("fail", True, 2),
+    ("error", True, 3),
+    ("crash", True, 4),
+    ("timeout", True, 4),
+    ("xpass", True, 1),
+    ("xfail", False, 0),
+    ("skip", False, 0),
+    ("pass", False, 0),
+)
+"""Every status of a result, in report order (what needs attention first): adding a status is one
+line here (and one in the schema's ``$defs.status`` enum, which tests/test_report_truth.py
+checks against it)."""
+STATUSES = tuple(name for name, _, _ in STATUS_TABLE)
 """Report order: what needs attention first."""
-BAD = frozenset({"fail", "error", "crash", "timeout", "xpass"})
-PSEUDO_PLANNERS = ("validator", "allocator", "load")
-"""Planner-column names of results that belong to no planner: cases that reach only the shared
-validator, the buffer allocator's errors, and faults of case files found at load time."""
+BAD = frozenset(name for name, bad, _ in STATUS_TABLE if bad)
+"""Statuses that count as not passing."""
+RANK = {name: rank for name, _, rank in STATUS_TABLE}
+"""How a result's status is kept across test phases: a teardown error replaces a pass."""
+FINISHED_EXIT_CODES = (0, 1)
+"""pytest's exit codes of a run that ran every collected item (all passed / some failed)."""
 
 
 class ResultsError(ValueError):
@@ -38,13 +59,21 @@ def load_results(path: Path) -> dict:
     """Read a results file and check it against ``reports/results.schema.json``.
 
     Raises:
-        ResultsError: missing, not JSON, another format or version, or a schema violation.
+        ResultsError: missing, a folder, not UTF-8, not JSON, another format or version, or a
+            schema violation.
     """
     path = Path(path)
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except IsADirectoryError as exc:
+        raise ResultsError(f"{path}: is a folder, not a results file") from exc
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: byte {exc.start}: not UTF-8 ({exc.reason}): not a results "
+                           f"file") from exc
+    except RecursionError as exc:
+        raise ResultsError(f"{path}: JSON nested too deeply to read") from exc
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: line {exc.lineno} column {exc.colno}: malformed JSON: "
                            f"{exc.msg}") from exc
@@ -58,6 +87,23 @@ def load_results(path: Path) -> dict:
         raise ResultsError(f"{path}: at {error.json_path}: {error.message}")
     return doc
 
+
+def incomplete_reason(doc: dict) -> str | None:
+    """Why the results file ``doc`` does not hold a whole run, or None when it does.
+
+    Incomplete: ``complete`` false (interrupted, killed, still running, or aborted at collection),
+    a pytest exit code other than 0 or 1 (interrupted, internal error, usage error, nothing
+    collected), or fewer results than collected items (``-x`` stopped it, or a worker died).
+    """
+    results, collected = len(doc["results"]), doc["collected"]
+    have = f"{results} of {collected if collected is not None else '?'} collected items have a result"
+    if not doc["complete"]:
+        return f"the run did not finish (interrupted, killed or still running): {have}"
+    if doc["exitstatus"] not in FINISHED_EXIT_CODES:
+        return f"pytest ended with exit code {doc['exitstatus']}: {have}"
+    if collected is None or results < collected:
+        return f"the run stopped early: {have}"
+    return None
 
 
 def write_json_atomic(path: Path, doc: dict) -> None:

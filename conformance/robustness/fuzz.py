@@ -1,39 +1,46 @@
 """Differential fuzzing (``python -m conformance fuzz``): random valid plans on each planner, compared
 with the pure-Python planner; every divergence shrunk and written as a new case file (issue #7).
 
-For each plan of :func:`conformance.robustness.random_plans.random_plan` the golden is recorded from the pure-Python
-planner (:func:`conformance.record.record_expectations`) and the case is run on every planner with
-the harness's own :func:`conformance.engine.runner.run_case`, so "diverges" means exactly what a failing
-test means: any output byte (guard zones and stale tails included) differs, an input changed, the
-two poisoned runs disagree, or the planner raised. A divergence is shrunk
-(:func:`conformance.robustness.shrink.shrink`) and written to ``<out>/<id>.json`` with its golden from the
-pure-Python planner, ``"needs_review": true`` and ``"source": {"kind": "fuzz", ...}`` naming the
-seed; the path and the pytest command that reruns it are printed. The run ends with one summary
-line (plans, divergences per planner, seconds), the figure committed under ``reports/gpu/``.
+For each plan of :func:`conformance.robustness.random_plans.random_plan` the golden is recorded from
+the pure-Python planner in a separate process that never imports a planner under test
+(:mod:`conformance.robustness.golden_process`, which calls
+:func:`conformance.engine.reference.record_expectations`), and the case is run on every planner
+with the harness's own :func:`conformance.engine.runner.run_case`, so "diverges" means exactly
+what a failing test means: any output byte (guard zones and stale tails included) differs, an input changed, the two
+poisoned runs disagree, or the planner raised. A divergence is shrunk
+(:func:`conformance.robustness.shrink.shrink`) and written under ``<out>`` with
+``"needs_review": true`` and ``"source": {"kind": "fuzz", ...}`` naming the seed, never replacing
+a file already there (:mod:`conformance.robustness.found_cases`); the path and the pytest command
+that reruns it are printed. Plans stream: ``--n`` can be as large as time allows. The run ends
+with one summary line (plans, divergences per planner, seconds), the figure committed under
+``reports/gpu/``.
 """
 
 from __future__ import annotations
 
+import argparse
+import collections
 import copy
 import functools
 import multiprocessing
-import re
+import shlex
 import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.corpus.loader import Case, _load_file, _make_case, display_path
+from conformance.corpus.loader import Case, display_path, make_case
 from conformance.paths import FOUND_CASES_DIR
-from conformance.corpus.jsonfmt import dumps
+from conformance.robustness.found_cases import FoundCaseError, found_id, place
 from conformance.robustness.random_plans import random_plan
 from conformance.robustness.progress import Progress
-from conformance.record import record_expectations
+from conformance.robustness.golden_process import GoldenError, golden_process
 from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
 from conformance.engine.runner import cases_dir_arg
 from conformance.engine.runner import rerun_command as runner_rerun
 from conformance.robustness.shrink import shrink
+from impls.contract import REQUEST_INPUT_NAMES, SWA_WINDOW_NAME
 from impls.registry import PlannerUnavailable, UnknownPlanner, availability, get_planner
 
 DEFAULT_OUT = FOUND_CASES_DIR
@@ -42,10 +49,15 @@ _SCRATCH = Path("<fuzz>")
 
 def with_golden(raw: dict) -> tuple[Case, dict]:
     """(the case, the case dict with ``expect``) for a plan without one: the golden is the
-    pure-Python planner's output (or the documented error it raises)."""
-    skeleton = _make_case({**raw, "expect": {}}, _SCRATCH, "$")
-    raw = {**raw, "expect": record_expectations(skeleton)[0]}
-    return _make_case(raw, _SCRATCH, "$"), raw
+    pure-Python planner's output (or the documented error it raises), recorded in the golden
+    process (:func:`conformance.robustness.golden_process.golden_process`), out of the planners'
+    reach.
+
+    Raises:
+        GoldenError: the golden process died or could not record the plan.
+    """
+    raw = {**raw, "expect": golden_process().expectations(raw)[0]}
+    return make_case(raw, _SCRATCH, "$"), raw
 
 
 def divergence(case: Case, target: Target, isolate: bool = False,
@@ -84,54 +96,38 @@ def make_target(name: str) -> Target:
     return Target(name, launch, resolve_device(availability(name).device))
 
 
-def slug(name: str) -> str:
-    """``name`` as a case-id fragment: lowercase, ``[a-z0-9-]`` only (``tests.x:planted`` ->
-    ``tests-x-planted``)."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "planner"
-
-
 def rerun_command(case_id: str, planner: str, out: Path) -> str:
     """The pytest command that runs the found case on ``planner`` (with ``--cases`` when ``out``
     is outside the default corpus)."""
     return runner_rerun(case_id, planner, cases_dir_arg(out))
 
 
-def write_found(raw: dict, planner: str, seed: int, index: int, steps: list[str], out: Path,
-                failure: str) -> Path:
-    """Write the shrunk case ``raw`` (golden recorded again) to ``out/<id>.json``; returns the path.
-
-    The file is re-loaded with the corpus loader, so a written case is always a loadable case.
-    """
+def found_case(raw: dict, planner: str, seed: int, index: int, steps: list[str],
+               failure: str) -> dict:
+    """The case file of the shrunk plan ``raw`` (golden recorded again) that ``planner``
+    failed with ``failure``: ``needs_review``, tagged ``fuzz`` and ``found``."""
     _, raw = with_golden(raw)
-    case_id = f"found-{slug(planner)}-s{seed}-p{index}"
     shrunk = ", ".join(f"{name} x{steps.count(name)}" for name in dict.fromkeys(steps)) or "none"
     lines = failure.splitlines()
     first_line = lines[0] if lines and lines[0].startswith(("crash:", "timeout:", "error:")) else \
         next((ln.strip() for ln in lines[2:]
               if ln.strip() and not ln.strip().startswith(("run ", "step "))), "")
     inputs = raw["inputs"]
-    tags = ["fuzz", "found"] + (["swa"] if inputs.get("swa_window_size", 0) > 0 else []) \
+    tags = ["fuzz", "found"] + (["swa"] if inputs.get(SWA_WINDOW_NAME, 0) > 0 else []) \
         + (["lut"] if inputs.get("lut") else [])
-    doc = {
-        "id": case_id,
+    command = shlex.join(["python", "-m", "conformance", "fuzz", "--planner", planner,
+                          "--seed", str(seed)])
+    return {
+        "id": found_id(planner, seed, index),
         "description": f"Found by fuzzing planner {planner} (seed {seed}, plan {index}); "
                        f"shrunk by: {shrunk}. It failed with: {first_line}",
         "tags": tags,
-        "source": {"kind": "fuzz",
-                   "ref": f"python -m conformance fuzz --planner {planner} --seed {seed}: plan "
-                          f"{index}, shrunk"},
+        "source": {"kind": "fuzz", "ref": f"{command}: plan {index}, shrunk"},
         "golden_check": raw["golden_check"],
         "needs_review": True,
         "inputs": raw["inputs"],
         "expect": raw["expect"],
     }
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{case_id}.json"
-    path.write_text(dumps(doc) + "\n")
-    _, faults = _load_file(path)
-    if faults:
-        raise RuntimeError(f"fuzz wrote an unloadable case: {faults[0]}")
-    return path
 
 
 @dataclass
@@ -142,6 +138,9 @@ class FuzzResult:
     divergences: dict[str, int]
     modes: dict[str, str]
     written: list[Path] = field(default_factory=list)
+    """Found cases written by this run."""
+    kept: list[Path] = field(default_factory=list)
+    """Found cases already there with the same plan: left as they are, not written again."""
     seconds: float = 0.0
 
     def summary(self, seed: int) -> str:
@@ -182,17 +181,29 @@ def _check_task(args: tuple) -> list[tuple[int, dict[str, str]]]:
     return check_plans(*args)
 
 
-def _checked(planners: tuple[str, ...], n: int, seed: int, jobs: int, isolate: bool,
-             timeout: float) -> Iterator[list[tuple[int, dict[str, str]]]]:
-    """:func:`check_plans` over plans 0..n-1 in chunks, in order; ``jobs`` > 1 spreads the chunks
-    over that many ``spawn`` processes (CUDA cannot be used in a forked child)."""
-    tasks = [(planners, seed, list(range(i, min(i + CHUNK, n))), isolate, timeout)
-             for i in range(0, n, CHUNK)]
+def _tasks(planners: tuple[str, ...], n: int, seed: int, isolate: bool,
+           timeout: float) -> Iterator[tuple]:
+    for start in range(0, n, CHUNK):
+        yield planners, seed, list(range(start, min(start + CHUNK, n))), isolate, timeout
+
+
+def checked(planners: tuple[str, ...], n: int, seed: int, jobs: int, isolate: bool,
+            timeout: float) -> Iterator[list[tuple[int, dict[str, str]]]]:
+    """:func:`check_plans` over plans 0..n-1 in chunks of :data:`CHUNK`, in order, streamed:
+    memory does not grow with ``n``. ``jobs`` > 1 spreads the chunks over that many ``spawn``
+    processes (CUDA cannot be used in a forked child), with at most ``2 * jobs`` in flight."""
+    tasks = _tasks(planners, n, seed, isolate, timeout)
     if jobs <= 1:
-        yield from (_check_task(task) for task in tasks)
+        yield from map(_check_task, tasks)
         return
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-        yield from pool.imap(_check_task, tasks)
+        pending: collections.deque = collections.deque()
+        for task in tasks:
+            pending.append(pool.apply_async(_check_task, (task,)))
+            if len(pending) >= 2 * jobs:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
 
 
 def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_found: int = 3,
@@ -203,15 +214,21 @@ def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_fo
     ``isolate`` / ``timeout`` as in :func:`divergence`.
 
     Raises:
+        ValueError: ``n`` < 1.
         UnknownPlanner, PlannerUnavailable: a planner that cannot run here (before any plan runs).
+        GoldenError: the golden process failed.
+        FoundCaseError: a found case did not load back (a harness bug; nothing left on disk).
     """
+    if n < 1:
+        raise ValueError(f"fuzz: n must be at least 1, got {n}")
+    golden_process()  # started before any planner under test is imported
     targets = {t.name: t for t in _targets(tuple(planners))}
     result = FuzzResult(0, {name: 0 for name in targets},
                         {name: availability(name).mode or "?" for name in targets})
     seen: dict[str, list[dict]] = {name: [] for name in targets}
     start = time.monotonic()
     with Progress(n, f"fuzz seed {seed}", enabled=progress) as bar:
-        for chunk in _checked(tuple(planners), n, seed, jobs, isolate, timeout):
+        for chunk in checked(tuple(planners), n, seed, jobs, isolate, timeout):
             for index, failures in chunk:
                 for name, failure in failures.items():
                     result.divergences[name] += 1
@@ -228,11 +245,14 @@ def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_fo
                         continue
                     seen[name].append(copy.deepcopy(small["inputs"]))
                     last = divergence(with_golden(small)[0], target, isolate, timeout) or failure
-                    path = write_found(small, name, seed, index, steps, out, last)
-                    result.written.append(path)
+                    placed = place(found_case(small, name, seed, index, steps, last), out)
+                    (result.written if placed.new else result.kept).append(placed.path)
+                    where = (f"written to {display_path(placed.path)}" if placed.new else
+                             f"the same plan is already in {display_path(placed.path)} "
+                             f"(left as it is, not written again)")
                     log(f"divergence: {name} on plan {index} of seed {seed}, shrunk to bs "
-                        f"{len(small['inputs']['req_pool_indices'])}: {display_path(path)}\n"
-                        f"  rerun: {rerun_command(path.stem, name, out)}"
+                        f"{len(small['inputs'][REQUEST_INPUT_NAMES[0]])}: {where}\n"
+                        f"  rerun: {rerun_command(placed.path.stem, name, out)}"
                         + (" --isolate" if last.startswith(("crash:", "timeout:")) else ""))
                 result.plans += 1
             bar.update(len(chunk), note=" ".join(f"{p}:{c}" for p, c in
@@ -245,17 +265,29 @@ def main(args) -> int:
     """``python -m conformance fuzz`` (arguments parsed by :mod:`conformance.cli`).
 
     Returns:
-        0 with no divergence, 1 with any, 2 when a planner cannot run here (one-line error).
+        0 with no divergence, 1 with any, 2 when a planner cannot run here, the golden
+        process failed, or a found case could not be written (one-line error).
     """
     try:
         result = fuzz(args.planner, args.n, args.seed, out=args.out, max_found=args.max_found,
                       progress=not args.no_progress, isolate=args.isolate,
                       timeout=args.isolate_timeout, jobs=args.jobs)
-    except (UnknownPlanner, PlannerUnavailable) as exc:
+    except (UnknownPlanner, PlannerUnavailable, GoldenError, FoundCaseError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(result.summary(args.seed))
     return 1 if any(result.divergences.values()) else 0
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def add_parser(sub) -> None:
@@ -263,13 +295,14 @@ def add_parser(sub) -> None:
     p = sub.add_parser("fuzz", help="differential fuzzing against the pure-Python planner")
     p.add_argument("--planner", action="append", required=True, metavar="NAME",
                    help="planner to fuzz: built-in name or module.path:callable (repeatable)")
-    p.add_argument("--n", type=int, default=1000, help="plans to run (default 1000)")
+    p.add_argument("--n", type=positive_int, default=1000,
+                   help="plans to run, streamed (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the plans (default 0)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT,
                    help="where found cases are written (default cases/found)")
     p.add_argument("--max-found", type=int, default=3,
                    help="most cases shrunk and written per planner (default 3)")
-    p.add_argument("--jobs", type=int, default=1, metavar="J",
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="J",
                    help="processes that run plans (default 1; shrinking stays in this one)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--isolate", action="store_true",

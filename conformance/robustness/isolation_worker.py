@@ -5,7 +5,7 @@ Protocol: one JSON object per line. On start the worker moves its own stdout and
 descriptors 1 and 2, so C code and CUDA's messages too) into ``LOG``, keeps a private copy of the
 original stdout as the reply channel, imports torch and the harness, and replies ``{"ready": true}``.
 Then for each request line ``{"raw", "path", "json_path", "planner", "device"}`` it rebuilds the
-case (:func:`conformance.corpus.loader._make_case`), runs it with :func:`conformance.engine.runner.run_case` and
+case (:func:`conformance.corpus.loader.make_case`), runs it with :func:`conformance.engine.runner.run_case` and
 replies ``{"status": "passed"}``, ``{"status": "failed", "text": <ConformanceFailure text>}`` or
 ``{"status": "error", "text": <traceback>}``. After a CUDA error (an illegal address leaves the
 context unusable) it replies ``{"status": "crash", ...}`` and exits, so the next case gets a fresh
@@ -31,7 +31,7 @@ def _serve(reply) -> None:
 
     import torch
 
-    from conformance.corpus.loader import _make_case
+    from conformance.corpus.loader import make_case
     from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
     from impls.registry import get_planner
 
@@ -45,7 +45,7 @@ def _serve(reply) -> None:
         print(f"=== {request['raw']['id']}[{request['planner']}] ===", flush=True)
         device = resolve_device(request["device"])
         try:
-            case = _make_case(request["raw"], Path(request["path"]), request["json_path"])
+            case = make_case(request["raw"], Path(request["path"]), request["json_path"])
             run_case(case, Target(request["planner"], get_planner(request["planner"]), device))
             if device.type == "cuda":
                 torch.cuda.synchronize(device)

@@ -23,3 +23,17 @@ def planted(**kwargs) -> None:
         if row != 0 and p > 7 and int(seeds[r]) != -1:
             seeds[r] += 1
             return
+
+
+def poisons_the_golden(**kwargs) -> None:
+    """Bug: :func:`planted`'s, and on its first call it replaces ``impls.python_planner.launch``
+    (the reference) with :func:`planted`, so a golden recorded in its process would agree with
+    it. Run it only in a child process (``python -m conformance fuzz``): the patch lasts."""
+    import impls.python_planner
+
+    impls.python_planner.launch = planted
+    planted(**kwargs)
+
+
+a_planted_planner_whose_name_is_long_enough_to_push_an_id_past_its_limit = planted
+""":func:`planted` under a name that, with its module, is 100 characters long."""

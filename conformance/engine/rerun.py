@@ -1,0 +1,70 @@
+"""The command that reruns one case on one planner, and the ``--cases`` directory it needs.
+
+Every command here is safe to paste into a POSIX shell: each word goes through :func:`shlex.quote`
+(``shlex.join``), and environment assignments are ``NAME=`` followed by the quoted value.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from conformance.corpus.entries import SHARED_PLANNERS
+from conformance.corpus.loader import Case, display_path
+from conformance.paths import DEFAULT_CASES_DIR, RESULTS_RELPATH
+
+RERUN_ENVIRONMENT = ("PYTHONPATH", "TRITON_INTERPRET", "NUMBA_ENABLE_CUDASIM")
+"""Variables a rerun carries when the run had them: where an external planner's module is found,
+and the Triton interpreter / Numba CUDA simulator switches."""
+RUN_ENVIRONMENT = {name: os.environ[name] for name in RERUN_ENVIRONMENT if name in os.environ}
+"""Those of :data:`RERUN_ENVIRONMENT` this process started with (taken when the harness is
+imported, before any planner sets its own)."""
+RERUN_RESULTS = RESULTS_RELPATH.parent / "rerun-{case}.json"
+"""Where a rerun writes its results file, so it never replaces the full run's."""
+
+
+def shell_command(argv: list[str], environment: dict[str, str] | None = None) -> str:
+    """``argv`` as one line safe to paste into a POSIX shell: every word through :func:`shlex.quote`
+    (``shlex.join``), prefixed by ``NAME=value`` assignments of ``environment`` (values quoted)."""
+    assignments = [f"{name}={shlex.quote(value)}" for name, value in (environment or {}).items()]
+    return " ".join([*assignments, shlex.join(argv)])
+
+
+def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None,
+                  environment: dict[str, str] | None = None) -> str:
+    """The one command that reruns just ``case_id`` on ``planner``, safe to paste into a shell.
+
+    ``cases_dir`` is the directory to load the case from when it is not in the default corpus.
+    The command writes its own results file (:data:`RERUN_RESULTS`), never the full run's, and
+    carries ``environment`` (default :data:`RUN_ENVIRONMENT`).
+    """
+    argv = ["pytest", "conformance/"]
+    if planner not in SHARED_PLANNERS.values():
+        argv += ["--planner", planner]
+    if cases_dir is not None:
+        argv += ["--cases", display_path(cases_dir)]
+    argv += ["--case", case_id, "--results", str(RERUN_RESULTS).format(case=case_id)]
+    return shell_command(argv, RUN_ENVIRONMENT if environment is None else environment)
+
+
+def load_rerun_command(folder: Path, environment: dict[str, str] | None = None) -> str:
+    """The command that lists the cases (and load faults) of the case files in ``folder``, safe to
+    paste into a shell (see :func:`rerun_command` for ``environment``)."""
+    argv = ["python", "-m", "conformance", "--cases", display_path(folder), "cases"]
+    return shell_command(argv, RUN_ENVIRONMENT if environment is None else environment)
+
+
+def cases_dir_arg(directory: Path) -> Path | None:
+    """The ``--cases`` directory a rerun needs for cases in ``directory``: None inside the default
+    corpus, else ``directory`` itself."""
+    try:
+        directory.resolve().relative_to(DEFAULT_CASES_DIR)
+    except ValueError:
+        return directory
+    return None
+
+
+def case_dir_arg(case: Case) -> Path | None:
+    """The ``--cases`` directory a rerun of ``case`` needs: None inside the default corpus."""
+    return cases_dir_arg(case.path.parent)

@@ -1,0 +1,43 @@
+"""Is a results file about the code in this checkout? (``python -m conformance report``.)
+
+A results file is *stale* when the run's commit differs from the checkout's HEAD, or when a
+planner's source file (recorded with its SHA-256 in the fingerprint) now reads differently: the
+page shows results of other code. The report names a stale file in its first line; with
+``--strict`` it also exits non-zero.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from conformance.fingerprint import head_commit
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def stale_reasons(doc: dict, head: str | None = None) -> list[str]:
+    """What in the checkout differs from the run of results ``doc`` (empty: not stale).
+
+    ``head`` is the checkout's commit (default :func:`conformance.fingerprint.head_commit`); an
+    unknown commit on either side is not a difference, nor is a source file that is gone.
+    """
+    fp = doc["fingerprint"]
+    head = head_commit() if head is None else head
+    reasons = []
+    if fp["commit"] and head and fp["commit"] != head:
+        reasons.append(f"run at commit {fp['commit'][:12]}, checkout at {head[:12]}")
+    changed = []
+    for name, planner in sorted(fp["planners"].items()):
+        source = planner.get("source") or {}
+        now = _sha256(Path(source["file"])) if source.get("file") else None
+        if now is not None and now != source.get("sha256"):
+            changed.append(name)
+    if changed:
+        reasons.append(f"source changed since the run: {', '.join(changed)}")
+    return reasons

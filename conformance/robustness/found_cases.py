@@ -1,0 +1,120 @@
+"""Found cases of ``python -m conformance fuzz``: their ids, and writing them without ever
+replacing a file the user may have reviewed.
+
+* An id is ``found-<planner slug>-s<seed>-p<plan>``; a long planner name (or seed) is cut and
+  followed by a stable hash of the whole, so the id stays well under the case schema's
+  100-character limit (``cases/schema.json``) whatever the planner is called.
+* A file already there is never rewritten: the same plan (equal ``inputs``) is skipped and named;
+  a different one (another golden, or a file the user edited) gets the next free name,
+  ``<id>-2``, ``<id>-3``, ...
+* A case is written to a hidden temporary file beside its final name, loaded back with the corpus
+  loader, and only then linked to its name (``os.link``: fails rather than replace a file that
+  appeared meanwhile). A file that does not load is removed, never left where the corpus reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.corpus.jsonfmt import dumps
+from conformance.corpus.loader import load_file
+
+SLUG_CHARS = 40
+"""Longest planner slug kept whole in an id; a longer one is cut and hashed."""
+SEED_CHARS = 12
+"""Longest seed kept whole in an id."""
+
+
+class FoundCaseError(RuntimeError):
+    """The fuzzer built a case the corpus loader refuses (a harness bug); nothing was left on
+    disk. The message names the would-be file and the loader's fault."""
+
+
+def slug(name: str) -> str:
+    """``name`` as a case-id fragment: lowercase, ``[a-z0-9-]`` only (``tests.x:planted`` ->
+    ``tests-x-planted``)."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "planner"
+
+
+def _short(text: str, whole: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    digest = hashlib.sha256(whole.encode()).hexdigest()[:8]
+    return f"{text[:limit - 9].rstrip('-')}-{digest}"
+
+
+def found_id(planner: str, seed: int, index: int) -> str:
+    """The id of plan ``index`` of ``seed`` found on ``planner``: at most 6 + 40 + 14 + 2 + the
+    plan index's digits characters, the same for the same arguments on every machine."""
+    return (f"found-{_short(slug(planner), planner, SLUG_CHARS)}"
+            f"-s{_short(str(seed), str(seed), SEED_CHARS)}-p{index}")
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where a found case went: ``path``, and ``new`` (written now) or not (the same plan was
+    already there, and that file was left as it is)."""
+
+    path: Path
+    new: bool
+
+
+def _same_plan(path: Path, doc: dict) -> bool:
+    try:
+        there = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False  # unreadable: not ours to judge, and never overwritten
+    return isinstance(there, dict) and there.get("inputs") == doc["inputs"]
+
+
+def place(doc: dict, out: Path) -> Placed:
+    """Write the found case ``doc`` under ``out`` as ``<id>.json`` without replacing any file
+    (see the module docstring); ``doc["id"]`` gets a ``-2``, ``-3``, ... suffix when taken.
+
+    Raises:
+        FoundCaseError: the case does not load back (nothing is left on disk).
+        OSError: ``out`` cannot be written.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    base = doc["id"]
+    for k in itertools.count(1):
+        case_id = base if k == 1 else f"{base}-{k}"
+        path = out / f"{case_id}.json"
+        if path.exists():
+            if _same_plan(path, doc):
+                return Placed(path, new=False)
+            continue
+        if _write_checked({**doc, "id": case_id}, path):
+            return Placed(path, new=True)
+    raise AssertionError("unreachable")
+
+
+def _write_checked(doc: dict, path: Path) -> bool:
+    """Write ``doc`` to a temporary file, load-check it, link it to ``path``; False when
+    ``path`` appeared meanwhile (nothing written)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(dumps(doc) + "\n")
+        _, faults = load_file(Path(tmp))
+        if faults:
+            raise FoundCaseError(f"fuzz built a case that does not load, not written to {path}: "
+                                 f"{faults[0].json_path}: {faults[0].message}")
+        try:
+            os.link(tmp, path)  # never replaces: fails when path exists
+        except FileExistsError:
+            return False
+        except OSError:  # a filesystem without hard links: check, then rename (a narrow race)
+            if path.exists():
+                return False
+            os.replace(tmp, path)
+        return True
+    finally:
+        Path(tmp).unlink(missing_ok=True)
