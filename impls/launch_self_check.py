@@ -14,6 +14,13 @@ from collections.abc import Callable
 import torch
 
 from impls.buffers import PlanBuffers
+from impls.contract import (
+    OUTPUT_NAMES,
+    REQUEST_INPUT_NAMES,
+    SWA_WINDOW_NAME,
+    TABLE_INPUT_NAMES,
+    VERIFY_CAPACITY_NAME,
+)
 
 
 def probe_kwargs(device: torch.device | str) -> dict:
@@ -25,10 +32,10 @@ def probe_kwargs(device: torch.device | str) -> dict:
     extend = torch.tensor([1 + (i % 4) * 3 if i % 5 else 0 for i in range(bs)])
     table = (torch.arange(rows * cols, dtype=torch.int32).reshape(rows, cols) * 7) % 3001
     lut = torch.arange(3001, dtype=torch.int64) * 3 + 1
-    buffers = PlanBuffers.allocate(write_req_capacity=64, verify_capacity=200, device=device)
-    kw = {"req_pool_indices": rpi, "prefix_lens": prefix, "extend_seq_lens": extend,
-          "req_to_token": table, "full_to_swa_index_mapping": lut, "swa_window_size": 8}
-    kw = {name: (v.to(device) if isinstance(v, torch.Tensor) else v) for name, v in kw.items()}
+    buffers = PlanBuffers.allocate(write_req_capacity=64, device=device, **{VERIFY_CAPACITY_NAME: 200})
+    kw = dict(zip(REQUEST_INPUT_NAMES + TABLE_INPUT_NAMES,
+                  (t.to(device) for t in (rpi, prefix, extend, table, lut))))
+    kw[SWA_WINDOW_NAME] = 8
     kw.update(buffers.launcher_kwargs())
     return kw
 
@@ -41,7 +48,7 @@ def self_check(standard: Callable[..., None], fast: Callable[..., None], kw: dic
     ``fast`` it warns once (one line, :class:`RuntimeWarning`, naming the planner ``name`` and
     what it falls back to) and returns False: the caller then keeps the standard launch. ``standard`` raising propagates (the planner itself is broken).
     """
-    outs = [n for n in kw if n.startswith("out_")]
+    outs = OUTPUT_NAMES
 
     def run(fn) -> list[torch.Tensor]:
         copy = dict(kw, **{n: torch.full_like(kw[n], -7) for n in outs})

@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 
 from impls.constants import NO_SEED
+from impls.contract import SWA_WINDOW_NAME, VERIFY_CAPACITY_NAME
 from impls.validate import LaunchPlan, validate_launch
 from impls.validate_cache import BufferSet
 
@@ -176,9 +177,8 @@ def launch_validated(validated: tuple[LaunchPlan, BufferSet], req_pool_indices: 
         max_reqs=plan.max_reqs,
         max_seq_len=plan.max_seq_len,
         lut_len=plan.lut_len,
-        swa_window_size=plan.swa_window_size,
-        verify_capacity=plan.verify_capacity,
         positions=positions,
+        **{SWA_WINDOW_NAME: plan.swa_window_size, VERIFY_CAPACITY_NAME: plan.verify_capacity},
     )
     for out, values in zip(buffers.tensors[2:], (verify, write, seeds, [num_valid], [enable], [reqs])):
         out[: len(values)].copy_(torch.tensor(values, dtype=out.dtype))

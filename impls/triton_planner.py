@@ -44,6 +44,7 @@ from collections.abc import Callable
 
 import torch
 
+from impls.contract import REQUEST_INPUT_NAMES
 from impls.launch_self_check import probe_kwargs, self_check
 from impls.registry import Availability
 from impls.validate import LaunchPlan
@@ -248,8 +249,7 @@ def _with_path(fast: bool) -> Callable[..., None]:
     """The planner forced onto the fast (compiled kernel's own launcher) or the standard launch."""
     def go(**kw) -> None:
         plan, buffers = lookup(kw)
-        _launch(plan, buffers, kw["req_pool_indices"], kw["prefix_lens"], kw["extend_seq_lens"],
-                fast=fast)
+        _launch(plan, buffers, *(kw[n] for n in REQUEST_INPUT_NAMES), fast=fast)
         if _GPU:
             torch.cuda.synchronize()
     return go
@@ -327,8 +327,8 @@ def plan_launch(*, num_warps: int | None = None, block: int | None = None, tile:
         raise ValueError(f"block={block} must be a power of two >= bs={plan.bs}")
     if tile is not None and not _is_pow2(tile):
         raise ValueError(f"tile={tile} must be a power of two")
-    _launch(plan, buffers, launcher_kwargs["req_pool_indices"], launcher_kwargs["prefix_lens"],
-            launcher_kwargs["extend_seq_lens"], num_warps, block, tile, fast)
+    _launch(plan, buffers, *(launcher_kwargs[n] for n in REQUEST_INPUT_NAMES), num_warps, block,
+            tile, fast)
 
 
 def launch(

@@ -35,18 +35,30 @@ from dataclasses import fields
 import torch
 
 from impls.constants import PLAN_BS_BLOCK_SIZE
-from impls.contract import LUT_NAME, OUTPUT_NAMES, REQUEST_INPUT_NAMES, SCALAR_NAMES
+from operator import itemgetter
+
+from impls.contract import (
+    DEVICE_REFERENCE,
+    LUT_NAME,
+    OUTPUT_NAMES,
+    REQUEST_INPUT_NAMES,
+    SCALAR_NAMES,
+    TABLE_NAME,
+)
 from impls.validate import LaunchPlan, validate_launch, zero_lut
 
 MAX_ENTRIES: int = 64
 """Buffer sets kept (a server uses a handful); the least recently used is evicted first."""
 
-STABLE_TENSOR_NAMES: tuple[str, ...] = ("req_to_token", LUT_NAME) + OUTPUT_NAMES
+STABLE_TENSOR_NAMES: tuple[str, ...] = (TABLE_NAME, LUT_NAME) + OUTPUT_NAMES
 """The buffer set's tensors in kernel-argument order: the table, the LUT, the six outputs."""
 STABLE_NAMES: tuple[str, ...] = STABLE_TENSOR_NAMES + SCALAR_NAMES
 """Every launcher argument except the three request tensors."""
 
 _INT64 = torch.int64
+_STABLE_TENSORS = itemgetter(*STABLE_TENSOR_NAMES)  # one C call for the eight tensors
+_SCALARS = itemgetter(*SCALAR_NAMES)
+_REQUEST = itemgetter(*REQUEST_INPUT_NAMES)
 _MEMO: dict[tuple, BufferSet] = {}
 _CLOCK = [0]  # lookups so far: a buffer set's ``used`` is the clock of its last lookup
 _STATS = {"hits": 0, "misses": 0, "bypass": 0, "request_misses": 0}
@@ -65,13 +77,11 @@ def stable_key(kw: dict) -> tuple:
         TypeError: a scalar that is not a plain ``int`` (its value could change under the key).
         AttributeError, KeyError: an argument that is not a tensor, or a missing name.
     """
-    swa, cap = kw["swa_window_size"], kw["verify_capacity"]
+    swa, cap = _SCALARS(kw)
     if type(swa) is not int or type(cap) is not int:
         raise TypeError("memo keys plain ints only")
     # Flat and unrolled: these attribute reads are the whole cost of a hit.
-    t, lut = kw["req_to_token"], kw["full_to_swa_index_mapping"]
-    a, b, c = kw["out_verify_offsets_scratch"], kw["out_write_offsets"], kw["out_write_seed_slot_indices"]
-    d, e, f = kw["out_verify_num_valid"], kw["out_verify_enable"], kw["out_write_num_valid_reqs"]
+    t, lut, a, b, c, d, e, f = _STABLE_TENSORS(kw)
     return (
         t.data_ptr() or t.device, t.dtype, t.shape, t.stride(),
         None if lut is None else (lut.data_ptr() or lut.device, lut.dtype, lut.shape, lut.stride()),
@@ -101,9 +111,9 @@ class BufferSet:
 
     def __init__(self, kwargs: dict, plan: LaunchPlan) -> None:
         self.kwargs = {name: kwargs[name] for name in STABLE_NAMES}
-        self.tensors = (kwargs["req_to_token"], plan.lut_tensor,
+        self.tensors = (kwargs[TABLE_NAME], plan.lut_tensor,
                         *[kwargs[name] for name in OUTPUT_NAMES])
-        self.device = kwargs[OUTPUT_NAMES[0]].device
+        self.device = kwargs[DEVICE_REFERENCE].device
         self.max_bs = min(PLAN_BS_BLOCK_SIZE, plan.write_req_capacity)
         self.records: dict = {}
         self.used = 0
@@ -132,8 +142,7 @@ class BufferSet:
             ok = False
         if not ok:
             _STATS["request_misses"] += 1
-            return validate_launch(req_pool_indices=a, prefix_lens=b, extend_seq_lens=c,
-                                   **self.kwargs)
+            return validate_launch(**dict(zip(REQUEST_INPUT_NAMES, (a, b, c))), **self.kwargs)
         bs = shape[0]
         plan = self._plans.get(bs)
         if plan is None:
@@ -172,7 +181,7 @@ def bind_set(**stable) -> BufferSet:
     extra = [n for n in stable if n not in STABLE_NAMES]
     if missing or extra:
         raise TypeError(f"bind_set: missing {missing}, unexpected {extra}")
-    device = stable[OUTPUT_NAMES[0]].device
+    device = stable[DEVICE_REFERENCE].device
     zero_lut(device)
     return BufferSet(stable, validate_launch(**_stand_ins(device), **stable))
 
@@ -197,8 +206,7 @@ def lookup(kw: dict) -> tuple[LaunchPlan, BufferSet | None]:
     if entry is not None:
         _STATS["hits"] += 1
         entry.used = clock
-        return entry.plan_for(kw["req_pool_indices"], kw["prefix_lens"],
-                              kw["extend_seq_lens"]), entry
+        return entry.plan_for(*_REQUEST(kw)), entry
     _STATS["misses"] += 1
     plan = validate_launch(**kw)
     entry = BufferSet(kw, plan)

@@ -14,18 +14,9 @@ from conformance.paths import REPO_ROOT
 from impls.contract import ARGUMENT_NAMES, ARGUMENTS, VALIDATED_TENSORS
 from impls.registry import builtin_names, builtin_module
 
-PERF_OWNED = (
-    "impls/python_planner.py", "impls/triton_planner.py", "impls/numba_cuda_planner.py",
-    "impls/numba_cuda_kernel.py", "impls/validate_cache.py", "conformance/bench/",
-)
-"""Files the performance work still rewrites (they repack the 13 names today). Remove an entry
-once that file derives its lists from impls.contract."""
-
-
 def _scanned() -> list[Path]:
     files = sorted([*(REPO_ROOT / "impls").rglob("*.py"), *(REPO_ROOT / "conformance").rglob("*.py")])
-    return [p for p in files if p.relative_to(REPO_ROOT).as_posix() != "impls/contract.py"
-            and not p.relative_to(REPO_ROOT).as_posix().startswith(PERF_OWNED)]
+    return [p for p in files if p.relative_to(REPO_ROOT).as_posix() != "impls/contract.py"]
 
 
 def _spelled_names(tree: ast.AST) -> list[tuple[int, str]]:

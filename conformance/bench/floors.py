@@ -24,6 +24,8 @@ from collections.abc import Callable
 
 import torch
 
+from impls.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
+
 FLOORS = ("empty-triton", "empty-numba", "torch-op")
 FLOOR_OF_PLANNER = {"triton": "empty-triton", "numba-cuda": "empty-numba", "python": "torch-op",
                     "triton-bound": "empty-triton", "numba-cuda-bound": "empty-numba"}
@@ -111,18 +113,26 @@ def floor_call(name: str, device: torch.device) -> tuple[Call, Call]:
     raise ValueError(f"unknown floor {name!r}: use one of {', '.join(FLOORS)}")
 
 
+SEEDS_NAME = OUTPUT_NAMES[2]
+"""``out_write_seed_slot_indices``: where a chain kernel writes its one value per lane."""
+
+
+def _named(kw: dict, names: tuple[str, ...]) -> list:
+    return [kw[n] for n in names]
+
+
 def chain_call(name: str, kw: dict) -> tuple[Call, Call]:
     """``(eager, capturable)`` calls of chain floor ``name`` on the launcher arguments ``kw``
     (reads its request tensors, table and LUT; writes ``out_write_seed_slot_indices[:bs]``)."""
-    rpi, table, lut = kw["req_pool_indices"], kw["req_to_token"], kw["full_to_swa_index_mapping"]
-    bs, out = int(rpi.shape[0]), kw["out_write_seed_slot_indices"]
+    (rpi, prefix, extend), (table, lut) = _named(kw, REQUEST_INPUT_NAMES), _named(kw, TABLE_INPUT_NAMES)
+    bs, out = int(rpi.shape[0]), kw[SEEDS_NAME]
     lut_len = 0 if lut is None else int(lut.shape[0])
     lut = lut if lut is not None else torch.zeros(1, dtype=torch.int64, device=rpi.device)
     grid = max(1, -(-bs // CHAIN_BLOCK))
     if name == "chain-triton":
         from conformance.bench.chain_triton import chain_kernel
 
-        args = (rpi, kw["prefix_lens"], kw["extend_seq_lens"], table, lut, out, bs,
+        args = (rpi, prefix, extend, table, lut, out, bs,
                 table.stride(0), table.shape[0], table.shape[1], lut_len)
         fn = lambda: chain_kernel[(grid,)](*args, BLOCK=CHAIN_BLOCK, HAS_LUT=lut_len > 0)  # noqa: E731
         return fn, fn
@@ -131,7 +141,7 @@ def chain_call(name: str, kw: dict) -> tuple[Call, Call]:
 
         from conformance.bench.chain_numba import chain_kernel as kernel
 
-        tensors = (rpi, kw["prefix_lens"], kw["extend_seq_lens"], table, lut, out)
+        tensors = (rpi, prefix, extend, table, lut, out)
         if rpi.device.type != "cuda":
             arrays = [t.numpy() for t in tensors]
             fn = lambda: kernel[grid, CHAIN_BLOCK](*arrays, bs, lut_len)  # noqa: E731

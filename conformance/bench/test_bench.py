@@ -27,6 +27,13 @@ from conformance.bench import timing as gt
 from conformance.bench import floors, modes, workloads
 from conformance.bench.plugin import bs_list, table_shape
 from conformance.engine.runner import resolve_device
+from impls.contract import (
+    OUTPUT_NAMES,
+    REQUEST_INPUT_NAMES,
+    SCALAR_NAMES,
+    SCALAR_OUTPUT_NAMES,
+    TABLE_INPUT_NAMES,
+)
 from impls.python_planner import plan_values
 from impls.registry import availability, builtin_names, default_device, get_planner
 
@@ -128,20 +135,19 @@ def _describe(benchmark, device: torch.device, **extra) -> None:
 def _check_plan(kw: dict, compare: bool = True) -> tuple:
     """The outputs equal the pure-Python planner's plan (spec section 5) for these inputs
     (``compare=False``: only return that plan, ``plan_values``' six results)."""
-    table, lut = kw["req_to_token"], kw["full_to_swa_index_mapping"]
+    table, lut = (kw[n] for n in TABLE_INPUT_NAMES)
+    rpi, prefix, extend = (kw[n].tolist() for n in REQUEST_INPUT_NAMES)
     verify, write, seeds, num_valid, enable, reqs = plan_values(
-        kw["req_pool_indices"].tolist(), kw["prefix_lens"].tolist(), kw["extend_seq_lens"].tolist(),
-        lambda r, p: int(table[r, p]), lambda i: int(lut[i]),
+        rpi, prefix, extend, lambda r, p: int(table[r, p]), lambda i: int(lut[i]),
         max_reqs=table.shape[0], max_seq_len=table.shape[1], lut_len=0 if lut is None else len(lut),
-        swa_window_size=kw["swa_window_size"], verify_capacity=kw["verify_capacity"])
+        **{n: kw[n] for n in SCALAR_NAMES})
     if not compare:
         return verify, write, seeds, num_valid, enable, reqs
-    n = len(write)
-    assert kw["out_write_offsets"][:n].tolist() == write
-    assert kw["out_verify_offsets_scratch"][:n].tolist() == verify
-    assert kw["out_write_seed_slot_indices"][: n - 1].tolist() == seeds
-    assert [int(kw["out_verify_num_valid"]), int(kw["out_verify_enable"]),
-            int(kw["out_write_num_valid_reqs"])] == [num_valid, enable, reqs]
+    got = dict(zip(OUTPUT_NAMES, (kw[name] for name in OUTPUT_NAMES)))
+    want = (verify, write, seeds)
+    for name, values in zip(OUTPUT_NAMES[:3], want):
+        assert got[name][: len(values)].tolist() == values, name
+    assert [int(got[name]) for name in SCALAR_OUTPUT_NAMES] == [num_valid, enable, reqs]
     return verify, write, seeds, num_valid, enable, reqs
 
 
@@ -177,13 +183,13 @@ def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, worklo
     kw = workload_kwargs(bs, workload, device, request.config)
     pool = workloads.request_pool(kw, scenario, seed=bs)
     _describe(benchmark, device, planner_mode=avail.mode, scenario=scenario, workload=workload,
-              table=list(kw["req_to_token"].shape), window=kw["swa_window_size"],
+              table=list(kw[TABLE_INPUT_NAMES[0]].shape), window=kw[SCALAR_NAMES[0]],
               bs_range=[1, bs] if scenario == "varying-bs" else [bs, bs], pool=len(pool))
     fn, one = modes.planner_call(planner, mode, pool)
     first, timed = _run(benchmark, fn, device, mode, request.config, len(pool))
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
     if mode in ("eager", "launch", "replay"):  # what was timed computes the right plan (from poison)
-        for name in [n for n in kw if n.startswith("out_")]:
+        for name in OUTPUT_NAMES:
             kw[name].fill_(workloads.POISON)
         step = pool[-1]
         timed() if mode == "replay" else one(step)
@@ -205,7 +211,7 @@ def test_chain_floor(benchmark, chain: str, mode: str, bs: int, workload: str, r
     first, _ = _run(benchmark, capturable if mode == "replay" else eager, device, mode,
                     request.config)
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
-    seeds = kw["out_write_seed_slot_indices"][:bs].tolist()  # the chain's loads, not the plan's
+    seeds = kw[floors.SEEDS_NAME][:bs].tolist()  # the chain's loads, not the plan's
     want = _check_plan(kw, compare=False)[2]
     assert seeds == want
 

@@ -21,7 +21,12 @@ from dataclasses import dataclass
 import torch
 
 from impls.buffers import PlanBuffers
-from impls.contract import REQUEST_INPUT_NAMES
+from impls.contract import (
+    REQUEST_INPUT_NAMES,
+    SWA_WINDOW_NAME,
+    TABLE_INPUT_NAMES,
+    VERIFY_CAPACITY_NAME,
+)
 
 GPU_TABLE: tuple[int, int] = (4096, 32768)
 """req_to_token rows x columns on the GPU: a 4096-request pool, 32k-token rows."""
@@ -128,11 +133,11 @@ def build(bs: int, spec: Spec, device: str | torch.device) -> dict:
     # verify capacity: room for every request's whole window (or row): verify stays enabled
     per_request = window if window > 0 else spec.table[1]
     buffers = PlanBuffers.allocate(write_req_capacity=WRITE_REQ_CAPACITY,
-                                   verify_capacity=max(1, WRITE_REQ_CAPACITY * per_request),
+                                   **{VERIFY_CAPACITY_NAME: max(1, WRITE_REQ_CAPACITY * per_request)},
                                    device=device)
-    kw = {"req_pool_indices": rpi.to(device), "prefix_lens": prefix.to(device),
-          "extend_seq_lens": extend.to(device), "req_to_token": table,
-          "full_to_swa_index_mapping": lut, "swa_window_size": window}
+    kw = dict(zip(REQUEST_INPUT_NAMES, (rpi.to(device), prefix.to(device), extend.to(device))))
+    kw.update(zip(TABLE_INPUT_NAMES, (table, lut)))
+    kw[SWA_WINDOW_NAME] = window
     kw.update(buffers.launcher_kwargs())
     for name, value in kw.items():
         if name.startswith("out_"):

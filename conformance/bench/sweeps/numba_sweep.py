@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     from numba import cuda
 
     from impls import numba_cuda_planner as nb
-    from impls.contract import REQUEST_INPUT_NAMES
+    from impls.contract import LUT_NAME, REQUEST_INPUT_NAMES, SWA_WINDOW_NAME
     from impls.validate import validate_launch
 
     probe = nb.probe()
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         validated = nb.validate_arguments(kw)
         request = [kw[n] for n in REQUEST_INPUT_NAMES]
         launch_only = gt.host_time(lambda: nb.launch_validated(validated, *request))
-        no_lut = dict(kw, full_to_swa_index_mapping=None, swa_window_size=0)
+        no_lut = {**kw, LUT_NAME: None, SWA_WINDOW_NAME: 0}
         replay_no_lut = gt.graph_replay_time(lambda: nb.launch(**no_lut),
                                              calls_per_graph=CALLS_PER_GRAPH)
         rows.append([
