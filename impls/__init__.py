@@ -5,8 +5,11 @@
 * :func:`planners` lists the built-in ones as (name, :class:`Availability`) pairs.
 * :mod:`impls.validate` is the one validator all of them share (spec section 4);
   :mod:`impls.errors` its message catalog; :mod:`impls.buffers` the output-buffer allocator.
+* :func:`bind` binds a planner to a buffer set validated once (:mod:`impls.bound_plan`): a server's
+  hot path, each step checking only its three request tensors.
 """
 
+from impls.bound_plan import BoundPlan, bind
 from impls.buffers import PlanBuffers
 from impls.errors import CATALOG, PlanError
 from impls.registry import (
@@ -21,11 +24,13 @@ from impls.registry import (
 __all__ = [
     "CATALOG",
     "Availability",
+    "BoundPlan",
     "PlanBuffers",
     "PlanError",
     "PlannerUnavailable",
     "UnknownPlanner",
     "availability",
+    "bind",
     "get_planner",
     "planners",
 ]

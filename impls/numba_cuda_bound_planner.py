@@ -1,4 +1,4 @@
-"""``numba-cuda-bound``: the Numba CUDA planner through a bound plan (:mod:`impls.bind`).
+"""``numba-cuda-bound``: the Numba CUDA planner through a bound plan (:mod:`impls.bound_plan`).
 
 Binds on first use per buffer set and calls the bound plan, so that the corpus checks the bound
 path (per-step checks of the request tensors only) byte for byte like every other planner.
@@ -9,10 +9,10 @@ from __future__ import annotations
 import torch
 
 from impls import numba_cuda_planner
-from impls.bind import BoundLauncher
+from impls.bound_plan import BoundLauncher
 
 BOUND_OF = numba_cuda_planner
-"""The planner this one binds (the bench binds it directly: :func:`impls.bind.bind`)."""
+"""The planner this one binds (the bench binds it directly: :func:`impls.bind`)."""
 MODE = numba_cuda_planner.MODE
 probe = numba_cuda_planner.probe
 _LAUNCHER = BoundLauncher(numba_cuda_planner)
@@ -34,6 +34,6 @@ def launch(
     swa_window_size: int,
     verify_capacity: int,
 ) -> None:
-    """:func:`impls.numba_cuda_planner.launch` through :class:`impls.bind.BoundLauncher` (same
+    """:func:`impls.numba_cuda_planner.launch` through :class:`impls.bound_plan.BoundLauncher` (same
     arguments, outputs and errors: spec sections 3 to 5)."""
     _LAUNCHER(locals())

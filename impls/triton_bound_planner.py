@@ -1,4 +1,4 @@
-"""``triton-bound``: the Triton planner through a bound plan (:mod:`impls.bind`).
+"""``triton-bound``: the Triton planner through a bound plan (:mod:`impls.bound_plan`).
 
 Binds on first use per buffer set and calls the bound plan, so that the corpus checks the bound
 path (per-step checks of the request tensors only) byte for byte like every other planner.
@@ -9,10 +9,10 @@ from __future__ import annotations
 import torch
 
 from impls import triton_planner
-from impls.bind import BoundLauncher
+from impls.bound_plan import BoundLauncher
 
 BOUND_OF = triton_planner
-"""The planner this one binds (the bench binds it directly: :func:`impls.bind.bind`)."""
+"""The planner this one binds (the bench binds it directly: :func:`impls.bind`)."""
 MODE = triton_planner.MODE
 probe = triton_planner.probe
 _LAUNCHER = BoundLauncher(triton_planner)
@@ -34,6 +34,6 @@ def launch(
     swa_window_size: int,
     verify_capacity: int,
 ) -> None:
-    """:func:`impls.triton_planner.launch` through :class:`impls.bind.BoundLauncher` (same
+    """:func:`impls.triton_planner.launch` through :class:`impls.bound_plan.BoundLauncher` (same
     arguments, outputs and errors: spec sections 3 to 5)."""
     _LAUNCHER(locals())

@@ -164,7 +164,7 @@ def _stand_ins(device: torch.device) -> dict:
 
 
 def bind_set(**stable) -> BufferSet:
-    """Validate a buffer set once, without request tensors (for :func:`impls.bind.bind`).
+    """Validate a buffer set once, without request tensors (for :func:`impls.bind`).
 
     Runs the full validator with empty int64 request tensors on the outputs' device: every check
     of spec section 4 that does not read a request tensor, in order; the empty stand-ins pass every

@@ -1,12 +1,13 @@
-"""Bound plans (impls/bind.py): the buffer set validated once, each step checked with the same
-messages and order as spec section 4, outputs byte for byte those of the unbound planners."""
+"""Bound plans (``impls.bind``, impls/bound_plan.py): the buffer set validated once, each step checked
+with the same messages and order as spec section 4, outputs byte for byte those of the unbound planners."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from impls import bind, python_planner, triton_planner, validate_cache
+import impls
+from impls import python_planner, triton_planner, validate_cache
 from impls.errors import PlanError
 from impls.registry import availability, get_planner
 from impls.validate_cache import STABLE_NAMES
@@ -38,7 +39,7 @@ def test_bound_steps_equal_the_unbound_planner(planner):
         pytest.skip(availability(planner).reason)
     device = availability(planner).device
     kw = on(make_kw(5), device)
-    bound = bind.bind(planner, **stable(kw))
+    bound = impls.bind(planner, **stable(kw))
     for bs in (0, 1, 9, 33):
         step = on(request(kw, bs), device)
         for name in [n for n in kw if n.startswith("out_")]:
@@ -52,7 +53,7 @@ def test_bound_steps_equal_the_unbound_planner(planner):
 @pytest.mark.parametrize("name", list(_mutations(make_kw())))
 def test_every_per_step_change_raises_the_validators_error(name):
     kw = make_kw(5, capacity=5000 if name == "bs past the block" else 64)
-    bound = bind.bind(python_planner, **stable(kw))
+    bound = impls.bind(python_planner, **stable(kw))
     bad = _mutations(kw)[name]
     bad = {**kw, **{n: bad[n] for n in REQUEST}}
     want = expected_error(bad)
@@ -65,15 +66,15 @@ def test_bind_raises_the_first_buffer_set_error():
     kw = make_kw(5)
     bad = dict(stable(kw), out_write_offsets=torch.zeros(3, dtype=torch.int64))
     with pytest.raises(PlanError) as err:
-        bind.bind("triton", **bad)
+        impls.bind("triton", **bad)
     assert err.value.error_id == "write-offsets-len-mismatch"
     with pytest.raises(TypeError, match="missing"):
-        bind.bind("triton", **{n: kw[n] for n in STABLE_NAMES[:-1]})
+        impls.bind("triton", **{n: kw[n] for n in STABLE_NAMES[:-1]})
 
 
 def test_unbindable_planner_is_refused():
     with pytest.raises(TypeError, match="cannot be bound"):
-        bind.bind(validate_cache, **stable(make_kw(5)))
+        impls.bind(validate_cache, **stable(make_kw(5)))
 
 
 def test_bound_launcher_keeps_spec_order_when_both_parts_are_wrong():

@@ -13,7 +13,7 @@ from conformance.bench.summary_table import p50_us
 
 GPU_PLANNERS = ("triton", "numba-cuda")
 BOUND_PLANNERS = ("triton-bound", "numba-cuda-bound")
-"""The bound form of each (:mod:`impls.bind`): the eager goals are also shown for it."""
+"""The bound form of each (:mod:`impls.bound_plan`): the eager goals are also shown for it."""
 HEADERS = ["goal", "target", "worst measured", "verdict"]
 
 

@@ -116,7 +116,7 @@ def planner_call(planner: str, mode: str, pool: list[dict]) -> tuple[Callable[[]
     Built-in planners are driven through their public entries: ``launch`` (eager),
     ``validate_arguments`` (validate), ``launch_validated`` after validating every pool entry
     beforehand (launch). A bound planner (a module with ``BOUND_OF``) is bound once to the pool's
-    buffer set (:func:`impls.bind.bind`) and timed as a server calls it: ``bound(rpi, prefix,
+    buffer set (:func:`impls.bind`) and timed as a server calls it: ``bound(rpi, prefix,
     extend)`` (eager), ``bound.check`` (validate), the launch alone (launch).
     """
     from impls.registry import get_planner
@@ -125,7 +125,7 @@ def planner_call(planner: str, mode: str, pool: list[dict]) -> tuple[Callable[[]
     bound_of = getattr(module, "BOUND_OF", None)
     steps = itertools.cycle(pool)
     if bound_of is not None:
-        from impls.bind import bind
+        from impls.bound_plan import bind
         from impls.validate_cache import STABLE_NAMES
 
         bound = bind(bound_of, **{n: pool[0][n] for n in STABLE_NAMES})
