@@ -32,7 +32,8 @@ def probe_kwargs(device: torch.device | str) -> dict:
     extend = torch.tensor([1 + (i % 4) * 3 if i % 5 else 0 for i in range(bs)])
     table = (torch.arange(rows * cols, dtype=torch.int32).reshape(rows, cols) * 7) % 3001
     lut = torch.arange(3001, dtype=torch.int64) * 3 + 1
-    buffers = PlanBuffers.allocate(write_req_capacity=64, device=device, **{VERIFY_CAPACITY_NAME: 200})
+    buffers = PlanBuffers.allocate(write_req_capacity=64, device=device,
+                                   **{VERIFY_CAPACITY_NAME: 200})
     kw = dict(zip(REQUEST_INPUT_NAMES + TABLE_INPUT_NAMES,
                   (t.to(device) for t in (rpi, prefix, extend, table, lut))))
     kw[SWA_WINDOW_NAME] = 8
@@ -46,7 +47,8 @@ def self_check(standard: Callable[..., None], fast: Callable[..., None], kw: dic
 
     Each runs on its own poisoned copy of the outputs. On a disagreement or an exception of
     ``fast`` it warns once (one line, :class:`RuntimeWarning`, naming the planner ``name`` and
-    what it falls back to) and returns False: the caller then keeps the standard launch. ``standard`` raising propagates (the planner itself is broken).
+    what it falls back to) and returns False: the caller then keeps the standard launch.
+    ``standard`` raising propagates (the planner itself is broken).
     """
     outs = OUTPUT_NAMES
 

@@ -259,7 +259,7 @@ def test_serving_workload_mixes_decode_prefill_padding_and_swa():
 def test_report_ratios_equal_the_terminal_tables_for_every_committed_row():
     """The report shows the suite's own ratio (extra_info), so both agree on every planner row of
     the committed GPU run, validate rows included."""
-    from conformance.reporting.bench_figures import _row, ratio_text, table
+    from conformance.reporting.bench_figures import _row, table
 
     doc = json.loads((REPO / "reports" / "gpu" / "bench.json").read_text())
     benches = annotate(doc["benchmarks"])

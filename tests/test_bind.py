@@ -1,5 +1,6 @@
-"""Bound plans (``impls.bind``, impls/bound_plan.py): the buffer set validated once, each step checked
-with the same messages and order as spec section 4, outputs byte for byte those of the unbound planners."""
+"""Bound plans (``impls.bind``, impls/bound_plan.py): the buffer set validated once, each step
+checked with the same messages and order as spec section 4, outputs byte for byte those of the
+unbound planners."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ import torch
 
 from impls import validate_cache
 from impls.buffers import PlanBuffers
-from impls.errors import PlanError
 from impls.validate import validate_launch
 
 CAPACITY = 64

@@ -124,7 +124,8 @@ def _named(kw: dict, names: tuple[str, ...]) -> list:
 def chain_call(name: str, kw: dict) -> tuple[Call, Call]:
     """``(eager, capturable)`` calls of chain floor ``name`` on the launcher arguments ``kw``
     (reads its request tensors, table and LUT; writes ``out_write_seed_slot_indices[:bs]``)."""
-    (rpi, prefix, extend), (table, lut) = _named(kw, REQUEST_INPUT_NAMES), _named(kw, TABLE_INPUT_NAMES)
+    rpi, prefix, extend = _named(kw, REQUEST_INPUT_NAMES)
+    table, lut = _named(kw, TABLE_INPUT_NAMES)
     bs, out = int(rpi.shape[0]), kw[SEEDS_NAME]
     lut_len = 0 if lut is None else int(lut.shape[0])
     lut = lut if lut is not None else torch.zeros(1, dtype=torch.int64, device=rpi.device)

@@ -78,7 +78,8 @@ def evaluate(benches: list[dict]) -> list[list[str]]:
 
 
 def _vs_empty_triton(bench: dict, benches: list[dict]) -> float | None:
-    floor = [p50_us(b) for b in benches if (b.get("extra_info") or {}).get("floor") == "empty-triton"
+    floor = [p50_us(b) for b in benches
+             if (b.get("extra_info") or {}).get("floor") == "empty-triton"
              and _p(b).get("mode") == "eager"]
     return p50_us(bench) / floor[0] if floor else None
 

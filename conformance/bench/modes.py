@@ -92,7 +92,8 @@ def planner_module(name: str):
     return inspect.getmodule(get_planner(name)) if name in builtin_names() else None
 
 
-def skip_reason(planner: str, mode: str, device: torch.device, scenario: str = "reused") -> str | None:
+def skip_reason(planner: str, mode: str, device: torch.device,
+                scenario: str = "reused") -> str | None:
     """Why ``mode`` does not apply to ``planner`` here, or None."""
     if mode == "replay" and device.type != "cuda":
         return "replay: device time by CUDA-graph replay needs a GPU"

@@ -6,7 +6,8 @@ Registered from :mod:`conformance.plugin.hooks` (``pytest_plugins``).
   it (``pytest conformance/bench``, or a file / node id inside it) or with ``--bench``; so
   ``pytest`` and ``pytest conformance/`` never run benchmarks (the README's test stays fast).
 * **Options**: ``--bench-bs 0,1,8`` (default :data:`DEFAULT_BS`), ``--bench-mode``,
-  ``--bench-scenario``, ``--bench-workload`` (repeatable), ``--bench-rounds N``, ``--bench-table ROWSxCOLS``,
+  ``--bench-scenario``, ``--bench-workload`` (repeatable), ``--bench-rounds N``,
+  ``--bench-table ROWSxCOLS``,
   ``--bench-report PATH`` (the table and fingerprint as Markdown); planners come from
   ``--planner`` (default every built-in).
 * **Fingerprint**: pytest-benchmark's ``machine_info`` gets the run fingerprint
@@ -184,7 +185,8 @@ class BenchResults:
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(f"# Benchmark table\n\n{fp}\n\n## Serving goals\n\n{goal_table}\n\n"
-                            f"## Every benchmark (us per call; ratios in the same run)\n\n{table}\n")
+                            "## Every benchmark (us per call; ratios in the same run)\n\n"
+                            f"{table}\n")
 
 
 def fingerprint_line(config) -> str:

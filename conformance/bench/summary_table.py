@@ -10,8 +10,8 @@ a chain floor also ``extra_info.chain`` and ``params`` bs and workload).
 its mode, same run), ``chain_name`` and ``ratio_to_chain`` (p50 / the framework's chain floor at the
 same floor mode, bs and workload; none for varying-bs), ``ratio_to_python`` (p50 / the ``python``
 planner's p50 at the same mode, bs, scenario and workload) and ``reference_planner`` /
-``ratio_to_reference`` (the same against the run's one ``module:attr`` planner, upstream's launcher),
-None where the other figure is missing. The report reads these fields; it computes no ratio.
+``ratio_to_reference`` (the same against the run's one ``module:attr`` planner, upstream's
+launcher, say), None where the other figure is missing. The report reads these fields; it computes no ratio.
 """
 
 from __future__ import annotations

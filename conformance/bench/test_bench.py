@@ -8,11 +8,10 @@
 scenario (``reused``, ``fresh``, ``varying-bs``: how the request tensors arrive) with
 pytest-benchmark's pedantic mode; ``test_floor[floor-mode]`` times an empty floor and
 ``test_chain_floor[chain-mode-bs-workload]`` a dependent-load chain floor
-(:mod:`conformance.bench.floors`). Each records its first
-call separately (``extra_info.first_call_us``: compile or cache load + one run, us). What an
-``eager``, ``launch`` or ``replay`` benchmark timed is then run once more on poisoned outputs and checked
-against the pure-Python planner's plan (``plan_values``), so a fast wrong planner cannot post a
-figure. No figure is asserted against a goal: speed is read from the table.
+(:mod:`conformance.bench.floors`). Each records its first call separately
+(``extra_info.first_call_us``: compile or cache load + one run, us). What an ``eager``, ``launch``
+or ``replay`` benchmark timed is then run once more on poisoned outputs and checked against the
+pure-Python planner's plan (``plan_values``), so a fast wrong planner cannot post a figure. No figure is asserted against a goal: speed is read from the table.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ from impls.contract import (
     TABLE_INPUT_NAMES,
 )
 from impls.python_planner import plan_values
-from impls.registry import availability, builtin_names, default_device, get_planner
+from impls.registry import availability, builtin_names, default_device
 
 _FLOOR_PLANNER = {"empty-triton": "triton", "empty-numba": "numba-cuda"}
 
@@ -188,7 +187,7 @@ def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, worklo
     fn, one = modes.planner_call(planner, mode, pool)
     first, timed = _run(benchmark, fn, device, mode, request.config, len(pool))
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
-    if mode in ("eager", "launch", "replay"):  # what was timed computes the right plan (from poison)
+    if mode in ("eager", "launch", "replay"):  # what was timed plans right (from poison)
         for name in OUTPUT_NAMES:
             kw[name].fill_(workloads.POISON)
         step = pool[-1]

@@ -133,7 +133,8 @@ def build(bs: int, spec: Spec, device: str | torch.device) -> dict:
     # verify capacity: room for every request's whole window (or row): verify stays enabled
     per_request = window if window > 0 else spec.table[1]
     buffers = PlanBuffers.allocate(write_req_capacity=WRITE_REQ_CAPACITY,
-                                   **{VERIFY_CAPACITY_NAME: max(1, WRITE_REQ_CAPACITY * per_request)},
+                                   **{VERIFY_CAPACITY_NAME: max(1, WRITE_REQ_CAPACITY
+                                                                * per_request)},
                                    device=device)
     kw = dict(zip(REQUEST_INPUT_NAMES, (rpi.to(device), prefix.to(device), extend.to(device))))
     kw.update(zip(TABLE_INPUT_NAMES, (table, lut)))
@@ -150,7 +151,8 @@ def build(bs: int, spec: Spec, device: str | torch.device) -> dict:
 def request_pool(kw: dict, scenario: str, *, size: int | None = None, seed: int = 0) -> list[dict]:
     """The launcher arguments of every call of a scenario (:data:`SCENARIOS`), built from ``kw``.
 
-    ``reused``: ``[kw]``. ``fresh``: ``size`` (default :data:`POOL_SIZE`) dicts, each with its own copies of ``kw``'s three
+    ``reused``: ``[kw]``. ``fresh``: ``size`` (default :data:`POOL_SIZE`) dicts, each with its
+    own copies of ``kw``'s three
     request tensors. ``varying-bs``: ``size`` dicts whose request tensors are copies of the first
     ``k`` entries of ``kw``'s, ``k`` drawn uniformly from [1, bs] with ``seed`` (a batch's prefix:
     rows stay distinct). All share ``kw``'s table, LUT and outputs (a server's buffer set).

@@ -134,14 +134,15 @@ def table(rows: list[BenchRow]) -> list[dict]:
                     "scenario": r.scenario or "-", "bs": "-" if r.bs is None else r.bs,
                     "p50": f"{r.p50:.2f}", "min": f"{r.min:.2f}", "iqr": f"{r.iqr:.2f}",
                     "rounds": r.rounds, "floor": r.floor, "ratio": ratio_text(r),
-                    "chain": "" if r.ratio_to_chain is None else f"{format_ratio(r.ratio_to_chain)}x"})
+                    "chain": "" if r.ratio_to_chain is None
+                    else f"{format_ratio(r.ratio_to_chain)}x"})
     return out
 
 
 def plots(rows: list[BenchRow]) -> list[tuple[str, str]]:
     """One ``(mode, svg)`` per mode: p50 vs bs per planner, log y axis, floors dashed."""
-    rows = [r if r.floor or r.scenario in (None, "reused") else replace(r, planner=f"{r.planner} {r.scenario}")
-            for r in rows]
+    rows = [r if r.floor or r.scenario in (None, "reused")
+            else replace(r, planner=f"{r.planner} {r.scenario}") for r in rows]
     modes = sorted({r.mode for r in rows if r.bs is not None or r.floor})
     return [(m, _svg(m, [r for r in rows if r.mode == m])) for m in modes
             if any(not r.floor and r.bs is not None for r in rows if r.mode == m)]

@@ -82,11 +82,13 @@ def main(argv: list[str] | None = None) -> int:
         replay_no_lut = gt.graph_replay_time(lambda: nb.launch(**no_lut),
                                              calls_per_graph=CALLS_PER_GRAPH)
         rows.append([
-            bs, f"{eager.median:.1f} (IQR {eager.iqr:.1f})", f"{eager.median / empty_eager_dev.median:.2f}",
+            bs, f"{eager.median:.1f} (IQR {eager.iqr:.1f})",
+            f"{eager.median / empty_eager_dev.median:.2f}",
             f"{replay.median:.2f}", f"{empty_replay.median:.2f}",
             f"{replay.median / empty_replay.median:.2f}", f"{empty_eager_dev.median:.1f}",
             f"{empty_eager_torch.median:.1f}", f"{validate_full.median:.1f}",
-            f"{validate_memo.median:.1f}", f"{launch_only.median:.1f}", f"{replay_no_lut.median:.2f}",
+            f"{validate_memo.median:.1f}", f"{launch_only.median:.1f}",
+            f"{replay_no_lut.median:.2f}",
         ])
     headers = ["bs", "eager call us", "eager / empty eager",
                f"replay us/plan ({CALLS_PER_GRAPH}/graph)", "empty kernel replay us",
