@@ -245,16 +245,17 @@ _ARRAY_CELLS = 7
 _NITEMS, _DATA, _SHAPE = 2, 4, 5
 
 
-class _Record:
+class PackedLaunch:
     """A buffer set's packed launch: one ctypes cell per flattened kernel parameter, built once.
 
     Per call only the request tensors' cells (data pointer; nitems and shape when bs changes), the
-    scalars bs and chunk and the grid change: they are written into the same cells."""
+    scalars bs and chunk and the grid change: :meth:`set_batch` writes them into the same cells.
+    ``call`` is the bound ``cuLaunchKernel`` (None until the driver path is chosen, e.g. on the CPU,
+    where only the packing is exercised)."""
 
     __slots__ = ("cells", "params", "call", "blocks", "threads", "bs", "index")
 
     def __init__(self, plan, buffers) -> None:
-        kernel = compiled(True)
         blocks, threads, chunk = launch_shape(plan.bs)
         empty = torch.empty(0, dtype=torch.int64, device=buffers.device)
         args = (empty, empty, empty, *buffers.tensors)
@@ -262,13 +263,16 @@ class _Record:
                                                           *_int64_scalars(plan), chunk)]
         self.params = (ctypes.c_void_p * len(self.cells))(
             *[ctypes.addressof(c) for c in self.cells])
-        self.blocks, self.threads, one = ctypes.c_uint(blocks), ctypes.c_uint(threads), ctypes.c_uint(1)
-        self.call = functools.partial(_LAUNCH, ctypes.c_void_p(_kernel_handle(kernel)), self.blocks,
-                                      one, one, self.threads, one, one, ctypes.c_uint(0))
+        self.blocks, self.threads = ctypes.c_uint(blocks), ctypes.c_uint(threads)
+        one = ctypes.c_uint(1)
+        self.call = None if _LAUNCH is None else functools.partial(
+            _LAUNCH, ctypes.c_void_p(_kernel_handle(compiled(True))), self.blocks, one, one,
+            self.threads, one, one, ctypes.c_uint(0))
         self.bs = -1  # the request cells hold no batch yet
         self.index = buffers.device.index
 
     def set_batch(self, bs: int, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        """Point the request cells at ``a``, ``b``, ``c`` (int64 [bs], contiguous)."""
         cells = self.cells
         if bs != self.bs:
             blocks, threads, chunk = launch_shape(bs)
@@ -306,7 +310,7 @@ def _launch_gpu(plan, buffers, tensors: tuple, use_shuffle: bool = True) -> None
             _choose_path(compiled(True), buffers.device)
             if LAUNCH_PATH != "driver":
                 return _launch_gpu(plan, buffers, tensors, use_shuffle)
-        record = buffers.records[_RECORD_KEY] = _Record(plan, buffers)
+        record = buffers.records[_RECORD_KEY] = PackedLaunch(plan, buffers)
     record.set_batch(plan.bs, *tensors)
     rc = record.call(ctypes.c_void_p(stream), record.params, None)
     if rc == 201:  # CUDA_ERROR_INVALID_CONTEXT: this thread has no current context yet

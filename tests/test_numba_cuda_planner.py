@@ -302,3 +302,20 @@ def test_gpu_inputs_written_on_a_side_stream_are_seen():
     torch.cuda.synchronize()
     ref = check_against_reference(clone(kw))
     assert torch.equal(kw["out_write_offsets"], ref["out_write_offsets"])
+
+
+def test_packed_launch_rewrites_its_cells_for_each_batch():
+    """The driver path's cells after set_batch are exactly the packing of the new call (checked
+    here on the CPU; on the GPU the packing itself is checked against Numba's at probe)."""
+    kw = random_plan(3, 5, lut=True, hazards=False)
+    plan, buffers = nb.validate_arguments(kw)
+    packed = nb.PackedLaunch(plan, buffers)
+    for bs in (5, 9, 0, 9, 1):
+        step = random_plan(10 + bs, bs, lut=True, hazards=False)
+        request = [step[n] for n in IN[:3]]
+        packed.set_batch(bs, *request)
+        blocks, threads, chunk = nb.launch_shape(bs)
+        want = nb._params((*request, *buffers.tensors), bs, plan.lut_len,
+                          *nb._int64_scalars(plan), chunk)
+        assert [c.value for c in packed.cells] == want, bs
+        assert (packed.blocks.value, packed.threads.value) == (blocks, threads)
