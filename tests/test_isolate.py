@@ -66,12 +66,14 @@ def test_segfault_and_hang_fail_one_case_each_and_the_run_completes(tmp_path: Pa
                       "iso-d-hazard-ok": "pass", "iso-e-plain": "pass"}
 
 
-def test_should_isolate_hazards_by_default_and_obeys_the_flags():
-    assert should_isolate(("hazard", "int64"), isolate=False, no_isolate=False)
-    assert not should_isolate(("padding",), isolate=False, no_isolate=False)
-    assert should_isolate(("padding",), isolate=True, no_isolate=False)
-    assert not should_isolate(("hazard",), isolate=False, no_isolate=True)
-    assert not should_isolate(("hazard",), isolate=True, no_isolate=True)
+def test_should_isolate_hazards_and_external_planners_by_default_and_obeys_the_flags():
+    assert should_isolate(("hazard", "int64"), "python", isolate=False, no_isolate=False)
+    assert not should_isolate(("padding",), "python", isolate=False, no_isolate=False)
+    assert should_isolate(("padding",), "tests.x:planner", isolate=False, no_isolate=False)
+    assert should_isolate(("padding",), "python", isolate=True, no_isolate=False)
+    assert not should_isolate(("hazard",), "python", isolate=False, no_isolate=True)
+    assert not should_isolate(("hazard",), "tests.x:planner", isolate=False, no_isolate=True)
+    assert not should_isolate(("hazard",), "python", isolate=True, no_isolate=True)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="an illegal address needs a CUDA device")

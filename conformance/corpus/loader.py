@@ -201,3 +201,10 @@ def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list
                 seen[case.id] = case
                 cases.append(case)
     return cases, errors
+
+
+def make_case(raw: dict, path: Path, json_path: str) -> Case:
+    """The :class:`Case` of ``raw`` (a case object already checked against the schema, defaults
+    merged, as kept in ``Case.raw``) found at ``json_path`` of ``path``: how the isolation worker
+    rebuilds the parent's case in its own process."""
+    return _make_case(raw, path, json_path)

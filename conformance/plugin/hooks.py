@@ -27,15 +27,30 @@ from tabulate import tabulate
 from conformance.plugin import gpu_pinning  # noqa: F401 - first: pins an xdist worker's GPU before CUDA use
 from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus
 from conformance.plugin.results_writer import ResultsWriter, add_results_options
-from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
+from conformance.engine.runner import (
+    ConformanceFailure,
+    Target,
+    case_dir_arg,
+    rerun_command,
+    resolve_device,
+    run_case,
+)
+from conformance.robustness.in_process import (
+    PlannerEscape,
+    guarded,
+    install_interrupt_flag,
+    torch_state_kept,
+)
 from impls.registry import (
     availability,
     builtin_names,
     get_planner,
 )
 
-pytest_plugins = ["conformance.robustness.isolation",  # --isolate, --no-isolate, --isolate-timeout
-                  "conformance.bench.plugin"]  # conformance/bench: opt-in benchmarks, --bench-*
+pytest_plugins = [
+    "conformance.plugin.isolation_options",  # --isolate, --no-isolate, --isolate-timeout, --sanitize
+    "conformance.bench.plugin",  # conformance/bench: opt-in benchmarks, --bench-*
+]
 ANCHOR = "test_corpus.py"
 SHARED = {"validator": "validator", "allocate": "allocator"}
 OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
@@ -62,6 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
         a = availability(name)
         if not a.available and (":" in name or name not in builtin_names()):
             raise pytest.UsageError(a.reason)
+    install_interrupt_flag()  # a planner's KeyboardInterrupt fails its case; Ctrl-C stops the run
     config.pluginmanager.register(Summary(), "conformance-summary")
     config.pluginmanager.register(ResultsWriter(config), "conformance-results")
 
@@ -137,12 +153,32 @@ class CaseItem(pytest.Item):
                                                   raises=ConformanceFailure))
 
     def runtest(self) -> None:
+        """Run the case in this process (see :mod:`conformance.robustness.in_process` for what is
+        guarded): a planner that raises KeyboardInterrupt / SystemExit, calls ``os._exit`` or
+        leaves torch's global state changed fails this case and the run goes on."""
         if self.avail is None:  # the shared validator or allocator
             target = Target(self.planner, None, resolve_device("cpu"))
         else:
             target = Target(self.planner, get_planner(self.planner),
                             resolve_device(self.avail.device))
-        run_case(self.case, target)
+        changed: list[str] = []
+        try:
+            with torch_state_kept(changed), guarded():
+                run_case(self.case, target)
+        except PlannerEscape as exc:
+            self._fail(f"{exc}: a launcher returns or raises an Exception (spec section 3); "
+                       "the case failed and the run went on")
+        if changed:
+            self._fail("changed process-global torch state, which the caller and every later op "
+                       "of its process see (set back for the next case):\n"
+                       + "\n".join(f"  {change}" for change in changed))
+
+    def _fail(self, detail: str) -> None:
+        case = self.case
+        raise ConformanceFailure("\n".join([
+            f"{case.id}[{self.planner}]  ({case.location})", f"  {case.description}",
+            *("  " + line for line in detail.splitlines()),
+            f"  rerun: {rerun_command(case.id, self.planner, case_dir_arg(case))}"]))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ConformanceFailure):

@@ -57,9 +57,9 @@ def divergence(case: Case, target: Target, isolate: bool = False,
     ``timeout:`` and ends with the child's last lines of output.
     """
     if isolate:
-        from conformance.robustness.isolation import worker
+        from conformance.robustness.isolation import shared_pool
 
-        answer = worker().run({"raw": case.raw, "path": str(case.path), "json_path": case.json_path,
+        answer = shared_pool().get(target.name).run({"raw": case.raw, "path": str(case.path), "json_path": case.json_path,
                                "planner": target.name, "device": str(target.device)}, timeout)
         if answer["status"] == "passed":
             return None
