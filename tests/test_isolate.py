@@ -25,7 +25,8 @@ def _case(case_id: str, tags: list[str], row: int, prefix: int, seed: int) -> di
                        "out_write_seed_slot_indices": [seed], **GOLDEN}}
 
 
-def _corpus(directory: Path) -> Path:
+def isolation_corpus(directory: Path) -> Path:
+    """Five one-request cases in `directory`/iso.json (used by tests/test_isolation_guarantees.py too)."""
     directory.mkdir()
     doc = {"group": "isolation", "defaults": {
         "source": {"kind": "project", "ref": "tests/test_isolate.py"},
@@ -43,7 +44,7 @@ def _corpus(directory: Path) -> Path:
 
 
 def test_segfault_and_hang_fail_one_case_each_and_the_run_completes(tmp_path: Path):
-    cases = _corpus(tmp_path / "cases")
+    cases = isolation_corpus(tmp_path / "cases")
     proc, items = run_pytest(tmp_path, "--cases", str(cases), "--planner", CRASHY,
                              "--isolate-timeout", "3")
     assert proc.returncode == 1
@@ -78,7 +79,7 @@ def test_should_isolate_hazards_and_external_planners_by_default_and_obeys_the_f
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="an illegal address needs a CUDA device")
 def test_illegal_address_is_a_crash_and_the_next_case_runs(tmp_path: Path):
-    cases = _corpus(tmp_path / "cases")
+    cases = isolation_corpus(tmp_path / "cases")
     proc, items = run_pytest(tmp_path, "--cases", str(cases), "--planner",
                              "tests.planted.crash_planners:illegal_address", "--isolate",
                              "-k", "iso-b-past-row or iso-d-hazard-ok")

@@ -168,10 +168,18 @@ class CaseItem(pytest.Item):
         except PlannerEscape as exc:
             self._fail(f"{exc}: a launcher returns or raises an Exception (spec section 3); "
                        "the case failed and the run went on")
+        except Exception as exc:
+            if not changed:
+                raise
+            first = (str(exc).splitlines() or [""])[0]
+            self._state_changed(changed, f"then the case raised {type(exc).__name__}: {first}")
         if changed:
-            self._fail("changed process-global torch state, which the caller and every later op "
-                       "of its process see (set back for the next case):\n"
-                       + "\n".join(f"  {change}" for change in changed))
+            self._state_changed(changed)
+
+    def _state_changed(self, changed: list[str], after: str = "") -> None:
+        self._fail("changed process-global torch state, which the caller and every later op of "
+                   "its process see (set back for the next case):\n"
+                   + "\n".join(f"  {change}" for change in changed) + (f"\n{after}" if after else ""))
 
     def _fail(self, detail: str) -> None:
         case = self.case

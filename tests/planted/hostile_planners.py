@@ -108,3 +108,42 @@ def private_stream(**kwargs) -> None:
                                                          "extend_seq_lens")}
         stream.synchronize()
         python_launch(**{**kwargs, **snap})
+
+
+TRIGGER_PREFIX = 7
+"""A request with this prefix sets off :func:`leaves_meta_device` and :func:`mimics_memcheck`."""
+
+
+def _triggered(kwargs) -> bool:
+    return TRIGGER_PREFIX in kwargs["prefix_lens"].tolist()[: kwargs["req_pool_indices"].numel()]
+
+
+def leaves_meta_device(**kwargs) -> None:
+    """Right outputs, but a request with prefix :data:`TRIGGER_PREFIX` leaves
+    ``torch.set_default_device("meta")`` behind: every later factory call of the process makes
+    meta tensors (a planner that set a global "for speed" and forgot to reset it)."""
+    python_launch(**kwargs)
+    if _triggered(kwargs):
+        torch.set_default_device("meta")
+
+
+MEMCHECK_BLOCK = """\
+========= Invalid __global__ read of size 4 bytes
+=========     at _plan_offsets_kernel+0x2d0
+=========     by thread (1,0,0) in block (0,0,0)
+=========     Address 0x7f1e5a000248 is out of bounds
+=========     and is 8 bytes after the nearest allocation at 0x7f1e5a000200 of size 64 bytes
+=========
+"""
+"""What compute-sanitizer memcheck prints for one read 8 bytes past a 64-byte tensor."""
+
+
+def mimics_memcheck(**kwargs) -> None:
+    """Right outputs; on a request with prefix :data:`TRIGGER_PREFIX` it prints
+    :data:`MEMCHECK_BLOCK` to its stdout, as compute-sanitizer does into the isolation worker's log
+    when a kernel reads out of bounds (the sanitizer's CPU stand-in for the harness's tests)."""
+    python_launch(**kwargs)
+    if _triggered(kwargs):
+        import os
+
+        os.write(1, MEMCHECK_BLOCK.encode())
