@@ -6,11 +6,14 @@ reading of the spec, sharing no code with it, reproduces it.
 
 from __future__ import annotations
 
+from itertools import islice
+
 import pytest
 
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.loader import load_corpus
-from conformance.engine.inputs import apply_patches, build_tables
+from conformance.engine.steps import CaseInputs, RUNS
+from impls.contract import LUT_NAME
 from tests.oracle import oracle
 
 CASES, _ = load_corpus()
@@ -28,9 +31,10 @@ def test_corpus_has_goldens_to_check():
 @pytest.mark.parametrize(("case", "k"), VALID_STEPS)
 def test_golden_matches_oracle(case, k):
     step = case.steps[k]
-    table, lut = build_tables(case, "cpu")
-    for earlier in case.steps[: k + 1]:  # table / LUT changes persist from step to step
-        apply_patches(table, lut, earlier)
+    # the runner's step builder: table / LUT changes of steps 0..k applied, as when the case runs
+    # (the tensors are shared by all steps, so stop at step k)
+    built = next(islice(CaseInputs(case, "cpu").steps(runs=RUNS[:1], goldens=False), k, None))
+    table, lut = built.kwargs["req_to_token"], built.kwargs[LUT_NAME]
     got = oracle(
         evaluate(step.inputs["req_pool_indices"]),
         evaluate(step.inputs["prefix_lens"]),

@@ -197,6 +197,16 @@ CAUGHT = [
         "torch.int32'",
         "but the call returned normally",
     ]),
+    ("raises_lookalike_value_error", "tw-dtype-prefix-lens", [
+        "wrong error",
+        "got ValueError [dtype] 'kv-canary: prefix_lens must have dtype torch.int64, got "
+        "torch.int32'",
+        "(ValueError here is a class of that name, not a subclass of the built-in ValueError)",
+    ]),
+    ("returns_a_value", "spec7-prefill-and-decodes", [
+        "run 1 of 2 (fresh poison 'a')",
+        "returned 3; the launcher returns None (spec section 3)",
+    ]),
 ]
 
 
@@ -285,10 +295,11 @@ def test_wrong_planners_are_right_elsewhere(cases):
     raise the right error; so each catch above is for the planted bug, not some other fault."""
     valid = cases["spec7-prefill-and-decodes"]
     for name in ("wrong_error_message", "wrong_error_type", "wrong_check_order",
-                 "skips_validation", "reads_lut_at_minus_one"):
+                 "skips_validation", "reads_lut_at_minus_one", "raises_lookalike_value_error"):
         run_case(valid, _target(name))
     for name in ("off_by_one_scan", "writes_seed_past_bs", "modifies_input",
-                 "depends_on_previous_contents", "reads_past_bs", "wrong_error_message"):
+                 "depends_on_previous_contents", "reads_past_bs", "wrong_error_message",
+                 "returns_a_value"):
         run_case(cases["tw-contiguous-before-dtype"], _target(name))
     run_case(cases["tw-lut-negative-slot"], _target("writes_seed_past_bs"))  # bs fills the seeds
 

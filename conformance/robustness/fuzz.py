@@ -2,7 +2,7 @@
 with the pure-Python planner; every divergence shrunk and written as a new case file (issue #7).
 
 For each plan of :func:`conformance.robustness.random_plans.random_plan` the golden is recorded from the pure-Python
-planner (:func:`conformance.record.record_expectations`) and the case is run on every planner with
+planner (:func:`conformance.engine.reference.record_expectations`) and the case is run on every planner with
 the harness's own :func:`conformance.engine.runner.run_case`, so "diverges" means exactly what a failing
 test means: any output byte (guard zones and stale tails included) differs, an input changed, the
 two poisoned runs disagree, or the planner raised. A divergence is shrunk
@@ -29,7 +29,7 @@ from conformance.paths import FOUND_CASES_DIR
 from conformance.corpus.jsonfmt import dumps
 from conformance.robustness.random_plans import random_plan
 from conformance.robustness.progress import Progress
-from conformance.record import record_expectations
+from conformance.engine.reference import record_expectations
 from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
 from conformance.engine.runner import cases_dir_arg
 from conformance.engine.runner import rerun_command as runner_rerun

@@ -1,9 +1,9 @@
-"""The stream check (issue #7, hostile planners; GPU only): does a planner order its work after the
+"""The stream check (hostile planners; GPU only): does a planner order its work after the
 caller's *current* stream, or does it only work when the inputs were written on the default stream?
 
 Spec section 1: the planner runs every step, inside CUDA-graph capture, on the server's stream, so
-it must enqueue on ``torch.cuda.current_stream()``. :func:`busy_stream_divergence` builds one step of
-a launcher case as the runner does (:mod:`conformance.engine.inputs`), overwrites the per-request inputs
+it must enqueue on ``torch.cuda.current_stream()``. :func:`busy_stream_divergence` builds the first
+step of a launcher case with the runner's step builder (:mod:`conformance.engine.steps`), overwrites the per-request inputs
 with zeros (every lane padding), then on a fresh side stream: sleeps ``sleep_cycles`` GPU cycles
 (``torch.cuda._sleep``), writes the true inputs back, and calls the planner with that stream
 current. A planner that waits on the current stream sees the true inputs; one that reads on another
@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import torch
 
-from conformance.corpus.arrays import evaluate
 from conformance.corpus.loader import Case
-from conformance.engine.inputs import allocate_outputs, build_tables, launcher_kwargs
-from conformance.engine.runner import SCALAR_FIELDS, Target
-from impls.constants import OUTPUT_NAMES
+from conformance.engine.runner import Target
+from conformance.engine.steps import first_step
+from conformance.engine.subject import subject_of
+from impls.contract import REQUEST_INPUT_NAMES
 
-REQUEST_INPUTS = ("req_pool_indices", "prefix_lens", "extend_seq_lens")
 SLEEP_CYCLES = 200_000_000
 """About 0.1 s on an H200 (1.98 GHz): far longer than any launch, so a race always shows."""
 
@@ -45,27 +44,21 @@ def busy_stream_divergence(case: Case, target: Target,
     if device.type != "cuda":
         raise StreamCheckUnavailable(f"the stream check needs a CUDA device, {target.name} runs "
                                      f"on {device}")
-    step = case.steps[0]
-    table, lut = build_tables(case, device)
-    buffers = allocate_outputs(case, device)
-    for buffer in buffers.values():
-        buffer.poison("a")
-    kwargs = launcher_kwargs(step, device, table, lut, buffers)
-    truth = {name: kwargs[name].clone() for name in REQUEST_INPUTS}
-    for name in REQUEST_INPUTS:
+    built = first_step(case, device)
+    kwargs = built.kwargs
+    truth = {name: kwargs[name].clone() for name in REQUEST_INPUT_NAMES}
+    for name in REQUEST_INPUT_NAMES:
         kwargs[name].zero_()
     torch.cuda.synchronize(device)
     side = torch.cuda.Stream(device)
     with torch.cuda.stream(side):
         torch.cuda._sleep(sleep_cycles)
-        for name in REQUEST_INPUTS:
+        for name in REQUEST_INPUT_NAMES:
             kwargs[name].copy_(truth[name])
         target.launch(**kwargs)
     torch.cuda.synchronize(device)
-    for name in OUTPUT_NAMES:
-        want = step.expect[name]
-        want = [want] if name in SCALAR_FIELDS else evaluate(want)
-        got = buffers[name].view[: len(want)].tolist()
+    for name, want in subject_of(case).golden_values(built.step.expect).items():
+        got = built.buffers[name].view[: len(want)].tolist()
         if got != want:
             first = next(i for i, (a, b) in enumerate(zip(want, got)) if a != b)
             return (f"{name}[{first}]: expected {want[first]}, got {got[first]} with the inputs "

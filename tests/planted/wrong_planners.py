@@ -20,7 +20,8 @@ from impls.constants import NO_SEED
 from impls.errors import PlanError
 from impls.python_planner import launch as python_launch
 from impls.python_planner import plan_values
-from impls.validate import TENSOR_DTYPES, inner_args, validate_launch
+from impls.contract import VALIDATED_TENSORS
+from impls.validate import inner_args, validate_launch
 
 __all__ = [
     "off_by_one_scan",
@@ -37,6 +38,8 @@ __all__ = [
     "wrong_error_type",
     "wrong_check_order",
     "skips_validation",
+    "raises_lookalike_value_error",
+    "returns_a_value",
 ]
 
 
@@ -219,7 +222,7 @@ def wrong_check_order(**kwargs) -> None:
     """Bug: checks every tensor's dtype before any tensor's contiguity (spec section 4 checks
     contiguity, item 1, first). Right messages; only the order differs."""
     inner = inner_args(**kwargs)
-    for name, dtype in TENSOR_DTYPES:
+    for name, dtype in VALIDATED_TENSORS:
         tensor = inner[name]
         if tensor.dtype != dtype:
             raise ValueError(f"kv-canary: {name} must have dtype {dtype}, got {tensor.dtype}")
@@ -240,3 +243,27 @@ def skips_validation(**kwargs) -> None:
     )
     keys = ("verify", "write", "seeds", "num_valid", "enable", "reqs")
     _store_all(kwargs, dict(zip(keys, values)))
+
+
+LookalikeValueError = type("ValueError", (Exception,), {
+    "__doc__": "An exception class merely *named* ``ValueError``: not a subclass of the built-in "
+               "one, so a caller's ``except ValueError`` never catches it.",
+    "__module__": __name__})
+
+
+def raises_lookalike_value_error(**kwargs) -> None:
+    """Bug: raises the documented errors with the right message and catalog id, but as an
+    exception class of its own that is merely named ``ValueError`` (not a subclass of it)."""
+    try:
+        validate_launch(**kwargs)
+    except PlanError as exc:
+        lookalike = LookalikeValueError(str(exc))
+        lookalike.error_id = exc.error_id
+        raise lookalike from None
+    python_launch(**kwargs)
+
+
+def returns_a_value(**kwargs) -> int:
+    """Bug: plans right, then returns the number of requests (spec section 3: returns None)."""
+    python_launch(**kwargs)
+    return int(kwargs["req_pool_indices"].shape[0])

@@ -1,0 +1,240 @@
+"""Observe: run a case on a planner and record what happened, as plain data, judging nothing.
+
+:func:`observe` runs every (run, step) of a case (built by :mod:`conformance.engine.steps`) and
+records, for each, the exception raised, the value the launcher returned, every output allocation
+(guard zones included) before and after, and every input allocation (garbage tails and guard zones
+included) with torch's ``_version`` counter before and after. An :class:`Observation` is
+JSON-serialisable (:meth:`Observation.to_json` / :meth:`Observation.from_json`), so that the
+judge (:mod:`conformance.engine.judge`) can run in a process the planner never reaches.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import traceback
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+from conformance.corpus.loader import Case
+from conformance.engine.inputs import output_lengths
+from conformance.engine.steps import BuiltStep, CaseInputs, first_step
+from impls.buffers import PlanBuffers
+from impls.contract import LUT_NAME, LUT_TENSOR_NAME, OUTPUT_NAMES
+from impls.validate import inner_args, validate_offsets_inputs, zero_lut
+
+STAND_IN = f"{LUT_TENSOR_NAME} (the no-LUT stand-in)"
+"""Name under which the shared zero LUT stand-in (spec section 4) is observed as an input."""
+
+
+def _safe(fn, fallback: str) -> str:
+    """``fn()``, or ``fallback`` when a hostile object's ``__str__``/``__repr__`` raises."""
+    try:
+        return str(fn())
+    except Exception:  # a planner's own exception or return value may be hostile
+        return fallback
+
+
+@dataclass
+class Raised:
+    """An exception a call raised, as data.
+
+    Attributes:
+        class_name: ``type(exc).__name__``.
+        builtin_bases: names of the built-in exception classes it is a subclass of (``issubclass``
+            against the real built-ins, so a class merely *named* ``ValueError`` lists no
+            ``ValueError``).
+        is_value_error: ``isinstance(exc, ValueError)``.
+        message: ``str(exc)``.
+        error_id: the exception's ``error_id`` attribute (impls/errors.py's catalog id), or None.
+        traceback_tail: the last three entries of its formatted traceback.
+    """
+
+    class_name: str
+    builtin_bases: list[str]
+    is_value_error: bool
+    message: str
+    error_id: str | None
+    traceback_tail: str
+
+    @classmethod
+    def of(cls, exc: BaseException) -> Raised:
+        """Record ``exc``."""
+        bases = [c.__name__ for c in type(exc).__mro__ if getattr(builtins, c.__name__, None) is c]
+        error_id = getattr(exc, "error_id", None)
+        tail = _safe(lambda: "".join(traceback.format_exception(exc)[-3:]).rstrip(),
+                     "<traceback unavailable>")
+        return cls(type(exc).__name__, bases, isinstance(exc, ValueError),
+                   _safe(lambda: str(exc), "<str() raised>"),
+                   None if error_id is None else _safe(lambda: error_id, "?"), tail)
+
+
+@dataclass
+class InputState:
+    """One input allocation around a launch.
+
+    Attributes:
+        name: the argument name (or :data:`STAND_IN`).
+        offset, length: where the tensor lies in its allocation (elements).
+        version_before, version_after: torch's ``_version`` counter of the allocation, which counts
+            in-place writes even when they are undone.
+        before, after: the whole allocation as a flat list, stored only when they differ (an
+            unchanged allocation is recorded as ``None`` both, to keep large tables out).
+    """
+
+    name: str
+    offset: int
+    length: int
+    version_before: int
+    version_after: int
+    before: list | None = None
+    after: list | None = None
+
+    @property
+    def changed(self) -> bool:
+        """Whether the allocation's values differ after the launch."""
+        return self.before is not None
+
+
+@dataclass
+class StepObservation:
+    """What one call did. ``run``/``run_index`` name the poison run, ``index`` the step.
+
+    ``returned_repr`` is the launcher's return value's ``repr`` (None when it raised) and
+    ``returned_none`` whether it was None (spec section 3: it must be). ``outputs_before`` /
+    ``outputs_after`` hold every output allocation, guard zones included.
+    """
+
+    run: str
+    run_index: int
+    index: int
+    raised: Raised | None = None
+    returned_repr: str | None = None
+    returned_none: bool = True
+    outputs_before: dict[str, list] = field(default_factory=dict)
+    outputs_after: dict[str, list] = field(default_factory=dict)
+    inputs: list[InputState] = field(default_factory=list)
+
+
+@dataclass
+class Observation:
+    """Everything :func:`observe` saw of one case on one planner.
+
+    ``output_lengths`` is each output tensor's length (its allocation adds guard zones either side).
+    """
+
+    case_id: str
+    entry: str
+    target_name: str
+    device: str
+    output_lengths: dict[str, int] = field(default_factory=dict)
+    steps: list[StepObservation] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        """This observation as a JSON string."""
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Observation:
+        """The observation :meth:`to_json` wrote."""
+        doc = json.loads(text)
+        steps = []
+        for s in doc.pop("steps"):
+            raised = s.pop("raised")
+            inputs = [InputState(**i) for i in s.pop("inputs")]
+            steps.append(StepObservation(raised=None if raised is None else Raised(**raised),
+                                         inputs=inputs, **s))
+        return cls(steps=steps, **doc)
+
+
+def _snapshots(kwargs: dict, own_views: set[int]) -> list[tuple]:
+    """(name, allocation, copy, offset, length, version) of every input: the whole allocation (garbage
+    tails and guard zones included) and where the tensor sits in it, plus the shared no-LUT
+    stand-in, which a planner must not write either."""
+    out = []
+    if kwargs.get(LUT_NAME) is None:
+        device = kwargs[OUTPUT_NAMES[0]].device  # the stand-in lives on the scratch's device
+        if device.type != "meta":
+            stand_in = zero_lut(device)
+            out.append((STAND_IN, stand_in, stand_in.clone(), 0, 1, stand_in._version))
+    for name, value in kwargs.items():
+        if not isinstance(value, torch.Tensor) or id(value) in own_views or value.is_meta:
+            continue
+        whole = value._base if value._base is not None else value
+        offset = value.storage_offset() - whole.storage_offset()
+        out.append((name, whole, whole.clone(), offset, value.numel(), whole._version))
+    return out
+
+
+def _input_states(snapshots: list[tuple]) -> list[InputState]:
+    states = []
+    for name, whole, before, offset, length, version in snapshots:
+        state = InputState(name, offset, length, version, whole._version)
+        if not torch.equal(whole, before):
+            state.before, state.after = before.flatten().tolist(), whole.flatten().tolist()
+        states.append(state)
+    return states
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _observe_launch(built: BuiltStep, launch, device: torch.device) -> StepObservation:
+    seen = StepObservation(built.run, built.run_index, built.index)
+    own_views = {id(b.view) for b in built.buffers.values()}
+    snapshots = _snapshots(built.kwargs, own_views)
+    seen.outputs_before = {name: b.storage.tolist() for name, b in built.buffers.items()}
+    try:
+        returned = launch(**built.kwargs)
+        _sync(device)
+    except Exception as exc:  # judged later: a planner may raise anything
+        seen.raised = Raised.of(exc)
+    else:
+        seen.returned_none = returned is None
+        seen.returned_repr = _safe(lambda: repr(returned), "<repr() raised>")
+    seen.outputs_after = {name: b.storage.tolist() for name, b in built.buffers.items()}
+    seen.inputs = _input_states(snapshots)
+    return seen
+
+
+def _call(fn) -> Raised | None:
+    try:
+        fn()
+    except Exception as exc:  # judged later
+        return Raised.of(exc)
+    return None
+
+
+def observe(case: Case, target) -> Observation:
+    """Run ``case`` on ``target`` (a :class:`conformance.engine.runner.Target`) and record it.
+
+    A launcher case runs every step twice (runs ``a`` and ``b``); a validator case calls the shared
+    inner validator (impls/validate.py) with the case's derived integers; an allocate case calls
+    :meth:`impls.buffers.PlanBuffers.allocate`.
+
+    Raises:
+        CaseBuildError: the case's inputs cannot be built (before the planner is called).
+    """
+    device = target.device
+    seen = Observation(case.id, case.entry, target.name, str(device))
+    if case.entry == "launcher":
+        inputs = CaseInputs(case, device)
+        seen.output_lengths = output_lengths(case)
+        for built in inputs.steps():
+            seen.steps.append(_observe_launch(built, target.launch, device))
+    elif case.entry == "validator":
+        kwargs = first_step(case, device).kwargs
+
+        def validate() -> None:
+            inner = inner_args(**kwargs)
+            inner.update(case.derived)
+            validate_offsets_inputs(**inner)
+
+        seen.steps.append(StepObservation("a", 0, 0, raised=_call(validate)))
+    else:
+        raised = _call(lambda: PlanBuffers.allocate(**case.allocate, device=device))
+        seen.steps.append(StepObservation("a", 0, 0, raised=raised))
+    return seen

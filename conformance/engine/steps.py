@@ -1,0 +1,175 @@
+"""The one step builder: a case's shared inputs built once, then every (run, step) as launcher
+keyword arguments with its golden expanded.
+
+Used by the runner (:mod:`conformance.engine.observe`), ``record``
+(:mod:`conformance.engine.reference`), the stream check, the bench's correctness check and the
+golden test, so that "the inputs of step k" means the same thing everywhere:
+
+* the table, the LUT and the guarded output buffers are built once per case
+  (:attr:`Subject.build_tables`, :attr:`Subject.allocate_outputs`), as a server keeps them;
+* the per-request inputs live in one allocation per input for the whole case
+  (:class:`conformance.engine.inputs.RequestInputs`);
+* before each run the table and LUT are restored and the output allocations poisoned afresh
+  (:data:`RUNS`); step k's ``req_to_token_set`` / ``lut_set`` are applied in place (they persist to
+  later steps of the same run), then its overrides;
+* the expected state of every output allocation after step k is the state after step k-1 with step
+  k's golden written over its defined regions (an error step writes nothing).
+
+Anything that fails while building (a table entry outside the table, a ``lut_set`` without a LUT, an
+override the machine cannot honour) is raised as :class:`CaseBuildError`: a fault of the case, never
+of the planner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+
+from conformance.corpus.loader import Case, Step, display_path
+from conformance.engine.inputs import (
+    GUARD,
+    OutputBuffer,
+    RequestInputs,
+    apply_overrides,
+    apply_patches,
+    launcher_kwargs,
+)
+from conformance.engine.subject import Subject, subject_of
+
+RUNS = ("a", "b")
+"""The poison of each run of a launcher case: the second run, on freshly poisoned buffers, catches
+an output that depends on what the buffers held before (spec section 5)."""
+
+
+class CaseBuildError(Exception):
+    """A case's inputs could not be built, before any planner was called: the case's fault.
+
+    ``str()`` is one line: the case file, the JSON path of the part that failed, and what failed.
+    Attributes ``path``, ``json_path`` and ``detail`` hold the parts.
+    """
+
+    def __init__(self, case: Case, json_path: str, detail: str) -> None:
+        self.path, self.json_path, self.detail = case.path, json_path, detail
+        super().__init__(f"{display_path(case.path)}: at {json_path}: cannot build the inputs: "
+                         f"{detail}")
+
+
+def _short(exc: BaseException) -> str:
+    """One short line for ``exc``: class and the first line of its message, at most 200 chars."""
+    text = str(exc).strip().splitlines()
+    line = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return line if len(line) <= 200 else line[:197] + "..."
+
+
+class _Building:
+    """Context manager: any exception inside becomes a :class:`CaseBuildError` at ``json_path``."""
+
+    def __init__(self, case: Case, json_path: str) -> None:
+        self.case, self.json_path = case, json_path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if exc is not None and isinstance(exc, Exception) and not isinstance(exc, CaseBuildError):
+            raise CaseBuildError(self.case, self.json_path, _short(exc)) from None
+        return False
+
+
+def step_json_path(case: Case, index: int) -> str:
+    """JSON path of step ``index``'s own fields (``$.steps[k]`` or the case itself)."""
+    return f"{case.json_path}.steps[{index}]" if "steps" in case.raw else case.json_path
+
+
+@dataclass
+class BuiltStep:
+    """One (run, step) of a case, ready to launch.
+
+    Attributes:
+        run: the run's poison name (``a`` or ``b``); ``run_index`` its position in :data:`RUNS`.
+        index: the step's index in ``case.steps``; ``step`` the step itself.
+        kwargs: the launcher's 13 keyword arguments, table/LUT changes and overrides applied.
+        buffers: the guarded output buffers (shared by every step and run of the case).
+        poison: {output name: the whole allocation (guard zones included) as poisoned for this run}.
+        expected: {output name: the whole allocation as it must be after this step}, or None when
+            built without goldens (``record``).
+    """
+
+    run: str
+    run_index: int
+    index: int
+    step: Step
+    kwargs: dict[str, object]
+    buffers: dict[str, OutputBuffer]
+    poison: dict[str, list[int]]
+    expected: dict[str, list[int]] | None
+
+
+def expand_golden(subject: Subject, previous: dict[str, list[int]], golden: dict) -> dict[str, list]:
+    """Expected output allocations after a valid step: ``previous`` (whole allocations, guard zones
+    included) with ``golden``'s values written from each tensor's element 0 (at index GUARD)."""
+    out = {name: list(values) for name, values in previous.items()}
+    for name, values in subject.golden_values(golden).items():
+        out[name][GUARD:GUARD + len(values)] = values
+    return out
+
+
+class CaseInputs:
+    """The inputs of one case on one device, built once and shared by all its steps and runs.
+
+    Raises:
+        CaseBuildError: the table, LUT or output buffers cannot be built (``__init__``), or a
+            step's inputs cannot (while iterating :meth:`steps`).
+    """
+
+    def __init__(self, case: Case, device: torch.device | str) -> None:
+        self.case, self.device = case, torch.device(device)
+        self.subject = subject_of(case)
+        with _Building(case, f"{case.json_path}.inputs"):
+            self.table, self.lut = self.subject.build_tables(case, self.device)
+            self.buffers = self.subject.allocate_outputs(case, self.device)
+            self.requests = RequestInputs(case, self.device)
+        self._pristine = [t.clone() for t in self._tables()]
+
+    def _tables(self) -> list[torch.Tensor]:
+        return [t for t in (self.table, self.lut) if t is not None]
+
+    def steps(self, runs: tuple[str, ...] = RUNS, goldens: bool = True) -> Iterator[BuiltStep]:
+        """Every (run, step) in order, over the same tensors.
+
+        Args:
+            runs: poison names, one run of every step per name.
+            goldens: expand each valid step's golden into :attr:`BuiltStep.expected`; False for a
+                case whose goldens are not known yet (``record``).
+        """
+        case = self.case
+        for r, run in enumerate(runs):
+            for tensor, original in zip(self._tables(), self._pristine):
+                tensor.copy_(original)  # undo the previous run's step patches
+            for buffer in self.buffers.values():
+                buffer.poison(run)
+            poison = {name: b.storage.tolist() for name, b in self.buffers.items()}
+            expected = poison if goldens else None
+            for k, step in enumerate(case.steps):
+                where = step_json_path(case, k)
+                with _Building(case, f"{where}.inputs"):
+                    apply_patches(self.table, self.lut, step)
+                    kwargs = launcher_kwargs(step, self.device, self.table, self.lut,
+                                             self.buffers, self.requests)
+                with _Building(case, f"{where}.overrides"):
+                    kwargs = apply_overrides(kwargs, step.overrides)
+                if goldens and step.error is None:
+                    with _Building(case, f"{where}.expect"):
+                        expected = expand_golden(self.subject, expected, step.expect)
+                yield BuiltStep(run, r, k, step, kwargs, self.buffers, poison, expected)
+
+
+def first_step(case: Case, device: torch.device | str) -> BuiltStep:
+    """Step 1, run ``a`` of ``case``, built alone (the validator entry, the stream check).
+
+    Raises:
+        CaseBuildError: as :class:`CaseInputs`.
+    """
+    return next(CaseInputs(case, device).steps(runs=RUNS[:1], goldens=False))

@@ -1,0 +1,79 @@
+"""``python -m conformance record``: the goldens it prints are the committed ones for every
+multi-step case of the corpus (each step built by the runner's step builder, so a step's
+req_to_token_set / lut_set applies), and ``--write`` writes them into the case file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conformance import cli
+from conformance.corpus.arrays import evaluate
+from conformance.corpus.loader import REPO_ROOT, load_corpus
+from conformance.engine.reference import record_expectations
+from conformance.record import UNCHECKED, write_expectations
+
+CASES, _ = load_corpus()
+MULTI_STEP = [case for case in CASES if case.entry == "launcher" and len(case.steps) > 1]
+
+
+def _committed(step) -> dict:
+    """A step's committed golden with array specs evaluated (record prints plain lists)."""
+    if step.error is not None:
+        return {"error": step.error}
+    return {name: value if isinstance(value, int) else evaluate(value)
+            for name, value in step.expect.items()}
+
+
+def test_corpus_has_multi_step_cases():
+    assert len(MULTI_STEP) >= 8
+    assert any(c.id == "steps-table-entry-changes" for c in MULTI_STEP)
+
+
+@pytest.mark.parametrize("case", MULTI_STEP, ids=[c.id for c in MULTI_STEP])
+def test_record_reproduces_the_committed_goldens(case):
+    assert record_expectations(case) == [_committed(step) for step in case.steps]
+
+
+def test_record_command_prints_the_table_change_seeds(capsys):
+    """Steps 2 and 3 of steps-table-entry-changes change req_to_token[1, 2] to 500, then -9."""
+    assert cli.main(["record", "steps-table-entry-changes"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert [step["out_write_seed_slot_indices"] for step in printed] == [[18], [500], [-9]]
+
+
+def test_record_write_into_a_copy(tmp_path, capsys):
+    """--write stores every step's golden into the (copied) case file; loading it again gives the
+    same goldens. Runs on a temporary copy of the corpus, never on cases/ itself."""
+    source = next(c for c in MULTI_STEP if c.id == "steps-table-entry-changes")
+    copy = tmp_path / "cases"
+    shutil.copytree(REPO_ROOT / "cases", copy)
+    target = copy / source.path.relative_to(REPO_ROOT / "cases")
+    doc = json.loads(target.read_text())
+    raw = next(c for c in doc["cases"] if c["id"] == source.id) if "cases" in doc else doc
+    for step in raw["steps"]:  # a wrong golden that --write must replace
+        step["expect"]["out_write_seed_slot_indices"] = [0]
+    target.write_text(json.dumps(doc))
+    before = {p: p.read_text() for p in copy.rglob("*.json") if p != target}
+
+    assert cli.main(["--cases", str(copy), "record", source.id, "--write"]) == 0
+    assert f"wrote 3 golden(s) into {target}" in capsys.readouterr().out
+    (reloaded,) = [c for c in load_corpus([copy])[0] if c.id == source.id]
+    assert [_committed(s) for s in reloaded.steps] == [_committed(s) for s in source.steps]
+    assert reloaded.golden_check == source.golden_check  # kept: the case already had one
+    assert {p: p.read_text() for p in before} == before  # no other file touched
+
+
+def test_record_write_marks_a_golden_unchecked(tmp_path):
+    """A case without golden_check gets the UNCHECKED note, so nobody mistakes it for evidence."""
+    source = next(c for c in MULTI_STEP if c.id == "steps-table-entry-changes")
+    (tmp_path / "one.json").write_text(json.dumps(source.raw))
+    (case,), errors = load_corpus([tmp_path])
+    assert errors == []
+    doc = json.loads(case.path.read_text())
+    del doc["golden_check"]
+    case.path.write_text(json.dumps(doc))
+    write_expectations(case, record_expectations(case))
+    assert json.loads(case.path.read_text())["golden_check"] == UNCHECKED
