@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import WorkerPool, WorkerUnavailable, worker_env
 from tests.subproc import REPO, run_pytest
 from tests.test_isolate import isolation_corpus
@@ -76,13 +77,16 @@ def test_changed_global_torch_state_is_reported_and_the_next_case_is_clean(tmp_p
     assert "default device: cpu -> meta" in text
 
 
+def _case(case_id: str = "iso-e-plain"):
+    from conformance.corpus.loader import load_corpus
+
+    cases, faults = load_corpus([isolation_corpus(Path(tempfile.mkdtemp()) / "cases")])
+    assert not faults
+    return next(c for c in cases if c.id == case_id)
+
+
 def _request(case_id: str = "iso-e-plain", planner: str = "python") -> dict:
-    doc = json.loads((isolation_corpus(Path(tempfile.mkdtemp()) / "c") / "iso.json").read_text())
-    raw = next(c for c in doc["cases"] if c["id"] == case_id)
-    merged = {**raw, "inputs": {**doc["defaults"]["inputs"], **raw["inputs"]},
-              "source": doc["defaults"]["source"], "golden_check": doc["defaults"]["golden_check"]}
-    return {"raw": merged, "path": "iso.json", "json_path": "$.cases[0]", "planner": planner,
-            "device": "cpu"}
+    return case_request(_case(case_id), planner, "cpu")
 
 
 def test_one_worker_per_planner():
@@ -93,7 +97,8 @@ def test_one_worker_per_planner():
         assert a is pool.get("python") and a is not b
         for w in (a, b):
             answer = w.run(_request(planner=w.planner), timeout=120)
-            assert answer["status"] == "passed", answer
+            assert answer["status"] == "observed" and answer["state_changed"] == [], answer
+            judge_observed(_case(), w.planner, answer)  # raises on any difference
         assert a.pid != b.pid and {a.pid, b.pid} <= {int(p) for p in os.listdir("/proc")
                                                      if p.isdigit()}
     finally:
@@ -128,6 +133,7 @@ def test_a_worker_that_never_shakes_hands_is_reported():
 
 PARENT = """
 import json, os, signal, sys
+from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import WorkerPool
 worker = WorkerPool().get("tests.planted.crash_planners:crashy")
 worker.ensure_ready()

@@ -28,6 +28,7 @@ from conformance.plugin import gpu_pinning  # noqa: F401 - first: pins an xdist 
 from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus
 from conformance.plugin.results_writer import ResultsWriter, add_results_options
 from conformance.engine.runner import (
+    CaseBuildError,
     ConformanceFailure,
     Target,
     case_dir_arg,
@@ -54,6 +55,9 @@ pytest_plugins = [
 ANCHOR = "test_corpus.py"
 SHARED = {"validator": "validator", "allocate": "allocator"}
 OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
+SPECIAL_STATUSES = ("oob", "crash", "timeout")
+"""Results-file statuses of failed items the summary names under its table (crash isolation and
+the sanitizer: conformance/plugin/isolation_options.py)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -165,6 +169,9 @@ class CaseItem(pytest.Item):
         try:
             with torch_state_kept(changed), guarded():
                 run_case(self.case, target)
+        except CaseBuildError as exc:  # the case's fault, before any planner call
+            self.user_properties.append(("status", "error"))
+            self._fail(f"error: the case's inputs cannot be built: {exc}")
         except PlannerEscape as exc:
             self._fail(f"{exc}: a launcher returns or raises an Exception (spec section 3); "
                        "the case failed and the run went on")
@@ -218,6 +225,7 @@ class Summary:
 
     def __init__(self) -> None:
         self.tally: dict[str, Counter] = defaultdict(Counter)
+        self.special: dict[str, Counter] = defaultdict(Counter)
         self.seconds: dict[str, float] = defaultdict(float)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -225,6 +233,9 @@ class Summary:
         outcome = _outcome(report)
         if planner is not None and outcome is not None:
             self.tally[planner][outcome] += 1
+            special = dict(report.user_properties).get("status")
+            if outcome == "failed" and special in SPECIAL_STATUSES:
+                self.special[planner][special] += 1
         if planner is not None:
             self.seconds[planner] += report.duration
 
@@ -251,3 +262,8 @@ class Summary:
                          tablefmt="github")
         for line in table.splitlines():
             terminalreporter.write_line(line)
+        for planner, counts in sorted(self.special.items()):
+            parts = ", ".join(f"{counts[s]} {s}" for s in SPECIAL_STATUSES if counts[s])
+            terminalreporter.write_line(f"{planner}: failed includes {parts}"
+                                        + (" (oob: compute-sanitizer saw an access outside an "
+                                           "allocation)" if counts["oob"] else ""))

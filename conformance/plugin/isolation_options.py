@@ -24,7 +24,8 @@ from functools import partial
 import pytest
 import torch
 
-from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
+from conformance.engine.runner import case_dir_arg, rerun_command
+from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import (
     DEFAULT_TIMEOUT,
     IsolationFailure,
@@ -115,8 +116,7 @@ class Isolation:
         """``runtest`` of an isolated item: the case runs in its planner's worker; the outcome
         becomes pass, ConformanceFailure or IsolationFailure (with its status property)."""
         case = item.case
-        request = {"raw": case.raw, "path": str(case.path), "json_path": case.json_path,
-                   "planner": item.planner, "device": item.avail.device}
+        request = case_request(case, item.planner, item.avail.device)
         try:
             answer = self.pool.get(item.planner).run(request, self.timeout, bool(self.sanitize))
         except WorkerUnavailable as exc:
@@ -126,12 +126,11 @@ class Isolation:
             raise IsolationFailure(f"{case.id}[{item.planner}]  ({case.location})\n  {exc}") \
                 from None
         status = _status(answer)
-        if status == "passed":
+        if status == "observed":
+            judge_observed(case, item.planner, answer)  # here, out of the planner's reach
             return
-        if status == "failed":
-            raise ConformanceFailure(answer["text"])
-        if status in SPECIAL:
-            item.user_properties.append(("status", status))
+        if status in SPECIAL or status == "case-error":
+            item.user_properties.append(("status", "error" if status == "case-error" else status))
         raise IsolationFailure(_report(item, status, answer))
 
     def pytest_terminal_summary(self, terminalreporter, config) -> None:
@@ -166,6 +165,8 @@ def _status(answer: dict) -> str:
 def _report(item, status: str, answer: dict) -> str:
     case = item.case
     heads = {"oob": "oob (sanitizer: access error)",
+             "case-error": "error: the case's inputs cannot be built (the case's fault, not the "
+                           "planner's)",
              "state": "failed (isolated): changed process-global torch state, which the caller "
                       "and every later op of its process see; the worker was replaced"}
     head = heads.get(status, f"{status} (isolated)")

@@ -12,7 +12,8 @@ fingerprint (commit, date, host, GPU, library versions, each planner's mode).
 * Writes are atomic (a temporary file in the same folder, then :func:`os.replace`) and incremental:
   after collection, then every ``--results-every`` results or :data:`FLUSH_SECONDS`, and at the
   end; a run killed midway leaves a valid file of what finished (``"complete": false``).
-* ``crash`` / ``timeout`` come from crash isolation: a ``("status", "crash")`` user property or a
+* ``crash`` / ``timeout`` / ``oob`` (compute-sanitizer) come from crash isolation, ``error`` also
+  from a case whose inputs cannot be built: a ``("status", "crash")`` user property or a
   ``conformance_status`` report attribute; a pytest-xdist worker that died mid-item is a ``crash``.
 """
 
@@ -37,7 +38,7 @@ FLUSH_SECONDS = 3.0
 STATUS = {"passed": "pass", "failed": "fail", "xfailed": "xfail", "xpassed": "xpass",
           "skipped": "skip", "error": "error"}
 RANK = {"pass": 0, "skip": 0, "xfail": 0, "xpass": 1, "fail": 2, "error": 3, "timeout": 4,
-        "crash": 4}
+        "crash": 4, "oob": 5}
 """A later phase's status replaces an earlier one only when it ranks higher (teardown errors)."""
 _NODE = re.compile(r"^(?P<file>[^:]*)::(?P<case>.*)\[(?P<planner>[^\[\]]*)\]$")
 
@@ -73,7 +74,7 @@ def case_meta(item: pytest.Item) -> dict | None:
 def _status(report: pytest.TestReport, props: dict) -> str | None:
     """The item's status from this report, or None when this report does not decide it."""
     special = props.get("status") or getattr(report, "conformance_status", None)
-    if special in ("crash", "timeout") and report.failed:
+    if special in ("crash", "timeout", "oob", "error") and report.failed:
         return special
     if report.failed and "crashed while running" in report.longreprtext:
         return "crash"  # pytest-xdist: the worker died in this item
@@ -170,7 +171,7 @@ class ResultsWriter:
         if status is not None and (entry["status"] is None
                                    or RANK[status] > RANK[entry["status"]]):
             entry["status"], entry["message"] = status, _message(report)
-        if report.when == "teardown" or status in ("crash", "timeout"):
+        if report.when == "teardown" or status in ("crash", "timeout", "oob"):
             self.pending += 1
             if self.pending >= self.every or time.monotonic() - self.last_write > FLUSH_SECONDS:
                 self.write()

@@ -17,9 +17,10 @@ from conformance.paths import RESULTS_SCHEMA_PATH
 
 FORMAT, VERSION = "planner-conformance-results", 1
 """The ``format`` and ``version`` fields every results file carries."""
-STATUSES = ("fail", "error", "crash", "timeout", "xpass", "xfail", "skip", "pass")
+STATUSES = ("fail", "error", "oob", "crash", "timeout", "xpass", "xfail", "skip", "pass")
 """Report order: what needs attention first."""
-BAD = frozenset({"fail", "error", "crash", "timeout", "xpass"})
+BAD = frozenset({"fail", "error", "oob", "crash", "timeout", "xpass"})
+"""``oob``: compute-sanitizer reported an access outside an allocation while the case ran."""
 PSEUDO_PLANNERS = ("validator", "allocator", "load")
 """Planner-column names of results that belong to no planner: cases that reach only the shared
 validator, the buffer allocator's errors, and faults of case files found at load time."""

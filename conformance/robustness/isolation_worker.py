@@ -7,12 +7,13 @@ replies go to file descriptor ``N``; requests come on stdin, one JSON object per
 1. Handshake: the parent sends ``{"hello": {"protocol": P}}``; the worker replies
    ``{"ready": true, "protocol": P, "pid": ...}`` when it speaks protocol :data:`PROTOCOL`, else
    ``{"refused": "<why>"}`` and exits with status 2.
-2. Cases: ``{"case": n, "raw", "path", "json_path", "planner", "device"}``. The worker prints
-   ``MARK begin n`` and ``MARK end n`` (:data:`MARK`) to its stdout around the case, so that a tool
-   writing into the same log (compute-sanitizer) can be tied to it; rebuilds the case, runs the
-   planner on it and replies ``{"status": "passed" | "failed" | "error", "text": ...,
-   "state_changed": [...]}``. ``state_changed`` names process-global torch state the case changed
-   (:mod:`conformance.robustness.torch_state`); the worker then exits, so the next case gets a clean
+2. Cases: ``{"case": n, "raw", "path", "json_path", "planner", "device"}``, ``raw`` without its
+   goldens. The worker prints ``MARK begin n`` and ``MARK end n`` (:data:`MARK`) to its stdout
+   around the case, so that a tool writing into the same log (compute-sanitizer) can be tied to
+   it; rebuilds the inputs, runs the planner and replies with what it observed
+   (:func:`conformance.robustness.isolated_case.observe_request`) plus ``"state_changed": [...]``,
+   the process-global torch state the case changed (:mod:`conformance.robustness.torch_state`);
+   the worker then exits, so that the next case gets a clean
    process. After a CUDA error (an illegal address leaves the context unusable) it replies
    ``{"status": "crash", ...}`` and exits. A segfault or a hang is seen by the parent (EOF with a
    signal, or no reply in time).
@@ -85,7 +86,7 @@ def _serve(reply, lines: queue.Queue) -> None:
     import torch  # noqa: F401 - loaded before the first case, not inside its timeout
 
     from conformance.robustness import torch_state
-    from conformance.robustness.isolated_case import run_request
+    from conformance.robustness.isolated_case import observe_request
 
     send({"ready": True, "protocol": PROTOCOL, "pid": os.getpid()})
     while True:
@@ -96,7 +97,7 @@ def _serve(reply, lines: queue.Queue) -> None:
         before = torch_state.snapshot()
         _marker("begin", number)
         try:
-            answer = run_request(request)
+            answer = observe_request(request)
         except BaseException:  # noqa: BLE001 - KeyboardInterrupt, SystemExit: the case's error
             answer = {"status": "error", "text": traceback.format_exc()}
         _marker("end", number)
