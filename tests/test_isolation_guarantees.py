@@ -177,3 +177,21 @@ def test_isolate_timeout_refuses_values_that_are_not_positive(tmp_path, value):
         f"{value!r}: must be a number of seconds > 0"
     assert len(error) == 1 and error[0].endswith(f"error: argument --isolate-timeout: {why}")
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("planner", ["patches_judge", "edits_golden"])
+def test_a_planner_gaming_its_evaluation_passes_in_process_and_is_caught_isolated(tmp_path,
+                                                                                   planner):
+    name = f"tests.planted.hostile_planners:{planner}"
+    (tmp_path / "in").mkdir()
+    proc, outcome, _ = _run(tmp_path / "in", name, "--no-isolate", "-k", "iso-e-plain")
+    assert {k: v.outcome for k, v in outcome.items()} == {"iso-e-plain": "passed"}  # the limit
+    assert proc.returncode == 0
+    (tmp_path / "iso").mkdir()
+    proc, outcome, _ = _run(tmp_path / "iso", name, "--isolate", "-k", "iso-e-plain")
+    assert {k: v.outcome for k, v in outcome.items()} == {"iso-e-plain": "failed"}
+    text = outcome["iso-e-plain"].text
+    field = "out_verify_offsets_scratch" if planner == "patches_judge" else \
+        "out_write_num_valid_reqs"
+    assert f"{field}:" in text and "differ" in text, text
+    assert proc.returncode == 1

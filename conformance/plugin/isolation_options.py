@@ -125,13 +125,13 @@ class Isolation:
                                           "did not start"
             raise IsolationFailure(f"{case.id}[{item.planner}]  ({case.location})\n  {exc}") \
                 from None
-        status = _status(answer)
+        status = status_of(answer)
         if status == "observed":
             judge_observed(case, item.planner, answer)  # here, out of the planner's reach
             return
         if status in SPECIAL or status == "case-error":
             item.user_properties.append(("status", "error" if status == "case-error" else status))
-        raise IsolationFailure(_report(item, status, answer))
+        raise IsolationFailure(failure_report(item, status, answer))
 
     def pytest_terminal_summary(self, terminalreporter, config) -> None:
         if hasattr(config, "workerinput"):
@@ -149,9 +149,10 @@ class Isolation:
         self.pool.close()
 
 
-def _status(answer: dict) -> str:
-    """The item's status from a worker's answer: an access error the sanitizer reported wins over
-    everything (it is the cause of a crash or a stray value), then crash / timeout, then a change
+def status_of(answer: dict) -> str:
+    """The item's status from a worker's answer: ``observed`` (to be judged), ``oob``,
+    ``crash``, ``timeout``, ``state`` (torch's global state changed), ``case-error`` or
+    ``error``. An access error the sanitizer reported wins over everything (it is the cause of a crash or a stray value), then crash / timeout, then a change
     of process-global torch state, then the case's own outcome."""
     if answer.get("access_errors"):
         return "oob"
@@ -162,7 +163,10 @@ def _status(answer: dict) -> str:
     return answer["status"]
 
 
-def _report(item, status: str, answer: dict) -> str:
+def failure_report(item, status: str, answer: dict) -> str:
+    """The readable report of an isolated item (``.case``, ``.planner``) that got ``status``
+    from the worker's ``answer``: head line, torch state changes, sanitizer lines, the worker's
+    text and last lines of output, and the rerun command."""
     case = item.case
     heads = {"oob": "oob (sanitizer: access error)",
              "case-error": "error: the case's inputs cannot be built (the case's fault, not the "

@@ -147,3 +147,39 @@ def mimics_memcheck(**kwargs) -> None:
         import os
 
         os.write(1, MEMCHECK_BLOCK.encode())
+
+
+def patches_judge(**kwargs) -> None:
+    """Writes nothing, and replaces the harness's judge in the process it runs in with one that
+    finds no fault (``conformance.engine.judge.judge``, the name the runner calls, and
+    ``Verdict.fail``): the reward hack of a kernel that games its evaluation. Passes in-process;
+    under ``--isolate`` the judge runs in the parent, out of its reach."""
+    from conformance.engine import judge, runner
+
+    def finds_nothing(*args, **kw) -> None:
+        return None
+
+    judge.judge = runner.judge = finds_nothing
+    judge.Verdict.fail = finds_nothing
+
+
+_EDITED: set[int] = set()
+
+
+def edits_golden(**kwargs) -> None:
+    """The pure-Python planner's outputs with ``out_write_num_valid_reqs`` one too high, and the
+    case's golden edited to match, found through the caller's frames (a local named ``case``).
+    Passes in-process; under ``--isolate`` the worker is sent no golden and the parent's case is
+    out of reach."""
+    import inspect
+
+    python_launch(**kwargs)
+    kwargs["out_write_num_valid_reqs"].add_(1)
+    for info in inspect.stack():
+        case = info.frame.f_locals.get("case")
+        if case is None or not hasattr(case, "steps") or id(case) in _EDITED:
+            continue
+        _EDITED.add(id(case))
+        for step in case.steps:
+            if "out_write_num_valid_reqs" in step.expect:
+                step.expect["out_write_num_valid_reqs"] += 1
