@@ -43,9 +43,11 @@ from conformance.robustness.in_process import (
     torch_state_kept,
 )
 from impls.registry import (
+    NO_DRIVER,
     availability,
     builtin_names,
     get_planner,
+    no_driver_hint,
 )
 
 pytest_plugins = [
@@ -197,7 +199,8 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ConformanceFailure):
-            return str(excinfo.value)
+            text = str(excinfo.value)
+            return text + (f"\n  hint: {no_driver_hint()}" if NO_DRIVER in text else "")
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
