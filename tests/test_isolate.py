@@ -1,6 +1,7 @@
-"""Crash isolation (issue #7 item 2): a planner that segfaults on one case and hangs on another fails
-exactly those two as ``crash`` / ``timeout`` while the others pass and the run completes with its
-summary. Cases tagged ``hazard`` are isolated by default; ``--isolate`` / ``--no-isolate`` choose."""
+"""Crash isolation: a planner that segfaults on one case and hangs on another fails exactly those
+two as ``crash`` / ``timeout`` while the others pass and the run completes with its summary. An
+external planner's cases and cases tagged ``hazard`` are isolated by default; ``--isolate`` /
+``--no-isolate`` choose."""
 
 from __future__ import annotations
 
@@ -26,18 +27,20 @@ def _case(case_id: str, tags: list[str], row: int, prefix: int, seed: int) -> di
 
 
 def isolation_corpus(directory: Path) -> Path:
-    """Five one-request cases in `directory`/iso.json (used by tests/test_isolation_guarantees.py too)."""
+    """Five one-request cases in ``directory/iso.json`` (tests/test_isolation_guarantees.py and
+    tests/test_sanitizer.py use them too)."""
     directory.mkdir()
     doc = {"group": "isolation", "defaults": {
         "source": {"kind": "project", "ref": "tests/test_isolate.py"},
         "golden_check": "hand: table[row, pos] = row*16 + pos; position clamps to 15 (spec §6)",
         "inputs": {"req_to_token": {"generator": "linear", "max_reqs": 4, "max_seq_len": 16}}},
         "cases": [
-            _case("iso-a-plain", [], 2, 7, 38),                # in-process, passes
-            _case("iso-b-past-row", ["hazard"], 1, 20, 31),    # isolated by default; segfaults
-            _case("iso-c-hang", ["hazard"], 1, 13, 28),        # isolated by default; hangs
-            _case("iso-d-hazard-ok", ["hazard"], 3, 2, 49),    # isolated (fresh worker); passes
-            _case("iso-e-plain", [], 1, 3, 18),                # in-process, passes
+            # isolated: every case of an external planner, a built-in's hazard cases
+            _case("iso-a-plain", [], 2, 7, 38),                # passes
+            _case("iso-b-past-row", ["hazard"], 1, 20, 31),    # segfaults (crash_planners)
+            _case("iso-c-hang", ["hazard"], 1, 13, 28),        # hangs
+            _case("iso-d-hazard-ok", ["hazard"], 3, 2, 49),    # passes in a fresh worker
+            _case("iso-e-plain", [], 1, 3, 18),                # passes
         ]}
     (directory / "iso.json").write_text(json.dumps(doc))
     return directory
@@ -61,7 +64,7 @@ def test_segfault_and_hang_fail_one_case_each_and_the_run_completes(tmp_path: Pa
     assert f"rerun: pytest conformance/ --planner {CRASHY} --cases " in crash.text
     assert "conformance summary" in proc.stdout and "3 passed" in proc.stdout
     assert "Traceback" not in proc.stdout
-    results = json.loads((tmp_path / "results.json").read_text())  # conformance/plugin/results_writer.py's file
+    results = json.loads((tmp_path / "results.json").read_text())  # plugin/results_writer.py's
     status = {r["case"]: r["status"] for r in results["results"]}
     assert status == {"iso-a-plain": "pass", "iso-b-past-row": "crash", "iso-c-hang": "timeout",
                       "iso-d-hazard-ok": "pass", "iso-e-plain": "pass"}

@@ -186,9 +186,9 @@ class CaseItem(pytest.Item):
             self._state_changed(changed)
 
     def _state_changed(self, changed: list[str], after: str = "") -> None:
+        lines = [f"  {change}" for change in changed] + ([after] if after else [])
         self._fail("changed process-global torch state, which the caller and every later op of "
-                   "its process see (set back for the next case):\n"
-                   + "\n".join(f"  {change}" for change in changed) + (f"\n{after}" if after else ""))
+                   "its process see (set back for the next case):\n" + "\n".join(lines))
 
     def _fail(self, detail: str) -> None:
         case = self.case

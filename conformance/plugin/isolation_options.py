@@ -66,7 +66,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run every case in-process, external planners and hazard cases included "
                          "(a planner can then end or bend the run)")
     group.addoption("--isolate-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT,
-                    metavar="S", help=f"seconds an isolated case may run (default {DEFAULT_TIMEOUT:g})")
+                    metavar="S",
+                    help=f"seconds an isolated case may run, > 0 (default {DEFAULT_TIMEOUT:g})")
     group.addoption("--sanitize", choices=TOOLS, default=None, metavar="TOOL",
                     help="run the isolated children under compute-sanitizer --tool TOOL (memcheck); "
                          "an access error makes its case 'oob'; needs a CUDA device")
@@ -152,8 +153,9 @@ class Isolation:
 def status_of(answer: dict) -> str:
     """The item's status from a worker's answer: ``observed`` (to be judged), ``oob``,
     ``crash``, ``timeout``, ``state`` (torch's global state changed), ``case-error`` or
-    ``error``. An access error the sanitizer reported wins over everything (it is the cause of a crash or a stray value), then crash / timeout, then a change
-    of process-global torch state, then the case's own outcome."""
+    ``error``. An access error the sanitizer reported wins over everything (it is the cause of
+    a crash or a stray value), then crash / timeout, then a change of process-global torch
+    state, then the case's own outcome."""
     if answer.get("access_errors"):
         return "oob"
     if answer["status"] in ("crash", "timeout"):
