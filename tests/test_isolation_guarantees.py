@@ -59,7 +59,8 @@ def test_keyboard_interrupt_from_a_planner_fails_only_its_case(tmp_path, isolati
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert {k: v.outcome for k, v in outcome.items()} == {
         "iso-a-plain": "failed", "iso-d-hazard-ok": "passed", "iso-e-plain": "passed"}
-    assert "KeyboardInterrupt" in outcome["iso-a-plain"].text
+    assert ("raised KeyboardInterrupt('planted') during the case: a launcher returns or raises "
+            "an Exception (spec section 3)") in outcome["iso-a-plain"].text
     assert "!!!!! KeyboardInterrupt" not in proc.stdout  # pytest's "interrupted" banner
     assert results["complete"] is True
 

@@ -96,6 +96,7 @@ class Isolation:
             self.isolate = True
         self.pool = WorkerPool(prefix, cuda=torch.cuda.is_available())
         self.in_process_external: set[str] = set()
+        self.cpu_planners: set[str] = set()  # isolated planners whose tensors live on the CPU
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
@@ -106,6 +107,8 @@ class Isolation:
                 continue  # the shared validator / allocator, a skipped planner, or not a case
             if should_isolate(item.case.tags, item.planner, self.isolate, self.no_isolate):
                 item.runtest = partial(self.run_isolated, item)
+                if avail.device == "cpu":
+                    self.cpu_planners.add(item.planner)
                 item.repr_failure = partial(_repr_failure, item.repr_failure)
                 if item.planner not in started:
                     started.add(item.planner)
@@ -145,6 +148,9 @@ class Isolation:
         if self.sanitize:
             terminalreporter.write_line(f"sanitizer: every case ran under compute-sanitizer "
                                         f"--tool {self.sanitize}")
+            for planner in sorted(self.cpu_planners):
+                terminalreporter.write_line(f"sanitizer: {planner} runs on the CPU, where "
+                                            "compute-sanitizer checks nothing", yellow=True)
 
     def pytest_unconfigure(self, config) -> None:
         self.pool.close()
