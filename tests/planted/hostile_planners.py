@@ -12,6 +12,13 @@ the input it was "tuned" for; ``tests/test_hostile.py`` shows the harness catche
 * :func:`private_stream` -- launches on its own CUDA stream without waiting on the caller's current
   stream: right whenever the inputs were written on the (legacy, synchronising) default stream,
   racy when the caller wrote them on a side stream (GPU only; on the CPU it is the Python planner).
+* :func:`leaves_meta_device` -- right outputs, but leaves ``torch.set_default_device("meta")``
+  behind (process-global torch state: the next case's and the caller's tensors change).
+* :func:`patches_judge` / :func:`edits_golden` -- game the evaluation itself: replace the harness's
+  judge, or edit the case's golden through the caller's frames (caught only under ``--isolate``,
+  where the judge and the goldens stay in the parent).
+* :func:`mimics_memcheck` -- prints what compute-sanitizer prints for an out-of-bounds read, so the
+  sanitizer's per-case attribution can be tested on the CPU.
 """
 
 from __future__ import annotations
