@@ -33,8 +33,8 @@ from impls.registry import planners
 
 
 def _cmd_planners(args: argparse.Namespace) -> int:
-    rows = [[p.name, "yes" if p.available else "no", p.mode or "-", p.device, p.reason or ""]
-            for p in planners()]
+    rows = [[name, "yes" if a.available else "no", a.mode or "-", a.device, a.reason or ""]
+            for name, a in planners()]
     print(tabulate(rows, headers=["planner", "available", "mode", "device", "reason"]))
     return 0
 

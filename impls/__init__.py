@@ -2,7 +2,7 @@
 
 * :func:`get_planner` returns a planner: a keyword-only launcher with the signature of spec
   section 3 (``python``, ``triton``, ``numba-cuda``, or any ``module.path:attr``).
-* :func:`planners` lists the built-in ones with availability, mode and reason.
+* :func:`planners` lists the built-in ones as (name, :class:`Availability`) pairs.
 * :mod:`impls.validate` is the one validator all of them share (spec section 4);
   :mod:`impls.errors` its message catalog; :mod:`impls.buffers` the output-buffer allocator.
 """
@@ -11,7 +11,6 @@ from impls.buffers import PlanBuffers
 from impls.errors import CATALOG, PlanError
 from impls.registry import (
     Availability,
-    PlannerInfo,
     PlannerUnavailable,
     UnknownPlanner,
     availability,
@@ -24,7 +23,6 @@ __all__ = [
     "Availability",
     "PlanBuffers",
     "PlanError",
-    "PlannerInfo",
     "PlannerUnavailable",
     "UnknownPlanner",
     "availability",

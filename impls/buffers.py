@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from impls.constants import SCRATCH_MIN_LEN
+from impls.contract import BY_NAME, OUTPUT_NAMES, VERIFY_CAPACITY_NAME, output_lengths
 from impls.errors import raise_error
 
 
@@ -52,27 +53,12 @@ class PlanBuffers:
         if verify_capacity <= 0:
             raise_error("verify-plan-capacity", n=verify_capacity)
 
-        def zeros(n: int, dtype: torch.dtype) -> torch.Tensor:
-            return torch.zeros(n, dtype=dtype, device=device)
-
-        return cls(
-            out_verify_offsets_scratch=zeros(SCRATCH_MIN_LEN, torch.int64),
-            out_write_offsets=zeros(write_req_capacity + 1, torch.int64),
-            out_write_seed_slot_indices=zeros(write_req_capacity, torch.int64),
-            out_verify_num_valid=zeros(1, torch.int32),
-            out_verify_enable=zeros(1, torch.int32),
-            out_write_num_valid_reqs=zeros(1, torch.int32),
-            verify_capacity=verify_capacity,
-        )
+        fields: dict[str, object] = {
+            name: torch.zeros(n, dtype=BY_NAME[name].dtype, device=device)
+            for name, n in output_lengths(write_req_capacity, SCRATCH_MIN_LEN).items()}
+        fields[VERIFY_CAPACITY_NAME] = verify_capacity
+        return cls(**fields)
 
     def launcher_kwargs(self) -> dict[str, object]:
         """The output arguments and ``verify_capacity``, ready to splat into a launcher call."""
-        return {
-            "out_verify_offsets_scratch": self.out_verify_offsets_scratch,
-            "out_write_offsets": self.out_write_offsets,
-            "out_write_seed_slot_indices": self.out_write_seed_slot_indices,
-            "out_verify_num_valid": self.out_verify_num_valid,
-            "out_verify_enable": self.out_verify_enable,
-            "out_write_num_valid_reqs": self.out_write_num_valid_reqs,
-            "verify_capacity": self.verify_capacity,
-        }
+        return {name: getattr(self, name) for name in (*OUTPUT_NAMES, VERIFY_CAPACITY_NAME)}

@@ -20,25 +20,3 @@ SCRATCH_MIN_LEN: int = PLAN_BS_BLOCK_SIZE + 1
 
 NO_SEED: int = -1
 """Seed slot of a request that has no prefix token to anchor on (spec section 5)."""
-
-INPUT_NAMES: tuple[str, ...] = (
-    "req_pool_indices",
-    "prefix_lens",
-    "extend_seq_lens",
-    "req_to_token",
-    "full_to_swa_index_mapping",
-)
-"""Launcher arguments a planner reads and must never modify (spec section 5)."""
-
-OUTPUT_NAMES: tuple[str, ...] = (
-    "out_verify_offsets_scratch",
-    "out_write_offsets",
-    "out_write_seed_slot_indices",
-    "out_verify_num_valid",
-    "out_verify_enable",
-    "out_write_num_valid_reqs",
-)
-"""Launcher arguments a planner writes, in the spec's order (section 3)."""
-
-SCALAR_ARGS: tuple[str, ...] = ("swa_window_size", "verify_capacity")
-"""Plain-int launcher arguments (spec section 3)."""

@@ -16,6 +16,8 @@ from typing import Protocol
 
 import torch
 
+from impls.constants import SCRATCH_MIN_LEN
+
 
 @dataclass(frozen=True)
 class Argument:
@@ -28,6 +30,11 @@ class Argument:
             or ``scalar`` (a plain Python int).
         dtype: the torch dtype spec section 3 requires; None for scalars.
         length: the length rule of spec section 3, as the spec writes it.
+        shape_check: the same rule as spec section 4 item 12 checks it: ``("len", BOUND)`` (1-D of
+            exactly BOUND elements), ``("min", BOUND)`` (1-D of at least max(BOUND, 1)) or
+            ``("2-D",)``; BOUND is an int or the name of one of the inner validator's derived
+            integers (``bs``, ``lut_len``, ``write_offsets_len``, ``write_req_capacity``). Empty
+            for scalars.
         optional: whether None is allowed (only the LUT).
     """
 
@@ -35,6 +42,7 @@ class Argument:
     role: str
     dtype: torch.dtype | None
     length: str
+    shape_check: tuple = ()
     optional: bool = False
 
     @property
@@ -44,17 +52,21 @@ class Argument:
 
 
 ARGUMENTS: tuple[Argument, ...] = (
-    Argument("req_pool_indices", "request", torch.int64, "[bs]"),
-    Argument("prefix_lens", "request", torch.int64, "[bs]"),
-    Argument("extend_seq_lens", "request", torch.int64, "[bs]"),
-    Argument("req_to_token", "table", torch.int32, "[max_reqs, max_seq_len], 2-D"),
-    Argument("full_to_swa_index_mapping", "table", torch.int64, "[lut_len]", optional=True),
-    Argument("out_verify_offsets_scratch", "output", torch.int64, "[>= PLAN_BS_BLOCK_SIZE + 1]"),
-    Argument("out_write_offsets", "output", torch.int64, "[write_req_capacity + 1]"),
-    Argument("out_write_seed_slot_indices", "output", torch.int64, "[write_req_capacity]"),
-    Argument("out_verify_num_valid", "output", torch.int32, "[1]"),
-    Argument("out_verify_enable", "output", torch.int32, "[1]"),
-    Argument("out_write_num_valid_reqs", "output", torch.int32, "[1]"),
+    Argument("req_pool_indices", "request", torch.int64, "[bs]", ("len", "bs")),
+    Argument("prefix_lens", "request", torch.int64, "[bs]", ("len", "bs")),
+    Argument("extend_seq_lens", "request", torch.int64, "[bs]", ("len", "bs")),
+    Argument("req_to_token", "table", torch.int32, "[max_reqs, max_seq_len], 2-D", ("2-D",)),
+    Argument("full_to_swa_index_mapping", "table", torch.int64, "[lut_len]", ("min", "lut_len"),
+             optional=True),
+    Argument("out_verify_offsets_scratch", "output", torch.int64, "[>= PLAN_BS_BLOCK_SIZE + 1]",
+             ("min", SCRATCH_MIN_LEN)),
+    Argument("out_write_offsets", "output", torch.int64, "[write_req_capacity + 1]",
+             ("len", "write_offsets_len")),
+    Argument("out_write_seed_slot_indices", "output", torch.int64, "[write_req_capacity]",
+             ("len", "write_req_capacity")),
+    Argument("out_verify_num_valid", "output", torch.int32, "[1]", ("len", 1)),
+    Argument("out_verify_enable", "output", torch.int32, "[1]", ("len", 1)),
+    Argument("out_write_num_valid_reqs", "output", torch.int32, "[1]", ("len", 1)),
     Argument("swa_window_size", "scalar", None, "int"),
     Argument("verify_capacity", "scalar", None, "int"),
 )
@@ -75,6 +87,10 @@ SCALAR_OUTPUT_NAMES: tuple[str, ...] = tuple(a.name for a in ARGUMENTS
 """The three one-element outputs: num_valid, enable, write_num_valid_reqs."""
 SCALAR_NAMES: tuple[str, ...] = tuple(a.name for a in ARGUMENTS if a.role == "scalar")
 """``swa_window_size, verify_capacity``: plain ints."""
+SWA_WINDOW_NAME, VERIFY_CAPACITY_NAME = SCALAR_NAMES
+"""The window (``W`` of spec section 5) and the verify capacity, by name."""
+TABLE_NAME: str = TABLE_INPUT_NAMES[0]
+"""``req_to_token``, the KV-slot table."""
 LUT_NAME: str = TABLE_INPUT_NAMES[1]
 """The optional LUT argument; the validator calls it ``lut_tensor`` once resolved."""
 LUT_TENSOR_NAME = "lut_tensor"
@@ -83,6 +99,26 @@ VALIDATED_TENSORS: tuple[tuple[str, torch.dtype], ...] = tuple(
     (LUT_TENSOR_NAME if a.name == LUT_NAME else a.name, a.dtype) for a in ARGUMENTS if a.is_tensor)
 """"The 11 tensors" of spec section 4, in the order its checks visit them, with their dtypes."""
 VALIDATED_TENSOR_NAMES: tuple[str, ...] = tuple(name for name, _ in VALIDATED_TENSORS)
+SHAPE_CHECKS: tuple[tuple[str, tuple], ...] = tuple(
+    (name, a.shape_check) for name, a in zip(VALIDATED_TENSOR_NAMES, (a for a in ARGUMENTS
+                                                                      if a.is_tensor)))
+"""(validated tensor name, shape check) in spec section 4 item 12's order, which is the table's."""
+DEVICE_REFERENCE: str = OUTPUT_NAMES[0]
+"""The tensor whose device every other tensor must share (spec section 4 item 16)."""
+
+
+def output_lengths(write_req_capacity: int, scratch_len: int = SCRATCH_MIN_LEN) -> dict[str, int]:
+    """{output name: its length} for ``write_req_capacity`` requests, by the table's length rules
+    (spec section 3): the one output with a minimum length (the scratch) gets ``scratch_len``."""
+    derived = {"write_offsets_len": write_req_capacity + 1,
+               "write_req_capacity": write_req_capacity}
+    lengths = {}
+    for a in ARGUMENTS:
+        if a.role == "output":
+            kind, bound = a.shape_check
+            lengths[a.name] = scratch_len if kind == "min" else (
+                bound if isinstance(bound, int) else derived[bound])
+    return lengths
 
 
 class Launcher(Protocol):

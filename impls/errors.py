@@ -74,7 +74,7 @@ _ENTRIES = (
                "kv-canary: write_req_capacity must be non-negative, got {write_req_capacity}",
                "§4 item 5", "validator"),
     ErrorEntry("verify-capacity-non-negative",
-               "kv-canary: verify_capacity must be non-negative, got {verify_capacity}",
+               "kv-canary: verify_capacity must be non-negative, got {n}",
                "§4 item 6", "launcher"),
     ErrorEntry("stride-positive",
                "kv-canary: req_to_token_stride0 must be positive, got {req_to_token_stride0}",

@@ -11,13 +11,15 @@ import hashlib
 import importlib
 import inspect
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-Launcher = Callable[..., None]
-"""A planner: keyword-only launcher of spec section 3, returns None, fills the outputs in place."""
+from impls.contract import Launcher
+
+__all__ = ["Availability", "BUILTIN_MODULES", "Launcher", "PlannerUnavailable", "UnknownPlanner",
+           "availability", "builtin_module", "builtin_names", "chosen_planners", "default_device",
+           "get_planner", "planners", "source_digest"]
 
 
 @dataclass(frozen=True)
@@ -39,17 +41,6 @@ class Availability:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
-class PlannerInfo:
-    """A known planner and its :class:`Availability` on this machine."""
-
-    name: str
-    available: bool
-    mode: str | None
-    device: str
-    reason: str | None
-
-
 class PlannerUnavailable(RuntimeError):
     """The planner is known but cannot run here; the message says why."""
 
@@ -58,18 +49,24 @@ class UnknownPlanner(LookupError):
     """No built-in planner has this name and it is not an importable ``module:attr``."""
 
 
-_BUILTIN: dict[str, str] = {
+BUILTIN_MODULES: dict[str, str] = {
     "python": "impls.python_planner",
     "triton": "impls.triton_planner",
     "numba-cuda": "impls.numba_cuda_planner",
 }
-_PENDING: dict[str, str] = {
-}
+"""Built-in planner name -> the module that exports its ``launch`` and ``probe``, in report order."""
+_BUILTIN = BUILTIN_MODULES  # conformance/bench/modes.py still imports this name; remove with it
 
 
 def builtin_names() -> tuple[str, ...]:
     """Names of the built-in planners, in report order."""
-    return tuple(_BUILTIN)
+    return tuple(BUILTIN_MODULES)
+
+
+def chosen_planners(given: list[str] | tuple[str, ...] | None) -> list[str]:
+    """The planners a run covers: those ``given`` (``--planner``, repeatable), else every built-in
+    one in report order."""
+    return list(given) if given else list(builtin_names())
 
 
 def default_device() -> str:
@@ -77,16 +74,32 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _builtin_module(name: str):
+def _import_builtin(name: str):
     """The planner's module, or the reason it cannot be imported (a string)."""
+    module_name = BUILTIN_MODULES[name]
     try:
-        return importlib.import_module(_BUILTIN[name])
+        return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name == _BUILTIN[name]:
-            return _PENDING.get(name, f"module {_BUILTIN[name]} is missing")
-        return f"cannot import {_BUILTIN[name]}: {exc}"
+        if exc.name == module_name:
+            return f"module {module_name} is missing"
+        return f"cannot import {module_name}: {exc}"
     except Exception as exc:  # a planner that fails to import is unavailable, never a crash
-        return f"cannot import {_BUILTIN[name]}: {type(exc).__name__}: {exc}"
+        return f"cannot import {module_name}: {type(exc).__name__}: {exc}"
+
+
+def builtin_module(name: str):
+    """The module of built-in planner ``name`` (``launch``, ``probe``, ``MODE``), imported.
+
+    Raises:
+        UnknownPlanner: ``name`` is not a built-in planner.
+        PlannerUnavailable: its module cannot be imported here (the message says why).
+    """
+    if name not in BUILTIN_MODULES:
+        raise UnknownPlanner(_unknown_message(name))
+    module = _import_builtin(name)
+    if isinstance(module, str):
+        raise PlannerUnavailable(f"planner {name!r} is unavailable here: {module}")
+    return module
 
 
 def availability(name: str) -> Availability:
@@ -104,9 +117,9 @@ def availability(name: str) -> Availability:
         kind = triton_mode(importlib.import_module(name.partition(":")[0]))
         return Availability(True, f"external (triton {kind})" if kind else "external",
                             default_device())
-    if name not in _BUILTIN:
+    if name not in BUILTIN_MODULES:
         return Availability(False, None, "cpu", _unknown_message(name))
-    module = _builtin_module(name)
+    module = _import_builtin(name)
     if isinstance(module, str):
         return Availability(False, None, "cpu", module)
     probe = getattr(module, "probe", None)
@@ -115,17 +128,13 @@ def availability(name: str) -> Availability:
     return probe()
 
 
-def planners() -> list[PlannerInfo]:
-    """Every built-in planner with whether it is available here, its mode and, if not, why."""
-    out = []
-    for name in _BUILTIN:
-        a = availability(name)
-        out.append(PlannerInfo(name, a.available, a.mode, a.device, a.reason))
-    return out
+def planners() -> list[tuple[str, Availability]]:
+    """Every built-in planner, in report order, with its :class:`Availability` here."""
+    return [(name, availability(name)) for name in BUILTIN_MODULES]
 
 
 def _unknown_message(name: str) -> str:
-    known = ", ".join(_BUILTIN)
+    known = ", ".join(BUILTIN_MODULES)
     return f"unknown planner {name!r}: use one of {known}, or module.path:callable"
 
 
@@ -199,19 +208,19 @@ def get_planner(name: str) -> Launcher:
     """
     if ":" in name:
         return _load_external(name)
-    if name not in _BUILTIN:
+    if name not in BUILTIN_MODULES:
         raise UnknownPlanner(_unknown_message(name))
     a = availability(name)
     if not a.available:
         raise PlannerUnavailable(f"planner {name!r} is unavailable here: {a.reason}")
-    return _builtin_module(name).launch
+    return builtin_module(name).launch
 
 
 def source_digest(name: str) -> dict | None:
     """Which code planner ``name`` is: its module, source file and the file's SHA-256, so that two
     runs of "the same" planner name can be told apart. None when the module cannot be imported or
     has no source file."""
-    module_name = name.partition(":")[0] if ":" in name else _BUILTIN.get(name)
+    module_name = name.partition(":")[0] if ":" in name else BUILTIN_MODULES.get(name)
     if module_name is None:
         return None
     try:

@@ -11,6 +11,7 @@ Two entry points:
   tensor, a non-bool ``has_swa_lut``) are reached by calling it directly; cases with
   ``"entry": "validator"`` do that.
 
+Every list of names and every length rule comes from the contract table (:mod:`impls.contract`).
 Both raise :class:`impls.errors.PlanError` (a ``ValueError``) with the exact text of spec section 4,
 checks in the spec's order, the first failing one raised.
 
@@ -26,25 +27,30 @@ from dataclasses import dataclass
 
 import torch
 
-from impls.constants import PLAN_BS_BLOCK_SIZE, SCRATCH_MIN_LEN
+from impls.constants import PLAN_BS_BLOCK_SIZE
+from impls.contract import (
+    ARGUMENT_NAMES,
+    DEVICE_REFERENCE,
+    LUT_NAME,
+    LUT_TENSOR_NAME,
+    SHAPE_CHECKS,
+    SWA_WINDOW_NAME,
+    TABLE_NAME,
+    VALIDATED_TENSOR_NAMES,
+    VALIDATED_TENSORS,
+    VERIFY_CAPACITY_NAME,
+)
 from impls.errors import raise_error
 
-TENSOR_DTYPES: tuple[tuple[str, torch.dtype], ...] = (
-    ("req_pool_indices", torch.int64),
-    ("prefix_lens", torch.int64),
-    ("extend_seq_lens", torch.int64),
-    ("req_to_token", torch.int32),
-    ("lut_tensor", torch.int64),
-    ("out_verify_offsets_scratch", torch.int64),
-    ("out_write_offsets", torch.int64),
-    ("out_write_seed_slot_indices", torch.int64),
-    ("out_verify_num_valid", torch.int32),
-    ("out_verify_enable", torch.int32),
-    ("out_write_num_valid_reqs", torch.int32),
-)
-""""The 11 tensors" of spec section 4, in the order the checks visit them, with their dtypes."""
+DERIVED_NAMES: tuple[str, ...] = ("bs", "req_to_token_stride0", "lut_len", "has_swa_lut",
+                                  "write_offsets_len", "write_req_capacity", VERIFY_CAPACITY_NAME)
+"""The inner validator's integers, derived from the tensors by :func:`inner_args`."""
 
-TENSOR_NAMES: tuple[str, ...] = tuple(name for name, _ in TENSOR_DTYPES)
+LENGTH_SOURCES: dict[str, str] = {check[1]: name for name, check in reversed(SHAPE_CHECKS)
+                                  if check[0] == "len" and isinstance(check[1], str)}
+"""Derived integer -> the tensor whose ``shape[0]`` it is: the first tensor whose length rule
+names it (``bs`` is ``req_pool_indices.shape[0]``, spec section 3; ``write_offsets_len`` and
+``write_req_capacity`` are the two write outputs' lengths)."""
 
 _ZERO_LUTS: dict[torch.device, torch.Tensor] = {}
 
@@ -95,59 +101,52 @@ def leading_len(tensor: torch.Tensor) -> int:
     return int(tensor.shape[0]) if tensor.dim() else 1
 
 
-def inner_args(
-    *,
-    req_pool_indices: torch.Tensor,
-    prefix_lens: torch.Tensor,
-    extend_seq_lens: torch.Tensor,
-    req_to_token: torch.Tensor,
-    full_to_swa_index_mapping: torch.Tensor | None,
-    out_verify_offsets_scratch: torch.Tensor,
-    out_write_offsets: torch.Tensor,
-    out_write_seed_slot_indices: torch.Tensor,
-    out_verify_num_valid: torch.Tensor,
-    out_verify_enable: torch.Tensor,
-    out_write_num_valid_reqs: torch.Tensor,
-    swa_window_size: int,
-    verify_capacity: int,
-) -> dict[str, object]:
+def _exact_keywords(function: str, given, expected: tuple[str, ...]) -> None:
+    """Raise the TypeError Python raises for a keyword-only call with missing / unknown names."""
+    missing = [n for n in expected if n not in given]
+    unknown = [n for n in given if n not in expected]
+    if missing:
+        raise TypeError(f"{function}() missing keyword argument(s): {', '.join(missing)}")
+    if unknown:
+        raise TypeError(f"{function}() got unexpected keyword argument(s): {', '.join(unknown)}")
+
+
+def inner_args(**launcher_kwargs) -> dict[str, object]:
     """The wrapper's part: check item 0, resolve the LUT and derive the inner validator's integers.
 
-    Returns the keyword arguments of :func:`validate_offsets_inputs` (the 11 tensors, ``lut_tensor``
-    being the LUT or the zero stand-in, and bs, req_to_token_stride0, lut_len, has_swa_lut,
-    write_offsets_len, write_req_capacity, verify_capacity). Reads metadata only.
+    Takes exactly the launcher's 13 keyword arguments (:data:`impls.contract.ARGUMENT_NAMES`).
+    Returns the keyword arguments of :func:`validate_offsets_inputs` (the 11 tensors by
+    :data:`impls.contract.VALIDATED_TENSOR_NAMES`, ``lut_tensor`` being the LUT or the zero
+    stand-in, and the integers of :data:`DERIVED_NAMES`). Reads metadata only.
 
     Raises:
         PlanError: ``swa-lut-required`` (spec section 4, item 0).
+        TypeError: a missing or unknown keyword argument.
     """
-    if full_to_swa_index_mapping is None:
-        if swa_window_size > 0:
+    if len(launcher_kwargs) != len(ARGUMENT_NAMES) or not all(
+            name in launcher_kwargs for name in ARGUMENT_NAMES):
+        _exact_keywords("inner_args", launcher_kwargs, ARGUMENT_NAMES)
+    lut = launcher_kwargs[LUT_NAME]
+    if lut is None:
+        if launcher_kwargs[SWA_WINDOW_NAME] > 0:
             raise_error("swa-lut-required")
-        lut_tensor = zero_lut(out_verify_offsets_scratch.device)
+        lut_tensor = zero_lut(launcher_kwargs[DEVICE_REFERENCE].device)
         lut_len, has_swa_lut = 0, False
     else:
-        lut_tensor = full_to_swa_index_mapping
-        lut_len, has_swa_lut = leading_len(lut_tensor), True
-    return {
-        "req_pool_indices": req_pool_indices,
-        "prefix_lens": prefix_lens,
-        "extend_seq_lens": extend_seq_lens,
-        "req_to_token": req_to_token,
-        "lut_tensor": lut_tensor,
-        "out_verify_offsets_scratch": out_verify_offsets_scratch,
-        "out_write_offsets": out_write_offsets,
-        "out_write_seed_slot_indices": out_write_seed_slot_indices,
-        "out_verify_num_valid": out_verify_num_valid,
-        "out_verify_enable": out_verify_enable,
-        "out_write_num_valid_reqs": out_write_num_valid_reqs,
-        "bs": leading_len(req_pool_indices),
-        "req_to_token_stride0": int(req_to_token.stride(0)) if req_to_token.dim() else 1,
-        "lut_len": lut_len,
-        "has_swa_lut": has_swa_lut,
-        "write_offsets_len": leading_len(out_write_offsets),
-        "write_req_capacity": leading_len(out_write_seed_slot_indices),
-        "verify_capacity": verify_capacity,
-    }
+        lut_tensor, lut_len, has_swa_lut = lut, leading_len(lut), True
+    inner = {name: lut_tensor if name == LUT_TENSOR_NAME else launcher_kwargs[name]
+             for name in VALIDATED_TENSOR_NAMES}
+    table = launcher_kwargs[TABLE_NAME]
+    inner.update(zip(DERIVED_NAMES, (
+        leading_len(launcher_kwargs[LENGTH_SOURCES["bs"]]),
+        int(table.stride(0)) if table.dim() else 1,
+        lut_len,
+        has_swa_lut,
+        leading_len(launcher_kwargs[LENGTH_SOURCES["write_offsets_len"]]),
+        leading_len(launcher_kwargs[LENGTH_SOURCES["write_req_capacity"]]),
+        launcher_kwargs[VERIFY_CAPACITY_NAME],
+    )))
+    return inner
 
 
 def validate_launch(**launcher_kwargs) -> LaunchPlan:
@@ -166,9 +165,9 @@ def validate_launch(**launcher_kwargs) -> LaunchPlan:
     """
     inner = inner_args(**launcher_kwargs)
     validate_offsets_inputs(**inner)
-    req_to_token = inner["req_to_token"]
+    req_to_token = inner[TABLE_NAME]
     return LaunchPlan(
-        lut_tensor=inner["lut_tensor"],
+        lut_tensor=inner[LUT_TENSOR_NAME],
         bs=inner["bs"],
         lut_len=inner["lut_len"],
         has_swa_lut=inner["has_swa_lut"],
@@ -176,8 +175,8 @@ def validate_launch(**launcher_kwargs) -> LaunchPlan:
         max_reqs=int(req_to_token.shape[0]),
         max_seq_len=int(req_to_token.shape[1]),
         write_req_capacity=inner["write_req_capacity"],
-        swa_window_size=int(launcher_kwargs["swa_window_size"]),
-        verify_capacity=int(inner["verify_capacity"]),
+        **{SWA_WINDOW_NAME: int(launcher_kwargs[SWA_WINDOW_NAME]),
+           VERIFY_CAPACITY_NAME: int(inner[VERIFY_CAPACITY_NAME])},
     )
 
 
@@ -198,19 +197,22 @@ def _require_min_len(tensor: torch.Tensor, name: str, minimum: int) -> None:
         raise_error("min-length", name=name, minimum=minimum, actual=int(tensor.shape[0]))
 
 
+def _check_shape(tensor: torch.Tensor, name: str, check: tuple, derived: dict) -> None:
+    """One length rule of spec section 4 item 12 (see :attr:`impls.contract.Argument.shape_check`)."""
+    kind = check[0]
+    if kind == "2-D":
+        if tensor.dim() != 2:
+            raise_error("not-2d", name=name, shape=tuple(tensor.shape))
+        return
+    bound = check[1] if isinstance(check[1], int) else derived[check[1]]
+    if kind == "len":
+        _require_len(tensor, name, bound)
+    else:
+        _require_min_len(tensor, name, max(bound, 1))
+
+
 def validate_offsets_inputs(
     *,
-    req_pool_indices: torch.Tensor,
-    prefix_lens: torch.Tensor,
-    extend_seq_lens: torch.Tensor,
-    req_to_token: torch.Tensor,
-    lut_tensor: torch.Tensor,
-    out_verify_offsets_scratch: torch.Tensor,
-    out_write_offsets: torch.Tensor,
-    out_write_seed_slot_indices: torch.Tensor,
-    out_verify_num_valid: torch.Tensor,
-    out_verify_enable: torch.Tensor,
-    out_write_num_valid_reqs: torch.Tensor,
     bs: int,
     req_to_token_stride0: int,
     lut_len: int,
@@ -218,25 +220,27 @@ def validate_offsets_inputs(
     write_offsets_len: int,
     write_req_capacity: int,
     verify_capacity: int,
+    **tensors: torch.Tensor,
 ) -> None:
     """The inner validator: spec section 4, items 1 to 16, in order.
 
-    Tensors as in spec section 3 (``lut_tensor`` is the LUT or the zero stand-in); the integers are
-    those the launcher derives (see :func:`validate_launch`), passed explicitly so that every check
-    can be reached, including those the launcher never fails.
+    ``tensors`` are the 11 tensors of spec section 4 by their names
+    (:data:`impls.contract.VALIDATED_TENSOR_NAMES`; ``lut_tensor`` is the LUT or the zero stand-in);
+    the integers are those the launcher derives (see :func:`inner_args`), passed explicitly so that
+    every check can be reached, including those the launcher never fails.
 
     Raises:
         PlanError: the first failing check, with its catalog id and exact message.
+        TypeError: a tensor name missing or unknown.
     """
-    tensors = (
-        req_pool_indices, prefix_lens, extend_seq_lens, req_to_token, lut_tensor,
-        out_verify_offsets_scratch, out_write_offsets, out_write_seed_slot_indices,
-        out_verify_num_valid, out_verify_enable, out_write_num_valid_reqs,
-    )
-    for tensor, name in zip(tensors, TENSOR_NAMES):
+    if len(tensors) != len(VALIDATED_TENSOR_NAMES) or not all(
+            name in tensors for name in VALIDATED_TENSOR_NAMES):
+        _exact_keywords("validate_offsets_inputs", tensors, VALIDATED_TENSOR_NAMES)
+    ordered = [(tensors[name], name) for name in VALIDATED_TENSOR_NAMES]
+    for tensor, name in ordered:
         if not tensor.is_contiguous():
             raise_error("contiguous", name=name)
-    for tensor, (name, dtype) in zip(tensors, TENSOR_DTYPES):
+    for (tensor, name), (_, dtype) in zip(ordered, VALIDATED_TENSORS):
         if tensor.dtype != dtype:
             raise_error("dtype", name=name, expected_dtype=dtype, actual_dtype=tensor.dtype)
 
@@ -247,7 +251,7 @@ def validate_offsets_inputs(
     if write_req_capacity < 0:
         raise_error("write-req-capacity-non-negative", write_req_capacity=write_req_capacity)
     if verify_capacity < 0:
-        raise_error("verify-capacity-non-negative", verify_capacity=verify_capacity)
+        raise_error("verify-capacity-non-negative", n=verify_capacity)
     if req_to_token_stride0 <= 0:
         raise_error("stride-positive", req_to_token_stride0=req_to_token_stride0)
     if lut_len < 0:
@@ -259,30 +263,23 @@ def validate_offsets_inputs(
     if not has_swa_lut and lut_len != 0:
         raise_error("lut-len-zero")
 
-    _require_len(req_pool_indices, "req_pool_indices", bs)
-    _require_len(prefix_lens, "prefix_lens", bs)
-    _require_len(extend_seq_lens, "extend_seq_lens", bs)
-    if req_to_token.dim() != 2:
-        raise_error("not-2d", name="req_to_token", shape=tuple(req_to_token.shape))
-    _require_min_len(lut_tensor, "lut_tensor", max(lut_len, 1))
-    _require_min_len(out_verify_offsets_scratch, "out_verify_offsets_scratch", SCRATCH_MIN_LEN)
-    _require_len(out_write_offsets, "out_write_offsets", write_offsets_len)
-    _require_len(out_write_seed_slot_indices, "out_write_seed_slot_indices", write_req_capacity)
-    _require_len(out_verify_num_valid, "out_verify_num_valid", 1)
-    _require_len(out_verify_enable, "out_verify_enable", 1)
-    _require_len(out_write_num_valid_reqs, "out_write_num_valid_reqs", 1)
-    _require_1d(lut_tensor, "lut_tensor")
+    derived = {"bs": bs, "lut_len": lut_len, "write_offsets_len": write_offsets_len,
+               "write_req_capacity": write_req_capacity}
+    for (tensor, name), (_, check) in zip(ordered, SHAPE_CHECKS):
+        _check_shape(tensor, name, check, derived)
+    lut_tensor = tensors[LUT_TENSOR_NAME]
+    _require_1d(lut_tensor, LUT_TENSOR_NAME)
 
     if write_offsets_len != write_req_capacity + 1:
         raise_error("write-offsets-len-mismatch", write_offsets_len=write_offsets_len,
                     write_req_capacity=write_req_capacity)
     if bs > write_req_capacity:
         raise_error("bs-exceeds-capacity", bs=bs, write_req_capacity=write_req_capacity)
-    actual_stride0 = int(req_to_token.stride(0))
+    actual_stride0 = int(tensors[TABLE_NAME].stride(0))
     if req_to_token_stride0 != actual_stride0:
         raise_error("stride-mismatch", given=req_to_token_stride0, actual=actual_stride0)
 
-    device = out_verify_offsets_scratch.device
-    for tensor, name in zip(tensors, TENSOR_NAMES):
+    device = tensors[DEVICE_REFERENCE].device
+    for tensor, name in ordered:
         if tensor.device != device:
             raise_error("device", name=name, expected_device=device, actual_device=tensor.device)

@@ -12,7 +12,7 @@ from conformance.corpus.loader import load_corpus
 from conformance.engine.inputs import GUARD
 from conformance.engine.runner import Target, run_case
 from conformance.engine.steps import RUNS, CaseBuildError, CaseInputs, expand_golden
-from conformance.engine.subject import OFFSETS_PLANNER
+from conformance.corpus.subject import OFFSETS_PLANNER
 
 CPU = torch.device("cpu")
 _LINEAR = {"generator": "linear", "max_reqs": 4, "max_seq_len": 16}

@@ -1,4 +1,4 @@
-"""The harness against deliberately wrong planners (issue #2, item 9).
+"""The harness against deliberately wrong planners.
 
 Each wrong planner of :mod:`tests.planted.wrong_planners` runs through the real harness
 (:func:`conformance.engine.runner.run_case` on cases loaded by :func:`conformance.corpus.loader.load_corpus`) and
@@ -399,7 +399,7 @@ def test_pytest_end_to_end_bad_case_files(tmp_path):
 
 
 def test_repository_corpus_catches_every_wrong_planner():
-    """Issue #2's "done when": every deliberately wrong planner fails at least one case of the
+    """Every deliberately wrong planner fails at least one case of the
     repository's own corpus (cases/), which the reference passes in full."""
     corpus, errors = load_corpus()
     assert errors == []

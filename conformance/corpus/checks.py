@@ -7,6 +7,8 @@ import torch
 
 from conformance.corpus.arrays import MAX_ARRAY_LEN, ArraySpecError, evaluate, spec_len
 from conformance.corpus.generators import MAX_LUT_LEN, MAX_TABLE_ELEMENTS
+from conformance.corpus.subject import get_subject
+from impls.contract import LUT_NAME, REQUEST_INPUT_NAMES, TABLE_NAME
 from impls.errors import CATALOG, identify
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -27,7 +29,7 @@ def _entry_error(doc: dict, entry: str) -> tuple[str, str] | None:
 def _override_error(overrides: list, inputs: dict) -> str | None:
     """An override of a LUT the case does not have, or a device torch does not know."""
     for k, override in enumerate(overrides):
-        if override.get("tensor") == "full_to_swa_index_mapping" and inputs.get("lut") is None:
+        if override.get("tensor") == LUT_NAME and inputs.get("lut") is None:
             return f"[{k}] overrides the LUT, which is null in this case"
         if "device" in override:
             try:
@@ -52,7 +54,7 @@ def size_error(inputs: dict) -> tuple[str, str] | None:
     for key in ("write_req_capacity", "scratch_len"):
         if inputs.get(key, 0) > MAX_ARRAY_LEN:
             return f".inputs.{key}", f"{key} {inputs[key]} exceeds the limit of {MAX_ARRAY_LEN}"
-    table = inputs.get("req_to_token")
+    table = inputs.get(TABLE_NAME)
     if table is not None:
         if table["generator"] == "explicit":
             widths = {len(row) for row in table["values"]}
@@ -98,7 +100,7 @@ def semantic_error(doc: dict) -> tuple[str, str] | None:
         where = f"$.steps[{k}]" if "steps" in doc else "$"
         inputs = {**doc.get("inputs", {}), **step.get("inputs", {})}
         expect = step["expect"]
-        for name in ("req_pool_indices", "prefix_lens", "extend_seq_lens"):
+        for name in REQUEST_INPUT_NAMES:
             try:
                 values = evaluate(inputs.get(name, []))
             except (ArraySpecError, TypeError, KeyError) as exc:
@@ -121,10 +123,11 @@ def semantic_error(doc: dict) -> tuple[str, str] | None:
         if entry != "launcher":
             return f"{where}.expect", f"entry {entry!r} cases expect an error"
         try:
-            bs = spec_len(inputs.get("req_pool_indices", []))
-            for name, want in (("out_verify_offsets_scratch", bs + 1),
-                               ("out_write_offsets", bs + 1),
-                               ("out_write_seed_slot_indices", bs)):
+            bs = spec_len(inputs.get(REQUEST_INPUT_NAMES[0], []))
+            subject = get_subject(doc.get("subject"))
+            for name, want in subject.defined_lengths(bs).items():
+                if name in subject.scalar_outputs:
+                    continue
                 got = spec_len(expect[name])
                 if got != want:
                     return f"{where}.expect.{name}", f"golden has {got} values, bs={bs} needs {want}"

@@ -18,11 +18,7 @@ from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR, REPO_ROOT
 
 from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
-
-STEP_KEYS = ("req_pool_indices", "prefix_lens", "extend_seq_lens", "swa_window_size",
-             "verify_capacity")
-"""Inputs a step of a multi-step case may change; the table, LUT and buffers stay."""
-
+from impls.contract import REQUEST_INPUT_NAMES
 
 @dataclass(frozen=True)
 class Step:
@@ -34,7 +30,7 @@ class Step:
 
     @property
     def bs(self) -> int:
-        return spec_len(self.inputs.get("req_pool_indices", []))
+        return spec_len(self.inputs.get(REQUEST_INPUT_NAMES[0], []))
 
     @property
     def error(self) -> dict | None:
@@ -123,7 +119,9 @@ def _merge_defaults(case: dict, defaults: dict) -> dict:
     return merged
 
 
-def _load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
+def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
+    """Load one case file: (its cases, its faults). Never raises for a faulty file: each fault is a
+    :class:`CaseFileError` naming the file and the JSON path, and every good case still loads."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -151,11 +149,14 @@ def _load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
             case_id = raw.get("id") if isinstance(raw, dict) else None
             errors.append(CaseFileError(path, json_path, fault[1], case_id))
             continue
-        cases.append(_make_case(raw, path, prefix))
+        cases.append(make_case(raw, path, prefix))
     return cases, errors
 
 
-def _make_case(raw: dict, path: Path, json_path: str) -> Case:
+def make_case(raw: dict, path: Path, json_path: str) -> Case:
+    """The :class:`Case` of one case dict ``raw`` that has passed the schema and the load-time
+    checks (group defaults already merged), located at ``path`` / ``json_path``. Used by the loader,
+    by fuzz (a generated plan) and by the isolation worker (a case sent as JSON)."""
     inputs = raw.get("inputs", {})
     if "steps" in raw:
         steps = tuple(Step({**inputs, **s.get("inputs", {})}, s.get("overrides", []), s["expect"])
@@ -190,7 +191,7 @@ def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list
             errors.append(CaseFileError(directory, "$", "no such cases directory"))
             continue
         for path in case_files(directory):
-            loaded, faults = _load_file(path)
+            loaded, faults = load_file(path)
             errors.extend(faults)
             for case in loaded:
                 if case.id in seen:
@@ -202,9 +203,3 @@ def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list
                 cases.append(case)
     return cases, errors
 
-
-def make_case(raw: dict, path: Path, json_path: str) -> Case:
-    """The :class:`Case` of ``raw`` (a case object already checked against the schema, defaults
-    merged, as kept in ``Case.raw``) found at ``json_path`` of ``path``: how the isolation worker
-    rebuilds the parent's case in its own process."""
-    return _make_case(raw, path, json_path)

@@ -19,28 +19,32 @@ from dataclasses import dataclass
 import torch
 
 from conformance.corpus.arrays import evaluate
-from conformance.corpus.generators import build_lut, build_table
-from impls.constants import OUTPUT_NAMES, SCRATCH_MIN_LEN
+from conformance.corpus.subject import subject_of
+from impls.contract import (
+    ARGUMENTS,
+    LUT_NAME,
+    REQUEST_INPUT_NAMES,
+    SCALAR_NAMES,
+    TABLE_NAME,
+)
 
 GUARD = 16
 """Elements of guard zone before and after every output buffer."""
 TAIL = 64
 """Elements of garbage after every per-request input."""
-TAIL_GARBAGE = {"req_pool_indices": 1, "prefix_lens": 1 << 40, "extend_seq_lens": 1 << 40}
-"""What lies past bs: active rows with huge lengths, so that reading them changes every total."""
+TAIL_GARBAGE = dict(zip(REQUEST_INPUT_NAMES, (1, 1 << 40, 1 << 40)))
+"""What lies past bs in each per-request input (req_pool_indices, prefix_lens, extend_seq_lens):
+active rows (row 1) with huge lengths, so that reading them changes every total."""
+SCALAR_DEFAULTS = dict(zip(SCALAR_NAMES, (0, 1 << 20)))
+"""A case that names no window is full attention (0); no verify capacity: 1 << 20, above every
+case's verify total."""
 POISONS = {
     "a": {torch.int64: 0x7A7A_0000_0000_0000, torch.int32: 0x7A7A_0000},
     "b": {torch.int64: -0x6B6B_0000_0000_0000, torch.int32: -0x6B6B_0000},
 }
 """Poison bases of the two runs of each valid case; element i of an allocation holds base + i."""
-OUTPUT_DTYPES = {
-    "out_verify_offsets_scratch": torch.int64,
-    "out_write_offsets": torch.int64,
-    "out_write_seed_slot_indices": torch.int64,
-    "out_verify_num_valid": torch.int32,
-    "out_verify_enable": torch.int32,
-    "out_write_num_valid_reqs": torch.int32,
-}
+OUTPUT_DTYPES = {a.name: a.dtype for a in ARGUMENTS if a.role == "output"}
+"""Each output's dtype (spec section 3)."""
 DTYPES = {name: getattr(torch, name) for name in
           ("int8", "int16", "int32", "int64", "uint8", "float32", "float64", "bool")}
 
@@ -58,16 +62,8 @@ class OutputBuffer:
 
 
 def output_lengths(case) -> dict[str, int]:
-    """Length of each output buffer of ``case`` (spec section 3)."""
-    cap = case.write_req_capacity
-    return {
-        "out_verify_offsets_scratch": case.inputs.get("scratch_len", SCRATCH_MIN_LEN),
-        "out_write_offsets": cap + 1,
-        "out_write_seed_slot_indices": cap,
-        "out_verify_num_valid": 1,
-        "out_verify_enable": 1,
-        "out_write_num_valid_reqs": 1,
-    }
+    """Length of each output tensor of ``case`` (its subject's buffer lengths, spec section 3)."""
+    return subject_of(case).buffer_lengths(case)
 
 
 def allocate_outputs(case, device: torch.device) -> dict[str, OutputBuffer]:
@@ -137,10 +133,9 @@ def _guarded(tensor: torch.Tensor) -> torch.Tensor:
 def build_tables(case, device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(req_to_token, LUT or None) of ``case`` on ``device``, shared by all its steps, each inside
     a guarded allocation."""
-    table_spec = case.inputs.get("req_to_token", {"generator": "linear", "max_reqs": 1,
-                                                  "max_seq_len": 1})
-    lut = build_lut(case.inputs.get("lut"), device)
-    return _guarded(build_table(table_spec, device)), None if lut is None else _guarded(lut)
+    tables = subject_of(case).build_tables(case, device)
+    table, lut = tables[TABLE_NAME], tables[LUT_NAME]
+    return _guarded(table), None if lut is None else _guarded(lut)
 
 
 def launcher_kwargs(step, device: torch.device, table: torch.Tensor, lut: torch.Tensor | None,
@@ -153,12 +148,12 @@ def launcher_kwargs(step, device: torch.device, table: torch.Tensor, lut: torch.
     else:
         kwargs = {name: _request_tensor(name, evaluate(step.inputs.get(name, [])), device)
                   for name in TAIL_GARBAGE}
-    kwargs["req_to_token"] = table
-    kwargs["full_to_swa_index_mapping"] = lut
-    for name in OUTPUT_NAMES:
-        kwargs[name] = buffers[name].view
-    kwargs["swa_window_size"] = step.inputs.get("swa_window_size", 0)
-    kwargs["verify_capacity"] = step.inputs.get("verify_capacity", 1 << 20)
+    kwargs[TABLE_NAME] = table
+    kwargs[LUT_NAME] = lut
+    for name, buffer in buffers.items():
+        kwargs[name] = buffer.view
+    for name, default in SCALAR_DEFAULTS.items():
+        kwargs[name] = step.inputs.get(name, default)
     return kwargs
 
 

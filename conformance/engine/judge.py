@@ -20,7 +20,7 @@ from conformance.engine.inputs import GUARD
 from conformance.engine.observe import Observation, Raised, StepObservation
 from conformance.engine.rerun import case_dir_arg, rerun_command
 from conformance.engine.steps import RUNS, expand_golden
-from conformance.engine.subject import subject_of
+from conformance.corpus.subject import subject_of
 from impls.errors import identify
 
 

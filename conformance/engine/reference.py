@@ -13,7 +13,7 @@ import torch
 from conformance.corpus.loader import Case
 from conformance.engine.diff import field_diff
 from conformance.engine.steps import CaseInputs, RUNS
-from conformance.engine.subject import OFFSETS_PLANNER, Subject, subject_of
+from conformance.corpus.subject import OFFSETS_PLANNER, Subject, subject_of
 from impls import python_planner
 from impls.contract import REQUEST_INPUT_NAMES
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from conformance.corpus.entries import SHARED_PLANNERS
 from conformance.corpus.loader import Case, display_path
 from conformance.paths import DEFAULT_CASES_DIR
 
@@ -15,7 +16,7 @@ def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None) -> 
     ``cases_dir`` is the directory to load the case from when it is not in the default corpus.
     """
     parts = ["pytest", "conformance/"]
-    if planner not in ("validator", "allocator"):
+    if planner not in SHARED_PLANNERS.values():
         parts += ["--planner", shlex.quote(planner)]
     if cases_dir is not None:
         parts += ["--cases", shlex.quote(display_path(cases_dir))]

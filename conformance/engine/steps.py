@@ -5,8 +5,8 @@ Used by the runner (:mod:`conformance.engine.observe`), ``record``
 (:mod:`conformance.engine.reference`), the stream check, the bench's correctness check and the
 golden test, so that "the inputs of step k" means the same thing everywhere:
 
-* the table, the LUT and the guarded output buffers are built once per case
-  (:attr:`Subject.build_tables`, :attr:`Subject.allocate_outputs`), as a server keeps them;
+* the table, the LUT and the guarded output buffers are built once per case (from the case's
+  subject, :mod:`conformance.corpus.subject`), as a server keeps them;
 * the per-request inputs live in one allocation per input for the whole case
   (:class:`conformance.engine.inputs.RequestInputs`);
 * before each run the table and LUT are restored and the output allocations poisoned afresh
@@ -32,11 +32,13 @@ from conformance.engine.inputs import (
     GUARD,
     OutputBuffer,
     RequestInputs,
+    allocate_outputs,
     apply_overrides,
     apply_patches,
+    build_tables,
     launcher_kwargs,
 )
-from conformance.engine.subject import Subject, subject_of
+from conformance.corpus.subject import Subject, subject_of
 
 RUNS = ("a", "b")
 """The poison of each run of a launcher case: the second run, on freshly poisoned buffers, catches
@@ -128,8 +130,8 @@ class CaseInputs:
         self.case, self.device = case, torch.device(device)
         self.subject = subject_of(case)
         with _Building(case, f"{case.json_path}.inputs"):
-            self.table, self.lut = self.subject.build_tables(case, self.device)
-            self.buffers = self.subject.allocate_outputs(case, self.device)
+            self.table, self.lut = build_tables(case, self.device)
+            self.buffers = allocate_outputs(case, self.device)
             self.requests = RequestInputs(case, self.device)
         self._pristine = [t.clone() for t in self._tables()]
 

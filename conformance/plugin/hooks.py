@@ -36,6 +36,8 @@ from conformance.engine.runner import (
     resolve_device,
     run_case,
 )
+from conformance.corpus.entries import LOAD, SHARED_PLANNERS
+from conformance.plugin.outcomes import OUTCOMES, outcome
 from conformance.robustness.in_process import (
     PlannerEscape,
     guarded,
@@ -46,6 +48,7 @@ from impls.registry import (
     NO_DRIVER,
     availability,
     builtin_names,
+    chosen_planners,
     get_planner,
     no_driver_hint,
 )
@@ -55,8 +58,6 @@ pytest_plugins = [
     "conformance.bench.plugin",  # conformance/bench: opt-in benchmarks, --bench-*
 ]
 ANCHOR = "test_corpus.py"
-SHARED = {"validator": "validator", "allocate": "allocator"}
-OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
 SPECIAL_STATUSES = ("oob", "crash", "timeout")
 """Results-file statuses of failed items the summary names under its table (crash isolation and
 the sanitizer: conformance/plugin/isolation_options.py)."""
@@ -75,7 +76,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _planner_names(config: pytest.Config) -> list[str]:
-    return config.getoption("planner") or list(builtin_names())
+    return chosen_planners(config.getoption("planner"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -114,9 +115,9 @@ class CorpusFile(pytest.File):
         for case in cases:
             if wanted and case.id not in wanted:
                 continue
-            if case.entry in SHARED:
-                yield CaseItem.from_parent(self, name=f"{case.id}[{SHARED[case.entry]}]",
-                                           case=case, planner=SHARED[case.entry], avail=None)
+            if case.entry in SHARED_PLANNERS:
+                yield CaseItem.from_parent(self, name=f"{case.id}[{SHARED_PLANNERS[case.entry]}]",
+                                           case=case, planner=SHARED_PLANNERS[case.entry], avail=None)
                 continue
             for name, avail in targets:
                 yield CaseItem.from_parent(self, name=f"{case.id}[{name}]", case=case,
@@ -130,7 +131,7 @@ class CaseFileItem(pytest.Item):
         super().__init__(**kwargs)
         self.error = error
         self.text = text or f"bad case file: {error}"
-        self.user_properties.append(("planner", "load"))
+        self.user_properties.append(("planner", LOAD))
 
     def runtest(self) -> None:
         raise ConformanceFailure(self.text)
@@ -207,21 +208,6 @@ class CaseItem(pytest.Item):
         return self.case.path, None, f"{self.case.id}[{self.planner}]"
 
 
-def _outcome(report: pytest.TestReport) -> str | None:
-    """pass/fail/xfail/xpass/skip/error of a report, counted once per item (None otherwise)."""
-    if hasattr(report, "wasxfail") and report.when in ("setup", "call"):
-        if report.skipped:
-            return "xfailed"
-        return "xpassed" if report.when == "call" else None
-    if report.when == "call":
-        return report.outcome
-    if report.when == "setup" and report.skipped:
-        return "skipped"
-    if report.failed:  # an error in setup or teardown
-        return "error"
-    return None
-
-
 class Summary:
     """Tallies outcomes per planner from test reports (on the controller under xdist) and prints
     the table at the end of the run."""
@@ -233,11 +219,11 @@ class Summary:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         planner = dict(report.user_properties).get("planner")
-        outcome = _outcome(report)
-        if planner is not None and outcome is not None:
-            self.tally[planner][outcome] += 1
+        decided = outcome(report)
+        if planner is not None and decided is not None:
+            self.tally[planner][decided] += 1
             special = dict(report.user_properties).get("status")
-            if outcome == "failed" and special in SPECIAL_STATUSES:
+            if decided == "failed" and special in SPECIAL_STATUSES:
                 self.special[planner][special] += 1
         if planner is not None:
             self.seconds[planner] += report.duration
@@ -245,10 +231,10 @@ class Summary:
     def rows(self) -> list[list]:
         """One row per planner: name, mode, a count per outcome, seconds."""
         rows = []
-        for planner in sorted(self.tally, key=lambda p: (p in SHARED.values() or p == "load", p)):
-            if planner in SHARED.values():
+        for planner in sorted(self.tally, key=lambda p: (p in SHARED_PLANNERS.values() or p == LOAD, p)):
+            if planner in SHARED_PLANNERS.values():
                 mode = "shared"
-            elif planner == "load":
+            elif planner == LOAD:
                 mode = "-"
             else:
                 mode = availability(planner).mode or "unavailable"

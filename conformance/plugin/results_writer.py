@@ -29,14 +29,15 @@ import pytest
 from conformance.corpus.loader import display_path
 from conformance.paths import RESULTS_RELPATH
 from conformance.reporting.results_format import FORMAT, VERSION, write_json_atomic
-from conformance.engine.runner import case_dir_arg, rerun_command
+from conformance.corpus.entries import PSEUDO_PLANNERS
+from conformance.plugin.outcomes import STATUS, outcome
+from impls.registry import chosen_planners
+from conformance.engine.rerun import case_dir_arg, rerun_command
 from conformance.fingerprint import run_fingerprint
 
 DEFAULT_PATH = RESULTS_RELPATH
 """Relative to the rootdir (the repository)."""
 FLUSH_SECONDS = 3.0
-STATUS = {"passed": "pass", "failed": "fail", "xfailed": "xfail", "xpassed": "xpass",
-          "skipped": "skip", "error": "error"}
 RANK = {"pass": 0, "skip": 0, "xfail": 0, "xpass": 1, "fail": 2, "error": 3, "timeout": 4,
         "crash": 4, "oob": 5}
 """A later phase's status replaces an earlier one only when it ranks higher (teardown errors)."""
@@ -78,17 +79,8 @@ def _status(report: pytest.TestReport, props: dict) -> str | None:
         return special
     if report.failed and "crashed while running" in report.longreprtext:
         return "crash"  # pytest-xdist: the worker died in this item
-    if hasattr(report, "wasxfail") and report.when in ("setup", "call"):
-        if report.skipped:
-            return "xfail"
-        return "xpass" if report.when == "call" else None
-    if report.when == "call":
-        return STATUS[report.outcome]
-    if report.when == "setup" and report.skipped:
-        return "skip"
-    if report.failed:
-        return "error"
-    return None
+    decided = outcome(report)
+    return None if decided is None else STATUS[decided]
 
 
 def _message(report: pytest.TestReport) -> str | None:
@@ -180,8 +172,8 @@ class ResultsWriter:
         """The results file's contents now (finished items only, in completion order)."""
         if self.fingerprint is None:
             names = sorted({e["planner"] for e in self.results.values()}
-                           | set(self.config.getoption("planner") or _builtin()))
-            names = [n for n in names if n not in ("load", "validator", "allocator")]
+                           | set(chosen_planners(self.config.getoption("planner"))))
+            names = [n for n in names if n not in PSEUDO_PLANNERS]
             self.fingerprint = run_fingerprint(names)
         results = [e for e in self.results.values() if e["status"] is not None]
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -222,9 +214,3 @@ def _worker_id(report: pytest.TestReport) -> str | None:
     """The pytest-xdist worker (``gw0``, ...) that sent ``report`` to the controller, else None."""
     gateway = getattr(getattr(report, "node", None), "gateway", None)
     return getattr(gateway, "id", None)
-
-
-def _builtin() -> tuple[str, ...]:
-    from impls.registry import builtin_names
-
-    return builtin_names()

@@ -21,7 +21,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from conformance.reporting import bench_figures as report_bench
-from conformance.reporting.report import _first_detail
+from conformance.reporting.report import first_detail
 from conformance.reporting.results_format import BAD, load_results
 
 MAX_ROWS = 60
@@ -52,7 +52,7 @@ def load_side(path: Path) -> tuple[dict | None, list | None, str]:
 
 
 def _entry(r: dict) -> dict:
-    return {"id": r["id"], "status": r["status"], "detail": _first_detail(r["message"])
+    return {"id": r["id"], "status": r["status"], "detail": first_detail(r["message"])
             if r["status"] in BAD else (r["message"] or ""), "rerun": r["rerun"],
             "message": r["message"]}
 

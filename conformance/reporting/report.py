@@ -18,7 +18,8 @@ from pathlib import Path
 from tabulate import tabulate
 
 from conformance.reporting import bench_figures as report_bench
-from conformance.reporting.results_format import BAD, PSEUDO_PLANNERS, STATUSES, write_json_atomic
+from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
+from conformance.reporting.results_format import BAD, STATUSES, write_json_atomic
 from impls.errors import CATALOG
 from impls.registry import builtin_names
 
@@ -38,8 +39,9 @@ def _natural(text: str | None) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text or ""))
 
 
-def _first_detail(message: str | None) -> str:
-    """The line of a failure report that says what went wrong (after the header lines)."""
+def first_detail(message: str | None) -> str:
+    """The line of a failure report (:class:`conformance.engine.judge.ConformanceFailure` text)
+    that says what went wrong, after its header lines; for a wrong error, what was raised."""
     lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
     for i, line in enumerate(lines[2:], 2):
         if line == "wrong error" and i + 2 < len(lines):  # say what was raised instead
@@ -58,7 +60,8 @@ def build(doc: dict, bench: Path | None = None) -> dict:
     for p in planners:
         mine = [r for r in results if r["planner"] == p]
         counts = {s: sum(r["status"] == s for r in mine) for s in STATUSES}
-        summary.append({"planner": p, "mode": "shared" if p in PSEUDO_PLANNERS[:2] else modes.get(p, "-"),
+        summary.append({"planner": p, "mode": "shared" if p in SHARED_PLANNERS.values()
+                        else modes.get(p, "-"),
                         "counts": counts, "seconds": sum(r["duration"] for r in mine)})
     cases: dict[str, dict] = {}
     failures = []
@@ -71,7 +74,7 @@ def build(doc: dict, bench: Path | None = None) -> dict:
         cell = {"status": r["status"], "id": r["id"], "rerun": r["rerun"],
                 "anchor": anchor("fail", key, r["planner"]), "note": ""}
         if r["status"] in BAD:
-            cell["note"] = _first_detail(r["message"])
+            cell["note"] = first_detail(r["message"])
             failures.append({**r, "anchor": cell["anchor"], "case_anchor": row["anchor"],
                              "summary": cell["note"]})
         elif r["status"] in ("xfail", "skip"):
@@ -85,7 +88,8 @@ def build(doc: dict, bench: Path | None = None) -> dict:
                                                  _natural(r["json_path"]), r["case"]))
     failures.sort(key=lambda f: (_order(f["planner"]), f["file"] or "", _natural(f["json_path"])))
     model = {"doc": doc, "fingerprint": doc["fingerprint"], "planners": planners,
-             "summary": summary, "statuses": STATUSES, "rows": rows, "failures": failures,
+             "summary": summary, "statuses": STATUSES, "bad_statuses": sorted(BAD),
+             "rows": rows, "failures": failures,
              "tags": sorted({t for r in results for t in r["tags"]}),
              "catalog": _catalog(results, planners),
              "hazards": [r for r in rows if "hazard" in r["tags"]],

@@ -13,7 +13,11 @@ from pathlib import Path
 
 import jsonschema
 
+from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.paths import RESULTS_SCHEMA_PATH
+
+__all__ = ["BAD", "FORMAT", "PSEUDO_PLANNERS", "STATUSES", "VERSION", "ResultsError",
+           "load_results", "write_json_atomic"]
 
 FORMAT, VERSION = "planner-conformance-results", 1
 """The ``format`` and ``version`` fields every results file carries."""
@@ -21,9 +25,6 @@ STATUSES = ("fail", "error", "oob", "crash", "timeout", "xpass", "xfail", "skip"
 """Report order: what needs attention first."""
 BAD = frozenset({"fail", "error", "oob", "crash", "timeout", "xpass"})
 """``oob``: compute-sanitizer reported an access outside an allocation while the case ran."""
-PSEUDO_PLANNERS = ("validator", "allocator", "load")
-"""Planner-column names of results that belong to no planner: cases that reach only the shared
-validator, the buffer allocator's errors, and faults of case files found at load time."""
 
 
 class ResultsError(ValueError):

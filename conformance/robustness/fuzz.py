@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.corpus.loader import Case, _load_file, _make_case, display_path
+from conformance.corpus.loader import Case, display_path, load_file, make_case
 from conformance.paths import FOUND_CASES_DIR
 from conformance.corpus.jsonfmt import dumps
 from conformance.robustness.random_plans import random_plan
@@ -34,6 +34,7 @@ from conformance.engine.runner import ConformanceFailure, Target, resolve_device
 from conformance.engine.runner import cases_dir_arg
 from conformance.engine.runner import rerun_command as runner_rerun
 from conformance.robustness.shrink import shrink
+from impls.contract import REQUEST_INPUT_NAMES, SWA_WINDOW_NAME
 from impls.registry import PlannerUnavailable, UnknownPlanner, availability, get_planner
 
 DEFAULT_OUT = FOUND_CASES_DIR
@@ -43,9 +44,9 @@ _SCRATCH = Path("<fuzz>")
 def with_golden(raw: dict) -> tuple[Case, dict]:
     """(the case, the case dict with ``expect``) for a plan without one: the golden is the
     pure-Python planner's output (or the documented error it raises)."""
-    skeleton = _make_case({**raw, "expect": {}}, _SCRATCH, "$")
+    skeleton = make_case({**raw, "expect": {}}, _SCRATCH, "$")
     raw = {**raw, "expect": record_expectations(skeleton)[0]}
-    return _make_case(raw, _SCRATCH, "$"), raw
+    return make_case(raw, _SCRATCH, "$"), raw
 
 
 def divergence(case: Case, target: Target, isolate: bool = False,
@@ -113,7 +114,7 @@ def write_found(raw: dict, planner: str, seed: int, index: int, steps: list[str]
         next((ln.strip() for ln in lines[2:]
               if ln.strip() and not ln.strip().startswith(("run ", "step "))), "")
     inputs = raw["inputs"]
-    tags = ["fuzz", "found"] + (["swa"] if inputs.get("swa_window_size", 0) > 0 else []) \
+    tags = ["fuzz", "found"] + (["swa"] if inputs.get(SWA_WINDOW_NAME, 0) > 0 else []) \
         + (["lut"] if inputs.get("lut") else [])
     doc = {
         "id": case_id,
@@ -131,7 +132,7 @@ def write_found(raw: dict, planner: str, seed: int, index: int, steps: list[str]
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{case_id}.json"
     path.write_text(dumps(doc) + "\n")
-    _, faults = _load_file(path)
+    _, faults = load_file(path)
     if faults:
         raise RuntimeError(f"fuzz wrote an unloadable case: {faults[0]}")
     return path
@@ -234,7 +235,7 @@ def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_fo
                     path = write_found(small, name, seed, index, steps, out, last)
                     result.written.append(path)
                     log(f"divergence: {name} on plan {index} of seed {seed}, shrunk to bs "
-                        f"{len(small['inputs']['req_pool_indices'])}: {display_path(path)}\n"
+                        f"{len(small['inputs'][REQUEST_INPUT_NAMES[0]])}: {display_path(path)}\n"
                         f"  rerun: {rerun_command(path.stem, name, out)}"
                         + (" --isolate" if last.startswith(("crash:", "timeout:")) else ""))
                 result.plans += 1

@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 
 from impls.constants import PLAN_BS_BLOCK_SIZE
+from impls.contract import REQUEST_INPUT_NAMES, SCALAR_NAMES, TABLE_NAME
 
 BIG = 1 << 40
 """An int64-only length (totals of a few of them exceed 2^31)."""
@@ -154,11 +155,12 @@ def random_plan(seed: int, index: int) -> dict:
         if 0 < rpi[r] < table["max_reqs"] and prefix[r] > 0:
             pos = min(prefix[r] - 1, table["max_seq_len"] - 1)
             table.setdefault("set", []).append([rpi[r], pos, rng.choice((-1, -5))])
-    inputs: dict = {"req_to_token": table, "lut": lut, "swa_window_size": window,
-                    "verify_capacity": _capacity(rng, verify_total(rpi, prefix, window))}
+    inputs: dict = {TABLE_NAME: table, "lut": lut,
+                    **dict(zip(SCALAR_NAMES, (window, _capacity(rng, verify_total(rpi, prefix,
+                                                                                   window)))))}
     if rng.random() < 0.3:
         inputs["write_req_capacity"] = bs + rng.choice((1, 7, 100))
-    inputs.update(req_pool_indices=rpi, prefix_lens=prefix, extend_seq_lens=extend)
+    inputs.update(zip(REQUEST_INPUT_NAMES, (rpi, prefix, extend)))
     tags = ["fuzz"] + (["swa"] if window > 0 else []) + (["lut"] if lut else [])
     return {
         "id": f"fuzz-s{seed}-p{index}",

@@ -17,15 +17,20 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 
-ARRAYS = ("req_pool_indices", "prefix_lens", "extend_seq_lens")
+from impls.contract import REQUEST_INPUT_NAMES, SCALAR_NAMES, TABLE_NAME
+
+ARRAYS = REQUEST_INPUT_NAMES
+"""The per-request arrays of a case's inputs (same names as the launcher's, cases/README.md)."""
+RPI, PREFIX, EXTEND = REQUEST_INPUT_NAMES
+WINDOW, CAPACITY = SCALAR_NAMES
 
 
 def complexity(raw: dict) -> tuple:
     """Order of simplicity: fewer requests, fewer active ones, smaller values, smaller tables..."""
     inp = raw["inputs"]
-    rpi = inp["req_pool_indices"]
-    table, lut = inp["req_to_token"], inp.get("lut")
-    values = sum(abs(v) for name in ARRAYS for v in inp[name]) + abs(inp.get("swa_window_size", 0))
+    rpi = inp[RPI]
+    table, lut = inp[TABLE_NAME], inp.get("lut")
+    values = sum(abs(v) for name in ARRAYS for v in inp[name]) + abs(inp.get(WINDOW, 0))
     return (
         len(rpi),
         sum(1 for r in rpi if r != 0),
@@ -34,11 +39,12 @@ def complexity(raw: dict) -> tuple:
         1 + lut["len"] + len(lut.get("set", ())) + (lut["generator"] != "identity"),
         table["max_reqs"] * table["max_seq_len"] + len(table.get("set", ()))
         + (table["generator"] != "linear"),
-        ("verify_capacity" in inp) + ("write_req_capacity" in inp),
+        (CAPACITY in inp) + ("write_req_capacity" in inp),
     )
 
 
-def _with(raw: dict, **changes) -> dict:
+def _with(raw: dict, changes: dict) -> dict:
+    """A deep copy of case dict ``raw`` with ``changes`` merged into its inputs."""
     out = copy.deepcopy(raw)
     out["inputs"].update(changes)
     return out
@@ -46,26 +52,26 @@ def _with(raw: dict, **changes) -> dict:
 
 def _drop_requests(raw: dict) -> Iterator[dict]:
     inp = raw["inputs"]
-    bs = len(inp["req_pool_indices"])
+    bs = len(inp[RPI])
     size = bs // 2 or 1
     while size >= 1 and bs:
         for start in range(0, bs, size):
-            yield _with(raw, **{name: inp[name][:start] + inp[name][start + size:]
-                                for name in ARRAYS})
+            yield _with(raw, {name: inp[name][:start] + inp[name][start + size:]
+                              for name in ARRAYS})
         if size == 1:
             break
         size //= 2
 
 
 def _window(raw: dict) -> Iterator[dict]:
-    if raw["inputs"].get("swa_window_size", 0) != 0:
-        yield _with(raw, swa_window_size=0)
+    if raw["inputs"].get(WINDOW, 0) != 0:
+        yield _with(raw, {WINDOW: 0})
 
 
 def _drop_lut(raw: dict) -> Iterator[dict]:
     inp = raw["inputs"]
-    if inp.get("lut") is not None and inp.get("swa_window_size", 0) <= 0:
-        yield _with(raw, lut=None)
+    if inp.get("lut") is not None and inp.get(WINDOW, 0) <= 0:
+        yield _with(raw, {"lut": None})
 
 
 def _simplify_lut(raw: dict) -> Iterator[dict]:
@@ -73,38 +79,38 @@ def _simplify_lut(raw: dict) -> Iterator[dict]:
     if lut is None:
         return
     if lut["generator"] != "identity":
-        yield _with(raw, lut={"generator": "identity", "len": lut["len"],
-                              **({"set": lut["set"]} if "set" in lut else {})})
+        yield _with(raw, {"lut": {"generator": "identity", "len": lut["len"],
+                                  **({"set": lut["set"]} if "set" in lut else {})}})
     if "set" in lut:
-        yield _with(raw, lut={k: v for k, v in lut.items() if k != "set"})
+        yield _with(raw, {"lut": {k: v for k, v in lut.items() if k != "set"}})
     if lut["len"] > 1:
         n = lut["len"] // 2
         small = {**lut, "len": n}
         if "set" in lut:
             small["set"] = [s for s in lut["set"] if s[0] < n]
-        yield _with(raw, lut=small)
+        yield _with(raw, {"lut": small})
 
 
 def _shrink_table(raw: dict) -> Iterator[dict]:
-    table = raw["inputs"]["req_to_token"]
+    table = raw["inputs"][TABLE_NAME]
     if table["generator"] != "linear":
-        yield _with(raw, req_to_token={k: v for k, v in table.items() if k not in ("seed", "prng")}
-                    | {"generator": "linear"})
+        yield _with(raw, {TABLE_NAME: {k: v for k, v in table.items() if k not in ("seed", "prng")}
+                          | {"generator": "linear"}})
     for k in range(len(table.get("set", ()))):
         rest = table["set"][:k] + table["set"][k + 1:]
-        yield _with(raw, req_to_token={**table, "set": rest} if rest else
-                    {key: v for key, v in table.items() if key != "set"})
+        yield _with(raw, {TABLE_NAME: {**table, "set": rest} if rest else
+                          {key: v for key, v in table.items() if key != "set"}})
     for axis in ("max_reqs", "max_seq_len"):
         if table[axis] > 1:
             small = {**table, axis: table[axis] // 2}
             if "set" in table:
                 small["set"] = [s for s in table["set"]
                                 if s[0] < small["max_reqs"] and s[1] < small["max_seq_len"]]
-            yield _with(raw, req_to_token=small)
+            yield _with(raw, {TABLE_NAME: small})
 
 
 def _capacities(raw: dict) -> Iterator[dict]:
-    for key in ("verify_capacity", "write_req_capacity"):
+    for key in (CAPACITY, "write_req_capacity"):
         if key in raw["inputs"]:
             out = copy.deepcopy(raw)
             del out["inputs"][key]
@@ -112,8 +118,8 @@ def _capacities(raw: dict) -> Iterator[dict]:
 
 
 def _halve(raw: dict) -> Iterator[dict]:
-    for name in ("prefix_lens", "extend_seq_lens"):
-        yield _with(raw, **{name: [v // 2 if v > 0 else -(-v // 2) for v in raw["inputs"][name]]})
+    for name in (PREFIX, EXTEND):
+        yield _with(raw, {name: [v // 2 if v > 0 else -(-v // 2) for v in raw["inputs"][name]]})
 
 
 def _zero_values(raw: dict) -> Iterator[dict]:
@@ -122,7 +128,7 @@ def _zero_values(raw: dict) -> Iterator[dict]:
         for i, v in enumerate(inp[name]):
             for smaller in dict.fromkeys((0, 1, v // 2 if v > 0 else -(-v // 2))):
                 if abs(smaller) < abs(v):
-                    yield _with(raw, **{name: inp[name][:i] + [smaller] + inp[name][i + 1:]})
+                    yield _with(raw, {name: inp[name][:i] + [smaller] + inp[name][i + 1:]})
 
 
 STEPS: tuple[tuple[str, Callable[[dict], Iterator[dict]]], ...] = (

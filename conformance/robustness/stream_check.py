@@ -17,7 +17,7 @@ import torch
 from conformance.corpus.loader import Case
 from conformance.engine.runner import Target
 from conformance.engine.steps import first_step
-from conformance.engine.subject import subject_of
+from conformance.corpus.subject import subject_of
 from impls.contract import REQUEST_INPUT_NAMES
 
 SLEEP_CYCLES = 200_000_000

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import torch
 
-from impls.constants import OUTPUT_NAMES
+from impls.contract import OUTPUT_NAMES
 from impls.python_planner import launch as python_launch
 from impls.validate import validate_launch
 

@@ -1,7 +1,8 @@
 """The kernel subject a case pins: what its outputs are, which elements of each a golden defines,
-and how its shared inputs are generated. Everything in the engine that knows the offsets planner's
-outputs reaches them through :func:`subject_of`, so that a second kernel can be added as a second
-:class:`Subject` without touching the runner, the judge or ``record``.
+how long each output buffer is and how its shared inputs (table, LUT) are generated. Everything
+that knows the offsets planner's outputs (the load-time checks, the step builder, the judge,
+``record``, the stream check) reaches them through :func:`subject_of`, so that a second kernel can
+be added as a second :class:`Subject` without touching the runner, the judge or ``record``.
 
 A case names its subject in the case file's ``subject`` field (default ``offsets-planner``).
 """
@@ -14,8 +15,9 @@ from dataclasses import dataclass
 import torch
 
 from conformance.corpus.arrays import evaluate
-from conformance.engine.inputs import allocate_outputs, build_tables
-from impls.contract import OUTPUT_NAMES, SCALAR_OUTPUT_NAMES
+from conformance.corpus.generators import build_lut, build_table
+from impls.constants import SCRATCH_MIN_LEN
+from impls.contract import LUT_NAME, OUTPUT_NAMES, SCALAR_OUTPUT_NAMES, TABLE_NAME, output_lengths
 
 DEFAULT_SUBJECT = "offsets-planner"
 """The subject of a case file that names none."""
@@ -34,17 +36,18 @@ class Subject:
         outputs: output argument names, in the launcher's order.
         scalar_outputs: the outputs whose golden is one int (a one-element tensor), not a list.
         defined_lengths: bs -> {output name: number of leading elements a golden defines}.
-        build_tables: (case, device) -> the inputs shared by every step (for the offsets planner
-            ``(req_to_token, LUT or None)``, from the case's generators, inside guarded allocations).
-        allocate_outputs: (case, device) -> {output name: guarded output buffer}.
+        buffer_lengths: case -> {output name: length of its tensor}.
+        build_tables: (case, device) -> {argument name: tensor or None}: the inputs every step of
+            the case shares, from the case's generators (for the offsets planner
+            ``req_to_token`` and the LUT).
     """
 
     name: str
     outputs: tuple[str, ...]
     scalar_outputs: tuple[str, ...]
     defined_lengths: Callable[[int], dict[str, int]]
+    buffer_lengths: Callable
     build_tables: Callable
-    allocate_outputs: Callable
 
     def golden_values(self, golden: Mapping) -> dict[str, list[int]]:
         """{output name: the values a step's golden (``expect``) writes at elements 0..n-1}; array
@@ -67,8 +70,25 @@ def _offsets_planner_lengths(bs: int) -> dict[str, int]:
     return {name: ends.get(name, 1) for name in OUTPUT_NAMES}
 
 
+def _offsets_planner_buffers(case) -> dict[str, int]:
+    """Spec section 3: write_req_capacity the case's (default: its largest bs), the scratch
+    ``scratch_len`` when the case gives one."""
+    return output_lengths(case.write_req_capacity, case.inputs.get("scratch_len", SCRATCH_MIN_LEN))
+
+
+DEFAULT_TABLE = {"generator": "linear", "max_reqs": 1, "max_seq_len": 1}
+"""The table of a case that names none (validator and allocate cases)."""
+
+
+def _offsets_planner_tables(case, device: torch.device) -> dict[str, torch.Tensor | None]:
+    """``req_to_token`` and the LUT (None when the case has none), built by
+    :mod:`conformance.corpus.generators` on ``device``."""
+    return {TABLE_NAME: build_table(case.inputs.get(TABLE_NAME, DEFAULT_TABLE), device),
+            LUT_NAME: build_lut(case.inputs.get("lut"), device)}
+
+
 OFFSETS_PLANNER = Subject(DEFAULT_SUBJECT, OUTPUT_NAMES, SCALAR_OUTPUT_NAMES, _offsets_planner_lengths,
-                          build_tables, allocate_outputs)
+                          _offsets_planner_buffers, _offsets_planner_tables)
 """The offsets planner of spec sections 3 and 5."""
 
 SUBJECTS: dict[str, Subject] = {OFFSETS_PLANNER.name: OFFSETS_PLANNER}
@@ -81,7 +101,16 @@ def subject_of(case) -> Subject:
     Raises:
         UnknownSubject: the case names a subject that is not registered.
     """
-    name = getattr(case, "subject", None) or DEFAULT_SUBJECT
+    return get_subject(getattr(case, "subject", None))
+
+
+def get_subject(name: str | None) -> Subject:
+    """The :class:`Subject` registered as ``name`` (None: the default, ``offsets-planner``).
+
+    Raises:
+        UnknownSubject: no subject of that name is registered.
+    """
+    name = name or DEFAULT_SUBJECT
     try:
         return SUBJECTS[name]
     except KeyError:
