@@ -153,3 +153,27 @@ def test_results_schema_knows_oob():
 
     schema = json.loads(RESULTS_SCHEMA_PATH.read_text())
     assert "oob" in json.dumps(schema) and "oob" in STATUSES and "oob" in BAD
+
+
+def _sanitizer_here() -> bool:
+    from conformance.robustness.sanitizer import SanitizerUnavailable, find_sanitizer
+
+    try:
+        find_sanitizer()
+    except SanitizerUnavailable:
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(not _sanitizer_here(), reason="needs compute-sanitizer and a CUDA device")
+def test_memcheck_on_the_gpu_gives_the_out_of_bounds_case_oob(tmp_path):
+    cases = isolation_corpus(tmp_path / "cases")
+    proc, items = run_pytest(tmp_path, "--cases", str(cases), "--sanitize", "memcheck",
+                             "--planner", "tests.planted.crash_planners:illegal_address",
+                             "-k", "iso-b-past-row or iso-d-hazard-ok", timeout=600)
+    outcome = {name.split("[")[0]: item for name, item in items.items()}
+    assert outcome["iso-b-past-row"].properties["status"] == "oob", outcome["iso-b-past-row"].text
+    assert "Invalid __global__ read" in outcome["iso-b-past-row"].text
+    assert outcome["iso-d-hazard-ok"].outcome == "passed"
+    assert proc.returncode == 1
+    assert "failed includes 1 oob" in proc.stdout

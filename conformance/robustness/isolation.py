@@ -265,7 +265,8 @@ class WorkerPool:
     """One :class:`Worker` per planner, created on first use; :meth:`close` ends them all.
 
     Args:
-        prefix: argv every worker runs under (compute-sanitizer's), or empty.
+        prefix: argv every worker runs under (compute-sanitizer's), or empty; with a prefix the
+            workers also get ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``.
         cuda: whether torch sees a CUDA device here (see :func:`worker_env`).
     """
 
@@ -276,7 +277,12 @@ class WorkerPool:
     def get(self, planner: str) -> Worker:
         """The worker for ``planner`` (created, not yet started, on first use)."""
         if planner not in self.workers:
-            self.workers[planner] = Worker(planner, self.prefix, worker_env(planner, self.cuda))
+            env = worker_env(planner, self.cuda)
+            if self.prefix:
+                # Under a sanitizer every tensor gets its own cudaMalloc: torch's caching allocator
+                # packs tensors into shared 2 MiB segments, inside which memcheck sees no bounds.
+                env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
+            self.workers[planner] = Worker(planner, self.prefix, env)
         return self.workers[planner]
 
     def close(self) -> None:
