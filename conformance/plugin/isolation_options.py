@@ -110,7 +110,7 @@ class Isolation:
                 if avail.device == "cpu":
                     self.cpu_planners.add(item.planner)
                 item.repr_failure = partial(_repr_failure, item.repr_failure)
-                if item.planner not in started:
+                if item.planner not in started and not config.getoption("collectonly"):
                     started.add(item.planner)
                     self.pool.get(item.planner).spawn()  # imports while in-process cases run
             elif is_external(item.planner):
