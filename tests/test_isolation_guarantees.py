@@ -47,6 +47,8 @@ def test_os_exit_zero_mid_corpus_fails_its_case_and_the_run_is_red(tmp_path, iso
     text = outcome["iso-a-plain"].text
     if isolation:
         assert "called os._exit(0) during the case" in text
+        assert ("isolation: tests.planted.crash_planners:exits_zero ran in this process "
+                "(--no-isolate): it could patch the harness or end the run") in proc.stdout
     else:
         assert "crash (isolated): exited with code 0" in text
     assert "conformance summary" in proc.stdout
