@@ -18,10 +18,16 @@ leaf modules :mod:`~conformance.paths` and :mod:`~conformance.fingerprint`):
   :mod:`~conformance.engine.reference` (goldens and plans from the pure-Python planner),
   :mod:`~conformance.engine.diff` (readable field diffs), :mod:`~conformance.engine.rerun` (the
   rerun command);
-* ``robustness/`` (fuzz, random plans, shrinking, isolation, the stream check), ``reporting/``
-  (results format, HTML / Markdown / text, compare), ``plugin/`` (the pytest front end:
-  :mod:`~conformance.plugin.hooks`, the results writer, :mod:`~conformance.plugin.outcomes`),
-  ``bench/`` (the benchmark suite);
+* ``robustness/`` (fuzz, random plans, shrinking, the stream check; crash isolation:
+  :mod:`~conformance.robustness.isolation` (one worker per planner),
+  :mod:`~conformance.robustness.isolation_worker` (the child),
+  :mod:`~conformance.robustness.isolated_case` (observe in the child, judge in the parent),
+  :mod:`~conformance.robustness.sanitizer` (compute-sanitizer and its memcheck parser),
+  :mod:`~conformance.robustness.in_process` and :mod:`~conformance.robustness.torch_state` (guards
+  for planners not isolated)), ``reporting/`` (results format, HTML / Markdown / text, compare),
+  ``plugin/`` (the pytest front end: :mod:`~conformance.plugin.hooks`, the results writer,
+  :mod:`~conformance.plugin.outcomes`, :mod:`~conformance.plugin.isolation_options`), ``bench/``
+  (the benchmark suite);
 * commands at the top: :mod:`~conformance.cli` (``python -m conformance``),
   :mod:`~conformance.record`.
 """
