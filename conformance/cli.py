@@ -63,6 +63,7 @@ def _cmd_cases(args: argparse.Namespace) -> int:
 
 
 def _cmd_record(args: argparse.Namespace) -> int:
+    from conformance.engine.steps import CaseBuildError
     from conformance.record import record_expectations, write_expectations
 
     cases, _ = _load(args)
@@ -76,7 +77,11 @@ def _cmd_record(args: argparse.Namespace) -> int:
         if case.entry != "launcher":
             print(f"error: {case_id}: only launcher cases have goldens", file=sys.stderr)
             return 2
-        expectations = record_expectations(case)
+        try:
+            expectations = record_expectations(case)
+        except CaseBuildError as exc:
+            print(f"error: {case_id}: {exc}", file=sys.stderr)
+            return 1
         if args.write:
             write_expectations(case, expectations)
             print(f"wrote {len(expectations)} golden(s) into {display_path(case.path)} "

@@ -11,8 +11,15 @@ from dataclasses import dataclass
 import torch
 
 from impls.constants import SCRATCH_MIN_LEN
-from impls.contract import BY_NAME, OUTPUT_NAMES, VERIFY_CAPACITY_NAME, output_lengths
+from impls.contract import (
+    BY_NAME,
+    DEVICE_REFERENCE,
+    OUTPUT_NAMES,
+    VERIFY_CAPACITY_NAME,
+    output_lengths,
+)
 from impls.errors import raise_error
+from impls.validate import zero_lut
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,9 @@ class PlanBuffers:
             name: torch.zeros(n, dtype=BY_NAME[name].dtype, device=device)
             for name, n in output_lengths(write_req_capacity, SCRATCH_MIN_LEN).items()}
         fields[VERIFY_CAPACITY_NAME] = verify_capacity
+        # the no-LUT stand-in on the buffers' device (index resolved), now rather than during a
+        # later CUDA-graph capture
+        zero_lut(fields[DEVICE_REFERENCE].device)
         return cls(**fields)
 
     def launcher_kwargs(self) -> dict[str, object]:

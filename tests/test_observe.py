@@ -76,3 +76,14 @@ def test_an_incomplete_observation_is_never_a_pass():
     seen.steps = seen.steps[:1]
     with pytest.raises(ConformanceFailure, match="the observation holds 1 of 2 calls"):
         judge(case, seen, "python", CPU)
+
+
+def test_a_large_return_value_is_recorded_short():
+    def returns_a_long_list(**kwargs):
+        python_launch(**kwargs)
+        return list(range(10_000))
+
+    seen = observe(CASES["spec7-prefill-and-decodes"], Target("x", returns_a_long_list, CPU))
+    first = seen.steps[0]
+    assert not first.returned_none and first.returned_repr.startswith("[0, 1, 2, 3,")
+    assert len(first.returned_repr) <= 200 and first.returned_repr.endswith("...")

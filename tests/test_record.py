@@ -77,3 +77,20 @@ def test_record_write_marks_a_golden_unchecked(tmp_path):
     case.path.write_text(json.dumps(doc))
     write_expectations(case, record_expectations(case))
     assert json.loads(case.path.read_text())["golden_check"] == UNCHECKED
+
+
+def test_record_of_a_case_that_cannot_be_built_is_one_line(tmp_path, capsys):
+    """A table entry changed outside the table: one line naming the file and the JSON path, exit 1,
+    nothing written."""
+    source = next(c for c in MULTI_STEP if c.id == "steps-table-entry-changes")
+    raw = json.loads(json.dumps(source.raw))
+    raw["steps"][1]["inputs"]["req_to_token_set"] = [[99, 0, 5]]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(raw))
+    before = path.read_text()
+    code = cli.main(["--cases", str(tmp_path), "record", source.id, "--write"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert err[0] == (f"error: {source.id}: {path}: at $.steps[1].inputs: cannot build the inputs: "
+                      f"IndexError: index 99 is out of bounds for dimension 0 with size 4"), err
+    assert path.read_text() == before

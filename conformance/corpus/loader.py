@@ -20,6 +20,7 @@ from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
 from impls.contract import REQUEST_INPUT_NAMES
 
+
 @dataclass(frozen=True)
 class Step:
     """One launch of a case: its inputs (case inputs merged with the step's), overrides, expectation."""

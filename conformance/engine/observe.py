@@ -24,6 +24,8 @@ from impls.buffers import PlanBuffers
 from impls.contract import LUT_NAME, LUT_TENSOR_NAME, OUTPUT_NAMES
 from impls.validate import inner_args, validate_offsets_inputs, zero_lut
 
+REPR_LIMIT = 200
+"""Characters of a launcher's return value's ``repr`` kept in an observation."""
 STAND_IN = f"{LUT_TENSOR_NAME} (the no-LUT stand-in)"
 """Name under which the shared zero LUT stand-in (spec section 4) is observed as an input."""
 
@@ -194,7 +196,8 @@ def _observe_launch(built: BuiltStep, launch, device: torch.device) -> StepObser
         seen.raised = Raised.of(exc)
     else:
         seen.returned_none = returned is None
-        seen.returned_repr = _safe(lambda: repr(returned), "<repr() raised>")
+        text = _safe(lambda: repr(returned), "<repr() raised>")
+        seen.returned_repr = text if len(text) <= REPR_LIMIT else text[:REPR_LIMIT - 3] + "..."
     seen.outputs_after = {name: b.storage.tolist() for name, b in built.buffers.items()}
     seen.inputs = _input_states(snapshots)
     return seen
