@@ -177,3 +177,25 @@ def test_memcheck_on_the_gpu_gives_the_out_of_bounds_case_oob(tmp_path):
     assert outcome["iso-d-hazard-ok"].outcome == "passed"
     assert proc.returncode == 1
     assert "failed includes 1 oob" in proc.stdout
+
+
+def test_a_sanitizer_that_refuses_the_device_stops_the_run(tmp_path):
+    from conformance.plugin.isolation_options import Isolation
+    from conformance.robustness.isolation import IsolationFailure
+
+    refuses = [sys.executable, "-c", "print('========= Error: No supported devices found'); "
+               "raise SystemExit(1)", "--"]
+    isolation = Isolation.__new__(Isolation)  # as __init__ leaves it with --sanitize memcheck
+    isolation.sanitize, isolation.timeout, isolation.pool = "memcheck", 30.0, WorkerPool(refuses)
+    case = next(c for c in load_corpus([isolation_corpus(tmp_path / "cases")])[0]
+                if c.id == "iso-e-plain")
+    item = SimpleNamespace(case=case, planner="python", avail=SimpleNamespace(device="cuda"),
+                           session=SimpleNamespace(shouldstop=False), user_properties=[])
+    try:
+        with pytest.raises(IsolationFailure) as info:
+            isolation.run_isolated(item)
+    finally:
+        isolation.pool.close()
+    assert ("isolation worker for python did not start: it exited before its handshake\n"
+            "========= Error: No supported devices found") in str(info.value)
+    assert item.session.shouldstop == "--sanitize memcheck: the sanitized worker did not start"
