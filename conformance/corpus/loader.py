@@ -203,4 +203,3 @@ def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list
                 seen[case.id] = case
                 cases.append(case)
     return cases, errors
-
