@@ -147,12 +147,20 @@ def test_sanitize_without_the_sanitizer_or_a_gpu_refuses_to_run(tmp_path, monkey
     assert "--sanitize runs every case in a child: drop --no-isolate" in proc.stderr
 
 
-def test_results_schema_knows_oob():
-    from conformance.paths import RESULTS_SCHEMA_PATH
-    from conformance.reporting.results_format import BAD, STATUSES
+def test_results_file_accepts_oob_and_counts_it_bad(tmp_path):
+    from conformance.reporting.results_format import BAD, ResultsError, load_results
 
-    schema = json.loads(RESULTS_SCHEMA_PATH.read_text())
-    assert "oob" in json.dumps(schema) and "oob" in STATUSES and "oob" in BAD
+    proc, _ = run_pytest(tmp_path, "--planner", "python", "--case", "spec7-no-prefix")
+    assert proc.returncode == 0
+    path = tmp_path / "results.json"
+    doc = json.loads(path.read_text())
+    doc["results"][0]["status"] = "oob"
+    path.write_text(json.dumps(doc))
+    assert load_results(path)["results"][0]["status"] == "oob" and "oob" in BAD
+    doc["results"][0]["status"] = "out-of-bounds"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ResultsError):
+        load_results(path)
 
 
 def _sanitizer_here() -> bool:
