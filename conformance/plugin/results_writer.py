@@ -14,7 +14,8 @@ fingerprint (commit, date, host, GPU, library versions, each planner's mode).
   collection, then every ``--results-every`` results or :data:`FLUSH_SECONDS`, and at the end; a
   run killed midway leaves a valid file of what finished (``"complete": false``). ``complete`` is
   true only when pytest exits 0 or 1 with a result for every collected item.
-* ``crash`` / ``timeout`` come from crash isolation: a ``("status", "crash")`` user property or a
+* ``crash`` / ``timeout`` / ``oob`` (compute-sanitizer) come from crash isolation, ``error`` also
+  from a case whose inputs cannot be built: a ``("status", "crash")`` user property or a
   ``conformance_status`` report attribute; a pytest-xdist worker that died mid-item is a ``crash``.
 """
 
@@ -76,7 +77,7 @@ def case_meta(item: pytest.Item) -> dict | None:
 def _status(report: pytest.TestReport, props: dict) -> str | None:
     """The item's status from this report, or None when this report does not decide it."""
     special = props.get("status") or getattr(report, "conformance_status", None)
-    if special in ("crash", "timeout") and report.failed:
+    if special in ("crash", "timeout", "oob", "error") and report.failed:
         return special
     if report.failed and "crashed while running" in report.longreprtext:
         return "crash"  # pytest-xdist: the worker died in this item
@@ -174,7 +175,7 @@ class ResultsWriter:
         if status is not None and (entry["status"] is None
                                    or RANK[status] > RANK[entry["status"]]):
             entry["status"], entry["message"] = status, _message(report)
-        if report.when == "teardown" or status in ("crash", "timeout"):
+        if report.when == "teardown" or status in ("crash", "timeout", "oob"):
             self.pending += 1
             if self.pending >= self.every or time.monotonic() - self.last_write > FLUSH_SECONDS:
                 self.write()

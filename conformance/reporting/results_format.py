@@ -26,6 +26,7 @@ STATUS_TABLE = (
     # (status, not passing?, rank: a later test phase's status replaces an earlier lower one)
     ("fail", True, 2),
     ("error", True, 3),
+    ("oob", True, 5),
     ("crash", True, 4),
     ("timeout", True, 4),
     ("xpass", True, 1),
@@ -35,7 +36,8 @@ STATUS_TABLE = (
 )
 """Every status of a result, in report order (what needs attention first): adding a status is one
 line here (and one in the schema's ``$defs.status`` enum, which tests/test_report_truth.py
-checks against it)."""
+checks against it). ``oob``: compute-sanitizer reported an access outside an allocation
+while the case ran."""
 STATUSES = tuple(name for name, _, _ in STATUS_TABLE)
 """Report order: what needs attention first."""
 BAD = frozenset(name for name, bad, _ in STATUS_TABLE if bad)

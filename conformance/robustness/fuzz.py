@@ -69,14 +69,17 @@ def divergence(case: Case, target: Target, isolate: bool = False,
     ``timeout:`` and ends with the child's last lines of output.
     """
     if isolate:
-        from conformance.robustness.isolation import worker
+        from conformance.robustness.isolated_case import case_request, judge_observed
+        from conformance.robustness.isolation import shared_pool
 
-        answer = worker().run({"raw": case.raw, "path": str(case.path), "json_path": case.json_path,
-                               "planner": target.name, "device": str(target.device)}, timeout)
-        if answer["status"] == "passed":
+        answer = shared_pool().get(target.name).run(
+            case_request(case, target.name, str(target.device)), timeout)
+        if answer["status"] == "observed" and not answer.get("state_changed"):
+            try:
+                judge_observed(case, target.name, answer)
+            except ConformanceFailure as exc:
+                return str(exc)
             return None
-        if answer["status"] == "failed":
-            return answer["text"]
         return "\n".join(x for x in (f"{answer['status']}: {answer.get('reason', '')}",
                                       answer.get("text", ""), answer.get("tail", "")) if x)
     try:
