@@ -24,7 +24,7 @@ from typing import Iterator
 
 from conformance.corpus.arrays import evaluate, permutation
 from conformance.corpus.generators import DEFAULT_TABLE, lut_len, table_shape
-from impls.contract import REQUEST_INPUT_NAMES
+from impls.contract import REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
 
 INT64_MIN = -(1 << 63)
 RPI, PREFIX, EXTEND = REQUEST_INPUT_NAMES
@@ -137,7 +137,7 @@ def findings(case) -> list[Finding]:
     """
     if case.entry != "launcher":
         return []
-    table = TableValues(case.inputs.get("req_to_token") or DEFAULT_TABLE)
+    table = TableValues(case.inputs.get(TABLE_INPUT_NAMES[0]) or DEFAULT_TABLE)
     lut = case.inputs.get("lut")
     lut_length = None if lut is None else lut_len(lut)
     out = []
