@@ -10,7 +10,7 @@ from __future__ import annotations
 
 MAX_ARRAY_LEN = 1 << 20
 """Longest array a spec may describe (requests, goldens, buffers): 8 MiB of int64."""
-MAX_TABLE_ELEMENTS = 1 << 24
+MAX_TABLE_ELEMENTS = 1 << 25
 """Largest table (max_reqs * max_seq_len): 64 MiB of int32; a run of a case at the limit peaks
 under 1 GiB of memory (see cases/README.md)."""
 MAX_LUT_LEN = 1 << 23
