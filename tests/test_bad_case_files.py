@@ -178,3 +178,38 @@ def test_the_cases_command_lists_the_rest_and_the_faults(bad_dir: Path):
     assert "good-one" in out and "bs-past-capacity-expected" in out
     for _, want in BAD.values():
         assert want in out
+
+
+@pytest.mark.parametrize(("change", "path", "message"), [
+    ({"tags": ["hazard\n"]}, "$.tags[0]", "unknown tag 'hazard\\n': the tags are declared in "
+                                          "cases/schema.json ($defs/tag): spec-example, "),
+    ({"tags": ["hazrd"]}, "$.tags[0]", "unknown tag 'hazrd'"),
+    ({"id": "good-one\n"}, "$.id", "id 'good-one\\n' does not match '^[a-z0-9][a-z0-9._-]*$' in full"),
+    ({"subject": "attention"}, "$.subject", "'attention' is not one of ['offsets-planner']"),
+])
+def test_tags_ids_and_subjects_are_refused_unless_declared(tmp_path: Path, change, path, message):
+    (tmp_path / "c.json").write_text(json.dumps(GOOD | change))
+    cases, errors = load_corpus([tmp_path])
+    assert cases == []
+    [error] = errors
+    assert (error.json_path, error.message[:len(message)]) == (path, message)
+
+
+def test_the_subject_defaults_and_a_group_names_it_for_its_cases(tmp_path: Path):
+    group = {"group": "g", "subject": "offsets-planner",
+             "cases": [GOOD | {"id": "in-group"}]}
+    (tmp_path / "g.json").write_text(json.dumps(group))
+    (tmp_path / "c.json").write_text(json.dumps(GOOD))
+    cases, errors = load_corpus([tmp_path])
+    assert errors == []
+    assert [(c.id, c.subject) for c in cases] == [("good-one", "offsets-planner"),
+                                                  ("in-group", "offsets-planner")]
+
+
+def test_every_declared_tag_has_a_meaning_and_the_corpus_uses_only_declared_tags():
+    from conformance.corpus.loader import known_tags
+    tags = known_tags()
+    assert "hazard" in tags and "isolation" in tags["hazard"]
+    assert all(len(meaning) > 10 for meaning in tags.values())
+    cases, errors = load_corpus()
+    assert errors == [] and {t for c in cases for t in c.tags} <= set(tags)
