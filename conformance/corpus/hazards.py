@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator
 
+import numpy as np
+
 from conformance.corpus.arrays import evaluate, permutation
 from conformance.corpus.generators import DEFAULT_TABLE, lut_len, table_shape
 from impls.contract import REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
@@ -65,9 +67,10 @@ class Finding:
     detail: str
 
 
-@lru_cache(maxsize=4)
-def _permuted(seed: int, n: int) -> tuple[int, ...]:
-    return tuple(permutation(seed, n).tolist())
+@lru_cache(maxsize=1)
+def _permuted(seed: int, n: int) -> np.ndarray:
+    """The permuted table's flat values (int64 [n], 8 bytes an element: one at a time is kept)."""
+    return permutation(seed, n)
 
 
 class TableValues:
@@ -93,7 +96,7 @@ class TableValues:
         if kind == "linear":
             return row * self.cols + pos
         if kind == "permuted":
-            return _permuted(self.spec["seed"], self.rows * self.cols)[row * self.cols + pos]
+            return int(_permuted(self.spec["seed"], self.rows * self.cols)[row * self.cols + pos])
         return self.spec["values"][row][pos]
 
 

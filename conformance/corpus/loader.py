@@ -28,6 +28,8 @@ DEFAULT_SUBJECT = "offsets-planner"
 MAX_NESTING = 32
 """Deepest nesting of a case file's JSON; deeper files are refused before the schema check (the
 schema's recursive ``concat`` would otherwise exhaust Python's stack inside jsonschema)."""
+MAX_MESSAGE = 400
+"""Longest fault message printed whole."""
 HARNESS_BUG = "harness bug"
 """Starts the fault of a case on which the loader itself raised: the file may be fine."""
 
@@ -100,7 +102,15 @@ class CaseFileError:
     case_id: str | None = None
 
     def __str__(self) -> str:
-        return f"{display_path(self.path)}: at {self.json_path}: {self.message}"
+        """One line: control characters (a key or value holding a newline) are escaped, and a
+        message past MAX_MESSAGE characters (a schema error quoting a huge value) is cut."""
+        message = self.message if len(self.message) <= MAX_MESSAGE else \
+            self.message[:MAX_MESSAGE] + f"... ({len(self.message)} characters)"
+        return _printable(f"{display_path(self.path)}: at {self.json_path}: {message}")
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def display_path(path: Path) -> str:
