@@ -128,7 +128,8 @@ def _expected_bs_error() -> dict:
     doc = _steps("bs-past-capacity-expected", {"req_pool_indices": [2, 2], "prefix_lens": [7, 7],
                                                "extend_seq_lens": [1, 1]}, write_req_capacity=1)
     doc["steps"][1]["expect"] = {"error": {"type": "ValueError", "id": "bs-exceeds-capacity",
-                                           "message": "kv-canary: bs=2 exceeds write_req_capacity=1"}}
+                                           "message": "kv-canary: bs=2 exceeds "
+                                                      "write_req_capacity=1"}}
     return doc
 
 
@@ -184,7 +185,8 @@ def test_the_cases_command_lists_the_rest_and_the_faults(bad_dir: Path):
     ({"tags": ["hazard\n"]}, "$.tags[0]", "unknown tag 'hazard\\n': the tags are declared in "
                                           "cases/schema.json ($defs/tag): spec-example, "),
     ({"tags": ["hazrd"]}, "$.tags[0]", "unknown tag 'hazrd'"),
-    ({"id": "good-one\n"}, "$.id", "id 'good-one\\n' does not match '^[a-z0-9][a-z0-9._-]*$' in full"),
+    ({"id": "good-one\n"}, "$.id",
+     "id 'good-one\\n' does not match '^[a-z0-9][a-z0-9._-]*$' in full"),
     ({"subject": "attention"}, "$.subject", "'attention' is not one of ['offsets-planner']"),
 ])
 def test_tags_ids_and_subjects_are_refused_unless_declared(tmp_path: Path, change, path, message):

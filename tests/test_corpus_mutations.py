@@ -97,7 +97,7 @@ def _mutate(draw, doc):
     elif op == "truncate":
         value = _truncate(draw, value)
     else:  # retype (and delete / duplicate of the root)
-        value = draw(st.sampled_from(OTHER_VALUES))
+        value = copy.deepcopy(draw(st.sampled_from(OTHER_VALUES)))
     if parent is None:
         return value
     parent[key] = value

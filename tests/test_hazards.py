@@ -19,14 +19,15 @@ LINEAR = {"generator": "linear", "max_reqs": 4, "max_seq_len": 16}
 
 
 def _case(case_id: str, tags: list[str], **inputs) -> dict:
-    """A launcher case whose golden is irrelevant here: it is built by hand from the oracle's rules
-    only where a test loads it through pytest; load_corpus checks golden lengths, not values."""
+    """A launcher case that these tests load and never run: its golden has the lengths the loader
+    checks (bs + 1, bs + 1, bs), not values anyone should trust."""
     bs = len(inputs.get("req_pool_indices", []))
     return {
         "id": case_id, "description": "d", "tags": tags,
         "source": {"kind": "project", "ref": "test"}, "golden_check": "hand: test",
         "inputs": {"req_to_token": LINEAR, **inputs},
-        "expect": {"out_verify_offsets_scratch": [0] * (bs + 1), "out_write_offsets": [0] * (bs + 1),
+        "expect": {"out_verify_offsets_scratch": [0] * (bs + 1),
+                   "out_write_offsets": [0] * (bs + 1),
                    "out_write_seed_slot_indices": [-1] * bs, "out_verify_num_valid": 0,
                    "out_verify_enable": 1, "out_write_num_valid_reqs": bs},
     }
@@ -57,9 +58,11 @@ ROW_CASES = {
     "zero-extend-next-row-is-in-bounds": (dict(req_pool_indices=[2], prefix_lens=[17],
                                                extend_seq_lens=[0]), []),
     "window-overflow": (dict(req_pool_indices=[1], prefix_lens=[INT64_MIN], extend_seq_lens=[0],
-                             swa_window_size=1), ["window-overflow"]),
+                             swa_window_size=1, lut={"generator": "identity", "len": 64}),
+                        ["window-overflow"]),
     "window-at-int64-min-is-exact": (dict(req_pool_indices=[1], prefix_lens=[INT64_MIN + 1],
-                                          extend_seq_lens=[0], swa_window_size=1), []),
+                                          extend_seq_lens=[0], swa_window_size=1,
+                                          lut={"generator": "identity", "len": 64}), []),
     "lut-clamp": (dict(req_pool_indices=[1], prefix_lens=[3], extend_seq_lens=[1],
                        lut={"generator": "identity", "len": 18}), ["lut-clamp"]),
     "lut-just-long-enough": (dict(req_pool_indices=[1], prefix_lens=[3], extend_seq_lens=[1],
@@ -114,8 +117,8 @@ def test_a_generated_table_and_step_changes_are_read(tmp_path: Path):
 def test_a_step_that_expects_an_error_reads_nothing(tmp_path: Path):
     doc = _case("err-past-row", [], req_pool_indices=[1], prefix_lens=[40], extend_seq_lens=[1])
     doc["overrides"] = [{"tensor": "prefix_lens", "dtype": "int32"}]
-    doc["expect"] = {"error": {"type": "ValueError", "id": "dtype", "message":
-                               "kv-canary: prefix_lens must have dtype torch.int64, got torch.int32"}}
+    message = "kv-canary: prefix_lens must have dtype torch.int64, got torch.int32"
+    doc["expect"] = {"error": {"type": "ValueError", "id": "dtype", "message": message}}
     cases, errors = _load(tmp_path, doc)
     assert errors == [] and cases[0].out_of_contract == ()
 

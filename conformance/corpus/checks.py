@@ -10,8 +10,6 @@ so that a fault of the case is never blamed on a planner.
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 from conformance.corpus.arrays import ArraySpecError, evaluate, spec_len
@@ -86,12 +84,26 @@ def _override_error(overrides: list, inputs: dict) -> Fault | None:
             fault = _device_error(override["device"])
             if fault:
                 return f".overrides[{k}].device", f"device {fault}"
-        if "shape" in override:
-            n = math.prod(override["shape"])
-            if n > MAX_OVERRIDE_ELEMENTS:
-                return (f".overrides[{k}].shape", f"shape {override['shape']} has {n} elements, over the "
-                                        f"limit of {MAX_OVERRIDE_ELEMENTS}")
+        shape = override.get("shape", [])
+        n = _elements(shape)
+        if n > MAX_OVERRIDE_ELEMENTS:
+            shown = shape if len(shape) <= 8 else f"of {len(shape)} dimensions"
+            count = f"{n} elements" if n <= MAX_ARRAY_LEN ** 2 else \
+                f"over {MAX_ARRAY_LEN ** 2} elements"
+            return (f".overrides[{k}].shape",
+                    f"shape {shown} has {count}, over the limit of {MAX_OVERRIDE_ELEMENTS}")
     return None
+
+
+def _elements(shape: list[int]) -> int:
+    """Elements of a tensor of ``shape``, capped just past MAX_ARRAY_LEN ** 2: a long shape of
+    huge sizes is never multiplied out into an integer of millions of digits."""
+    n = 1
+    for size in shape:
+        n *= size
+        if n > MAX_ARRAY_LEN ** 2:
+            return MAX_ARRAY_LEN ** 2 + 1
+    return n
 
 
 def _outside(values, low: int, high: int) -> int | None:
@@ -204,7 +216,8 @@ def _step_values_error(inputs: dict, shared: dict, expects_error: bool) -> Fault
 def _launch_error(inputs: dict, bs: int, capacity: int) -> Fault | None:
     """A step that expects no error but whose launch fails the validation of spec section 4."""
     if bs > PLAN_BS_BLOCK_SIZE:
-        return ".inputs", f"bs {bs} exceeds {PLAN_BS_BLOCK_SIZE}: the launcher refuses it (spec §4 item 3)"
+        return ".inputs", (f"bs {bs} exceeds {PLAN_BS_BLOCK_SIZE}: the launcher refuses it "
+                           f"(spec §4 item 3)")
     if bs > capacity:
         return ".inputs", (f"bs {bs} exceeds write_req_capacity {capacity}: the launcher refuses "
                            f"it (spec §4 item 14); expect that error or raise the capacity")

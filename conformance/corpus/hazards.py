@@ -37,8 +37,8 @@ ROWS: dict[str, str] = {
     "past-row": "prefix_lens[r] - 1 >= max_seq_len with a write: upstream's kernel reads past the "
                 "row (the next row, or out of bounds on the last row); this project clamps the "
                 "position to max_seq_len - 1",
-    "row-out-of-table": "an active req_pool_indices[r] < 0 or >= max_reqs with a prefix: upstream's "
-                        "kernel reads out of bounds; this project reads nothing, seed -1",
+    "row-out-of-table": "an active req_pool_indices[r] < 0 or >= max_reqs with a prefix: "
+                        "upstream's kernel reads out of bounds; this project reads nothing, seed -1",
     "window-overflow": "swa_window_size > 0 and prefix_lens[r] - W below int64's range: upstream's "
                        "window start overflows; this project is exact",
     "zero-extend-read": "a prefix, extend <= 0, and the seed position past the table's last "

@@ -58,8 +58,8 @@ class Step:
 @dataclass(frozen=True)
 class Case:
     """A loaded, checked case. ``path`` and ``json_path`` locate it for error messages;
-    ``subject`` names the kernel it pins (``offsets-planner``); ``out_of_contract`` lists the rows of
-    spec section 6 its values reach (computed by :func:`conformance.corpus.hazards.out_of_contract`;
+    ``subject`` names the kernel it pins (``offsets-planner``); ``out_of_contract`` lists the rows
+    of spec section 6 its values reach (computed by :func:`conformance.corpus.hazards.out_of_contract`;
     non-empty only on cases tagged ``hazard``)."""
 
     id: str
