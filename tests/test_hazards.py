@@ -4,6 +4,7 @@ tag must agree with them: conformance/corpus/hazards.py and its use in the loade
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.generators import DEFAULT_TABLE, build_table
-from conformance.corpus.hazards import OTHER_ROWS, ROWS, out_of_contract
+from conformance.corpus.hazards import OTHER_ROWS, ROWS, HazardTagWarning, out_of_contract
 from conformance.corpus.loader import load_corpus
 
 INT64_MIN = -(1 << 63)
@@ -133,16 +134,26 @@ def test_out_of_contract_values_without_the_tag_are_refused(tmp_path: Path):
         f"$, request 1: prefix 20 - 1 >= max_seq_len 16) need the 'hazard' tag"]
 
 
-def test_a_hazard_tag_that_no_row_of_section_6_explains_is_refused(tmp_path: Path):
+def test_a_hazard_tag_that_no_row_of_section_6_explains_is_loaded_with_a_warning(tmp_path: Path):
     doc = _case("needless", ["hazard"], req_pool_indices=[1], prefix_lens=[3], extend_seq_lens=[1])
     past_bs = _case("past-bs", ["hazard"], req_pool_indices=[1], prefix_lens=[3],
                     extend_seq_lens=[1], write_req_capacity=2)
-    cases, errors = _load(tmp_path, doc, past_bs)
-    assert [c.id for c in cases] == ["past-bs"]  # the write offsets past bs are a row of §6
-    assert [e.json_path for e in errors] == ["$.tags"]
-    assert "reaches no row of spec §6" in errors[0].message
-    assert "write-offsets-past-bs" in errors[0].message and set(OTHER_ROWS) == {
-        "write-offsets-past-bs"}
+    with pytest.warns(HazardTagWarning) as caught:
+        cases, errors = _load(tmp_path, doc, past_bs)
+    assert errors == [] and [c.id for c in cases] == ["needless", "past-bs"]
+    [warning] = caught  # the write offsets past bs are a row of §6: no warning for past-bs
+    assert str(warning.message) == (
+        f"{tmp_path / 'c0.json'}: tagged 'hazard', but the case reaches no row of spec §6 "
+        f"(lut-clamp, past-row, row-out-of-table, window-overflow, zero-extend-read, "
+        f"write-offsets-past-bs); it runs isolated all the same")
+    assert set(OTHER_ROWS) == {"write-offsets-past-bs"}
+
+
+def test_the_shipped_corpus_loads_without_a_hazard_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", HazardTagWarning)
+        cases, errors = load_corpus()
+    assert errors == [] and len(cases) > 200
 
 
 def _independent_rows(case) -> set[str]:
