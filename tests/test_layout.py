@@ -1,0 +1,92 @@
+"""The folders are the architecture: each folder of ``conformance/`` imports only itself, the folders
+below it and the two leaf modules; ``impls/`` never imports the harness; README's layout table names
+every folder that exists.
+
+Order, bottom to top (README "Layout"): corpus < engine < robustness < reporting < plugin < bench;
+``conformance/paths.py`` and ``conformance/fingerprint.py`` are leaves (they import nothing from the
+harness but each other); ``cli.py``, ``record.py``, ``repro.py`` and ``__main__.py`` are commands and may use anything.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ("corpus", "engine", "robustness", "reporting", "plugin", "bench")
+LEAVES = ("paths", "fingerprint")
+COMMANDS = ("cli", "record", "repro", "__main__", "__init__", "test_corpus")
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every ``import X`` / ``from X import ...`` in ``path``, at any depth."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.extend((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
+    return out
+
+
+def rank(module: str) -> int | None:
+    """Layer index of a ``conformance.*`` module name; -1 for leaves; None for commands or other."""
+    parts = module.split(".")
+    if parts[0] != "conformance" or len(parts) < 2:
+        return None
+    if parts[1] in LAYERS:
+        return LAYERS.index(parts[1])
+    if parts[1] in LEAVES:
+        return -1
+    return None
+
+
+def harness_files(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+def test_rank_reads_module_names():
+    assert rank("conformance.corpus.loader") == 0
+    assert rank("conformance.bench.timing") == 5
+    assert rank("conformance.paths") == -1
+    assert rank("conformance.cli") is None
+    assert rank("impls.contract") is None
+
+
+@pytest.mark.parametrize("path", harness_files("conformance"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_import_runs_back_up(path: Path):
+    rel = path.relative_to(ROOT / "conformance")
+    own = rank("conformance." + ".".join(rel.with_suffix("").parts))
+    if own is None:  # a command at the top: it may use every layer
+        assert rel.stem in COMMANDS or len(rel.parts) == 1, f"{rel}: top-level module not a command"
+        return
+    upward = []
+    for line, module in imported_modules(path):
+        target = rank(module)
+        if module.startswith("conformance") and target is None and module != "conformance":
+            upward.append(f"line {line}: {module} (a command)")
+        elif target is not None and target > own:
+            upward.append(f"line {line}: {module}")
+    assert not upward, f"conformance/{rel} imports from above its own folder: {upward}"
+
+
+@pytest.mark.parametrize("path", harness_files("impls"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_impls_never_import_the_harness(path: Path):
+    bad = [m for _, m in imported_modules(path) if m.split(".")[0] in ("conformance", "tests")]
+    assert not bad, f"{path.relative_to(ROOT)} imports the harness: {bad}"
+
+
+def test_readme_layout_table_matches_the_tree():
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Layout", 1)[1]
+    named = set(re.findall(r"`(conformance/[a-z_]+/|impls/|cases/|reports/|tests/[a-z_]*/?)`", section))
+    folders = {f"conformance/{d.name}/" for d in (ROOT / "conformance").iterdir()
+               if d.is_dir() and (d / "__init__.py").exists()}
+    missing = sorted(folders - named)
+    assert not missing, f"README's layout table does not name {missing}"
+    stale = sorted(n for n in named if not (ROOT / n).is_dir())
+    assert not stale, f"README's layout table names folders that do not exist: {stale}"
