@@ -145,6 +145,7 @@ def test_loading_a_mutated_corpus_file_yields_cases_and_faults_only(tmp_path_fac
         assert text.startswith(f"{path}: at "), text
         assert HARNESS_BUG not in error.message, text
         assert "\n" not in text and len(text) < len(str(path)) + 1000, text
+        assert error.json_path.isprintable() and len(error.json_path) < 500, text
     for case in cases:
         assert set(case.out_of_contract) <= set(ROWS)
         assert not case.out_of_contract or HAZARD_TAG in case.tags

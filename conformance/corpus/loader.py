@@ -101,6 +101,12 @@ class CaseFileError:
     message: str
     case_id: str | None = None
 
+    def __post_init__(self) -> None:
+        # The path names the pytest item (``file@path[load]``): one printable line, never huge.
+        where = _printable(self.json_path)
+        object.__setattr__(self, "json_path", where if len(where) <= MAX_MESSAGE else
+                           where[:MAX_MESSAGE] + "...")
+
     def __str__(self) -> str:
         """One line: control characters (a key or value holding a newline) are escaped, and a
         message past MAX_MESSAGE characters (a schema error quoting a huge value) is cut."""
