@@ -103,6 +103,12 @@ RUN_TIME_FAULTS = {
         _good("golden-random-high-below-low", expect__out_write_offsets={
             "random": {"len": 2, "low": 5, "high": 4, "seed": 1}}),
         "at $.expect.out_write_offsets: bad array spec: random: high (4) is below low (5)"),
+    "golden-above-int64.json": (
+        _good("golden-above-int64", expect__out_write_offsets=[0, INT64_MAX + 1]),
+        "at $.expect.out_write_offsets: element 1 is outside int64"),
+    "golden-scalar-above-int32.json": (
+        _good("golden-scalar-above-int32", expect__out_verify_num_valid=1 << 31),
+        "at $.expect.out_verify_num_valid: 2147483648 is outside int32 (the output's dtype)"),
     "request-lengths-differ.json": (
         _good("request-lengths-differ", inputs__prefix_lens=[7, 1]),
         "at $.inputs: request arrays of different lengths: req_pool_indices 1, prefix_lens 2, "

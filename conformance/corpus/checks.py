@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from conformance.corpus.arrays import ArraySpecError, evaluate, spec_len
-from conformance.corpus.generators import lut_len, table_shape
+from conformance.corpus.generators import DEFAULT_TABLE, lut_len, table_shape
 from conformance.corpus.limits import (
     MAX_ARRAY_LEN,
     MAX_LUT_LEN,
@@ -192,7 +192,7 @@ def _step_values_error(inputs: dict, shared: dict, expects_error: bool) -> Fault
             return f".inputs.{name}", f"bad array spec: {exc}"
         i = _outside(values, INT64_MIN, INT64_MAX)
         if i is not None:
-            return f".inputs.{name}", f"value {i} is outside int64"
+            return f".inputs.{name}", f"element {i} is outside int64"
         lengths[name] = len(values)
     if len(set(lengths.values())) > 1 and not expects_error:
         return ".inputs", "request arrays of different lengths: " + ", ".join(
@@ -201,7 +201,7 @@ def _step_values_error(inputs: dict, shared: dict, expects_error: bool) -> Fault
         if not INT64_MIN <= inputs.get(name, 0) <= INT64_MAX:
             return f".inputs.{name}", f"{name} {inputs[name]} is outside int64"
     table = shared.get(TABLE_NAME)
-    rows, cols = table_shape(table) if table is not None else (1, 1)
+    rows, cols = table_shape(table if table is not None else DEFAULT_TABLE)
     fault = _table_set_error(inputs.get("req_to_token_set", ()), rows, cols,
                              ".inputs.req_to_token_set")
     if fault:
@@ -255,7 +255,7 @@ def _golden_error(expect: dict, bs: int) -> Fault | None:
             return f".expect.{name}", f"golden has {len(values)} values, bs={bs} needs {want}"
         i = _outside(values, INT64_MIN, INT64_MAX)
         if i is not None:
-            return f".expect.{name}", f"value {i} is outside int64"
+            return f".expect.{name}", f"element {i} is outside int64"
     for name in SCALAR_OUTPUT_NAMES:
         if not INT32_MIN <= expect[name] <= INT32_MAX:
             return f".expect.{name}", f"{expect[name]} is outside int32 (the output's dtype)"
