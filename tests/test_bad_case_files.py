@@ -221,3 +221,20 @@ def test_every_declared_tag_has_a_meaning_and_the_corpus_uses_only_declared_tags
     assert all(len(meaning) > 10 for meaning in tags.values())
     cases, errors = load_corpus()
     assert errors == [] and {t for c in cases for t in c.tags} <= set(tags)
+
+
+@pytest.mark.parametrize(("text", "fault"), [
+    ("1e9999223372036854775808", "at $: Decimal('Infinity') is not of type 'object'"),
+    ('{"id": NaN}', "at $: unreadable number: NaN is not a JSON number"),
+    ('{"id": -Infinity}', "at $: unreadable number: -Infinity is not a JSON number"),
+    ("[" * 5000 + "]" * 5000, "at $: JSON nested too deeply to read (the limit is 32 levels)"),
+    (json.dumps(_good("float-len", inputs__prefix_lens={"fill": 7, "len": 1.0})),
+     "at $.inputs.prefix_lens.len: Decimal('1.0') is not of type 'integer'"),
+])
+def test_numbers_json_cannot_hold_and_deep_text_are_one_fault(tmp_path: Path, text, fault):
+    """Found by tests/test_corpus_mutations.py: a number past Decimal's exponent range used to
+    raise decimal.InvalidOperation out of the loader; a float where an integer belongs (1.0 passes
+    jsonschema's integer check as a float) is refused by the schema."""
+    (tmp_path / "c.json").write_text(text)
+    cases, errors = load_corpus([tmp_path])
+    assert cases == [] and [str(e) for e in errors] == [f"{tmp_path / 'c.json'}: {fault}"]

@@ -146,10 +146,12 @@ def _schema_error(doc: object, ref: str) -> tuple[str, str] | None:
     error = jsonschema.exceptions.best_match(sub.iter_errors(doc))
     if error is None:
         return None
-    # Descend into oneOf branches to the most specific message, except for a tag, whose branches
-    # are the declared tags one by one.
+    # Descend into oneOf branches to the most specific message: the branch that got deepest into
+    # the value (the one the author meant), except for a tag, whose branches are the declared tags.
     while error.context and error.schema != defs["tag"]:
-        error = jsonschema.exceptions.best_match(error.context)
+        deepest = max(len(e.absolute_path) for e in error.context)
+        error = jsonschema.exceptions.best_match(
+            e for e in error.context if len(e.absolute_path) == deepest)
     if error.schema == defs["tag"]:
         return error.json_path, (f"unknown tag {error.instance!r}: the tags are declared in "
                                  f"cases/schema.json ($defs/tag): {', '.join(known_tags())}")
@@ -200,6 +202,19 @@ def _long_integer(text: str) -> str | None:
     return f"line {line} column {column}"
 
 
+def _fraction(text: str) -> Decimal:
+    """A JSON number with a fraction or exponent, as a Decimal: never an integer to the schema;
+    one past Decimal's exponent range (``1e9999999999999999999``) as Decimal infinity."""
+    try:
+        return Decimal(text)
+    except ArithmeticError:
+        return Decimal("Infinity") if not text.startswith("-") else Decimal("-Infinity")
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def read_case_file(path: Path) -> tuple[object, CaseFileError | None]:
     """The JSON document in ``path`` (floats as :class:`decimal.Decimal`, so that the schema refuses
     them where it wants an integer), or the fault that stops it being read: not UTF-8, malformed
@@ -211,7 +226,7 @@ def read_case_file(path: Path) -> tuple[object, CaseFileError | None]:
     except OSError as exc:
         return None, CaseFileError(path, "$", f"cannot read: {exc.strerror}")
     try:
-        doc = json.loads(text, parse_float=Decimal, parse_constant=Decimal)
+        doc = json.loads(text, parse_float=_fraction, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         return None, CaseFileError(path, f"line {exc.lineno} column {exc.colno}",
                                    f"malformed JSON: {exc.msg}")
