@@ -12,6 +12,7 @@ import copy
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
@@ -130,6 +131,7 @@ def mutated_files(draw) -> tuple[str, bytes]:
     return name, data
 
 
+@pytest.mark.filterwarnings("ignore::conformance.corpus.hazards.HazardTagWarning")
 @given(mutated_files())
 def test_loading_a_mutated_corpus_file_yields_cases_and_faults_only(tmp_path_factory, sample):
     name, data = sample
