@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.corpus.loader import Case, display_path, make_case
+from conformance.corpus.hazards import HAZARD_TAG
 from conformance.paths import FOUND_CASES_DIR
 from conformance.robustness.found_cases import FoundCaseError, found_id, place
 from conformance.robustness.random_plans import random_plan
@@ -120,7 +121,7 @@ def found_case(raw: dict, planner: str, seed: int, index: int, steps: list[str],
         + (["lut"] if inputs.get("lut") else [])
     command = shlex.join(["python", "-m", "conformance", "fuzz", "--planner", planner,
                           "--seed", str(seed)])
-    return {
+    doc = {
         "id": found_id(planner, seed, index),
         "description": f"Found by fuzzing planner {planner} (seed {seed}, plan {index}); "
                        f"shrunk by: {shrunk}. It failed with: {first_line}",
@@ -131,6 +132,9 @@ def found_case(raw: dict, planner: str, seed: int, index: int, steps: list[str],
         "inputs": raw["inputs"],
         "expect": raw["expect"],
     }
+    if make_case(doc, Path(f"{doc['id']}.json"), "$").out_of_contract:  # spec §6: the loader's rule
+        doc["tags"].append(HAZARD_TAG)
+    return doc
 
 
 @dataclass
