@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from conformance.corpus.arrays import evaluate, spec_len
-from conformance.corpus.generators import build_lut, build_table
+from conformance.corpus.generators import DEFAULT_TABLE, build_lut, build_table
 from impls.constants import OUTPUT_NAMES, SCRATCH_MIN_LEN
 
 GUARD = 16
@@ -139,8 +139,7 @@ def _guarded(tensor: torch.Tensor) -> torch.Tensor:
 def build_tables(case, device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(req_to_token, LUT or None) of ``case`` on ``device``, shared by all its steps, each inside
     a guarded allocation."""
-    table_spec = case.inputs.get("req_to_token", {"generator": "linear", "max_reqs": 1,
-                                                  "max_seq_len": 1})
+    table_spec = case.inputs.get("req_to_token", DEFAULT_TABLE)
     lut = build_lut(case.inputs.get("lut"), device)
     return _guarded(build_table(table_spec, device)), None if lut is None else _guarded(lut)
 
