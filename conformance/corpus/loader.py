@@ -14,10 +14,17 @@ from pathlib import Path
 
 import jsonschema
 
-from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR, REPO_ROOT
+from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR, DIVERGENCES_DIRNAME, REPO_ROOT
 
 from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
+
+PINS = ("contract", "project", "wrapper")
+"""What a case may pin (spec section 8): the launcher contract (sections 3-5, the documented errors,
+nothing read or written outside a tensor), a project rule (section 6's "this project" column, the 0-d
+rule) or the wrapper's check (section 4 item 0)."""
+DEFAULT_PINS = "contract"
+"""A case file that says nothing pins the contract (``cases/schema.json``)."""
 
 STEP_KEYS = ("req_pool_indices", "prefix_lens", "extend_seq_lens", "swa_window_size",
              "verify_capacity")
@@ -60,6 +67,8 @@ class Case:
     path: Path
     json_path: str
     raw: dict = field(repr=False, compare=False)
+    pins: str = DEFAULT_PINS
+    """What the case pins (spec section 8): one of :data:`PINS`."""
 
     @property
     def location(self) -> str:
@@ -117,7 +126,7 @@ def _merge_defaults(case: dict, defaults: dict) -> dict:
         merged["inputs"] = {**defaults["inputs"], **case.get("inputs", {})}
     if "tags" in defaults:
         merged["tags"] = list(dict.fromkeys([*defaults["tags"], *case.get("tags", [])]))
-    for key in ("source", "golden_check", "entry"):
+    for key in ("source", "golden_check", "entry", "pins"):
         if key in defaults and key not in case:
             merged[key] = defaults[key]
     return merged
@@ -168,13 +177,15 @@ def _make_case(raw: dict, path: Path, json_path: str) -> Case:
         entry=raw.get("entry", "launcher"), inputs=inputs, steps=steps,
         derived=raw.get("derived", {}), allocate=raw.get("allocate", {}),
         xfail=tuple(raw.get("xfail", ())), needs_review=raw.get("needs_review", False),
-        path=path, json_path=json_path, raw=raw,
+        path=path, json_path=json_path, raw=raw, pins=raw.get("pins", DEFAULT_PINS),
     )
 
 
 def case_files(directory: Path) -> list[Path]:
-    """Every ``*.json`` below ``directory`` except the schema, sorted for stable collection order."""
-    return sorted(p for p in directory.rglob("*.json") if p.name != "schema.json")
+    """Every ``*.json`` below ``directory`` except schemas and the known-divergence manifests in
+    its ``divergences/`` folder, sorted for stable collection order."""
+    return sorted(p for p in directory.rglob("*.json") if p.name != "schema.json"
+                  and DIVERGENCES_DIRNAME not in p.relative_to(directory).parts[:-1])
 
 
 def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list[CaseFileError]]:
