@@ -28,6 +28,7 @@ from conformance.plugin import gpu_pinning  # noqa: F401 - first: pins an xdist 
 from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus
 from conformance.plugin.results_writer import ResultsWriter, add_results_options
 from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
+from conformance.reporting.results_format import JUDGED
 from impls.registry import (
     availability,
     builtin_names,
@@ -35,10 +36,11 @@ from impls.registry import (
 )
 
 pytest_plugins = ["conformance.robustness.isolation",  # --isolate, --no-isolate, --isolate-timeout
+                  "conformance.plugin.profiles",  # --profile, --manifest: pins and known divergences
                   "conformance.bench.plugin"]  # conformance/bench: opt-in benchmarks, --bench-*
 ANCHOR = "test_corpus.py"
 SHARED = {"validator": "validator", "allocate": "allocator"}
-OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
+OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error", *JUDGED)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -154,7 +156,11 @@ class CaseItem(pytest.Item):
 
 
 def _outcome(report: pytest.TestReport) -> str | None:
-    """pass/fail/xfail/xpass/skip/error of a report, counted once per item (None otherwise)."""
+    """pass/fail/xfail/xpass/skip/error of a report, or the status conformance.plugin.profiles
+    judged, counted once per item (None otherwise)."""
+    judged = getattr(report, "conformance_status", None)
+    if judged in JUDGED and report.when == "call":
+        return judged
     if hasattr(report, "wasxfail") and report.when in ("setup", "call"):
         if report.skipped:
             return "xfailed"

@@ -27,7 +27,8 @@ import pytest
 
 from conformance.corpus.loader import display_path
 from conformance.paths import RESULTS_RELPATH
-from conformance.reporting.results_format import FORMAT, VERSION, write_json_atomic
+from conformance.corpus.section6 import out_of_contract
+from conformance.reporting.results_format import FORMAT, JUDGED, VERSION, write_json_atomic
 from conformance.engine.runner import case_dir_arg, rerun_command
 from conformance.fingerprint import run_fingerprint
 
@@ -36,8 +37,8 @@ DEFAULT_PATH = RESULTS_RELPATH
 FLUSH_SECONDS = 3.0
 STATUS = {"passed": "pass", "failed": "fail", "xfailed": "xfail", "xpassed": "xpass",
           "skipped": "skip", "error": "error"}
-RANK = {"pass": 0, "skip": 0, "xfail": 0, "xpass": 1, "fail": 2, "error": 3, "timeout": 4,
-        "crash": 4}
+RANK = {"pass": 0, "skip": 0, "xfail": 0, "declared": 0, "differs": 0, "not-wrapper": 0,
+        "xpass": 1, "fail": 2, "oob": 2, "error": 3, "timeout": 4, "crash": 4}
 """A later phase's status replaces an earlier one only when it ranks higher (teardown errors)."""
 _NODE = re.compile(r"^(?P<file>[^:]*)::(?P<case>.*)\[(?P<planner>[^\[\]]*)\]$")
 
@@ -59,7 +60,8 @@ def case_meta(item: pytest.Item) -> dict | None:
         return {"case": case.id, "description": case.description, "tags": list(case.tags),
                 "source": case.source, "file": display_path(case.path),
                 "json_path": case.json_path, "entry": case.entry, "error_ids": errors,
-                "rerun": rerun_command(case.id, item.planner, case_dir_arg(case))}
+                "rerun": rerun_command(case.id, item.planner, case_dir_arg(case)),
+                "pins": case.pins, "out_of_contract": list(out_of_contract(case))}
     error = getattr(item, "error", None)
     if error is not None and hasattr(error, "json_path"):
         folder = error.path if error.path.is_dir() else error.path.parent
@@ -72,7 +74,10 @@ def case_meta(item: pytest.Item) -> dict | None:
 
 def _status(report: pytest.TestReport, props: dict) -> str | None:
     """The item's status from this report, or None when this report does not decide it."""
-    special = props.get("status") or getattr(report, "conformance_status", None)
+    judged = getattr(report, "conformance_status", None)  # conformance.plugin.profiles
+    if judged in (*JUDGED, "xpass") and report.when == "call":
+        return judged
+    special = props.get("status") or judged
     if special in ("crash", "timeout") and report.failed:
         return special
     if report.failed and "crashed while running" in report.longreprtext:
@@ -91,6 +96,8 @@ def _status(report: pytest.TestReport, props: dict) -> str | None:
 
 
 def _message(report: pytest.TestReport) -> str | None:
+    if getattr(report, "conformance_message", None):  # conformance.plugin.profiles
+        return report.conformance_message
     if report.skipped:
         if hasattr(report, "wasxfail"):
             return report.wasxfail or None
@@ -163,13 +170,16 @@ class ResultsWriter:
                 **{k: meta.get(k) for k in ("description", "file", "json_path", "entry",
                                             "source")},
                 "tags": meta.get("tags", []), "error_ids": meta.get("error_ids", []),
-                "worker": _worker_id(report),
+                "pins": meta.get("pins"), "out_of_contract": meta.get("out_of_contract", []),
+                "observed": None, "divergence": None, "worker": _worker_id(report),
             }
         entry["duration"] = round(entry["duration"] + report.duration, 6)
         status = _status(report, props)
         if status is not None and (entry["status"] is None
                                    or RANK[status] > RANK[entry["status"]]):
             entry["status"], entry["message"] = status, _message(report)
+            entry["observed"] = getattr(report, "conformance_observed", None) or status
+            entry["divergence"] = getattr(report, "conformance_divergence", None)
         if report.when == "teardown" or status in ("crash", "timeout"):
             self.pending += 1
             if self.pending >= self.every or time.monotonic() - self.last_write > FLUSH_SECONDS:

@@ -17,9 +17,14 @@ from conformance.paths import RESULTS_SCHEMA_PATH
 
 FORMAT, VERSION = "planner-conformance-results", 1
 """The ``format`` and ``version`` fields every results file carries."""
-STATUSES = ("fail", "error", "crash", "timeout", "xpass", "xfail", "skip", "pass")
+STATUSES = ("fail", "oob", "error", "crash", "timeout", "xpass", "differs", "not-wrapper",
+            "declared", "xfail", "skip", "pass")
 """Report order: what needs attention first."""
-BAD = frozenset({"fail", "error", "crash", "timeout", "xpass"})
+BAD = frozenset({"fail", "oob", "error", "crash", "timeout", "xpass"})
+JUDGED = ("oob", "differs", "not-wrapper", "declared")
+"""Statuses :mod:`conformance.plugin.profiles` gives: a read or write outside a tensor seen; a
+difference from a project rule or from the wrapper on a planner not judged on it; a divergence its
+manifest declares (spec section 8)."""
 PSEUDO_PLANNERS = ("validator", "allocator", "load")
 """Planner-column names of results that belong to no planner: cases that reach only the shared
 validator, the buffer allocator's errors, and faults of case files found at load time."""
