@@ -24,7 +24,8 @@ from pathlib import Path
 
 from conformance.corpus.jsonfmt import dumps
 from conformance.corpus.manifest import DECLARABLE
-from conformance.corpus.section6 import BY_KEY
+from conformance.corpus.loader import load_corpus
+from conformance.corpus.section6 import BY_KEY, flat_read_outside_table
 from conformance.reporting.results_format import PSEUDO_PLANNERS, ResultsError, load_results
 
 UBIQUITOUS = ("write-offsets-past-bs",)
@@ -57,8 +58,15 @@ def _reason(result: dict) -> tuple[str, str]:
     return section, f"REVIEW: differs from spec section {section}: an upstream bug or a harness bug?"
 
 
-def draft(docs: list[tuple[Path, dict]], pattern: str, argv: list[str]) -> tuple[dict, list[str]]:
+def draft(docs: list[tuple[Path, dict]], pattern: str, argv: list[str],
+          outside: set[str] = frozenset()) -> tuple[dict, list[str]]:
     """The manifest drafted from results ``docs`` for planners matching ``pattern``.
+
+    ``outside`` holds the ids of the cases on which a kernel reading as spec section 6 says
+    upstream's does reads outside the table (:func:`flat_read_outside_table`): what it returns
+    there changes from run to run, so their divergence declares every outcome of such a read
+    (``fail`` or ``oob`` for a value, ``crash`` or ``oob`` for a crash), and is drafted even where
+    the case's pin already calls a value difference ``differs``.
 
     Returns:
         (manifest document, warnings about results not drafted).
@@ -80,15 +88,22 @@ def draft(docs: list[tuple[Path, dict]], pattern: str, argv: list[str]) -> tuple
                 warnings.append(f"not drafted: {r['id']} is {observed} (a harness or case "
                                 f"fault, not a divergence): {r['rerun']}")
                 continue
-            if observed not in DECLARABLE or r["status"] in ("differs", "not-wrapper"):
+            if observed not in DECLARABLE or (r["status"] in ("differs", "not-wrapper")
+                                              and r["case"] not in outside):
                 continue
             entry = by_case.get(r["case"])
             if entry is None:
                 section, reason = _reason(r)
                 entry = by_case[r["case"]] = {"case": r["case"], "section": section,
                                               "reason": reason, "status": []}
-            if observed not in entry["status"]:
-                entry["status"].append(observed)
+            seen = {observed}
+            if r["case"] in outside:
+                seen |= {"oob", "crash" if observed == "crash" else "fail"}
+                if "run to run" not in entry["reason"]:
+                    entry["reason"] += ("; the read lands outside the table, so the outcome "
+                                        "(a stray value, a guard-zone fill, a crash) changes "
+                                        "from run to run")
+            entry["status"] += sorted(seen - set(entry["status"]))
     divergences = []
     for entry in by_case.values():
         statuses = sorted(entry["status"], key=DECLARABLE.index)
@@ -116,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {args.out} exists; a reviewed manifest is never overwritten (remove it or "
               f"choose another --out)", file=sys.stderr)
         return 2
-    manifest, warnings = draft(docs, args.planner, args.argv)
+    cases, _ = load_corpus(args.cases or None)
+    outside = {c.id for c in cases if flat_read_outside_table(c)}
+    manifest, warnings = draft(docs, args.planner, args.argv, outside)
     for warning in warnings:
         print(warning, file=sys.stderr)
     if not manifest["divergences"] and not warnings:

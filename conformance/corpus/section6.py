@@ -120,3 +120,27 @@ def _rows(case) -> tuple[str, ...]:
         if step.error is None:
             found |= _step_rows(case, step, max_reqs, max_seq_len, table, lut)
     return tuple(key for key in ROW_KEYS if key in found)
+
+
+def flat_read_outside_table(case) -> bool:
+    """Whether a kernel that reads the seed slot as spec section 6 says upstream's does (at
+    ``row * max_seq_len + prefix - 1`` of the flat table, for every active row with a prefix,
+    extend 0 included) reads outside the table on ``case``: then what it returns is whatever
+    memory holds there (a stray value, a guard-zone fill) or it crashes, and which one changes
+    from run to run."""
+    if case.entry != "launcher":
+        return False
+    spec = case.inputs.get("req_to_token", DEFAULT_TABLE)
+    if spec["generator"] == "explicit":
+        rows, cols = len(spec["values"]), len(spec["values"][0]) if spec["values"] else 0
+    else:
+        rows, cols = spec["max_reqs"], spec["max_seq_len"]
+    for step in case.steps:
+        if step.error is not None:
+            continue
+        rpi = evaluate(step.inputs.get("req_pool_indices", []))
+        prefix = evaluate(step.inputs.get("prefix_lens", []))
+        for row, p in zip(rpi, prefix):
+            if row != 0 and p > 0 and not 0 <= row * cols + p - 1 < rows * cols:
+                return True
+    return False
