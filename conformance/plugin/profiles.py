@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifests, unknown_cases
 from conformance.plugin.evidence import outside_evidence
 from conformance.paths import DEFAULT_CASES_DIR
@@ -82,11 +83,11 @@ class ProfileJudge:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.profile = config.getoption("profile")
-        dirs = [p.resolve() for p in config.getoption("cases")] or [DEFAULT_CASES_DIR]
+        self.dirs = [p.resolve() for p in config.getoption("cases")] or [DEFAULT_CASES_DIR]
         if config.getoption("no_manifests"):
             self.manifests, self.faults = [], []
         else:
-            self.manifests, self.faults = load_manifests(dirs, config.getoption("manifest"))
+            self.manifests, self.faults = load_manifests(self.dirs, config.getoption("manifest"))
         self.results: dict[str, dict] = {}
 
     def judged_pins(self, planner: str) -> tuple[str, ...]:
@@ -100,7 +101,8 @@ class ProfileJudge:
         corpus = [i for i in items if hasattr(i, "case")]
         if not corpus:
             return
-        faults = self.faults + unknown_cases(self.manifests, {i.case.id for i in corpus})
+        known = {c.id for c in load_corpus(self.dirs)[0]}  # every case, not just those selected
+        faults = self.faults + unknown_cases(self.manifests, known)
         parent = corpus[0].parent
         for fault in faults:
             items.insert(0, CaseFileItem.from_parent(
