@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import fnmatch
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -55,7 +54,8 @@ def _reason(result: dict) -> tuple[str, str]:
         return "6", "; ".join(f"{BY_KEY[k].situation}: upstream's kernel {BY_KEY[k].upstream}, "
                               f"this project {BY_KEY[k].project}" for k in rows)
     section = "4" if result.get("error_ids") else "5"
-    return section, f"REVIEW: differs from spec section {section}: an upstream bug or a harness bug?"
+    return section, (f"REVIEW: differs from spec section {section}: an upstream bug or a harness "
+                     f"bug?")
 
 
 def draft(docs: list[tuple[Path, dict]], pattern: str, argv: list[str],

@@ -63,9 +63,13 @@ def planner_import(name: str) -> tuple[str, str]:
     return launch.__module__, launch.__qualname__
 
 
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
 def _tensor_expr(t: torch.Tensor) -> str:
     """A short Python expression that builds ``t``: an arange when it is one, else its values."""
-    dtype = f"torch.{str(t.dtype).removeprefix('torch.')}"
+    dtype = f"torch.{_dtype_name(t.dtype)}"
     shape = tuple(t.shape)
     flat = t.flatten().tolist()
     if flat and flat == list(range(flat[0], flat[0] + len(flat))):
@@ -94,8 +98,11 @@ def render(case: Case, planner: str, command: str, note: str = "") -> str:
            f"{case.description}\n{note}\n"
            f"Case file: {case.location}; rule: {case.source['kind']} {case.source['ref']}.\n"
            f"Written by: {command}\n"
-           "Standalone: needs torch and the planner's module only. Exit 0 and PASS when the planner\n"
-           'meets the case; exit 1 and every difference printed when it does not.\n"""\n')
+           "Standalone: needs torch and the planner's module only. Exit 0 and PASS when the\n"
+           "planner meets the case; exit 1 and every difference printed when it does not.\n"
+           '"""\n')
+    poisons = [{_dtype_name(k): v for k, v in POISONS[run].items()} for run in POISONS]
+    dtypes = {name: _dtype_name(d) for name, d in OUTPUT_DTYPES.items()}
     data = "\n".join([
         f"CASE = {case.id!r}",
         f"PLANNER = {f'{module}:{attr}'!r}",
@@ -103,9 +110,9 @@ def render(case: Case, planner: str, command: str, note: str = "") -> str:
         f"TAIL_GARBAGE = {TAIL_GARBAGE!r}",
         f"TABLE_FILL = {TABLE_GUARD_GARBAGE[torch.int32]}  # guard zones around req_to_token",
         f"LUT_FILL = {TABLE_GUARD_GARBAGE[torch.int64]}  # guard zones around the LUT",
-        f"POISONS = {[{str(k).removeprefix('torch.'): v for k, v in POISONS[r].items()} for r in POISONS]!r}",
+        f"POISONS = {poisons!r}",
         f"OUTPUT_LENGTHS = {output_lengths(case)!r}",
-        f"OUTPUT_DTYPES = {{n: getattr(torch, d) for n, d in {dict((n, str(d).removeprefix('torch.')) for n, d in OUTPUT_DTYPES.items())!r}.items()}}",
+        f"OUTPUT_DTYPES = {{n: getattr(torch, d) for n, d in {dtypes!r}.items()}}",
         "",
         "",
         "def make_table():",

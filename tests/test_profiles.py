@@ -152,8 +152,9 @@ def test_outside_evidence_is_certain_not_likely():
     assert "neither -1 nor any element" in outside_evidence(seed_diff.format(91488893), case)
     assert outside_evidence(seed_diff.format(35), case) is None  # a table value: maybe a row read
     assert outside_evidence(seed_diff.format(91488893)) is None  # no case: no value set to judge
-    assert outside_evidence("x: 1 element(s) differ, first at index 5 (outside the tensor: 1 "
-                            "past its end, length 4)") == "the planner wrote outside an output tensor"
+    wrote = outside_evidence("x: 1 element(s) differ, first at index 5 (outside the tensor: 1 "
+                             "past its end, length 4)")
+    assert wrote == "the planner wrote outside an output tensor"
 
 
 def test_every_corpus_case_declares_what_it_pins():

@@ -33,7 +33,8 @@ def _run(script, timeout: float = 300) -> subprocess.CompletedProcess:
      "out_write_offsets[1]: expected 8, got 9"),
     ("width-int64-min-prefix-small-window", "tests.planted.divergent_planners:window_overflow",
      "out_verify_offsets_scratch[1]: expected 0, got 3"),
-    ("hazard-write-offsets-past-bs-untouched", "tests.planted.wrong_planners:zeroes_write_offsets_tail",
+    ("hazard-write-offsets-past-bs-untouched",
+     "tests.planted.wrong_planners:zeroes_write_offsets_tail",
      "(must stay untouched: spec section 5)"),
 ])
 def test_repro_fails_on_the_bug_and_passes_on_a_correct_planner(tmp_path, case_id, wrong, shows):
@@ -50,7 +51,8 @@ def test_repro_fails_on_the_bug_and_passes_on_a_correct_planner(tmp_path, case_i
 
 
 def test_repro_imports_torch_and_the_planner_only(tmp_path):
-    script = _write(tmp_path, "err-dtype-prefix-lens", "tests.planted.wrong_planners:wrong_error_message")
+    script = _write(tmp_path, "err-dtype-prefix-lens",
+                    "tests.planted.wrong_planners:wrong_error_message")
     tree = ast.parse(script.read_text())
     imported = {n.names[0].name if isinstance(n, ast.Import) else n.module
                 for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))}

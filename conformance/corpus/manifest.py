@@ -53,7 +53,7 @@ class Divergence:
 
     def describe(self) -> str:
         """One line: section, reason, issue."""
-        return (f"spec §{self.section}: {self.reason}" + (f" ({self.issue})" if self.issue else ""))
+        return f"spec §{self.section}: {self.reason}" + (f" ({self.issue})" if self.issue else "")
 
 
 @dataclass(frozen=True)

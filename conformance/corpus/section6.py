@@ -56,7 +56,7 @@ BY_KEY = {row.key: row for row in ROWS}
 
 
 DEFAULT_TABLE = {"generator": "linear", "max_reqs": 1, "max_seq_len": 1}
-"""The table of a case that names none (as :func:`conformance.engine.inputs.build_tables` builds)."""
+"""The table of a case that names none (as conformance/engine/inputs.py builds it)."""
 
 
 def _step_rows(case, step, max_reqs: int, max_seq_len: int, table, lut) -> set[str]:

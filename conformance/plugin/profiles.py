@@ -155,9 +155,9 @@ class ProfileJudge:
             what = "differs from project rule" if status == "differs" else "not the wrapper"
             report.outcome, report.longrepr = "passed", None
             report.conformance_status = status
+            judged = "+".join(self.judged_pins(planner))
             report.conformance_message = (f"{what} (case pins {case.pins}; profile "
-                                          f"{self.profile} judges {'+'.join(self.judged_pins(planner))})"
-                                          f"\n{text}")
+                                          f"{self.profile} judges {judged})\n{text}")
 
     def pytest_report_teststatus(self, report, config):
         status = getattr(report, "conformance_status", None)
