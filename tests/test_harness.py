@@ -513,7 +513,7 @@ def test_field_diff_outside_the_tensor_and_poison():
 
 def _case_doc(case_id: str, **changes) -> dict:
     doc = {
-        "id": case_id, "description": "one decode", "tags": ["t"],
+        "id": case_id, "description": "one decode", "tags": ["steps"],
         "source": {"kind": "project", "ref": "tests"}, "golden_check": "hand",
         "inputs": {"req_to_token": {"generator": "linear", "max_reqs": 4, "max_seq_len": 16},
                    "req_pool_indices": [2], "prefix_lens": [7], "extend_seq_lens": [1]},
@@ -534,9 +534,9 @@ def _load(tmp_path: Path, files: dict[str, object]):
 
 
 def test_loader_group_defaults_and_order(tmp_path):
-    group = {"group": "g", "defaults": {"tags": ["base"], "golden_check": "default check",
+    group = {"group": "g", "defaults": {"tags": ["padding"], "golden_check": "default check",
                                         "inputs": {"verify_capacity": 3}},
-             "cases": [_case_doc("g-one", tags=["base", "extra"]),
+             "cases": [_case_doc("g-one", tags=["padding", "boundary"]),
                        {k: v for k, v in _case_doc("g-two").items() if k != "golden_check"}]}
     cases, errors = _load(tmp_path, {"b/group.json": group, "a/single.json": _case_doc("single"),
                                      "schema.json": "{not even json"})
@@ -544,7 +544,7 @@ def test_loader_group_defaults_and_order(tmp_path):
     assert [c.id for c in cases] == ["single", "g-one", "g-two"]
     single, one, two = cases
     assert (single.json_path, one.json_path, two.json_path) == ("$", "$.cases[0]", "$.cases[1]")
-    assert one.tags == ("base", "extra") and two.tags == ("base", "t")
+    assert one.tags == ("padding", "boundary") and two.tags == ("padding", "steps")
     assert one.golden_check == "hand" and two.golden_check == "default check"
     assert two.inputs["verify_capacity"] == 3 and two.inputs["prefix_lens"] == [7]
     assert two.write_req_capacity == 1 and single.entry == "launcher"

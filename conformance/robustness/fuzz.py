@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.corpus.hazards import HAZARD_TAG
 from conformance.corpus.loader import Case, _load_file, _make_case, display_path
 from conformance.paths import FOUND_CASES_DIR
 from conformance.corpus.jsonfmt import dumps
@@ -125,6 +126,8 @@ def write_found(raw: dict, planner: str, seed: int, index: int, steps: list[str]
         "inputs": raw["inputs"],
         "expect": raw["expect"],
     }
+    if _make_case(doc, out / f"{case_id}.json", "$").out_of_contract:  # spec §6: the loader's rule
+        doc["tags"].append(HAZARD_TAG)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{case_id}.json"
     path.write_text(dumps(doc) + "\n")
