@@ -176,12 +176,12 @@ def test_every_corpus_case_declares_what_it_pins():
 
 
 @pytest.mark.parametrize("case_id, rows", [
-    ("hazard-prefix-past-row", ("prefix-past-row",)),
-    ("hazard-row-negative", ("row-outside-table",)),
-    ("lut-clamp", ("lut-index-past-end",)),
-    ("width-int64-min-prefix-small-window", ("window-start-overflow",)),
+    ("hazard-prefix-past-row", ("past-row",)),
+    ("hazard-row-negative", ("row-out-of-table",)),
+    ("lut-clamp", ("lut-clamp",)),
+    ("width-int64-min-prefix-small-window", ("window-overflow",)),
     ("err-not-1d-lut-0d", ("zero-d-tensor",)),
-    ("random-decode-prefill-bs-33", ("prefix-past-row",)),  # untagged, found from its values
+    ("random-decode-prefill-bs-33", ("past-row",)),  # found from its values
     ("spec7-decode-seed", ()),
 ])
 def test_section6_rows_come_from_values(case_id, rows):

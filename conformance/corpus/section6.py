@@ -1,9 +1,9 @@
 """The rows of spec section 6 ("Out-of-contract values") and which of them a case's values reach.
 
 :data:`ROWS` is the section's table as data: per row the situation, what this project does, and what
-upstream's Triton kernel does (the words the divergence profile uses). :func:`out_of_contract` works
-out from a case's values (every step, request by request, spec section 5's definitions) which rows
-apply; nothing is read from tags, so a case that reaches a row without saying so is still found.
+upstream's Triton kernel does (the words the divergence profile uses). :func:`out_of_contract` says
+which rows a case reaches, from its values (the loader's ``Case.out_of_contract``) and its
+overrides; nothing is read from tags.
 """
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conformance.corpus.arrays import evaluate
-from conformance.corpus.generators import build_lut, build_table
-
-INT64_MIN = -(1 << 63)
+from conformance.corpus.generators import DEFAULT_TABLE
 
 
 @dataclass(frozen=True)
@@ -36,89 +34,38 @@ class Row:
 
 
 ROWS = (
-    Row("lut-index-past-end", "translated slot >= lut_len", "clamps", "clamps", "does not clamp"),
-    Row("prefix-past-row", "prefix_lens[r] - 1 >= max_seq_len", "clamps",
+    Row("lut-clamp", "translated slot >= lut_len", "clamps", "clamps", "does not clamp"),
+    Row("past-row", "prefix_lens[r] - 1 >= max_seq_len", "clamps",
         "reads past the row", "reads past the row"),
-    Row("row-outside-table", "req_pool_indices[r] < 0 or >= max_reqs, active", "no read, seed -1",
+    Row("row-out-of-table", "req_pool_indices[r] < 0 or >= max_reqs, active", "no read, seed -1",
         "reads out of bounds", "reads outside the table"),
     Row("write-offsets-past-bs", "write_offsets past bs", "untouched", "untouched",
         "writes past bs"),
-    Row("window-start-overflow", "negative prefix where W - prefix exceeds int64",
+    Row("window-overflow", "negative prefix where W - prefix exceeds int64",
         "exact", "overflows int64", "wrong window (int64 overflow)"),
     Row("zero-d-tensor", "a 0-d tensor where a 1-D one is expected",
         "counted as length 1, then validated", "raises IndexError", "raises another error"),
-    Row("prefix-without-extend", "a prefix but extend 0", "skips the read",
+    Row("zero-extend-read", "a prefix but extend 0", "skips the read",
         "reads the seed slot", "other value"),
 )
-"""Spec section 6, top to bottom."""
+"""Spec section 6, top to bottom. The value rows carry the keys of
+:data:`conformance.corpus.hazards.ROWS`, which the loader computes per case."""
 ROW_KEYS = tuple(row.key for row in ROWS)
 BY_KEY = {row.key: row for row in ROWS}
 
 
-DEFAULT_TABLE = {"generator": "linear", "max_reqs": 1, "max_seq_len": 1}
-"""The table of a case that names none (as conformance/engine/inputs.py builds it)."""
-
-
-def _step_rows(case, step, max_reqs: int, max_seq_len: int, table, lut) -> set[str]:
-    rows: set[str] = set()
-    rpi = evaluate(step.inputs.get("req_pool_indices", []))
-    prefix = evaluate(step.inputs.get("prefix_lens", []))
-    extend = evaluate(step.inputs.get("extend_seq_lens", []))
-    window = step.inputs.get("swa_window_size", 0)
-    if len(rpi) < case.write_req_capacity:
-        rows.add("write-offsets-past-bs")
-    for r, row in enumerate(rpi[:min(len(rpi), len(prefix), len(extend))]):
-        p, e = prefix[r], extend[r]
-        if window > 0 and p - window < INT64_MIN:
-            rows.add("window-start-overflow")
-        if row == 0 or p <= 0:
-            continue  # a padding row, or no prefix: upstream reads nothing either
-        outside_row = not 0 <= row < max_reqs
-        past_row = p - 1 >= max_seq_len
-        if outside_row:
-            rows.add("row-outside-table")
-        if past_row and e > 0:
-            rows.add("prefix-past-row")
-        if e <= 0 and (outside_row or past_row):
-            rows.add("prefix-without-extend")
-        if e > 0 and lut is not None and not outside_row and max_seq_len > 0:
-            slot = int(table[row, min(p - 1, max_seq_len - 1)])
-            if slot >= lut.numel():
-                rows.add("lut-index-past-end")
-    return rows
-
-
-_MEMO: dict[tuple[str, str, str], tuple[str, ...]] = {}
-
-
 def out_of_contract(case) -> tuple[str, ...]:
-    """The keys of the section-6 rows (:data:`ROWS`) that ``case``'s values reach, in table order.
-
-    Launcher cases only (others: empty). Steps that expect an error count only for the 0-d row
-    (an override of ``shape`` ``[]``). A case whose table cannot be built reaches none (the run
-    reports that fault). Memoised per case (file, JSON path, id).
-    """
+    """The keys of the section-6 rows (:data:`ROWS`) ``case`` reaches, in table order: the value
+    rows the loader found (``Case.out_of_contract``, :mod:`conformance.corpus.hazards`), plus
+    ``write-offsets-past-bs`` (a launch with bs below the write capacity) and ``zero-d-tensor``
+    (an override of ``shape`` ``[]``), which need no out-of-contract value."""
     if case.entry != "launcher":
         return ()
-    key = (str(case.path), case.json_path, case.id)
-    if key not in _MEMO:
-        try:
-            _MEMO[key] = _rows(case)
-        except Exception:  # a faulty case: the run itself says what is wrong with it
-            _MEMO[key] = ()
-    return _MEMO[key]
-
-
-def _rows(case) -> tuple[str, ...]:
-    found: set[str] = set()
-    table = build_table(case.inputs.get("req_to_token", DEFAULT_TABLE), "cpu")
-    max_reqs, max_seq_len = table.shape if table.dim() == 2 else (0, 0)
-    lut = build_lut(case.inputs.get("lut"), "cpu")
-    for step in case.steps:
-        if any(o.get("shape") == [] for o in step.overrides):
-            found.add("zero-d-tensor")
-        if step.error is None:
-            found |= _step_rows(case, step, max_reqs, max_seq_len, table, lut)
+    found = set(case.out_of_contract)
+    if any(o.get("shape") == [] for step in case.steps for o in step.overrides):
+        found.add("zero-d-tensor")
+    if any(step.bs < case.write_req_capacity for step in case.steps if step.error is None):
+        found.add("write-offsets-past-bs")
     return tuple(key for key in ROW_KEYS if key in found)
 
 
