@@ -189,3 +189,14 @@ def test_section6_rows_come_from_values(case_id, rows):
 
     case = {c.id: c for c in load_corpus()[0]}[case_id]
     assert tuple(r for r in out_of_contract(case) if r != "write-offsets-past-bs") == rows
+
+
+def test_judged_statuses_travel_through_pytest_xdist(tmp_path):
+    ids = ("hazard-prefix-past-row", "hazard-prefix-past-last-row", "spec7-decode-seed")
+    proc, _ = run_pytest(tmp_path, "--planner", f"{PLANTED}:reads_past_row", "-n", "2",
+                         "--manifest", str(MANIFESTS / "reads-past-row.json"), *cases_args(*ids))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert statuses(tmp_path) == {"hazard-prefix-past-row": "differs",
+                                  "hazard-prefix-past-last-row": "declared",
+                                  "spec7-decode-seed": "pass"}
+    assert "1 passed, 1 differs, 1 declared" in proc.stdout
