@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jsonschema
 
-from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR, REPO_ROOT
+from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR, DIVERGENCES_DIRNAME, REPO_ROOT
 
 from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
@@ -33,6 +33,13 @@ MAX_MESSAGE = 400
 """Longest fault message printed whole."""
 HARNESS_BUG = "harness bug"
 """Starts the fault of a case on which the loader itself raised: the file may be fine."""
+
+PINS = ("contract", "project", "wrapper")
+"""What a case may pin (spec section 8): the launcher contract (sections 3-5, the documented errors,
+nothing read or written outside a tensor), a project rule (section 6's "this project" column, the 0-d
+rule) or the wrapper's check (section 4 item 0)."""
+DEFAULT_PINS = "contract"
+"""A case file that says nothing pins the contract (``cases/schema.json``)."""
 
 
 
@@ -78,6 +85,8 @@ class Case:
     subject: str = DEFAULT_SUBJECT
     out_of_contract: tuple[str, ...] = ()
     """Rows of spec section 6 this case's values reach (conformance/corpus/hazards.py ROWS)."""
+    pins: str = DEFAULT_PINS
+    """What the case pins (spec section 8): one of :data:`PINS`."""
 
     @property
     def location(self) -> str:
@@ -168,7 +177,7 @@ def _merge_defaults(case: object, defaults: dict) -> object:
         merged["inputs"] = {**defaults["inputs"], **own_inputs}
     if "tags" in defaults and isinstance(own_tags, list):
         merged["tags"] = [*defaults["tags"], *(t for t in own_tags if t not in defaults["tags"])]
-    for key in ("source", "golden_check", "entry", "subject"):
+    for key in ("source", "golden_check", "entry", "subject", "pins"):
         if key in defaults and key not in case:
             merged[key] = defaults[key]
     return merged
@@ -305,13 +314,16 @@ def make_case(raw: dict, path: Path, json_path: str) -> Case:
         derived=raw.get("derived", {}), allocate=raw.get("allocate", {}),
         xfail=tuple(raw.get("xfail", ())), needs_review=raw.get("needs_review", False),
         path=path, json_path=json_path, raw=raw, subject=raw.get("subject", DEFAULT_SUBJECT),
+        pins=raw.get("pins", DEFAULT_PINS),
     )
     return replace(case, out_of_contract=tuple(out_of_contract(case)))
 
 
 def case_files(directory: Path) -> list[Path]:
-    """Every ``*.json`` below ``directory`` except the schema, sorted for stable collection order."""
-    return sorted(p for p in directory.rglob("*.json") if p.name != "schema.json")
+    """Every ``*.json`` below ``directory`` except schemas and the known-divergence manifests in
+    its ``divergences/`` folder, sorted for stable collection order."""
+    return sorted(p for p in directory.rglob("*.json") if p.name != "schema.json"
+                  and DIVERGENCES_DIRNAME not in p.relative_to(directory).parts[:-1])
 
 
 def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list[CaseFileError]]:

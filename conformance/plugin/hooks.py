@@ -55,6 +55,7 @@ from impls.registry import (
 
 pytest_plugins = [
     "conformance.plugin.isolation_options",  # --isolate, --no-isolate, --isolate-timeout, --sanitize
+    "conformance.plugin.profiles",  # --profile, --manifest: pins and known divergences
     "conformance.bench.plugin",  # conformance/bench: opt-in benchmarks, --bench-*
 ]
 ANCHOR = "test_corpus.py"
