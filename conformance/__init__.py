@@ -13,14 +13,17 @@ Folders by role, bottom to top; each imports only itself and the folders before 
   (``reference.py``), readable diffs, the rerun command;
 * :mod:`conformance.robustness` -- differential fuzzing, its goldens from a child process the
   planner under test never reaches (``golden_process.py``), found cases written without ever
-  replacing a file (``found_cases.py``), random plans, shrinking, the isolation worker, the stream
-  check;
+  replacing a file (``found_cases.py``), random plans, shrinking, the stream check; crash
+  isolation: one worker per planner (``isolation.py``), the child (``isolation_worker.py``),
+  observe in the child and judge in the parent (``isolated_case.py``), compute-sanitizer and its
+  memcheck parser (``sanitizer.py``), guards for planners that run in-process (``in_process.py``,
+  ``torch_state.py``);
 * :mod:`conformance.reporting` -- the results format as data, the HTML / Markdown / text report,
   run-to-run compare, benchmark figures, stale results (``freshness.py``), untrusted text in
   Markdown (``markdown.py``);
 * :mod:`conformance.plugin` -- the pytest front end (``pytest conformance/``), the pytest outcome
   to status table (``outcomes.py``), the results writer, per-case JUnit XML labels (``junit.py``),
-  GPU pinning under pytest-xdist;
+  GPU pinning under pytest-xdist, the isolation and sanitizer options (``isolation_options.py``);
 * :mod:`conformance.bench` -- the benchmark suite and its sweep scripts.
 
 Leaves any folder may use: :mod:`conformance.paths` (every path constant) and

@@ -13,6 +13,10 @@ Subcommands:
                            shrunk and written as cases (default cases/found/, needs review)
   bench [--planner P ...] [--bs 0,1,64] [--json PATH]
                            the benchmark suite (pytest conformance/bench) and its table
+  manifest --from RESULTS [--from ...] --planner P [--out FILE]
+                           draft a known-divergence manifest from real runs, for review
+  repro CASE --planner P [--out FILE]
+                           a standalone script (torch + the planner only) that reproduces a case
 The tests themselves run under pytest: ``pytest conformance/ [--planner NAME] [--case ID]``.
 """
 
@@ -24,6 +28,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from conformance import manifest_draft, repro
 from conformance.robustness import fuzz
 from conformance.bench import cli as bench_cli
 from conformance.corpus.loader import display_path, load_corpus
@@ -109,5 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     add_report_parser(sub)
     fuzz.add_parser(sub)
     bench_cli.add_parser(sub)
+    manifest_draft.add_parser(sub)
+    repro.add_parser(sub)
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     return args.func(args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import os
 from dataclasses import dataclass
 
 import torch
@@ -28,7 +29,8 @@ class Availability:
     Attributes:
         available: True when :func:`get_planner` will return it.
         mode: how it runs here: ``cpu``, ``gpu``, ``interpreter`` (Triton's), ``simulator`` (Numba's
-            CUDA simulator) or ``external``; None when unavailable.
+            CUDA simulator) or ``external`` (``external (triton interpreter)`` / ``external (triton
+            compiled)`` for a module with Triton kernels); None when unavailable.
         device: the torch device type its tensors must live on (``cpu`` or ``cuda``).
         reason: why it is unavailable (None when available).
     """
@@ -103,13 +105,20 @@ def builtin_module(name: str):
 
 
 def availability(name: str) -> Availability:
-    """Availability of planner ``name`` (built-in or ``module:attr``) without raising."""
+    """Availability of planner ``name`` (built-in or ``module:attr``) without raising.
+
+    An external planner's mode is ``external``, or ``external (triton interpreter)`` /
+    ``external (triton compiled)`` when its module defines Triton kernels (see
+    :func:`triton_mode`).
+    """
     if ":" in name:
         try:
             _load_external(name)
         except UnknownPlanner as exc:
             return Availability(False, None, default_device(), str(exc))
-        return Availability(True, "external", default_device())
+        kind = triton_mode(importlib.import_module(name.partition(":")[0]))
+        return Availability(True, f"external (triton {kind})" if kind else "external",
+                            default_device())
     if name not in BUILTIN_MODULES:
         return Availability(False, None, "cpu", _unknown_message(name))
     module = _import_builtin(name)
@@ -131,8 +140,52 @@ def _unknown_message(name: str) -> str:
     return f"unknown planner {name!r}: use one of {known}, or module.path:callable"
 
 
+def prepare_external_import() -> bool:
+    """Before an external planner is imported: when torch sees no CUDA device and
+    ``TRITON_INTERPRET`` is unset, set it to ``1``, so that a Triton kernel in the planner's module
+    is decorated for Triton's interpreter (Triton reads the variable when ``@triton.jit`` runs)
+    instead of failing every call with "0 active drivers". Returns whether it set the variable."""
+    if torch.cuda.is_available() or "TRITON_INTERPRET" in os.environ:
+        return False
+    os.environ["TRITON_INTERPRET"] = "1"
+    return True
+
+
+def triton_mode(module) -> str | None:
+    """``interpreter`` or ``compiled`` when ``module`` defines Triton kernels (``@triton.jit``,
+    autotuned or not) at its top level, by how they were decorated; None when it defines none."""
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return None
+    kinds = set()
+    for value in vars(module).values():
+        for _ in range(3):  # Autotuner / Heuristics wrap the kernel in .fn
+            if isinstance(value, InterpretedFunction):
+                kinds.add("interpreter")
+            elif isinstance(value, JITFunction):
+                kinds.add("compiled")
+            value = getattr(value, "fn", None) if type(value).__module__.startswith("triton") \
+                else None
+    return "interpreter" if "interpreter" in kinds else ("compiled" if kinds else None)
+
+
+NO_DRIVER = "0 active drivers"
+"""What Triton raises when it compiles a kernel on a machine without a GPU driver."""
+
+
+def no_driver_hint() -> str:
+    """What to do when a Triton kernel failed with :data:`NO_DRIVER`."""
+    value = os.environ.get("TRITON_INTERPRET")
+    return ("Triton found no GPU driver: on a machine without CUDA run Triton kernels under its "
+            "interpreter with TRITON_INTERPRET=1 (the harness sets it for external planners when "
+            f"it is unset; here it is {'unset' if value is None else repr(value)})")
+
+
 def _load_external(name: str) -> Launcher:
     module_name, _, attr = name.partition(":")
+    prepare_external_import()
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # any import-time failure is the user's module, report it plainly

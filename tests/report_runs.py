@@ -7,6 +7,9 @@ Planners: ``python`` and ``tests.planted.report_planners:configurable`` (its bug
 * ``b``: ``common`` + ``new-only`` cases under ``-n 2``, the wrong error message: 2 failures,
   and the worker exits on the padding-row case (pytest-xdist reports it crashed);
 * ``c``: ``common`` cases, the process exits on the first batch of three (a killed run).
+
+Runs ``b`` and ``c`` pass ``--no-isolate``: the planner must end the pytest process itself (an
+external planner's cases otherwise run in an isolation worker, whose death fails one case).
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ CASES = ROOT / "tests" / "data" / "report-cases"
 PLANNER = "tests.planted.report_planners:configurable"
 RUNS = {
     "a": ("scan", ["common", "old-only"], []),
-    "b": ("message,exit-padding", ["common", "new-only"], ["-n", "2"]),
-    "c": ("exit-bs3", ["common"], ["--results-every", "1"]),
+    "b": ("message,exit-padding", ["common", "new-only"], ["-n", "2", "--no-isolate"]),
+    "c": ("exit-bs3", ["common"], ["--results-every", "1", "--no-isolate"]),
 }
 
 

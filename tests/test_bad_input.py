@@ -41,13 +41,13 @@ BAD_FILES = {
     "huge-table.json": (json.dumps(_with_inputs("huge-table", req_to_token={
         "generator": "linear", "max_reqs": 1 << 20, "max_seq_len": 1 << 20})),
         "huge-table.json: at $.inputs.req_to_token: table 1048576 x 1048576 = 1099511627776 "
-        "elements exceeds the limit of 268435456"),
+        "elements exceeds the limit of 33554432"),
     "huge-array.json": (json.dumps(_with_inputs("huge-array", prefix_lens={"fill": 1, "len": 1 << 40})),
                         "huge-array.json: at $.inputs.prefix_lens: bad array spec: len 1099511627776 "
                         "exceeds the limit of 1048576 elements"),
     "huge-lut.json": (json.dumps(_with_inputs("huge-lut", lut={"generator": "identity", "len": 1 << 40})),
                       "huge-lut.json: at $.inputs.lut.len: LUT length 1099511627776 exceeds the "
-                      "limit of 67108864"),
+                      "limit of 8388608"),
     "huge-capacity.json": (json.dumps(_with_inputs("huge-capacity", write_req_capacity=1 << 40)),
                            "huge-capacity.json: at $.inputs.write_req_capacity: write_req_capacity "
                            "1099511627776 exceeds the limit of 1048576"),

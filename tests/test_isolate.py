@@ -1,6 +1,7 @@
-"""Crash isolation (issue #7 item 2): a planner that segfaults on one case and hangs on another fails
-exactly those two as ``crash`` / ``timeout`` while the others pass and the run completes with its
-summary. Cases tagged ``hazard`` are isolated by default; ``--isolate`` / ``--no-isolate`` choose."""
+"""Crash isolation: a planner that segfaults on one case and hangs on another fails exactly those
+two as ``crash`` / ``timeout`` while the others pass and the run completes with its summary. An
+external planner's cases and cases tagged ``hazard`` are isolated by default; ``--isolate`` /
+``--no-isolate`` choose."""
 
 from __future__ import annotations
 
@@ -25,25 +26,28 @@ def _case(case_id: str, tags: list[str], row: int, prefix: int, seed: int) -> di
                        "out_write_seed_slot_indices": [seed], **GOLDEN}}
 
 
-def _corpus(directory: Path) -> Path:
+def isolation_corpus(directory: Path) -> Path:
+    """Five one-request cases in ``directory/iso.json`` (tests/test_isolation_guarantees.py and
+    tests/test_sanitizer.py use them too)."""
     directory.mkdir()
     doc = {"group": "isolation", "defaults": {
         "source": {"kind": "project", "ref": "tests/test_isolate.py"},
         "golden_check": "hand: table[row, pos] = row*16 + pos; position clamps to 15 (spec §6)",
         "inputs": {"req_to_token": {"generator": "linear", "max_reqs": 4, "max_seq_len": 16}}},
         "cases": [
-            _case("iso-a-plain", [], 2, 7, 38),                # in-process, passes
-            _case("iso-b-past-row", ["hazard"], 1, 20, 31),    # isolated by default; segfaults
-            _case("iso-c-hang", ["hazard"], 1, 13, 28),        # isolated by default; hangs
-            _case("iso-d-hazard-ok", ["hazard"], 3, 2, 49),    # isolated (fresh worker); passes
-            _case("iso-e-plain", [], 1, 3, 18),                # in-process, passes
+            # isolated: every case of an external planner, a built-in's hazard cases
+            _case("iso-a-plain", [], 2, 7, 38),                # passes
+            _case("iso-b-past-row", ["hazard"], 1, 20, 31),    # segfaults (crash_planners)
+            _case("iso-c-hang", ["hazard"], 1, 13, 28),        # hangs
+            _case("iso-d-hazard-ok", ["hazard"], 3, 2, 49),    # passes in a fresh worker
+            _case("iso-e-plain", [], 1, 3, 18),                # passes
         ]}
     (directory / "iso.json").write_text(json.dumps(doc))
     return directory
 
 
 def test_segfault_and_hang_fail_one_case_each_and_the_run_completes(tmp_path: Path):
-    cases = _corpus(tmp_path / "cases")
+    cases = isolation_corpus(tmp_path / "cases")
     proc, items = run_pytest(tmp_path, "--cases", str(cases), "--planner", CRASHY,
                              "--isolate-timeout", "3")
     assert proc.returncode == 1
@@ -60,23 +64,25 @@ def test_segfault_and_hang_fail_one_case_each_and_the_run_completes(tmp_path: Pa
     assert f"pytest conformance/ --planner {CRASHY} --cases " in crash.text
     assert "conformance summary" in proc.stdout and "3 passed" in proc.stdout
     assert "Traceback" not in proc.stdout
-    results = json.loads((tmp_path / "results.json").read_text())  # conformance/plugin/results_writer.py's file
+    results = json.loads((tmp_path / "results.json").read_text())  # plugin/results_writer.py's
     status = {r["case"]: r["status"] for r in results["results"]}
     assert status == {"iso-a-plain": "pass", "iso-b-past-row": "crash", "iso-c-hang": "timeout",
                       "iso-d-hazard-ok": "pass", "iso-e-plain": "pass"}
 
 
-def test_should_isolate_hazards_by_default_and_obeys_the_flags():
-    assert should_isolate(("hazard", "int64"), isolate=False, no_isolate=False)
-    assert not should_isolate(("padding",), isolate=False, no_isolate=False)
-    assert should_isolate(("padding",), isolate=True, no_isolate=False)
-    assert not should_isolate(("hazard",), isolate=False, no_isolate=True)
-    assert not should_isolate(("hazard",), isolate=True, no_isolate=True)
+def test_should_isolate_hazards_and_external_planners_by_default_and_obeys_the_flags():
+    assert should_isolate(("hazard", "int64"), "python", isolate=False, no_isolate=False)
+    assert not should_isolate(("padding",), "python", isolate=False, no_isolate=False)
+    assert should_isolate(("padding",), "tests.x:planner", isolate=False, no_isolate=False)
+    assert should_isolate(("padding",), "python", isolate=True, no_isolate=False)
+    assert not should_isolate(("hazard",), "python", isolate=False, no_isolate=True)
+    assert not should_isolate(("hazard",), "tests.x:planner", isolate=False, no_isolate=True)
+    assert not should_isolate(("hazard",), "python", isolate=True, no_isolate=True)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="an illegal address needs a CUDA device")
 def test_illegal_address_is_a_crash_and_the_next_case_runs(tmp_path: Path):
-    cases = _corpus(tmp_path / "cases")
+    cases = isolation_corpus(tmp_path / "cases")
     proc, items = run_pytest(tmp_path, "--cases", str(cases), "--planner",
                              "tests.planted.crash_planners:illegal_address", "--isolate",
                              "-k", "iso-b-past-row or iso-d-hazard-ok")

@@ -89,7 +89,8 @@ def test_python_planner_passes_the_harness_on_arbitrary_batches(tmp_path_factory
         verify.append(verify[-1] + (max(p, 0) if active else 0))
         write.append(write[-1] + (max(e, 0) if active else 0))
         seeds.append(row * 16 + min(p, 16) - 1 if active and p > 0 and e > 0 else -1)
-    doc = case_doc("prop", inputs={
+    # hazard: prefixes may pass the row (spec §6), which the loader requires the tag for
+    doc = case_doc("prop", tags=["hazard"], inputs={
         "req_to_token": {"generator": "linear", "max_reqs": 4, "max_seq_len": 16}, "lut": None,
         "swa_window_size": window, "verify_capacity": capacity,
         "write_req_capacity": len(rows) + 2,

@@ -372,7 +372,7 @@ def test_pytest_end_to_end_catches_off_by_one():
     assert re.search(r"^=+ conformance summary =+$", out, re.M), out
     header = _summary_row(out, "planner")
     assert header == ["planner", "mode", "passed", "failed", "xfailed", "xpassed", "skipped",
-                      "error", "seconds"]
+                      "error", "oob", "differs", "not-wrapper", "declared", "seconds"]
     row = _summary_row(out, name)
     assert row[1:8] == ["external", "0", "1", "0", "0", "0", "0"]
     assert re.search(r"\b1 failed\b", out.splitlines()[-1]), out.splitlines()[-1]

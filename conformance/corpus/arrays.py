@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-MAX_ARRAY_LEN = 1 << 20
-"""Longest array a spec may describe; a larger one is refused before anything is allocated."""
+from conformance.corpus.limits import MAX_ARRAY_LEN
+
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)

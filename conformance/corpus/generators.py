@@ -26,11 +26,10 @@ import numpy as np
 import torch
 
 from conformance.corpus.arrays import ArraySpecError, permutation
+from conformance.corpus.limits import MAX_LUT_LEN, MAX_TABLE_ELEMENTS
 
-MAX_TABLE_ELEMENTS = 1 << 28
-"""Largest table (max_reqs * max_seq_len) a case may ask for: 1 GiB of int32."""
-MAX_LUT_LEN = 1 << 26
-"""Longest LUT a case may ask for: 512 MiB of int64."""
+DEFAULT_TABLE = {"generator": "linear", "max_reqs": 1, "max_seq_len": 1}
+"""The table of a case whose inputs name none (cases/README.md, *Inputs*)."""
 
 
 def table_shape(spec: dict) -> tuple[int, int]:

@@ -8,17 +8,39 @@ the file and the JSON path, and every other case still loads.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
 import jsonschema
 
-from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR, REPO_ROOT
+from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR, DIVERGENCES_DIRNAME, REPO_ROOT
 
 from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
 from impls.contract import REQUEST_INPUT_NAMES
+from conformance.corpus.hazards import findings, hazard_tag_fault, out_of_contract
+
+DEFAULT_SUBJECT = "offsets-planner"
+"""The kernel a case pins when its file names none; the only subject so far."""
+MAX_NESTING = 32
+"""Deepest nesting of a case file's JSON; deeper files are refused before the schema check (the
+schema's recursive ``concat`` would otherwise exhaust Python's stack inside jsonschema)."""
+MAX_MESSAGE = 400
+"""Longest fault message printed whole."""
+HARNESS_BUG = "harness bug"
+"""Starts the fault of a case on which the loader itself raised: the file may be fine."""
+
+PINS = ("contract", "project", "wrapper")
+"""What a case may pin (spec section 8): the launcher contract (sections 3-5, the documented errors,
+nothing read or written outside a tensor), a project rule (section 6's "this project" column, the 0-d
+rule) or the wrapper's check (section 4 item 0)."""
+DEFAULT_PINS = "contract"
+"""A case file that says nothing pins the contract (``cases/schema.json``)."""
+
 
 
 @dataclass(frozen=True)
@@ -40,7 +62,10 @@ class Step:
 
 @dataclass(frozen=True)
 class Case:
-    """A loaded, checked case. ``path`` and ``json_path`` locate it for error messages."""
+    """A loaded, checked case. ``path`` and ``json_path`` locate it for error messages;
+    ``subject`` names the kernel it pins (``offsets-planner``); ``out_of_contract`` lists the rows
+    of spec section 6 its values reach (computed by :func:`conformance.corpus.hazards.out_of_contract`;
+    non-empty only on cases tagged ``hazard``)."""
 
     id: str
     description: str
@@ -57,6 +82,11 @@ class Case:
     path: Path
     json_path: str
     raw: dict = field(repr=False, compare=False)
+    subject: str = DEFAULT_SUBJECT
+    out_of_contract: tuple[str, ...] = ()
+    """Rows of spec section 6 this case's values reach (conformance/corpus/hazards.py ROWS)."""
+    pins: str = DEFAULT_PINS
+    """What the case pins (spec section 8): one of :data:`PINS`."""
 
     @property
     def location(self) -> str:
@@ -78,8 +108,22 @@ class CaseFileError:
     message: str
     case_id: str | None = None
 
+    def __post_init__(self) -> None:
+        # The path names the pytest item (``file@path[load]``): one printable line, never huge.
+        where = _printable(self.json_path)
+        object.__setattr__(self, "json_path", where if len(where) <= MAX_MESSAGE else
+                           where[:MAX_MESSAGE] + "...")
+
     def __str__(self) -> str:
-        return f"{display_path(self.path)}: at {self.json_path}: {self.message}"
+        """One line: control characters (a key or value holding a newline) are escaped, and a
+        message past MAX_MESSAGE characters (a schema error quoting a huge value) is cut."""
+        message = self.message if len(self.message) <= MAX_MESSAGE else \
+            self.message[:MAX_MESSAGE] + f"... ({len(self.message)} characters)"
+        return _printable(f"{display_path(self.path)}: at {self.json_path}: {message}")
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def display_path(path: Path) -> str:
@@ -96,61 +140,160 @@ def _validator() -> jsonschema.protocols.Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
+def known_tags() -> dict[str, str]:
+    """The declared tags and what each means, from ``cases/schema.json`` (``$defs/tag``)."""
+    return {entry["const"]: entry["description"]
+            for entry in _validator().schema["$defs"]["tag"]["oneOf"]}
+
+
 def _schema_error(doc: object, ref: str) -> tuple[str, str] | None:
     validator = _validator()
-    sub = validator.evolve(schema={"$ref": ref, "$defs": validator.schema["$defs"]})
+    defs = validator.schema["$defs"]
+    sub = validator.evolve(schema={"$ref": ref, "$defs": defs})
     error = jsonschema.exceptions.best_match(sub.iter_errors(doc))
     if error is None:
         return None
-    # Descend into oneOf branches to the most specific message.
-    while error.context:
-        error = jsonschema.exceptions.best_match(error.context)
+    # Descend into oneOf branches to the most specific message: the branch that got deepest into
+    # the value (the one the author meant), except for a tag, whose branches are the declared tags.
+    while error.context and error.schema != defs["tag"]:
+        deepest = max(len(e.absolute_path) for e in error.context)
+        error = jsonschema.exceptions.best_match(
+            e for e in error.context if len(e.absolute_path) == deepest)
+    if error.schema == defs["tag"]:
+        return error.json_path, (f"unknown tag {error.instance!r}: the tags are declared in "
+                                 f"cases/schema.json ($defs/tag): {', '.join(known_tags())}")
     return error.json_path, error.message
 
 
-def _merge_defaults(case: dict, defaults: dict) -> dict:
+def _merge_defaults(case: object, defaults: dict) -> object:
+    """``case`` with the group's (schema-checked) ``defaults`` merged in: inputs key by key, tags
+    added, the rest where the case has none. Total: a case of the wrong shape is returned as it is,
+    and its own schema check names the fault."""
+    if not isinstance(case, dict):
+        return case
     merged = dict(case)
-    if "inputs" in defaults:
-        merged["inputs"] = {**defaults["inputs"], **case.get("inputs", {})}
-    if "tags" in defaults:
-        merged["tags"] = list(dict.fromkeys([*defaults["tags"], *case.get("tags", [])]))
-    for key in ("source", "golden_check", "entry"):
+    own_inputs, own_tags = case.get("inputs", {}), case.get("tags", [])
+    if "inputs" in defaults and isinstance(own_inputs, dict):
+        merged["inputs"] = {**defaults["inputs"], **own_inputs}
+    if "tags" in defaults and isinstance(own_tags, list):
+        merged["tags"] = [*defaults["tags"], *(t for t in own_tags if t not in defaults["tags"])]
+    for key in ("source", "golden_check", "entry", "subject", "pins"):
         if key in defaults and key not in case:
             merged[key] = defaults[key]
     return merged
 
 
+def _too_deep(doc: object) -> str | None:
+    """The JSON path of the first value nested deeper than :data:`MAX_NESTING`, or None.
+    Iterative, so that it never recurses itself."""
+    stack = [(doc, "$", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return where
+        if isinstance(value, dict):
+            stack.extend((v, f"{where}.{k}", depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value))
+    return None
+
+
+def _long_integer(text: str) -> str | None:
+    """``line L column C`` of the first integer longer than Python's int-string limit."""
+    limit = sys.get_int_max_str_digits()
+    match = re.search(r"\d{%d,}" % (limit + 1), text) if limit else None
+    if match is None:
+        return None
+    line = text.count("\n", 0, match.start()) + 1
+    column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+    return f"line {line} column {column}"
+
+
+def _fraction(text: str) -> Decimal:
+    """A JSON number with a fraction or exponent, as a Decimal: never an integer to the schema;
+    one past Decimal's exponent range (``1e9999999999999999999``) as Decimal infinity."""
+    try:
+        return Decimal(text)
+    except ArithmeticError:
+        return Decimal("Infinity") if not text.startswith("-") else Decimal("-Infinity")
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def read_case_file(path: Path) -> tuple[object, CaseFileError | None]:
+    """The JSON document in ``path`` (floats as :class:`decimal.Decimal`, so that the schema refuses
+    them where it wants an integer), or the fault that stops it being read: not UTF-8, malformed
+    JSON, an integer past Python's int-string limit, nesting deeper than :data:`MAX_NESTING`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return None, CaseFileError(path, f"byte {exc.start}", f"not UTF-8: {exc.reason}")
+    except OSError as exc:
+        return None, CaseFileError(path, "$", f"cannot read: {exc.strerror}")
+    try:
+        doc = json.loads(text, parse_float=_fraction, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        return None, CaseFileError(path, f"line {exc.lineno} column {exc.colno}",
+                                   f"malformed JSON: {exc.msg}")
+    except ValueError as exc:  # an integer past sys.get_int_max_str_digits()
+        where = _long_integer(text) or "$"
+        return None, CaseFileError(path, where, f"unreadable number: {exc}".split("; use")[0])
+    except RecursionError:
+        return None, CaseFileError(path, "$", f"JSON nested too deeply to read (the limit is "
+                                              f"{MAX_NESTING} levels)")
+    deep = _too_deep(doc)
+    if deep is not None:
+        return None, CaseFileError(path, deep, f"nested more than {MAX_NESTING} levels deep")
+    return doc, None
+
+
+def _id_error(raw: dict) -> tuple[str, str] | None:
+    """The id must match its schema pattern in full: jsonschema searches with Python's ``re``,
+    whose ``$`` also matches before a trailing newline."""
+    pattern = _validator().schema["$defs"]["id"]["pattern"]
+    if re.fullmatch(pattern.removeprefix("^").removesuffix("$"), raw["id"]):
+        return None
+    return "$.id", f"id {raw['id']!r} does not match {pattern!r} in full"
+
+
+def _check_case(raw: object, path: Path, prefix: str) -> Case | CaseFileError:
+    fault = _schema_error(raw, "#/$defs/case") or _id_error(raw) or semantic_error(raw)
+    if not fault:
+        case = make_case(raw, path, prefix)
+        found = findings(case)
+        fault = hazard_tag_fault(case, found)
+        if not fault:
+            return case
+    case_id = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else None
+    return CaseFileError(path, prefix + fault[0][1:], fault[1], case_id)
+
+
 def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
     """Load one case file: (its cases, its faults). Never raises for a faulty file: each fault is a
     :class:`CaseFileError` naming the file and the JSON path, and every good case still loads."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        return [], [CaseFileError(path, f"line {exc.lineno} column {exc.colno}",
-                                  f"malformed JSON: {exc.msg}")]
-    except UnicodeDecodeError as exc:
-        return [], [CaseFileError(path, f"byte {exc.start}", f"not UTF-8: {exc.reason}")]
-    except RecursionError:
-        return [], [CaseFileError(path, "$", "JSON nested too deeply to read")]
-    except OSError as exc:
-        return [], [CaseFileError(path, "$", f"cannot read: {exc.strerror}")]
+    doc, fault = read_case_file(path)
+    if fault:
+        return [], [fault]
     if isinstance(doc, dict) and "cases" in doc:
         fault = _schema_error(doc, "#/$defs/group")
         if fault:
             return [], [CaseFileError(path, *fault)]
-        items = [(f"$.cases[{i}]", _merge_defaults(c, doc.get("defaults", {})))
+        defaults = {**doc.get("defaults", {}), **({"subject": doc["subject"]}
+                                                  if "subject" in doc else {})}
+        items = [(f"$.cases[{i}]", _merge_defaults(c, defaults))
                  for i, c in enumerate(doc["cases"])]
     else:
         items = [("$", doc)]
     cases, errors = [], []
     for prefix, raw in items:
-        fault = _schema_error(raw, "#/$defs/case") or semantic_error(raw)
-        if fault:
-            json_path = prefix + fault[0][1:]
-            case_id = raw.get("id") if isinstance(raw, dict) else None
-            errors.append(CaseFileError(path, json_path, fault[1], case_id))
-            continue
-        cases.append(make_case(raw, path, prefix))
+        try:
+            result = _check_case(raw, path, prefix)
+        except Exception as exc:  # noqa: BLE001 - a loader bug must not stop the corpus
+            result = CaseFileError(path, prefix, f"{HARNESS_BUG}: the loader raised "
+                                                 f"{type(exc).__name__}: {exc}")
+        (errors if isinstance(result, CaseFileError) else cases).append(result)
     return cases, errors
 
 
@@ -164,19 +307,23 @@ def make_case(raw: dict, path: Path, json_path: str) -> Case:
                       for s in raw["steps"])
     else:
         steps = (Step(inputs, raw.get("overrides", []), raw["expect"]),)
-    return Case(
+    case = Case(
         id=raw["id"], description=raw["description"], tags=tuple(raw["tags"]),
         source=raw["source"], golden_check=raw["golden_check"],
         entry=raw.get("entry", "launcher"), inputs=inputs, steps=steps,
         derived=raw.get("derived", {}), allocate=raw.get("allocate", {}),
         xfail=tuple(raw.get("xfail", ())), needs_review=raw.get("needs_review", False),
-        path=path, json_path=json_path, raw=raw,
+        path=path, json_path=json_path, raw=raw, subject=raw.get("subject", DEFAULT_SUBJECT),
+        pins=raw.get("pins", DEFAULT_PINS),
     )
+    return replace(case, out_of_contract=tuple(out_of_contract(case)))
 
 
 def case_files(directory: Path) -> list[Path]:
-    """Every ``*.json`` below ``directory`` except the schema, sorted for stable collection order."""
-    return sorted(p for p in directory.rglob("*.json") if p.name != "schema.json")
+    """Every ``*.json`` below ``directory`` except schemas and the known-divergence manifests in
+    its ``divergences/`` folder, sorted for stable collection order."""
+    return sorted(p for p in directory.rglob("*.json") if p.name != "schema.json"
+                  and DIVERGENCES_DIRNAME not in p.relative_to(directory).parts[:-1])
 
 
 def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list[CaseFileError]]:

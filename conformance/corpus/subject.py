@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from conformance.corpus.arrays import evaluate
-from conformance.corpus.generators import build_lut, build_table
+from conformance.corpus.generators import DEFAULT_TABLE, build_lut, build_table
 from impls.constants import SCRATCH_MIN_LEN
 from impls.contract import LUT_NAME, OUTPUT_NAMES, SCALAR_OUTPUT_NAMES, TABLE_NAME, output_lengths
 
@@ -76,8 +76,6 @@ def _offsets_planner_buffers(case) -> dict[str, int]:
     return output_lengths(case.write_req_capacity, case.inputs.get("scratch_len", SCRATCH_MIN_LEN))
 
 
-DEFAULT_TABLE = {"generator": "linear", "max_reqs": 1, "max_seq_len": 1}
-"""The table of a case that names none (validator and allocate cases)."""
 
 
 def _offsets_planner_tables(case, device: torch.device) -> dict[str, torch.Tensor | None]:

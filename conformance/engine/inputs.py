@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from conformance.corpus.arrays import evaluate
+from conformance.corpus.arrays import evaluate, spec_len
 from conformance.corpus.subject import subject_of
 from impls.contract import (
     ARGUMENTS,
@@ -85,7 +85,9 @@ class RequestInputs:
     """
 
     def __init__(self, case, device: torch.device) -> None:
-        most = max(step.bs for step in case.steps)
+        # The longest array of any step: a length-error case gives arrays of different lengths.
+        most = max(spec_len(step.inputs.get(name, [])) for step in case.steps
+                   for name in TAIL_GARBAGE)
         self.storage = {name: torch.full((most + TAIL,), garbage, dtype=torch.int64, device=device)
                         for name, garbage in TAIL_GARBAGE.items()}
         self.views: dict[tuple[str, int], torch.Tensor] = {}

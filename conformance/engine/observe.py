@@ -226,7 +226,9 @@ def observe(case: Case, target) -> Observation:
     if case.entry == "launcher":
         inputs = CaseInputs(case, device)
         seen.output_lengths = output_lengths(case)
-        for built in inputs.steps():
+        # goldens=False: the judge expands the goldens; the observer (maybe a child process the
+        # planner shares) never needs them, and the isolation worker is not even sent them
+        for built in inputs.steps(goldens=False):
             seen.steps.append(_observe_launch(built, target.launch, device))
     elif case.entry == "validator":
         kwargs = first_step(case, device).kwargs

@@ -27,19 +27,41 @@ from tabulate import tabulate
 from conformance.plugin import gpu_pinning  # noqa: F401 - first: pins an xdist worker's GPU before CUDA use
 from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus
 from conformance.plugin.results_writer import ResultsWriter, add_results_options
-from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
+from conformance.engine.runner import (
+    CaseBuildError,
+    ConformanceFailure,
+    Target,
+    case_dir_arg,
+    rerun_command,
+    resolve_device,
+    run_case,
+)
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS
 from conformance.plugin.outcomes import OUTCOMES, outcome
+from conformance.robustness.in_process import (
+    PlannerEscape,
+    guarded,
+    install_interrupt_flag,
+    torch_state_kept,
+)
 from impls.registry import (
+    NO_DRIVER,
     availability,
     builtin_names,
     chosen_planners,
     get_planner,
+    no_driver_hint,
 )
 
-pytest_plugins = ["conformance.robustness.isolation",  # --isolate, --no-isolate, --isolate-timeout
-                  "conformance.bench.plugin"]  # conformance/bench: opt-in benchmarks, --bench-*
+pytest_plugins = [
+    "conformance.plugin.isolation_options",  # --isolate, --no-isolate, --isolate-timeout, --sanitize
+    "conformance.plugin.profiles",  # --profile, --manifest: pins and known divergences
+    "conformance.bench.plugin",  # conformance/bench: opt-in benchmarks, --bench-*
+]
 ANCHOR = "test_corpus.py"
+SPECIAL_STATUSES = ("oob", "crash", "timeout")
+"""Results-file statuses of failed items the summary names under its table (crash isolation and
+the sanitizer: conformance/plugin/isolation_options.py)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,6 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
         a = availability(name)
         if not a.available and (":" in name or name not in builtin_names()):
             raise pytest.UsageError(a.reason)
+    install_interrupt_flag()  # a planner's KeyboardInterrupt fails its case; Ctrl-C stops the run
     config.pluginmanager.register(Summary(), "conformance-summary")
     config.pluginmanager.register(ResultsWriter(config), "conformance-results")
 
@@ -138,16 +161,48 @@ class CaseItem(pytest.Item):
                                                   raises=ConformanceFailure))
 
     def runtest(self) -> None:
+        """Run the case in this process (see :mod:`conformance.robustness.in_process` for what is
+        guarded): a planner that raises KeyboardInterrupt / SystemExit, calls ``os._exit`` or
+        leaves torch's global state changed fails this case and the run goes on."""
         if self.avail is None:  # the shared validator or allocator
             target = Target(self.planner, None, resolve_device("cpu"))
         else:
             target = Target(self.planner, get_planner(self.planner),
                             resolve_device(self.avail.device))
-        run_case(self.case, target)
+        changed: list[str] = []
+        try:
+            with torch_state_kept(changed), guarded():
+                run_case(self.case, target)
+        except CaseBuildError as exc:  # the case's fault, before any planner call
+            self.user_properties.append(("status", "error"))
+            self._fail(f"error: the case's inputs cannot be built: {exc}")
+        except PlannerEscape as exc:
+            self._fail(f"{exc}: a launcher returns or raises an Exception (spec section 3); "
+                       "the case failed and the run went on")
+        except Exception as exc:
+            if not changed:
+                raise
+            first = (str(exc).splitlines() or [""])[0]
+            self._state_changed(changed, f"then the case raised {type(exc).__name__}: {first}")
+        if changed:
+            self._state_changed(changed)
+
+    def _state_changed(self, changed: list[str], after: str = "") -> None:
+        lines = [f"  {change}" for change in changed] + ([after] if after else [])
+        self._fail("changed process-global torch state, which the caller and every later op of "
+                   "its process see (set back for the next case):\n" + "\n".join(lines))
+
+    def _fail(self, detail: str) -> None:
+        case = self.case
+        raise ConformanceFailure("\n".join([
+            f"{case.id}[{self.planner}]  ({case.location})", f"  {case.description}",
+            *("  " + line for line in detail.splitlines()),
+            f"  rerun: {rerun_command(case.id, self.planner, case_dir_arg(case))}"]))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ConformanceFailure):
-            return str(excinfo.value)
+            text = str(excinfo.value)
+            return text + (f"\n  hint: {no_driver_hint()}" if NO_DRIVER in text else "")
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
@@ -160,6 +215,7 @@ class Summary:
 
     def __init__(self) -> None:
         self.tally: dict[str, Counter] = defaultdict(Counter)
+        self.special: dict[str, Counter] = defaultdict(Counter)
         self.seconds: dict[str, float] = defaultdict(float)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -167,6 +223,9 @@ class Summary:
         decided = outcome(report)
         if planner is not None and decided is not None:
             self.tally[planner][decided] += 1
+            special = dict(report.user_properties).get("status")
+            if decided == "failed" and special in SPECIAL_STATUSES:
+                self.special[planner][special] += 1
         if planner is not None:
             self.seconds[planner] += report.duration
 
@@ -193,3 +252,8 @@ class Summary:
                          tablefmt="github")
         for line in table.splitlines():
             terminalreporter.write_line(line)
+        for planner, counts in sorted(self.special.items()):
+            parts = ", ".join(f"{counts[s]} {s}" for s in SPECIAL_STATUSES if counts[s])
+            terminalreporter.write_line(f"{planner}: failed includes {parts}"
+                                        + (" (oob: compute-sanitizer saw an access outside an "
+                                           "allocation)" if counts["oob"] else ""))

@@ -10,16 +10,27 @@ from __future__ import annotations
 
 import pytest
 
-OUTCOMES: tuple[str, ...] = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
-"""pytest's outcome of an item, in the terminal summary's column order."""
-STATUS: dict[str, str] = dict(zip(OUTCOMES, ("pass", "fail", "xfail", "xpass", "skip", "error")))
-"""pytest outcome -> the results file's status."""
+from conformance.reporting.results_format import JUDGED
+
+PYTEST_OUTCOMES: tuple[str, ...] = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
+"""pytest's own outcomes of an item."""
+OUTCOMES: tuple[str, ...] = PYTEST_OUTCOMES + JUDGED
+"""The terminal summary's columns: pytest's outcomes, then the statuses
+:mod:`conformance.plugin.profiles` judges (spec section 8), each its own column."""
+STATUS: dict[str, str] = {**dict(zip(PYTEST_OUTCOMES, ("pass", "fail", "xfail", "xpass", "skip",
+                                                       "error"))),
+                          **{name: name for name in JUDGED}}
+"""Summary column -> the results file's status."""
 
 
 def outcome(report: pytest.TestReport) -> str | None:
     """The item's outcome (one of :data:`OUTCOMES`) that ``report`` decides, counted once per
     item: the call's outcome, an xfail / xpass, a skip in setup, or an error in setup or teardown.
-    None when this report decides nothing."""
+    None when this report decides nothing. A status that :mod:`conformance.plugin.profiles` judged
+    (``report.conformance_status``) counts as its own column."""
+    judged = getattr(report, "conformance_status", None)
+    if judged in JUDGED and report.when == "call":
+        return judged
     if hasattr(report, "wasxfail") and report.when in ("setup", "call"):
         if report.skipped:
             return "xfailed"

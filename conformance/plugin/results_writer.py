@@ -14,7 +14,8 @@ fingerprint (commit, date, host, GPU, library versions, each planner's mode).
   collection, then every ``--results-every`` results or :data:`FLUSH_SECONDS`, and at the end; a
   run killed midway leaves a valid file of what finished (``"complete": false``). ``complete`` is
   true only when pytest exits 0 or 1 with a result for every collected item.
-* ``crash`` / ``timeout`` come from crash isolation: a ``("status", "crash")`` user property or a
+* ``crash`` / ``timeout`` / ``oob`` (compute-sanitizer) come from crash isolation, ``error`` also
+  from a case whose inputs cannot be built: a ``("status", "crash")`` user property or a
   ``conformance_status`` report attribute; a pytest-xdist worker that died mid-item is a ``crash``.
 """
 
@@ -31,7 +32,8 @@ from conformance.corpus.loader import display_path
 from conformance.paths import RESULTS_RELPATH
 from conformance.paths import REPO_ROOT
 from conformance.plugin.junit import label_testcase
-from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, RANK, VERSION
+from conformance.corpus.section6 import out_of_contract
+from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, JUDGED, RANK, VERSION
 from conformance.reporting.results_format import write_json_atomic
 from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.plugin.outcomes import STATUS, outcome
@@ -62,7 +64,8 @@ def case_meta(item: pytest.Item) -> dict | None:
         return {"case": case.id, "description": case.description, "tags": list(case.tags),
                 "source": case.source, "file": display_path(case.path),
                 "json_path": case.json_path, "entry": case.entry, "error_ids": errors,
-                "rerun": rerun_command(case.id, item.planner, case_dir_arg(case))}
+                "rerun": rerun_command(case.id, item.planner, case_dir_arg(case)),
+                "pins": case.pins, "out_of_contract": list(out_of_contract(case))}
     error = getattr(item, "error", None)
     if error is not None and hasattr(error, "json_path"):
         folder = error.path if error.path.is_dir() else error.path.parent
@@ -75,8 +78,11 @@ def case_meta(item: pytest.Item) -> dict | None:
 
 def _status(report: pytest.TestReport, props: dict) -> str | None:
     """The item's status from this report, or None when this report does not decide it."""
-    special = props.get("status") or getattr(report, "conformance_status", None)
-    if special in ("crash", "timeout") and report.failed:
+    judged = getattr(report, "conformance_status", None)  # conformance.plugin.profiles
+    if judged in (*JUDGED, "xpass") and report.when == "call":
+        return judged
+    special = props.get("status") or judged
+    if special in ("crash", "timeout", "oob", "error") and report.failed:
         return special
     if report.failed and "crashed while running" in report.longreprtext:
         return "crash"  # pytest-xdist: the worker died in this item
@@ -85,6 +91,8 @@ def _status(report: pytest.TestReport, props: dict) -> str | None:
 
 
 def _message(report: pytest.TestReport) -> str | None:
+    if getattr(report, "conformance_message", None):  # conformance.plugin.profiles
+        return report.conformance_message
     if report.skipped:
         if hasattr(report, "wasxfail"):
             return report.wasxfail or None
@@ -167,14 +175,17 @@ class ResultsWriter:
                 **{k: meta.get(k) for k in ("description", "file", "json_path", "entry",
                                             "source")},
                 "tags": meta.get("tags", []), "error_ids": meta.get("error_ids", []),
-                "worker": _worker_id(report),
+                "pins": meta.get("pins"), "out_of_contract": meta.get("out_of_contract", []),
+                "observed": None, "divergence": None, "worker": _worker_id(report),
             }
         entry["duration"] = round(entry["duration"] + report.duration, 6)
         status = _status(report, props)
         if status is not None and (entry["status"] is None
                                    or RANK[status] > RANK[entry["status"]]):
             entry["status"], entry["message"] = status, _message(report)
-        if report.when == "teardown" or status in ("crash", "timeout"):
+            entry["observed"] = getattr(report, "conformance_observed", None) or status
+            entry["divergence"] = getattr(report, "conformance_divergence", None)
+        if report.when == "teardown" or status in ("crash", "timeout", "oob"):
             self.pending += 1
             if self.pending >= self.every or time.monotonic() - self.last_write > FLUSH_SECONDS:
                 self.write()

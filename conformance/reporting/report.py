@@ -21,8 +21,9 @@ from tabulate import tabulate
 from conformance.reporting import bench_figures as report_bench
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.reporting.freshness import stale_reasons
-from conformance.reporting.markdown import fenced, html_text
-from conformance.reporting.results_format import BAD, STATUSES, incomplete_reason
+from conformance.reporting import divergence_profile
+from conformance.reporting.markdown import code_span, fenced, html_text
+from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
 from conformance.reporting.results_format import write_json_atomic
 from impls.errors import CATALOG
 from impls.registry import builtin_names
@@ -90,6 +91,8 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
                              "summary": cell["note"]})
         elif r["status"] in ("xfail", "skip"):
             cell["note"] = r["message"] or ""
+        elif r["status"] in JUDGED:  # the judgement's first line: declared reason, pin
+            cell["note"] = (r["message"] or "").splitlines()[0] if r["message"] else ""
         row["cells"][r["planner"]] = cell
     for row in cases.values():
         statuses = [c["status"] for c in row["cells"].values()]
@@ -104,6 +107,8 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
              "tags": sorted({t for r in results for t in r["tags"]}),
              "catalog": _catalog(results, planners),
              "hazards": [r for r in rows if "hazard" in r["tags"]],
+             "divergence": divergence_profile.profile(
+                 [r for r in results if r.get("out_of_contract") is not None]),
              "total": len(results), "bad": sum(r["status"] in BAD for r in results)}
     model.update(_bench(bench), incomplete=incomplete_reason(doc),
                  stale=stale_reasons(doc) if check_stale else [])
@@ -191,7 +196,14 @@ def render_text(model: dict) -> str:
 def render_markdown(model: dict) -> str:
     """A Markdown summary (for a pull request or a CI job summary)."""
     title = "## Conformance" + (f": {warning(model)}" if warning(model) else "")
-    out = [title, "", _head(model), "", _summary_table(model, "github")]
+    out = [title, "", _head(model), "", _summary_table(model, "github"), "",
+           "### Divergence profile (spec §6)", "",
+           divergence_profile.render(model["divergence"], "github")]
+    judged = [r for r in model["doc"]["results"] if r["status"] in JUDGED]
+    if judged:
+        out += ["", "### Judged, not failed", "", tabulate(
+            [[r["status"], code_span(r["id"]), code_span((r["message"] or "").splitlines()[0])]
+             for r in judged], headers=["status", "test", "why"], tablefmt="github")]
     if model["failures"]:
         out += ["", "### Not passing", ""]
         for f in model["failures"]:

@@ -16,7 +16,7 @@ import jsonschema
 from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.paths import RESULTS_SCHEMA_PATH
 
-__all__ = ["BAD", "FINISHED_EXIT_CODES", "FORMAT", "PSEUDO_PLANNERS", "RANK", "STATUSES",
+__all__ = ["BAD", "FINISHED_EXIT_CODES", "FORMAT", "JUDGED", "PSEUDO_PLANNERS", "RANK", "STATUSES",
            "STATUS_TABLE", "VERSION", "ResultsError", "incomplete_reason", "load_results",
            "write_json_atomic"]
 
@@ -25,23 +25,32 @@ FORMAT, VERSION = "planner-conformance-results", 1
 STATUS_TABLE = (
     # (status, not passing?, rank: a later test phase's status replaces an earlier lower one)
     ("fail", True, 2),
+    ("oob", True, 5),
     ("error", True, 3),
     ("crash", True, 4),
     ("timeout", True, 4),
     ("xpass", True, 1),
+    ("differs", False, 0),
+    ("not-wrapper", False, 0),
+    ("declared", False, 0),
     ("xfail", False, 0),
     ("skip", False, 0),
     ("pass", False, 0),
 )
 """Every status of a result, in report order (what needs attention first): adding a status is one
 line here (and one in the schema's ``$defs.status`` enum, which tests/test_report_truth.py
-checks against it)."""
+checks against it). ``oob``: compute-sanitizer, or a value that can only have come from outside a
+tensor, showed an access outside an allocation while the case ran; ``differs`` / ``not-wrapper``:
+a difference from a project rule or from the wrapper's check on a planner not judged on it;
+``declared``: a divergence the planner's manifest declares (spec section 8)."""
 STATUSES = tuple(name for name, _, _ in STATUS_TABLE)
 """Report order: what needs attention first."""
 BAD = frozenset(name for name, bad, _ in STATUS_TABLE if bad)
 """Statuses that count as not passing."""
 RANK = {name: rank for name, _, rank in STATUS_TABLE}
 """How a result's status is kept across test phases: a teardown error replaces a pass."""
+JUDGED = ("oob", "differs", "not-wrapper", "declared")
+"""Statuses :mod:`conformance.plugin.profiles` gives (spec section 8)."""
 FINISHED_EXIT_CODES = (0, 1)
 """pytest's exit codes of a run that ran every collected item (all passed / some failed)."""
 

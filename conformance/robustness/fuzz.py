@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.corpus.loader import Case, display_path, make_case
+from conformance.corpus.hazards import HAZARD_TAG
 from conformance.paths import FOUND_CASES_DIR
 from conformance.robustness.found_cases import FoundCaseError, found_id, place
 from conformance.robustness.random_plans import random_plan
@@ -69,14 +70,17 @@ def divergence(case: Case, target: Target, isolate: bool = False,
     ``timeout:`` and ends with the child's last lines of output.
     """
     if isolate:
-        from conformance.robustness.isolation import worker
+        from conformance.robustness.isolated_case import case_request, judge_observed
+        from conformance.robustness.isolation import shared_pool
 
-        answer = worker().run({"raw": case.raw, "path": str(case.path), "json_path": case.json_path,
-                               "planner": target.name, "device": str(target.device)}, timeout)
-        if answer["status"] == "passed":
+        answer = shared_pool().get(target.name).run(
+            case_request(case, target.name, str(target.device)), timeout)
+        if answer["status"] == "observed" and not answer.get("state_changed"):
+            try:
+                judge_observed(case, target.name, answer)
+            except ConformanceFailure as exc:
+                return str(exc)
             return None
-        if answer["status"] == "failed":
-            return answer["text"]
         return "\n".join(x for x in (f"{answer['status']}: {answer.get('reason', '')}",
                                       answer.get("text", ""), answer.get("tail", "")) if x)
     try:
@@ -117,7 +121,7 @@ def found_case(raw: dict, planner: str, seed: int, index: int, steps: list[str],
         + (["lut"] if inputs.get("lut") else [])
     command = shlex.join(["python", "-m", "conformance", "fuzz", "--planner", planner,
                           "--seed", str(seed)])
-    return {
+    doc = {
         "id": found_id(planner, seed, index),
         "description": f"Found by fuzzing planner {planner} (seed {seed}, plan {index}); "
                        f"shrunk by: {shrunk}. It failed with: {first_line}",
@@ -128,6 +132,9 @@ def found_case(raw: dict, planner: str, seed: int, index: int, steps: list[str],
         "inputs": raw["inputs"],
         "expect": raw["expect"],
     }
+    if make_case(doc, Path(f"{doc['id']}.json"), "$").out_of_contract:  # spec §6: the loader's rule
+        doc["tags"].append(HAZARD_TAG)
+    return doc
 
 
 @dataclass

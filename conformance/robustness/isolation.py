@@ -1,28 +1,25 @@
-"""Crash isolation (issue #7, item 2): run a case in a child process with a timeout, so a segfault,
-a CUDA illegal address or a hang fails that one case as ``crash`` / ``timeout`` and the run goes on.
+"""Crash isolation: run a case in a child process with a timeout, so a segfault, a CUDA illegal
+address or a hang fails that one case as ``crash`` / ``timeout`` and the run goes on; and, since the
+parent judges what the child observed, a planner in the child cannot reach the judge or the goldens.
 
-pytest options (registered here, loaded through ``conformance/plugin/hooks.py``'s ``pytest_plugins``):
+Which cases run isolated (:func:`should_isolate`): every case of an external planner
+(``module:attr``) and every case tagged ``hazard`` (spec section 6: the inputs on which
+upstream-style kernels read out of bounds), unless ``--no-isolate``; every case with ``--isolate``.
+The pytest options live in :mod:`conformance.plugin.isolation_options`.
 
-* ``--isolate``: every case on a planner runs in the child;
-* ``--no-isolate``: none does (not even ``hazard`` cases);
-* ``--isolate-timeout S`` (default 60): seconds a case may take in the child before it is killed.
-
-By default cases tagged ``hazard`` (spec section 6: the inputs on which upstream-style kernels read
-out of bounds) run isolated; the rest run in-process. The shared validator / allocator items never
-need it.
-
-The child is one long-lived worker per pytest process (:mod:`conformance.robustness.isolation_worker`, started with
-``subprocess`` -- never ``fork``, since CUDA cannot be used in a forked child once initialised):
-torch, the harness and each planner are imported once, so an isolated case costs a JSON round trip
-plus the case itself. A worker that crashed or timed out is replaced before the next case. A failed
-item's report says ``crash`` or ``timeout``, the signal or exit code, and the last lines the child
-printed (its stdout / stderr go to a log file, faulthandler's stack included), and its
-``user_properties`` get ``("status", "crash" | "timeout")`` for the results file.
+:class:`Worker` is one child per planner (:mod:`conformance.robustness.isolation_worker`, started
+with ``subprocess`` -- never ``fork``, since CUDA cannot be used in a forked child once
+initialised), long-lived: torch, the harness and the planner are imported once, so an isolated case
+costs a JSON round trip plus the case itself. A worker that crashed, timed out or changed
+process-global torch state is replaced before the next case. Its stdout / stderr go to an unlinked
+temporary file (nothing is left behind, even when the parent is killed); its replies come on a pipe
+of their own. Under ``--sanitize`` the worker runs under compute-sanitizer, whose report lands in the
+same file between the worker's case markers (:mod:`conformance.robustness.sanitizer`).
 """
 
 from __future__ import annotations
 
-import atexit
+import fcntl
 import json
 import os
 import select
@@ -31,16 +28,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from functools import partial
-from pathlib import Path
 
-import pytest
-
-from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
+from conformance.robustness.isolation_worker import MARK, PROTOCOL
+from conformance.robustness.sanitizer import AccessError, parse_memcheck
 
 DEFAULT_TIMEOUT = 60.0
 STARTUP_TIMEOUT = 300.0
 """Seconds the worker may take to import torch and the harness (not counted in a case's timeout)."""
+SETTLE_SECONDS = 0.2
+"""Under a sanitizer: how long the log must stay unchanged after a reply before the case's part of
+it is read (the sanitizer's front end may print a moment after the worker replied)."""
 TAIL_LINES = 15
 
 
@@ -48,193 +45,264 @@ class IsolationFailure(AssertionError):
     """A case that crashed, hung or errored in the child; ``str()`` is the whole report."""
 
 
-class Worker:
-    """One child process running cases (see the module docstring); restarted after a crash."""
+class WorkerUnavailable(RuntimeError):
+    """The worker did not start (import failure, protocol mismatch, sanitizer refusal)."""
 
-    def __init__(self) -> None:
+
+def is_external(planner: str) -> bool:
+    """Whether ``planner`` names an external ``module:attr`` (not a built-in)."""
+    return ":" in planner
+
+
+def should_isolate(tags: tuple[str, ...], planner: str, isolate: bool, no_isolate: bool) -> bool:
+    """Whether a case with ``tags`` runs in a child: ``--no-isolate`` none, ``--isolate`` all, else
+    every case of an external planner and the cases tagged ``hazard``."""
+    if no_isolate:
+        return False
+    return isolate or is_external(planner) or "hazard" in tags
+
+
+def worker_env(planner: str, cuda: bool) -> dict[str, str]:
+    """The worker's environment: the parent's, with this interpreter's ``sys.path`` on
+    ``PYTHONPATH``, faulthandler on, and ``TRITON_INTERPRET=1`` for an external planner when torch
+    sees no CUDA device and the variable is unset (a Triton kernel then runs under the interpreter
+    instead of failing with "0 active drivers")."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] +
+                                        [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONFAULTHANDLER"] = "1"
+    if is_external(planner) and not cuda:
+        env.setdefault("TRITON_INTERPRET", "1")
+    return env
+
+
+class Worker:
+    """The child process running one planner's cases (see the module docstring).
+
+    Args:
+        planner: the planner's name (the worker is never handed another planner's case).
+        prefix: argv to run the worker under (e.g. compute-sanitizer's), or empty.
+        env: the worker's environment (:func:`worker_env`).
+    """
+
+    def __init__(self, planner: str, prefix: list[str], env: dict[str, str]) -> None:
+        self.planner, self.prefix, self.env = planner, list(prefix), env
         self.proc: subprocess.Popen | None = None
-        self.log = Path(tempfile.mkstemp(prefix="conformance-isolate-", suffix=".log")[1])
+        self.log: int | None = None
+        self.reply: int | None = None
+        self.pid: int | None = None
+        self.cases = 0
         self._buffer, self._ready = b"", False
-        atexit.register(self.close)
 
     def spawn(self) -> None:
         """Start a worker now, without waiting for it (it imports while other tests run)."""
         if self.proc is not None and self.proc.poll() is None:
             return
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] +
-                                            [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        env["PYTHONFAULTHANDLER"] = "1"
-        self._buffer = b""
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "conformance.robustness.isolation_worker", str(self.log)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-        self._ready = False
+        self._close_fds()
+        log = tempfile.TemporaryFile(prefix="conformance-isolate-")  # unlinked at once
+        self.log = os.dup(log.fileno())
+        log.close()
+        fcntl.fcntl(self.log, fcntl.F_SETFL, fcntl.fcntl(self.log, fcntl.F_GETFL) | os.O_APPEND)
+        read_end, write_end = os.pipe()
+        cmd = [*self.prefix, sys.executable, "-m", "conformance.robustness.isolation_worker",
+               "--reply-fd", str(write_end)]
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=self.log,
+                                         stderr=self.log, pass_fds=(write_end,), env=self.env)
+        finally:
+            os.close(write_end)
+        self.reply, self._buffer, self._ready = read_end, b"", False
+        self.proc.stdin.write((json.dumps({"hello": {"protocol": PROTOCOL}}) + "\n").encode())
+        self.proc.stdin.flush()
 
-    def _ensure_ready(self) -> None:
+    def _close_fds(self) -> None:
+        for fd in (self.log, self.reply):
+            if fd is not None:
+                os.close(fd)
+        self.log = self.reply = None
+
+    def ensure_ready(self) -> None:
+        """Start the worker if needed and wait for its handshake.
+
+        Raises:
+            WorkerUnavailable: it exited, refused the protocol or did not answer in
+                :data:`STARTUP_TIMEOUT` seconds (the message holds the last lines it printed).
+        """
         if self.proc is None or self.proc.poll() is not None:
             self.spawn()
         if self._ready:
             return
-        ready = self._read_line(time.monotonic() + STARTUP_TIMEOUT)
-        if not ready or not json.loads(ready).get("ready"):
-            self._kill()
-            raise IsolationFailure(f"isolation worker did not start:\n{self.tail(0)}")
-        self._ready = True
+        line = self._read_line(time.monotonic() + STARTUP_TIMEOUT)
+        answer = _json_or_none(line)
+        if not answer or not answer.get("ready") or answer.get("protocol") != PROTOCOL:
+            self.kill()
+            why = (answer or {}).get("refused") or (
+                f"no handshake (got {line[:200]!r})" if line else "it exited before its handshake")
+            raise WorkerUnavailable(f"isolation worker for {self.planner} did not start: {why}"
+                                    + (f"\n{self.tail(0)}" if self.tail(0) else ""))
+        self.pid, self._ready = answer["pid"], True
 
     def _read_line(self, deadline: float) -> str | None:
         """The next reply line; None when ``deadline`` passes, ``""`` at EOF (the child died)."""
-        fd = self.proc.stdout.fileno()
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0 or not select.select([self.reply], [], [], left)[0]:
                 return None
-            chunk = os.read(fd, 65536)
+            chunk = os.read(self.reply, 65536)
             if not chunk:
                 return ""
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode()
 
-    def _kill(self) -> None:
+    def kill(self) -> None:
+        """Kill the worker (if running) and wait for it."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
         if self.proc is not None:
             self.proc.wait()
+        self._ready = False
 
     def close(self) -> None:
+        """End the worker (stdin EOF, then SIGKILL after 5 s) and drop its log."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.stdin.close()
             try:
+                self.proc.stdin.close()
                 self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._kill()
-        self.log.unlink(missing_ok=True)
+            except (subprocess.TimeoutExpired, BrokenPipeError):
+                self.kill()
+        self._close_fds()
+
+    def log_size(self) -> int:
+        return os.fstat(self.log).st_size if self.log is not None else 0
+
+    def log_text(self, offset: int) -> str:
+        """What the child (and a sanitizer around it) wrote to the log since byte ``offset``."""
+        if self.log is None:
+            return ""
+        return os.pread(self.log, max(0, self.log_size() - offset), offset).decode(
+            errors="replace")
 
     def tail(self, offset: int) -> str:
-        """The last :data:`TAIL_LINES` lines the child wrote to its log since byte ``offset``."""
-        data = self.log.read_bytes()[offset:].decode(errors="replace")
-        return "\n".join(data.splitlines()[-TAIL_LINES:])
+        """The last :data:`TAIL_LINES` lines of the log since byte ``offset``, markers left out."""
+        lines = [ln for ln in self.log_text(offset).splitlines() if not ln.startswith(MARK)]
+        return "\n".join(lines[-TAIL_LINES:])
 
-    def run(self, request: dict, timeout: float) -> dict:
-        """Run one case in the child (see :meth:`_run`); after a crash or a timeout a fresh worker
-        is started at once, so it is warm when the next isolated case comes."""
-        answer = self._run(request, timeout)
-        if answer["status"] in ("crash", "timeout"):
+    def run(self, request: dict, timeout: float, sanitized: bool = False) -> dict:
+        """Run one case in the child (see :mod:`conformance.robustness.isolation_worker`).
+
+        Returns:
+            the worker's answer (``status`` passed / failed / error / crash / timeout, ``text``,
+            ``state_changed``); crash and timeout also carry ``reason`` (signal, exit code,
+            seconds) and ``tail`` (last lines); with ``sanitized``, ``access_errors`` (the
+            sanitizer's reports printed while this case ran, :class:`AccessError` as dicts).
+            After a crash, a timeout or changed torch state a fresh worker is started at once.
+
+        Raises:
+            WorkerUnavailable: the worker did not start.
+        """
+        self.ensure_ready()
+        self.cases += 1
+        offset = self.log_size()
+        answer = self._run({**request, "case": self.cases}, timeout)
+        if sanitized:
+            answer["access_errors"] = [e.to_json() for e in self._access_errors(offset)]
+        if answer["status"] in ("crash", "timeout") or answer.get("state_changed"):
+            self.proc.wait()
             self.spawn()
         return answer
 
-    def _run(self, request: dict, timeout: float) -> dict:
-        """Run one case in the child.
+    def _access_errors(self, offset: int) -> list[AccessError]:
+        size, still = self.log_size(), time.monotonic() + SETTLE_SECONDS
+        while time.monotonic() < still:
+            time.sleep(SETTLE_SECONDS / 4)
+            if self.log_size() != size:
+                size, still = self.log_size(), time.monotonic() + SETTLE_SECONDS
+        text = self.log_text(offset)
+        begin = f"{MARK} begin {self.cases} ==="
+        text = text.split(begin, 1)[-1]
+        return parse_memcheck(text)[0]
 
-        Returns:
-            ``{"status": "passed" | "failed" | "error" | "crash" | "timeout", "text": ...}``; crash
-            and timeout also carry ``reason`` (signal, exit code, seconds) and ``tail`` (last lines).
-        """
-        self._ensure_ready()
-        offset = self.log.stat().st_size
+    def _run(self, request: dict, timeout: float) -> dict:
+        offset = self.log_size()
         try:
             self.proc.stdin.write((json.dumps(request) + "\n").encode())
             self.proc.stdin.flush()
         except BrokenPipeError:
             pass
         line = self._read_line(time.monotonic() + timeout)
-        if line:
-            answer = json.loads(line)
+        answer = _json_or_none(line)
+        if answer is not None:
             if answer["status"] == "crash":
                 self.proc.wait()
                 answer["tail"] = self.tail(offset)
             return answer
         if line is None:  # no reply in time: a hang
-            self._kill()
+            self.kill()
             return {"status": "timeout", "reason": f"no result after {timeout:g} s; killed",
                     "tail": self.tail(offset)}
-        try:  # EOF: the child is dying
+        try:  # EOF (or garbage): the child is dying
             code = self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            self._kill()
+            self.kill()
             code = self.proc.returncode
         reason = (f"killed by signal {-code} ({signal.Signals(-code).name})" if code < 0
                   else f"exited with code {code}")
         return {"status": "crash", "reason": reason, "tail": self.tail(offset)}
 
 
-_WORKER: Worker | None = None
+def _json_or_none(line: str | None) -> dict | None:
+    if not line:
+        return None
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
-def worker() -> Worker:
-    """The process's isolation worker (created on first use)."""
-    global _WORKER
-    if _WORKER is None:
-        _WORKER = Worker()
-    return _WORKER
+class WorkerPool:
+    """One :class:`Worker` per planner, created on first use; :meth:`close` ends them all.
+
+    Args:
+        prefix: argv every worker runs under (compute-sanitizer's), or empty; with a prefix the
+            workers also get ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``.
+        cuda: whether torch sees a CUDA device here (see :func:`worker_env`).
+    """
+
+    def __init__(self, prefix: list[str] | None = None, cuda: bool = False) -> None:
+        self.prefix, self.cuda = list(prefix or []), cuda
+        self.workers: dict[str, Worker] = {}
+
+    def get(self, planner: str) -> Worker:
+        """The worker for ``planner`` (created, not yet started, on first use)."""
+        if planner not in self.workers:
+            env = worker_env(planner, self.cuda)
+            if self.prefix:
+                # Under a sanitizer every tensor gets its own cudaMalloc: torch's caching allocator
+                # packs tensors into shared 2 MiB segments, inside which memcheck sees no bounds.
+                env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
+            self.workers[planner] = Worker(planner, self.prefix, env)
+        return self.workers[planner]
+
+    def close(self) -> None:
+        for w in self.workers.values():
+            w.close()
+        self.workers.clear()
 
 
-def should_isolate(tags: tuple[str, ...], isolate: bool, no_isolate: bool) -> bool:
-    """Whether a case with ``tags`` runs in the child: ``--isolate`` all, ``--no-isolate`` none,
-    else those tagged ``hazard``."""
-    if no_isolate:
-        return False
-    return isolate or "hazard" in tags
+_SHARED: WorkerPool | None = None
 
 
-def _run_isolated(item, timeout: float) -> None:
-    case = item.case
-    request = {"raw": case.raw, "path": str(case.path), "json_path": case.json_path,
-               "planner": item.planner, "device": item.avail.device}
-    answer = worker().run(request, timeout)
-    status = answer["status"]
-    if status == "passed":
-        return
-    if status == "failed":
-        raise ConformanceFailure(answer["text"])
-    if status in ("crash", "timeout"):
-        item.user_properties.append(("status", status))
-    lines = [f"{case.id}[{item.planner}]  ({case.location})", f"  {status} (isolated)"
-             + (f": {answer['reason']}" if answer.get("reason") else "")]
-    if answer.get("text"):
-        lines += ["  " + ln for ln in answer["text"].rstrip().splitlines()]
-    if answer.get("tail"):
-        lines += ["  last lines of output:"] + ["    " + ln for ln in answer["tail"].splitlines()]
-    lines.append(f"  rerun: {rerun_command(case.id, item.planner, case_dir_arg(case))} --isolate")
-    raise IsolationFailure("\n".join(lines))
+def shared_pool() -> WorkerPool:
+    """The process's pool for callers outside pytest (``python -m conformance fuzz --isolate``):
+    created on first use, closed at interpreter exit."""
+    global _SHARED
+    if _SHARED is None:
+        import atexit
 
+        import torch
 
-def _repr_failure(item, original, excinfo, style=None):
-    if isinstance(excinfo.value, IsolationFailure):
-        return str(excinfo.value)
-    return original(excinfo, style)
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("conformance", "offsets-planner conformance")
-    group.addoption("--isolate", action="store_true",
-                    help="run every case in a child process (crash / timeout isolation)")
-    group.addoption("--no-isolate", action="store_true",
-                    help="run every case in-process, hazard cases included")
-    group.addoption("--isolate-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
-                    help=f"seconds an isolated case may run (default {DEFAULT_TIMEOUT:g})")
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(session, config, items) -> None:
-    isolate, no_isolate = config.getoption("isolate"), config.getoption("no_isolate")
-    timeout = config.getoption("isolate_timeout")
-    isolated = 0
-    for item in items:
-        avail = getattr(item, "avail", None)
-        if avail is None or not avail.available or not hasattr(item, "case"):
-            continue  # the shared validator / allocator, a skipped planner, or not a case
-        if should_isolate(item.case.tags, isolate, no_isolate):
-            item.runtest = partial(_run_isolated, item, timeout)
-            item.repr_failure = partial(_repr_failure, item, item.repr_failure)
-            isolated += 1
-    if isolated:
-        worker().spawn()  # imports torch while the in-process cases run
-
-
-def pytest_unconfigure(config) -> None:
-    global _WORKER
-    if _WORKER is not None:
-        _WORKER.close()
-        _WORKER = None
+        _SHARED = WorkerPool(cuda=torch.cuda.is_available())
+        atexit.register(_SHARED.close)
+    return _SHARED

@@ -1,81 +1,129 @@
-"""The isolation worker: ``python -m conformance.robustness.isolation_worker LOG`` (started by
+"""The isolation worker: ``python -m conformance.robustness.isolation_worker --reply-fd N`` (started by
 :mod:`conformance.robustness.isolation`, never by hand).
 
-Protocol: one JSON object per line. On start the worker moves its own stdout and stderr (file
-descriptors 1 and 2, so C code and CUDA's messages too) into ``LOG``, keeps a private copy of the
-original stdout as the reply channel, imports torch and the harness, and replies ``{"ready": true}``.
-Then for each request line ``{"raw", "path", "json_path", "planner", "device"}`` it rebuilds the
-case (:func:`conformance.corpus.loader.make_case`), runs it with :func:`conformance.engine.runner.run_case` and
-replies ``{"status": "passed"}``, ``{"status": "failed", "text": <ConformanceFailure text>}`` or
-``{"status": "error", "text": <traceback>}``. After a CUDA error (an illegal address leaves the
-context unusable) it replies ``{"status": "crash", ...}`` and exits, so the next case gets a fresh
-process. A segfault or a hang is seen by the parent (EOF with a signal, or no reply in time).
+Its stdout and stderr are the parent's log file (C code, CUDA and compute-sanitizer write there too);
+replies go to file descriptor ``N``; requests come on stdin, one JSON object per line:
+
+1. Handshake: the parent sends ``{"hello": {"protocol": P}}``; the worker replies
+   ``{"ready": true, "protocol": P, "pid": ...}`` when it speaks protocol :data:`PROTOCOL`, else
+   ``{"refused": "<why>"}`` and exits with status 2.
+2. Cases: ``{"case": n, "raw", "path", "json_path", "planner", "device"}``, ``raw`` without its
+   goldens. The worker prints ``MARK begin n`` and ``MARK end n`` (:data:`MARK`) to its stdout
+   around the case, so that a tool writing into the same log (compute-sanitizer) can be tied to
+   it; rebuilds the inputs, runs the planner and replies with what it observed
+   (:func:`conformance.robustness.isolated_case.observe_request`) plus ``"state_changed": [...]``,
+   the process-global torch state the case changed (:mod:`conformance.robustness.torch_state`);
+   the worker then exits, so that the next case gets a clean
+   process. After a CUDA error (an illegal address leaves the context unusable) it replies
+   ``{"status": "crash", ...}`` and exits. A segfault or a hang is seen by the parent (EOF with a
+   signal, or no reply in time).
+
+The worker dies with its parent: ``PR_SET_PDEATHSIG`` (Linux, via ctypes) sends it SIGKILL when the
+parent exits, and a watchdog thread that owns stdin ends the process at EOF (the parent closed the
+pipe or died), even while a case hangs.
 """
 
 from __future__ import annotations
 
+import argparse
+import ctypes
 import faulthandler
 import json
 import os
+import queue
 import resource
+import signal
 import sys
+import threading
 import traceback
 
+PROTOCOL = 2
+"""Version of the line protocol above; the parent refuses a worker that speaks another."""
+MARK = "=== conformance-isolation"
+"""Prefix of the worker's case markers in its log."""
 CUDA_FATAL = ("illegal memory access", "illegal address", "CUDA error", "cudaError",
               "unspecified launch failure", "misaligned address")
 """Texts of CUDA errors after which the context is unusable: the worker reports a crash and exits."""
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def _serve(reply) -> None:
-    from pathlib import Path
+def die_with_parent() -> bool:
+    """Ask Linux to SIGKILL this process when its parent exits (``prctl(PR_SET_PDEATHSIG)``).
+    Returns False where that is not available (not Linux, no libc); the stdin watchdog remains."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        ok = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+    return ok and os.getppid() != 1  # the parent may have died before prctl
 
-    import torch
 
-    from conformance.corpus.loader import make_case
-    from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
-    from impls.registry import get_planner
+def _watch_stdin(lines: queue.Queue) -> None:
+    """Own stdin: queue every line; at EOF (the parent closed the pipe or died) end the process at
+    once, whatever the main thread is doing."""
+    for line in sys.stdin:
+        lines.put(line)
+    os._exit(0)
 
+
+def _marker(kind: str, number: int) -> None:
+    os.write(1, f"{MARK} {kind} {number} ===\n".encode())
+
+
+def _serve(reply, lines: queue.Queue) -> None:
     def send(obj: dict) -> None:
         reply.write(json.dumps(obj) + "\n")
         reply.flush()
 
-    send({"ready": True, "pid": os.getpid()})
-    for line in sys.stdin:
-        request = json.loads(line)
-        print(f"=== {request['raw']['id']}[{request['planner']}] ===", flush=True)
-        device = resolve_device(request["device"])
+    hello = json.loads(lines.get()).get("hello", {})
+    if hello.get("protocol") != PROTOCOL:
+        send({"refused": f"isolation worker speaks protocol {PROTOCOL}, the parent "
+                         f"{hello.get('protocol')!r}: both must come from the same checkout"})
+        os._exit(2)
+
+    import torch  # noqa: F401 - loaded before the first case, not inside its timeout
+
+    from conformance.robustness import torch_state
+    from conformance.robustness.isolated_case import observe_request
+
+    send({"ready": True, "protocol": PROTOCOL, "pid": os.getpid()})
+    while True:
+        request = json.loads(lines.get())
+        number = request["case"]
+        print(f"{MARK} case {number}: {request['raw'].get('id')}[{request['planner']}] ===",
+              flush=True)
+        before = torch_state.snapshot()
+        _marker("begin", number)
         try:
-            case = make_case(request["raw"], Path(request["path"]), request["json_path"])
-            run_case(case, Target(request["planner"], get_planner(request["planner"]), device))
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            answer = {"status": "passed"}
-        except ConformanceFailure as exc:
-            answer = {"status": "failed", "text": str(exc)}
-        except Exception:
+            answer = observe_request(request)
+        except BaseException:  # noqa: BLE001 - KeyboardInterrupt, SystemExit: the case's error
             answer = {"status": "error", "text": traceback.format_exc()}
-        text = answer.get("text", "")
-        if device.type == "cuda" and any(marker in text for marker in CUDA_FATAL):
-            send({"status": "crash", "text": text, "reason": "CUDA error (context lost)"})
-            sys.stdout.flush()
-            os._exit(3)
+        _marker("end", number)
+        answer["state_changed"] = torch_state.changes(before, torch_state.snapshot())
+        text = answer.get("text") or ""
+        if request["device"].startswith("cuda") and any(m in text for m in CUDA_FATAL):
+            answer.update(status="crash", reason="CUDA error (context lost)")
         send(answer)
+        if answer["status"] == "crash" or answer["state_changed"]:
+            sys.stdout.flush()
+            os._exit(3)  # the next case gets a fresh process
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m conformance.robustness.isolation_worker")
+    parser.add_argument("--reply-fd", type=int, required=True)
+    args = parser.parse_args()
+    die_with_parent()
     # No core files: a crash is reported from the signal and the log, and dumping a process that
     # holds torch (and a CUDA context) takes seconds to minutes.
     resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
-    log = open(sys.argv[1], "ab", buffering=0)  # noqa: SIM115 (lives as long as the process)
-    reply = os.fdopen(os.dup(1), "w")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(log.fileno(), 1)
-    os.dup2(log.fileno(), 2)
-    sys.stdout = os.fdopen(1, "w", buffering=1)
-    sys.stderr = os.fdopen(2, "w", buffering=1)
     faulthandler.enable(sys.stderr)  # a segfault prints the Python stack into the log
-    _serve(reply)
+    reply = os.fdopen(args.reply_fd, "w")
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=_watch_stdin, args=(lines,), daemon=True, name="stdin-watchdog").start()
+    _serve(reply, lines)
 
 
 if __name__ == "__main__":

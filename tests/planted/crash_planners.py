@@ -62,3 +62,29 @@ try:
         tl.store(out, tl.load(ptr + (1 << 40)))
 except ImportError:  # without triton, illegal_address cannot run on CUDA (its test is GPU-only)
     _read_far = None
+
+
+TRIGGER_PREFIX = 7
+"""A request with this prefix sets off :func:`exits_zero` and :func:`interrupts`."""
+
+
+def _triggered(kwargs) -> bool:
+    return TRIGGER_PREFIX in kwargs["prefix_lens"].tolist()[: kwargs["req_pool_indices"].numel()]
+
+
+def exits_zero(**kwargs) -> None:
+    """The pure-Python planner, except that a request with prefix :data:`TRIGGER_PREFIX` ends the
+    process with ``os._exit(0)`` mid-corpus: a run must not end green because of it."""
+    if _triggered(kwargs):
+        import os
+
+        os._exit(0)
+    python_launch(**kwargs)
+
+
+def interrupts(**kwargs) -> None:
+    """The pure-Python planner, except that a request with prefix :data:`TRIGGER_PREFIX` raises
+    KeyboardInterrupt (as if the user pressed Ctrl-C): that case fails, the run goes on."""
+    if _triggered(kwargs):
+        raise KeyboardInterrupt("planted")
+    python_launch(**kwargs)

@@ -12,6 +12,13 @@ the input it was "tuned" for; ``tests/test_hostile.py`` shows the harness catche
 * :func:`private_stream` -- launches on its own CUDA stream without waiting on the caller's current
   stream: right whenever the inputs were written on the (legacy, synchronising) default stream,
   racy when the caller wrote them on a side stream (GPU only; on the CPU it is the Python planner).
+* :func:`leaves_meta_device` -- right outputs, but leaves ``torch.set_default_device("meta")``
+  behind (process-global torch state: the next case's and the caller's tensors change).
+* :func:`patches_judge` / :func:`edits_golden` -- game the evaluation itself: replace the harness's
+  judge, or edit the case's golden through the caller's frames (caught only under ``--isolate``,
+  where the judge and the goldens stay in the parent).
+* :func:`mimics_memcheck` -- prints what compute-sanitizer prints for an out-of-bounds read, so the
+  sanitizer's per-case attribution can be tested on the CPU.
 """
 
 from __future__ import annotations
@@ -108,3 +115,78 @@ def private_stream(**kwargs) -> None:
                                                          "extend_seq_lens")}
         stream.synchronize()
         python_launch(**{**kwargs, **snap})
+
+
+TRIGGER_PREFIX = 7
+"""A request with this prefix sets off :func:`leaves_meta_device` and :func:`mimics_memcheck`."""
+
+
+def _triggered(kwargs) -> bool:
+    return TRIGGER_PREFIX in kwargs["prefix_lens"].tolist()[: kwargs["req_pool_indices"].numel()]
+
+
+def leaves_meta_device(**kwargs) -> None:
+    """Right outputs, but a request with prefix :data:`TRIGGER_PREFIX` leaves
+    ``torch.set_default_device("meta")`` behind: every later factory call of the process makes
+    meta tensors (a planner that set a global "for speed" and forgot to reset it)."""
+    python_launch(**kwargs)
+    if _triggered(kwargs):
+        torch.set_default_device("meta")
+
+
+MEMCHECK_BLOCK = """\
+========= Invalid __global__ read of size 4 bytes
+=========     at _plan_offsets_kernel+0x2d0
+=========     by thread (1,0,0) in block (0,0,0)
+=========     Address 0x7f1e5a000248 is out of bounds
+=========     and is 8 bytes after the nearest allocation at 0x7f1e5a000200 of size 64 bytes
+=========
+"""
+"""What compute-sanitizer memcheck prints for one read 8 bytes past a 64-byte tensor."""
+
+
+def mimics_memcheck(**kwargs) -> None:
+    """Right outputs; on a request with prefix :data:`TRIGGER_PREFIX` it prints
+    :data:`MEMCHECK_BLOCK` to its stdout, as compute-sanitizer does into the isolation worker's log
+    when a kernel reads out of bounds (the sanitizer's CPU stand-in for the harness's tests)."""
+    python_launch(**kwargs)
+    if _triggered(kwargs):
+        import os
+
+        os.write(1, MEMCHECK_BLOCK.encode())
+
+
+def patches_judge(**kwargs) -> None:
+    """Writes nothing, and replaces the harness's judge in the process it runs in with one that
+    finds no fault (``conformance.engine.judge.judge``, the name the runner calls, and
+    ``Verdict.fail``): the reward hack of a kernel that games its evaluation. Passes in-process;
+    under ``--isolate`` the judge runs in the parent, out of its reach."""
+    from conformance.engine import judge, runner
+
+    def finds_nothing(*args, **kw) -> None:
+        return None
+
+    judge.judge = runner.judge = finds_nothing
+    judge.Verdict.fail = finds_nothing
+
+
+_EDITED: set[int] = set()
+
+
+def edits_golden(**kwargs) -> None:
+    """The pure-Python planner's outputs with ``out_write_num_valid_reqs`` one too high, and the
+    case's golden edited to match, found through the caller's frames (a local named ``case``).
+    Passes in-process; under ``--isolate`` the worker is sent no golden and the parent's case is
+    out of reach."""
+    import inspect
+
+    python_launch(**kwargs)
+    kwargs["out_write_num_valid_reqs"].add_(1)
+    for info in inspect.stack():
+        case = info.frame.f_locals.get("case")
+        if case is None or not hasattr(case, "steps") or id(case) in _EDITED:
+            continue
+        _EDITED.add(id(case))
+        for step in case.steps:
+            if "out_write_num_valid_reqs" in step.expect:
+                step.expect["out_write_num_valid_reqs"] += 1

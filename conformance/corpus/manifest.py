@@ -1,0 +1,147 @@
+"""Known-divergence manifests: what a planner is known to do differently, case by case.
+
+A manifest (``cases/divergences/*.json``, schema ``cases/divergences/schema.json``) names a planner
+by fnmatch pattern and lists expected divergences, each by case id or by tag, with the spec section
+it breaks or differs from, a reason, an optional issue URL and the status(es) expected (``fail``,
+``crash``, ``oob``). The manifests in a corpus's ``divergences/`` folder apply by themselves to the
+planners they name; ``--manifest PATH`` adds one kept elsewhere. A malformed manifest is a fault
+(:class:`conformance.corpus.loader.CaseFileError`, shown as a ``[load]`` item), never a crash.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+
+from conformance.corpus.loader import CaseFileError
+from conformance.paths import DIVERGENCES_DIRNAME, DIVERGENCES_SCHEMA_PATH
+
+DECLARABLE = ("fail", "crash", "oob")
+"""Statuses a divergence may declare (the schema's enum)."""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """One expected divergence of a manifest.
+
+    Attributes:
+        case: the case id it applies to, or None when ``tag`` selects.
+        tag: every case with this tag, or None.
+        section: spec section broken or differed from (``"5"``, ``"6"``).
+        reason: why (``"upstream bug"``, the section-6 row).
+        issue: public bug report URL, or None.
+        statuses: the outcomes expected, any of :data:`DECLARABLE`.
+        manifest: the file it comes from; ``json_path`` where in it.
+    """
+
+    case: str | None
+    tag: str | None
+    section: str
+    reason: str
+    issue: str | None
+    statuses: tuple[str, ...]
+    manifest: Path
+    json_path: str
+
+    def applies(self, case_id: str, tags: tuple[str, ...] | list[str]) -> bool:
+        return self.case == case_id if self.case is not None else self.tag in tags
+
+    def describe(self) -> str:
+        """One line: section, reason, issue."""
+        return f"spec §{self.section}: {self.reason}" + (f" ({self.issue})" if self.issue else "")
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A loaded manifest: its planner pattern and divergences (case ids before tags)."""
+
+    path: Path
+    planner: str
+    description: str
+    divergences: tuple[Divergence, ...]
+
+    def names(self, planner: str) -> bool:
+        return fnmatch.fnmatchcase(planner, self.planner)
+
+
+@cache
+def _validator() -> jsonschema.protocols.Validator:
+    return jsonschema.Draft202012Validator(json.loads(DIVERGENCES_SCHEMA_PATH.read_text()))
+
+
+def load_manifest(path: Path) -> tuple[Manifest | None, CaseFileError | None]:
+    """Read and check one manifest. Returns (manifest, None) or (None, the fault)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        return None, CaseFileError(path, f"line {exc.lineno} column {exc.colno}",
+                                   f"malformed JSON: {exc.msg}")
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return None, CaseFileError(path, "$", f"cannot read manifest: {type(exc).__name__}")
+    except OSError as exc:
+        return None, CaseFileError(path, "$", f"cannot read manifest: {exc.strerror}")
+    try:
+        error = jsonschema.exceptions.best_match(_validator().iter_errors(doc))
+    except RecursionError:
+        return None, CaseFileError(path, "$", "manifest nested too deeply to check")
+    if error is not None:
+        while error.context:
+            error = jsonschema.exceptions.best_match(error.context)
+        return None, CaseFileError(path, error.json_path, f"manifest: {error.message}")
+    entries = []
+    for i, d in enumerate(doc["divergences"]):
+        status = d["status"]
+        entries.append(Divergence(d.get("case"), d.get("tag"), d["section"], d["reason"],
+                                  d.get("issue"), (status,) if isinstance(status, str)
+                                  else tuple(status), Path(path), f"$.divergences[{i}]"))
+    entries.sort(key=lambda d: d.case is None)  # a case id wins over a tag
+    return Manifest(Path(path), doc["planner"], doc["description"], tuple(entries)), None
+
+
+def manifest_files(cases_dir: Path) -> list[Path]:
+    """The manifests kept in ``cases_dir``'s ``divergences/`` folder (schema excluded), sorted."""
+    folder = Path(cases_dir) / DIVERGENCES_DIRNAME
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.json") if p.name != "schema.json")
+
+
+def load_manifests(cases_dirs: list[Path], extra: list[Path] = ()
+                   ) -> tuple[list[Manifest], list[CaseFileError]]:
+    """Every manifest beside the corpora in ``cases_dirs`` plus the ``extra`` files.
+
+    Returns:
+        (manifests, faults); a missing ``extra`` file is a fault.
+    """
+    manifests, faults = [], []
+    paths = [p for d in cases_dirs for p in manifest_files(d)] + [Path(p) for p in extra]
+    for path in dict.fromkeys(p.resolve() for p in paths):
+        manifest, fault = load_manifest(path)
+        if fault is not None:
+            faults.append(fault)
+        else:
+            manifests.append(manifest)
+    return manifests, faults
+
+
+def unknown_cases(manifests: list[Manifest], case_ids: set[str]) -> list[CaseFileError]:
+    """A fault for each divergence naming a case id the corpus does not hold (a typo would
+    otherwise declare nothing)."""
+    return [CaseFileError(d.manifest, d.json_path + ".case",
+                          f"manifest names case {d.case!r}, which no loaded case has", d.case)
+            for m in manifests for d in m.divergences
+            if d.case is not None and d.case not in case_ids]
+
+
+def find_divergence(manifests: list[Manifest], planner: str, case_id: str,
+                    tags: tuple[str, ...] | list[str]) -> Divergence | None:
+    """The first divergence declared for ``case_id`` on ``planner`` (by id before by tag)."""
+    found = [d for m in manifests if m.names(planner) for d in m.divergences
+             if d.applies(case_id, tags)]
+    found.sort(key=lambda d: d.case is None)
+    return found[0] if found else None

@@ -1,0 +1,93 @@
+"""The rows of spec section 6 ("Out-of-contract values") and which of them a case's values reach.
+
+:data:`ROWS` is the section's table as data: per row the situation, what this project does, and what
+upstream's Triton kernel does (the words the divergence profile uses). :func:`out_of_contract` says
+which rows a case reaches, from its values (the loader's ``Case.out_of_contract``) and its
+overrides; nothing is read from tags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conformance.corpus.arrays import evaluate
+from conformance.corpus.generators import DEFAULT_TABLE
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of spec section 6.
+
+    Attributes:
+        key: stable name, used in results files and manifests.
+        situation: the out-of-contract situation, as the spec words it.
+        project: what this project's planners do (the rule cases pin).
+        upstream: what upstream's Triton kernel does (spec section 6, second column).
+        other: what a planner that gives another (in-bounds) value there does, in the same words.
+    """
+
+    key: str
+    situation: str
+    project: str
+    upstream: str
+    other: str
+
+
+ROWS = (
+    Row("lut-clamp", "translated slot >= lut_len", "clamps", "clamps", "does not clamp"),
+    Row("past-row", "prefix_lens[r] - 1 >= max_seq_len", "clamps",
+        "reads past the row", "reads past the row"),
+    Row("row-out-of-table", "req_pool_indices[r] < 0 or >= max_reqs, active", "no read, seed -1",
+        "reads out of bounds", "reads outside the table"),
+    Row("write-offsets-past-bs", "write_offsets past bs", "untouched", "untouched",
+        "writes past bs"),
+    Row("window-overflow", "negative prefix where W - prefix exceeds int64",
+        "exact", "overflows int64", "wrong window (int64 overflow)"),
+    Row("zero-d-tensor", "a 0-d tensor where a 1-D one is expected",
+        "counted as length 1, then validated", "raises IndexError", "raises another error"),
+    Row("zero-extend-read", "a prefix but extend 0", "skips the read",
+        "reads the seed slot", "other value"),
+)
+"""Spec section 6, top to bottom. The value rows carry the keys of
+:data:`conformance.corpus.hazards.ROWS`, which the loader computes per case."""
+ROW_KEYS = tuple(row.key for row in ROWS)
+BY_KEY = {row.key: row for row in ROWS}
+
+
+def out_of_contract(case) -> tuple[str, ...]:
+    """The keys of the section-6 rows (:data:`ROWS`) ``case`` reaches, in table order: the value
+    rows the loader found (``Case.out_of_contract``, :mod:`conformance.corpus.hazards`), plus
+    ``write-offsets-past-bs`` (a launch with bs below the write capacity) and ``zero-d-tensor``
+    (an override of ``shape`` ``[]``), which need no out-of-contract value."""
+    if case.entry != "launcher":
+        return ()
+    found = set(case.out_of_contract)
+    if any(o.get("shape") == [] for step in case.steps for o in step.overrides):
+        found.add("zero-d-tensor")
+    if any(step.bs < case.write_req_capacity for step in case.steps if step.error is None):
+        found.add("write-offsets-past-bs")
+    return tuple(key for key in ROW_KEYS if key in found)
+
+
+def flat_read_outside_table(case) -> bool:
+    """Whether a kernel that reads the seed slot as spec section 6 says upstream's does (at
+    ``row * max_seq_len + prefix - 1`` of the flat table, for every active row with a prefix,
+    extend 0 included) reads outside the table on ``case``: then what it returns is whatever
+    memory holds there (a stray value, a guard-zone fill) or it crashes, and which one changes
+    from run to run."""
+    if case.entry != "launcher":
+        return False
+    spec = case.inputs.get("req_to_token", DEFAULT_TABLE)
+    if spec["generator"] == "explicit":
+        rows, cols = len(spec["values"]), len(spec["values"][0]) if spec["values"] else 0
+    else:
+        rows, cols = spec["max_reqs"], spec["max_seq_len"]
+    for step in case.steps:
+        if step.error is not None:
+            continue
+        rpi = evaluate(step.inputs.get("req_pool_indices", []))
+        prefix = evaluate(step.inputs.get("prefix_lens", []))
+        for row, p in zip(rpi, prefix):
+            if row != 0 and p > 0 and not 0 <= row * cols + p - 1 < rows * cols:
+                return True
+    return False

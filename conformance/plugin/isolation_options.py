@@ -1,0 +1,207 @@
+"""pytest options for crash isolation and the sanitizer (the mechanism is
+:mod:`conformance.robustness.isolation`), registered from ``conformance/plugin/hooks.py``:
+
+* ``--isolate``: every case runs in a child process, one per planner;
+* ``--no-isolate``: none does (not even an external planner's or a ``hazard`` case);
+* by default an external planner's (``module:attr``) cases and the ``hazard`` cases run isolated,
+  the built-ins' other cases in-process;
+* ``--isolate-timeout S`` (default 60, must be > 0): seconds a case may take in the child;
+* ``--sanitize memcheck``: the children run under ``compute-sanitizer --tool memcheck``, every case
+  isolated; a case during which the sanitizer reports an access error gets the status ``oob`` with
+  the sanitizer's own lines. Without compute-sanitizer or a CUDA device the run stops at once with
+  a usage error: never silently unsanitized.
+
+A failed isolated item's report says ``crash``, ``timeout`` or ``oob``, the signal or exit code,
+and the last lines the child printed (faulthandler's stack included); its ``user_properties`` get
+``("status", ...)`` for the results file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from functools import partial
+
+import pytest
+import torch
+
+from conformance.engine.runner import case_dir_arg, rerun_command
+from conformance.robustness.isolated_case import case_request, judge_observed
+from conformance.robustness.isolation import (
+    DEFAULT_TIMEOUT,
+    IsolationFailure,
+    WorkerPool,
+    WorkerUnavailable,
+    is_external,
+    should_isolate,
+)
+from conformance.robustness.sanitizer import (
+    TOOLS,
+    AccessError,
+    SanitizerUnavailable,
+    find_sanitizer,
+    sanitizer_prefix,
+)
+
+SPECIAL = ("crash", "timeout", "oob")
+"""Statuses an isolated case can get beyond pytest's outcomes (the results file's names)."""
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type of ``--isolate-timeout``: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a number of seconds > 0")
+    return value
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "offsets-planner conformance")
+    group.addoption("--isolate", action="store_true",
+                    help="run every case in a child process, one per planner (crash / timeout "
+                         "isolation; the judge stays in this process)")
+    group.addoption("--no-isolate", action="store_true",
+                    help="run every case in-process, external planners and hazard cases included "
+                         "(a planner can then end or bend the run)")
+    group.addoption("--isolate-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT,
+                    metavar="S",
+                    help=f"seconds an isolated case may run, > 0 (default {DEFAULT_TIMEOUT:g})")
+    group.addoption("--sanitize", choices=TOOLS, default=None, metavar="TOOL",
+                    help="run the isolated children under compute-sanitizer --tool TOOL (memcheck); "
+                         "an access error makes its case 'oob'; needs a CUDA device")
+
+
+class Isolation:
+    """The run's isolation: which items run in a child, the worker pool, the summary's note."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.isolate = config.getoption("isolate")
+        self.no_isolate = config.getoption("no_isolate")
+        self.timeout = config.getoption("isolate_timeout")
+        self.sanitize = config.getoption("sanitize")
+        prefix = []
+        if self.sanitize:
+            if self.no_isolate:
+                raise pytest.UsageError("--sanitize runs every case in a child: drop --no-isolate")
+            try:
+                prefix = sanitizer_prefix(self.sanitize, find_sanitizer())
+            except SanitizerUnavailable as exc:
+                raise pytest.UsageError(str(exc)) from None
+            if not torch.cuda.is_available():
+                raise pytest.UsageError(f"--sanitize {self.sanitize}: torch sees no CUDA device, "
+                                        "and compute-sanitizer checks CUDA kernels only; no case "
+                                        "was run unsanitized")
+            self.isolate = True
+        self.pool = WorkerPool(prefix, cuda=torch.cuda.is_available())
+        self.in_process_external: set[str] = set()
+        self.cpu_planners: set[str] = set()  # isolated planners whose tensors live on the CPU
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session, config, items) -> None:
+        started = set()
+        for item in items:
+            avail = getattr(item, "avail", None)
+            if avail is None or not avail.available or not hasattr(item, "case"):
+                continue  # the shared validator / allocator, a skipped planner, or not a case
+            if should_isolate(item.case.tags, item.planner, self.isolate, self.no_isolate):
+                item.runtest = partial(self.run_isolated, item)
+                if avail.device == "cpu":
+                    self.cpu_planners.add(item.planner)
+                item.repr_failure = partial(_repr_failure, item.repr_failure)
+                if item.planner not in started and not config.getoption("collectonly"):
+                    started.add(item.planner)
+                    self.pool.get(item.planner).spawn()  # imports while in-process cases run
+            elif is_external(item.planner):
+                self.in_process_external.add(item.planner)
+
+    def run_isolated(self, item) -> None:
+        """``runtest`` of an isolated item: the case runs in its planner's worker; the outcome
+        becomes pass, ConformanceFailure or IsolationFailure (with its status property)."""
+        case = item.case
+        request = case_request(case, item.planner, item.avail.device)
+        try:
+            answer = self.pool.get(item.planner).run(request, self.timeout, bool(self.sanitize))
+        except WorkerUnavailable as exc:
+            if self.sanitize:  # the sanitizer refused: never go on unsanitized
+                item.session.shouldstop = f"--sanitize {self.sanitize}: the sanitized worker " \
+                                          "did not start"
+            raise IsolationFailure(f"{case.id}[{item.planner}]  ({case.location})\n  {exc}") \
+                from None
+        status = status_of(answer)
+        if status == "observed":
+            judge_observed(case, item.planner, answer)  # here, out of the planner's reach
+            return
+        if status in SPECIAL or status == "case-error":
+            item.user_properties.append(("status", "error" if status == "case-error" else status))
+        raise IsolationFailure(failure_report(item, status, answer))
+
+    def pytest_terminal_summary(self, terminalreporter, config) -> None:
+        if hasattr(config, "workerinput"):
+            return
+        for planner in sorted(self.in_process_external):
+            terminalreporter.write_line(
+                f"isolation: {planner} ran in this process (--no-isolate): it could patch the "
+                "harness or end the run; trust only a results file with \"complete\": true",
+                yellow=True)
+        if self.sanitize:
+            terminalreporter.write_line(f"sanitizer: every case ran under compute-sanitizer "
+                                        f"--tool {self.sanitize}")
+            for planner in sorted(self.cpu_planners):
+                terminalreporter.write_line(f"sanitizer: {planner} runs on the CPU, where "
+                                            "compute-sanitizer checks nothing", yellow=True)
+
+    def pytest_unconfigure(self, config) -> None:
+        self.pool.close()
+
+
+def status_of(answer: dict) -> str:
+    """The item's status from a worker's answer: ``observed`` (to be judged), ``oob``,
+    ``crash``, ``timeout``, ``state`` (torch's global state changed), ``case-error`` or
+    ``error``. An access error the sanitizer reported wins over everything (it is the cause of
+    a crash or a stray value), then crash / timeout, then a change of process-global torch
+    state, then the case's own outcome."""
+    if answer.get("access_errors"):
+        return "oob"
+    if answer["status"] in ("crash", "timeout"):
+        return answer["status"]
+    if answer.get("state_changed"):
+        return "state"
+    return answer["status"]
+
+
+def failure_report(item, status: str, answer: dict) -> str:
+    """The readable report of an isolated item (``.case``, ``.planner``) that got ``status``
+    from the worker's ``answer``: head line, torch state changes, sanitizer lines, the worker's
+    text and last lines of output, and the rerun command."""
+    case = item.case
+    heads = {"oob": "oob (sanitizer: access error)",
+             "case-error": "error: the case's inputs cannot be built (the case's fault, not the "
+                           "planner's)",
+             "state": "failed (isolated): changed process-global torch state, which the caller "
+                      "and every later op of its process see; the worker was replaced"}
+    head = heads.get(status, f"{status} (isolated)")
+    lines = [f"{case.id}[{item.planner}]  ({case.location})",
+             f"  {head}" + (f": {answer['reason']}" if answer.get("reason") else "")]
+    lines += [f"    {change}" for change in answer.get("state_changed") or ()]
+    for error in answer.get("access_errors") or ():
+        error = AccessError(**error)
+        lines.append(f"  {error.summary()}")
+        lines += [f"    {ln.strip()}" for ln in error.lines or ()]
+    if answer.get("text"):
+        lines += ["  " + ln for ln in answer["text"].rstrip().splitlines()]
+    if answer.get("tail"):
+        lines += ["  last lines of output:"] + ["    " + ln for ln in answer["tail"].splitlines()]
+    lines.append(f"  rerun: {rerun_command(case.id, item.planner, case_dir_arg(case))} --isolate")
+    return "\n".join(lines)
+
+
+def _repr_failure(original, excinfo, style=None):
+    if isinstance(excinfo.value, IsolationFailure):
+        return str(excinfo.value)
+    return original(excinfo, style)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(Isolation(config), "conformance-isolation")

@@ -1,0 +1,198 @@
+"""Judge each result by what its case pins and by the known-divergence manifests (spec section 8).
+
+pytest options (registered through :mod:`conformance.plugin.hooks`'s ``pytest_plugins``):
+
+* ``--profile contract|project|all`` (default ``contract``): what an external planner
+  (``module.path:callable``) is judged on. ``contract`` judges the cases that pin the contract;
+  ``project`` adds the project-rule cases; ``all`` adds the wrapper's check. Built-in planners are
+  always judged on all three. Cases outside the profile still run: a difference there is reported
+  ``differs`` (from a project rule) or ``not-wrapper``, neither a failure nor a pass.
+* ``--manifest PATH`` (repeatable): a known-divergence manifest kept outside the corpus; those in
+  each corpus's ``divergences/`` folder apply by themselves (:mod:`conformance.corpus.manifest`).
+* ``--no-manifests``: ignore every manifest (see each divergence as the failure it is).
+
+A result a manifest declares is ``declared`` when its observed outcome is one the manifest names;
+a declared case that passes is an unexpected pass (``xpass``, fails the run: strict); another
+outcome stays the failure it is, with the declaration named. Reading or writing outside a tensor is
+never a project rule (spec section 6, last line): a crash, a timeout, a sanitizer report (status
+``oob`` from the isolation worker) or a value that can only come from outside a tensor
+(:mod:`conformance.plugin.evidence`) is a contract failure whatever the case pins; the last two get
+the status ``oob``.
+
+The judged status travels on the report (``conformance_status``, ``conformance_observed``,
+``conformance_message``, ``conformance_divergence``: plain strings, so pytest-xdist carries them)
+for the results file and the summary table; the terminal summary says which profile ran and
+prints the per-planner divergence profile (:mod:`conformance.reporting.divergence_profile`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.corpus.loader import load_corpus
+from conformance.corpus.manifest import find_divergence, load_manifests, unknown_cases
+from conformance.plugin.evidence import outside_evidence
+from conformance.paths import DEFAULT_CASES_DIR
+from conformance.reporting import divergence_profile
+from impls.registry import builtin_names
+
+PROFILES = {"contract": ("contract",), "project": ("contract", "project"),
+            "all": ("contract", "project", "wrapper")}
+"""What each ``--profile`` judges (the pins of spec section 8)."""
+DEFAULT_PROFILE = "contract"
+DIFFERS = {"project": "differs", "wrapper": "not-wrapper"}
+"""The status of a difference on a case whose pin the planner is not judged on."""
+PASSING = {"declared": "D", "differs": "d", "not-wrapper": "w"}
+"""Judged statuses that do not fail the run, with their progress letter."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "offsets-planner conformance")
+    group.addoption("--profile", choices=tuple(PROFILES), default=DEFAULT_PROFILE,
+                    help="what an external planner is judged on: contract (default), project "
+                         "(+ project rules) or all (+ the wrapper's check); built-ins: all")
+    group.addoption("--manifest", action="append", default=[], type=Path, metavar="PATH",
+                    help="known-divergence manifest to apply besides those in "
+                         "<cases>/divergences/ (repeatable)")
+    group.addoption("--no-manifests", action="store_true",
+                    help="apply no known-divergence manifest")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(ProfileJudge(config), "conformance-profiles")
+
+
+def observed_status(report: pytest.TestReport, case=None) -> str | None:
+    """The call report's outcome as a results status (pass, fail, crash, timeout, oob), or None
+    for a skip or an xfail that this plugin leaves alone."""
+    if hasattr(report, "wasxfail") or report.skipped:
+        return None
+    if report.passed:
+        return "pass"
+    special = dict(report.user_properties).get("status")
+    if special in ("crash", "timeout", "oob"):
+        return special
+    return "oob" if outside_evidence(report.longreprtext, case) else "fail"
+
+
+class ProfileJudge:
+    """Reclassifies corpus reports (see the module docstring) and prints the profile summary."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.profile = config.getoption("profile")
+        self.dirs = [p.resolve() for p in config.getoption("cases")] or [DEFAULT_CASES_DIR]
+        if config.getoption("no_manifests"):
+            self.manifests, self.faults = [], []
+        else:
+            self.manifests, self.faults = load_manifests(self.dirs, config.getoption("manifest"))
+        self.results: dict[str, dict] = {}
+
+    def judged_pins(self, planner: str) -> tuple[str, ...]:
+        """The pins ``planner`` is judged on: all for a built-in, else the profile's."""
+        return PROFILES["all"] if planner in builtin_names() else PROFILES[self.profile]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session, config, items) -> None:
+        from conformance.plugin.hooks import CaseFileItem  # hooks registers this module
+
+        corpus = [i for i in items if hasattr(i, "case")]
+        if not corpus:
+            return
+        known = {c.id for c in load_corpus(self.dirs)[0]}  # every case, not just those selected
+        faults = self.faults + unknown_cases(self.manifests, known)
+        parent = corpus[0].parent
+        for fault in faults:
+            items.insert(0, CaseFileItem.from_parent(
+                parent, name=f"{fault.path.name}@{fault.json_path}[load]", error=fault))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when != "call" or getattr(item, "avail", None) is None:
+            return  # not a planner's corpus item (validator, allocator, load, harness tests)
+        observed = observed_status(report, item.case)
+        if observed is None:
+            return
+        self.judge(report, item, observed)
+
+    def judge(self, report: pytest.TestReport, item, observed: str) -> None:
+        """Set the report's judged status (and outcome) from ``observed``."""
+        case, planner = item.case, item.planner
+        report.conformance_observed = observed
+        text = report.longreprtext if report.failed else ""
+        divergence = find_divergence(self.manifests, planner, case.id, case.tags)
+        if divergence is not None:
+            where = f"{divergence.manifest.name} {divergence.json_path}"
+            report.conformance_divergence = f"{where}: {divergence.describe()}"
+            declared = "/".join(divergence.statuses)
+            if observed == "pass":
+                report.outcome, report.conformance_status = "failed", "xpass"
+                report.longrepr = (f"{case.id}[{planner}]  ({case.location})\n  declared "
+                                   f"divergence ({declared}) passed: {divergence.describe()}\n"
+                                   f"  remove it from {where} (strict)")
+            elif observed in divergence.statuses:
+                report.outcome, report.longrepr = "passed", None
+                report.conformance_status = "declared"
+                report.conformance_message = (f"declared divergence ({observed}), "
+                                              f"{divergence.describe()} [{where}]\n{text}")
+            else:
+                report.conformance_status = observed
+                report.longrepr = (f"{text}\n  {where} declares {declared}, got {observed}: "
+                                   f"{divergence.describe()}")
+            return
+        if observed == "oob":
+            report.conformance_status = "oob"
+            evidence = outside_evidence(text, case)
+            if evidence:
+                report.longrepr = f"{text}\n  out of bounds: {evidence} (spec §6, last line)"
+            return
+        if observed == "fail" and case.pins not in self.judged_pins(planner):
+            status = DIFFERS[case.pins]
+            what = "differs from project rule" if status == "differs" else "not the wrapper"
+            report.outcome, report.longrepr = "passed", None
+            report.conformance_status = status
+            judged = "+".join(self.judged_pins(planner))
+            report.conformance_message = (f"{what} (case pins {case.pins}; profile "
+                                          f"{self.profile} judges {judged})\n{text}")
+
+    def pytest_report_teststatus(self, report, config):
+        status = getattr(report, "conformance_status", None)
+        if report.when == "call" and status in PASSING:
+            return status, PASSING[status], status.upper()
+        return None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call" or not hasattr(report, "conformance_observed"):
+            return
+        props = dict(report.user_properties)
+        meta = props.get("case_meta") or {}
+        self.results[report.nodeid] = {
+            "planner": props.get("planner"), "case": props.get("case"),
+            "status": getattr(report, "conformance_status", None) or report.outcome,
+            "observed": report.conformance_observed,
+            "message": getattr(report, "conformance_message", None) or report.longreprtext,
+            "out_of_contract": meta.get("out_of_contract", [])}
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
+        if hasattr(config, "workerinput") or not self.results:
+            return
+        external = sorted({r["planner"] for r in self.results.values()} - set(builtin_names()))
+        tr = terminalreporter
+        tr.section("conformance profile")
+        tr.write_line(f"built-in planners judged on: {'+'.join(PROFILES['all'])}")
+        if external:
+            tr.write_line(f"external planners judged on: {'+'.join(PROFILES[self.profile])} "
+                          f"(--profile {self.profile})")
+        for m in self.manifests:
+            tr.write_line(f"manifest {m.path.name}: planner {m.planner}, "
+                          f"{len(m.divergences)} declared divergence(s)")
+        if config.getoption("no_manifests"):
+            tr.write_line("manifests: none applied (--no-manifests)")
+        model = divergence_profile.profile(list(self.results.values()))
+        tr.write_line("divergence profile (what each planner does in spec §6's situations):")
+        for line in divergence_profile.render(model).splitlines():
+            tr.write_line("  " + line)

@@ -1,0 +1,179 @@
+"""``python -m conformance repro CASE --planner P [--out FILE]``: one standalone Python file that
+reproduces a case on a planner, the thing to paste into an upstream bug report.
+
+The file imports torch and the planner's module only (no harness). It builds the case's inputs as
+the harness does (conformance/engine/inputs.py): the table and the LUT inside guard zones of a
+garbage fill, per-request inputs followed by active garbage lanes, outputs inside guard zones filled
+with a poison pattern; runs every step twice on two poisons over the same buffers; and checks the
+expected error (type and exact message), every input allocation unchanged, and every element of
+every output allocation: the defined regions of spec section 5 and everything else, which must
+keep its previous contents. It prints each difference and exits 1, or prints ``PASS`` and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import inspect
+import pprint
+import shlex
+import sys
+from pathlib import Path
+
+import torch
+
+from conformance.corpus.arrays import evaluate
+from conformance.corpus.jsonfmt import dumps
+from conformance.corpus.loader import Case, display_path, load_corpus
+from conformance import repro_checks
+from conformance.engine.inputs import (GUARD, OUTPUT_DTYPES, POISONS, TABLE_GUARD_GARBAGE, TAIL,
+                                       TAIL_GARBAGE, build_tables, output_lengths)
+from impls.constants import OUTPUT_NAMES
+from impls.registry import UnknownPlanner, get_planner
+
+MAIN = '''
+
+if __name__ == "__main__":
+    CONFIG = {k: globals()[k] for k in ("GUARD", "TAIL", "TAIL_GARBAGE", "TABLE_FILL", "LUT_FILL",
+                                        "POISONS", "OUTPUT_LENGTHS", "OUTPUT_DTYPES")}
+    found = run_repro(planner, DEVICE, STEPS, make_table, make_lut, CONFIG)
+    for line in found:
+        print(line)
+    print(f"{'FAIL' if found else 'PASS'}: {CASE} on {PLANNER} ({DEVICE})")
+    sys.exit(1 if found else 0)
+'''
+
+
+def checks_source() -> str:
+    """The source of :mod:`conformance.repro_checks` without its docstring and imports (the script
+    has its own)."""
+    source = inspect.getsource(repro_checks)
+    body = ast.parse(source).body
+    first = next(n for n in body[1:] if not isinstance(n, (ast.Import, ast.ImportFrom))).lineno
+    return "\n".join(source.splitlines()[first - 1:])
+
+
+def planner_import(name: str) -> tuple[str, str]:
+    """(module, attribute) that imports planner ``name``: ``module.path:callable`` as given, a
+    built-in through its launcher. Raises UnknownPlanner, PlannerUnavailable."""
+    if ":" in name:
+        module, _, attr = name.partition(":")
+        return module, attr
+    launch = get_planner(name)
+    return launch.__module__, launch.__qualname__
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _tensor_expr(t: torch.Tensor) -> str:
+    """A short Python expression that builds ``t``: an arange when it is one, else its values."""
+    dtype = f"torch.{_dtype_name(t.dtype)}"
+    shape = tuple(t.shape)
+    flat = t.flatten().tolist()
+    if flat and flat == list(range(flat[0], flat[0] + len(flat))):
+        return f"torch.arange({flat[0]}, {flat[0] + len(flat)}, dtype={dtype}).reshape({shape})"
+    return f"torch.tensor({dumps(flat, 1)}, dtype={dtype}).reshape({shape})"
+
+
+def _expect(step) -> dict:
+    if step.error is not None:
+        return {"error": step.error}
+    return {name: (step.expect[name] if not isinstance(step.expect[name], (list, dict))
+                   else evaluate(step.expect[name])) for name in OUTPUT_NAMES}
+
+
+def render(case: Case, planner: str, command: str, note: str = "") -> str:
+    """The repro file's text for ``case`` on ``planner``."""
+    module, attr = planner_import(planner)
+    table, lut = build_tables(case, torch.device("cpu"))
+    steps = [{"requests": {n: evaluate(s.inputs.get(n, [])) for n in TAIL_GARBAGE},
+              "swa_window_size": s.inputs.get("swa_window_size", 0),
+              "verify_capacity": s.inputs.get("verify_capacity", 1 << 20),
+              "req_to_token_set": s.inputs.get("req_to_token_set", []),
+              "lut_set": s.inputs.get("lut_set", []), "overrides": s.overrides,
+              "expect": _expect(s)} for s in case.steps]
+    doc = (f'"""Repro of conformance case {case.id} on {planner}.\n\n'
+           f"{case.description}\n{note}\n"
+           f"Case file: {case.location}; rule: {case.source['kind']} {case.source['ref']}.\n"
+           f"Written by: {command}\n"
+           "Standalone: needs torch and the planner's module only. Exit 0 and PASS when the\n"
+           "planner meets the case; exit 1 and every difference printed when it does not.\n"
+           '"""\n')
+    poisons = [{_dtype_name(k): v for k, v in POISONS[run].items()} for run in POISONS]
+    dtypes = {name: _dtype_name(d) for name, d in OUTPUT_DTYPES.items()}
+    data = "\n".join([
+        f"CASE = {case.id!r}",
+        f"PLANNER = {f'{module}:{attr}'!r}",
+        f"GUARD, TAIL = {GUARD}, {TAIL}",
+        f"TAIL_GARBAGE = {TAIL_GARBAGE!r}",
+        f"TABLE_FILL = {TABLE_GUARD_GARBAGE[torch.int32]}  # guard zones around req_to_token",
+        f"LUT_FILL = {TABLE_GUARD_GARBAGE[torch.int64]}  # guard zones around the LUT",
+        f"POISONS = {poisons!r}",
+        f"OUTPUT_LENGTHS = {output_lengths(case)!r}",
+        f"OUTPUT_DTYPES = {{n: getattr(torch, d) for n, d in {dtypes!r}.items()}}",
+        "",
+        "",
+        "def make_table():",
+        f"    return {_tensor_expr(table.clone())}",
+        "",
+        "",
+        "def make_lut():",
+        f"    return {'None' if lut is None else _tensor_expr(lut.clone())}",
+        "",
+        "",
+        f"STEPS = {pprint.pformat(steps, width=100, compact=True, sort_dicts=False)}",
+    ])
+    head = ("import os\nimport sys\n\nimport torch\n\n"
+            "DEVICE = os.environ.get(\"REPRO_DEVICE\") or (\"cuda\" if torch.cuda.is_available() "
+            "else \"cpu\")\n"
+            "if DEVICE == \"cpu\":  # no GPU: Triton's interpreter, Numba's CUDA simulator\n"
+            "    os.environ.setdefault(\"TRITON_INTERPRET\", \"1\")\n"
+            "    os.environ.setdefault(\"NUMBA_ENABLE_CUDASIM\", \"1\")\n"
+            f"from {module} import {attr.split('.')[0]} as planner  # noqa: E402\n")
+    if "." in attr:
+        head += f"planner = planner.{attr.split('.', 1)[1]}\n"
+    return "\n".join([doc, head, data, "", checks_source(), MAIN])
+
+
+def add_parser(sub) -> None:
+    """Register ``repro`` on the CLI's subparsers."""
+    p = sub.add_parser("repro", help="write a standalone script that reproduces a case",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("case", metavar="CASE", help="case id")
+    p.add_argument("--planner", required=True, help="built-in name or module.path:callable")
+    p.add_argument("--out", type=Path, metavar="FILE", help="write here (default: stdout)")
+    p.add_argument("--note", default="", help="a line for the docstring (the spec section broken)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    cases, errors = load_corpus(args.cases or None)
+    by_id = {c.id: c for c in cases}
+    if args.case not in by_id:
+        print(f"error: no case has id {args.case!r}"
+              + (f" ({len(errors)} case file fault(s))" if errors else ""), file=sys.stderr)
+        return 2
+    case = by_id[args.case]
+    if case.entry != "launcher":
+        print(f"error: {args.case} is a {case.entry} case: only launcher cases call a planner",
+              file=sys.stderr)
+        return 2
+    command = shlex.join(["python", "-m", "conformance",
+                          *[a for d in (args.cases or []) for a in ("--cases", display_path(d))],
+                          "repro", args.case, "--planner", args.planner,
+                          *(["--note", args.note] if args.note else [])])
+    try:
+        text = render(case, args.planner, command, args.note)
+    except (UnknownPlanner, RuntimeError) as exc:
+        print(f"error: planner {args.planner!r}: {exc}", file=sys.stderr)
+        return 2
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+        print(f"wrote {args.out}: run it with  {shlex.join(['python', str(args.out)])}",
+              file=sys.stderr)
+    return 0

@@ -1,0 +1,200 @@
+"""What isolation guarantees, each shown on a planted planner (tests/planted/):
+
+* a planner that ends the process (``os._exit(0)``) or raises KeyboardInterrupt mid-corpus fails
+  that case, and the run ends red with its summary, isolated (the default for an external planner)
+  or not;
+* a case that leaves process-global torch state changed is reported, and the next case is clean;
+* one worker per planner; the worker dies with its parent, leaving no temporary file;
+* the worker protocol starts with a version handshake; ``--isolate-timeout`` refuses values <= 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.robustness.isolated_case import case_request, judge_observed
+from conformance.robustness.isolation import WorkerPool, WorkerUnavailable, worker_env
+from tests.subproc import REPO, run_pytest
+from tests.test_isolate import isolation_corpus
+
+PLAIN = ["-k", "iso-a-plain or iso-e-plain or iso-d-hazard-ok"]
+"""iso-a-plain (prefix 7) sets off the planted planners; the other two must still pass."""
+
+
+def _run(tmp_path: Path, planner: str, *args: str):
+    cases = isolation_corpus(tmp_path / "cases")
+    proc, items = run_pytest(tmp_path, "--cases", str(cases), "--planner", planner, *PLAIN, *args)
+    outcome = {name.split("[")[0]: item for name, item in items.items()}
+    results = json.loads((tmp_path / "results.json").read_text())
+    return proc, outcome, results
+
+
+@pytest.mark.parametrize("isolation", [[], ["--no-isolate"]], ids=["isolated", "in-process"])
+def test_os_exit_zero_mid_corpus_fails_its_case_and_the_run_is_red(tmp_path, isolation):
+    proc, outcome, results = _run(tmp_path, "tests.planted.crash_planners:exits_zero", *isolation)
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert {k: v.outcome for k, v in outcome.items()} == {
+        "iso-a-plain": "failed", "iso-d-hazard-ok": "passed", "iso-e-plain": "passed"}
+    text = outcome["iso-a-plain"].text
+    if isolation:
+        assert "called os._exit(0) during the case" in text
+        assert ("isolation: tests.planted.crash_planners:exits_zero ran in this process "
+                "(--no-isolate): it could patch the harness or end the run") in proc.stdout
+    else:
+        assert "crash (isolated): exited with code 0" in text
+    assert "conformance summary" in proc.stdout
+    assert results["complete"] is True and results["exitstatus"] == 1
+
+
+@pytest.mark.parametrize("isolation", [[], ["--no-isolate"]], ids=["isolated", "in-process"])
+def test_keyboard_interrupt_from_a_planner_fails_only_its_case(tmp_path, isolation):
+    proc, outcome, results = _run(tmp_path, "tests.planted.crash_planners:interrupts", *isolation)
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert {k: v.outcome for k, v in outcome.items()} == {
+        "iso-a-plain": "failed", "iso-d-hazard-ok": "passed", "iso-e-plain": "passed"}
+    assert ("raised KeyboardInterrupt('planted') during the case: a launcher returns or raises "
+            "an Exception (spec section 3)") in outcome["iso-a-plain"].text
+    assert "!!!!! KeyboardInterrupt" not in proc.stdout  # pytest's "interrupted" banner
+    assert results["complete"] is True
+
+
+@pytest.mark.parametrize("isolation", [["--isolate"], ["--no-isolate"]],
+                         ids=["isolated", "in-process"])
+def test_changed_global_torch_state_is_reported_and_the_next_case_is_clean(tmp_path, isolation):
+    proc, outcome, _ = _run(tmp_path, "tests.planted.hostile_planners:leaves_meta_device",
+                            *isolation)
+    assert proc.returncode == 1
+    assert {k: v.outcome for k, v in outcome.items()} == {
+        "iso-a-plain": "failed", "iso-d-hazard-ok": "passed", "iso-e-plain": "passed"}
+    text = outcome["iso-a-plain"].text
+    assert "changed process-global torch state" in text
+    assert "default device: cpu -> meta" in text
+
+
+def _case(case_id: str = "iso-e-plain"):
+    from conformance.corpus.loader import load_corpus
+
+    cases, faults = load_corpus([isolation_corpus(Path(tempfile.mkdtemp()) / "cases")])
+    assert not faults
+    return next(c for c in cases if c.id == case_id)
+
+
+def _request(case_id: str = "iso-e-plain", planner: str = "python") -> dict:
+    return case_request(_case(case_id), planner, "cpu")
+
+
+def test_one_worker_per_planner():
+    pool = WorkerPool()
+    try:
+        a = pool.get("python")
+        b = pool.get("tests.planted.crash_planners:crashy")
+        assert a is pool.get("python") and a is not b
+        for w in (a, b):
+            answer = w.run(_request(planner=w.planner), timeout=120)
+            assert answer["status"] == "observed" and answer["state_changed"] == [], answer
+            judge_observed(_case(), w.planner, answer)  # raises on any difference
+        assert a.pid != b.pid and {a.pid, b.pid} <= {int(p) for p in os.listdir("/proc")
+                                                     if p.isdigit()}
+    finally:
+        pool.close()
+
+
+def test_worker_refuses_another_protocol_version():
+    env = worker_env("python", cuda=False)
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-m", "conformance.robustness.isolation_worker",
+                             "--reply-fd", str(write_end)], stdin=subprocess.PIPE,
+                            pass_fds=(write_end,), env=env, cwd=REPO)
+    os.close(write_end)
+    proc.stdin.write(b'{"hello": {"protocol": 1}}\n')
+    proc.stdin.flush()
+    with os.fdopen(read_end) as reply:
+        answer = json.loads(reply.readline())
+    assert proc.wait(timeout=60) == 2
+    assert answer == {"refused": "isolation worker speaks protocol 2, the parent 1: both must "
+                                 "come from the same checkout"}
+
+
+def test_a_worker_that_never_shakes_hands_is_reported():
+    pool = WorkerPool(prefix=[sys.executable, "-c", "import sys; print('no worker here')", "--"])
+    try:
+        with pytest.raises(WorkerUnavailable, match="did not start: it exited before its "
+                                                    "handshake\nno worker here"):
+            pool.get("python").run(_request(), timeout=30)
+    finally:
+        pool.close()
+
+
+PARENT = """
+import json, os, signal, sys
+from conformance.robustness.isolated_case import case_request, judge_observed
+from conformance.robustness.isolation import WorkerPool
+worker = WorkerPool().get("tests.planted.crash_planners:crashy")
+worker.ensure_ready()
+print(worker.pid, os.readlink(f"/proc/self/fd/{worker.log}"), flush=True)
+request = json.loads(sys.argv[1])
+worker.proc.stdin.write((json.dumps({**request, "case": 1}) + "\\n").encode())
+worker.proc.stdin.flush()
+import time; time.sleep(1.5)  # the child is now spinning in the planted hang
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_worker_dies_with_a_parent_killed_mid_case_and_leaves_no_file():
+    request = _request("iso-c-hang", "tests.planted.crash_planners:crashy")
+    parent = subprocess.run([sys.executable, "-c", PARENT, json.dumps(request)], cwd=REPO,
+                            env=worker_env("python", cuda=False), capture_output=True, text=True,
+                            timeout=120)
+    assert parent.returncode == -signal.SIGKILL, parent.stderr
+    pid, log = parent.stdout.split(maxsplit=1)
+    assert log.strip().endswith("(deleted)")  # the log never had a name in the file system
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(int(pid)):
+        time.sleep(0.1)
+    assert not _alive(int(pid)), f"worker {pid} outlived its parent"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")  # a zombie has died; only its exit status is left
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "soon"])
+def test_isolate_timeout_refuses_values_that_are_not_positive(tmp_path, value):
+    proc, _ = run_pytest(tmp_path, "--isolate-timeout", value, "--planner", "python")
+    assert proc.returncode == 4
+    error = [ln for ln in proc.stderr.splitlines() if "argument --isolate-timeout" in ln]
+    why = f"{value!r} is not a number of seconds" if value == "soon" else \
+        f"{value!r}: must be a number of seconds > 0"
+    assert len(error) == 1 and error[0].endswith(f"error: argument --isolate-timeout: {why}")
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("planner", ["patches_judge", "edits_golden"])
+def test_a_planner_gaming_its_evaluation_passes_in_process_and_is_caught_isolated(tmp_path,
+                                                                                   planner):
+    name = f"tests.planted.hostile_planners:{planner}"
+    (tmp_path / "in").mkdir()
+    proc, outcome, _ = _run(tmp_path / "in", name, "--no-isolate", "-k", "iso-e-plain")
+    assert {k: v.outcome for k, v in outcome.items()} == {"iso-e-plain": "passed"}  # the limit
+    assert proc.returncode == 0
+    (tmp_path / "iso").mkdir()
+    proc, outcome, _ = _run(tmp_path / "iso", name, "--isolate", "-k", "iso-e-plain")
+    assert {k: v.outcome for k, v in outcome.items()} == {"iso-e-plain": "failed"}
+    text = outcome["iso-e-plain"].text
+    field = "out_verify_offsets_scratch" if planner == "patches_judge" else \
+        "out_write_num_valid_reqs"
+    assert f"{field}:" in text and "differ" in text, text
+    assert proc.returncode == 1

@@ -1,0 +1,202 @@
+"""Pins, profiles and known-divergence manifests, end to end on planted planners that mimic each
+documented divergence of upstream's launcher (tests/planted/divergent_planners.py), and the
+evidence rules that make a read outside a tensor a contract failure whatever the case pins."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.corpus.loader import load_corpus
+from conformance.corpus.manifest import find_divergence, load_manifest, load_manifests
+from conformance.plugin.evidence import outside_evidence
+from tests.subproc import REPO, run_pytest
+
+PLANTED = "tests.planted.divergent_planners"
+MANIFESTS = REPO / "tests" / "data" / "divergences"
+
+
+def statuses(tmp: Path) -> dict[str, str]:
+    doc = json.loads((tmp / "results.json").read_text())
+    return {r["case"]: r["status"] for r in doc["results"]}
+
+
+def cases_args(*ids: str) -> list[str]:
+    return [a for i in ids for a in ("--case", i)]
+
+
+def test_wrapper_cases_are_not_failures_under_the_contract_profile(tmp_path):
+    args = ["--planner", f"{PLANTED}:no_wrapper_check", "--no-isolate",
+            *cases_args("err-swa-lut-required", "err-order-wrapper-before-bs-range",
+                        "spec7-decode-seed")]
+    proc, _ = run_pytest(tmp_path, *args)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert statuses(tmp_path) == {"err-swa-lut-required": "not-wrapper",
+                                  "err-order-wrapper-before-bs-range": "not-wrapper",
+                                  "spec7-decode-seed": "pass"}
+    assert "external planners judged on: contract (--profile contract)" in proc.stdout
+    assert "2 not-wrapper" in proc.stdout
+    proc, _ = run_pytest(tmp_path, *args, "--profile", "all")
+    assert proc.returncode == 1
+    assert statuses(tmp_path)["err-swa-lut-required"] == "fail"
+    assert "judged on: contract+project+wrapper (--profile all)" in proc.stdout
+
+
+def test_zero_d_is_a_project_rule(tmp_path):
+    args = ["--planner", f"{PLANTED}:zero_d_index_error", "--no-isolate",
+            *cases_args("err-not-1d-req-pool-indices-0d", "err-not-1d-prefix-lens")]
+    proc, _ = run_pytest(tmp_path, *args)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert statuses(tmp_path) == {"err-not-1d-req-pool-indices-0d": "differs",
+                                  "err-not-1d-prefix-lens": "pass"}
+    doc = json.loads((tmp_path / "results.json").read_text())
+    zero_d = next(r for r in doc["results"] if r["case"] == "err-not-1d-req-pool-indices-0d")
+    assert zero_d["observed"] == "fail" and zero_d["pins"] == "project"
+    assert zero_d["message"].startswith("differs from project rule")
+    assert "IndexError" in zero_d["message"]
+    proc, _ = run_pytest(tmp_path, *args, "--profile", "project")
+    assert proc.returncode == 1
+    assert statuses(tmp_path)["err-not-1d-req-pool-indices-0d"] == "fail"
+
+
+def test_reading_outside_the_table_is_never_a_project_rule(tmp_path):
+    ids = ("hazard-prefix-past-row", "hazard-prefix-past-last-row", "spec7-decode-seed")
+    args = ["--planner", f"{PLANTED}:reads_past_row", "--no-isolate", *cases_args(*ids)]
+    proc, _ = run_pytest(tmp_path, *args)
+    # past-row reads the next row (inside the table): a project-rule difference; past the last
+    # row it returns the guard zone's fill: out of bounds, a contract failure though pinned project
+    assert statuses(tmp_path) == {"hazard-prefix-past-row": "differs",
+                                  "hazard-prefix-past-last-row": "oob",
+                                  "spec7-decode-seed": "pass"}
+    assert proc.returncode == 1
+    assert "read outside a tensor" in proc.stdout
+    proc, _ = run_pytest(tmp_path, *args, "--manifest", str(MANIFESTS / "reads-past-row.json"))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert statuses(tmp_path)["hazard-prefix-past-last-row"] == "declared"
+    assert "reads-past-row.json: planner" in proc.stdout
+    # the divergence profile names what it did in each situation of spec section 6
+    assert "reads past the row x1, reads out of bounds x1" in proc.stdout
+
+
+def test_declared_upstream_bug_and_strict_unexpected_pass(tmp_path):
+    manifest = MANIFESTS / "window-overflow.json"
+    ids = ("width-negative-prefix-int64-window", "width-int64-min-prefix-small-window")
+    proc, _ = run_pytest(tmp_path, "--planner", f"{PLANTED}:window_overflow", "--no-isolate",
+                         *cases_args(*ids))
+    assert proc.returncode == 1
+    assert set(statuses(tmp_path).values()) == {"fail"}
+    proc, _ = run_pytest(tmp_path, "--planner", f"{PLANTED}:window_overflow", "--no-isolate",
+                         "--manifest", str(manifest), *cases_args(*ids))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert {r["status"] for r in doc["results"]} == {"declared"}
+    assert all("spec §5: upstream bug" in r["divergence"] for r in doc["results"])
+    # the same manifest on a correct planner: every declared case now passes, which is flagged
+    strict = tmp_path / "strict.json"
+    strict.write_text(manifest.read_text().replace(f"{PLANTED}:window_*", "python"))
+    proc, _ = run_pytest(tmp_path, "--planner", "python", "--manifest", str(strict),
+                         *cases_args(*ids))
+    assert proc.returncode == 1
+    assert set(statuses(tmp_path).values()) == {"xpass"}
+    assert "declared divergence (fail) passed" in proc.stdout
+
+
+def test_a_malformed_manifest_is_a_load_fault_and_the_run_goes_on(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"planner": "python", "description": "x",
+                               "divergences": [{"case": "spec7-decode-seed", "section": "6",
+                                                "reason": "r", "status": "segfault"}]}))
+    typo = tmp_path / "typo.json"
+    typo.write_text(json.dumps({"planner": "python", "description": "x", "divergences": [
+        {"case": "no-such-case", "section": "6", "reason": "r", "status": "fail"}]}))
+    proc, items = run_pytest(tmp_path, "--planner", "python", "--manifest", str(bad),
+                             "--manifest", str(typo), "--case", "spec7-decode-seed")
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stdout
+    loads = {name: item for name, item in items.items() if name.endswith("[load]")}
+    assert len(loads) == 2 and all(i.outcome == "failed" for i in loads.values())
+    texts = " ".join(i.text for i in loads.values())
+    assert "bad.json: at $.divergences[0].status" in texts
+    assert "names case 'no-such-case', which no loaded case has" in texts
+    assert statuses(tmp_path)["spec7-decode-seed"] == "pass"
+
+
+def test_manifest_loading_and_matching(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"planner": "pkg.mod:*", "description": "d", "divergences": [
+        {"tag": "hazard", "section": "6", "reason": "by tag", "status": "crash"},
+        {"case": "hazard-row-negative", "section": "6", "reason": "by id",
+         "status": ["fail", "oob"]}]}))
+    manifest, fault = load_manifest(path)
+    assert fault is None
+    hit = find_divergence([manifest], "pkg.mod:launch", "hazard-row-negative", ("hazard",))
+    assert (hit.reason, hit.statuses) == ("by id", ("fail", "oob"))
+    assert find_divergence([manifest], "pkg.mod:launch", "other", ("hazard",)).reason == "by tag"
+    assert find_divergence([manifest], "python", "other", ("hazard",)) is None
+    path.write_text("{")
+    assert load_manifest(path)[1].json_path == "line 1 column 2"
+    manifests, faults = load_manifests([REPO / "cases"])
+    assert not faults
+    assert [m.path.name for m in manifests] == ["sglang-offsets-kernel.json"]
+
+
+def test_outside_evidence_is_certain_not_likely():
+    corpus = {c.id: c for c in load_corpus()[0]}
+    case = corpus["hazard-prefix-past-last-row"]  # 4 x 16 linear table: values 0..63
+    seed_diff = ("  out_write_seed_slot_indices: 1 element(s) differ, first at index 0\n"
+                 "         index  -1     0\n      expected  poison  [63]\n"
+                 "           got  poison  [{}]\n")
+    assert "guard zone" in outside_evidence(seed_diff.format(0x3EEE_0000), case)
+    assert "neither -1 nor any element" in outside_evidence(seed_diff.format(91488893), case)
+    assert outside_evidence(seed_diff.format(35), case) is None  # a table value: maybe a row read
+    assert outside_evidence(seed_diff.format(91488893)) is None  # no case: no value set to judge
+    wrote = outside_evidence("x: 1 element(s) differ, first at index 5 (outside the tensor: 1 "
+                             "past its end, length 4)")
+    assert wrote == "the planner wrote outside an output tensor"
+
+
+def test_every_corpus_case_declares_what_it_pins():
+    cases, errors = load_corpus()
+    assert not errors
+    assert all("pins" in c.raw for c in cases)  # in the case or its group's defaults
+    pins = {c.id: c.pins for c in cases}
+    wrapper = {i for i, p in pins.items() if p == "wrapper"}
+    assert wrapper == {"err-swa-lut-required", "err-swa-lut-required-w1",
+                       "err-steps-wrapper-and-capacity-between-valid",
+                       "err-order-wrapper-before-contiguous-and-dtype",
+                       "err-order-wrapper-before-bs-range", "err-order-wrapper-before-device"}
+    assert {pins[i] for i in ("err-not-1d-req-pool-indices-0d", "err-not-2d-req-to-token-0d",
+                              "err-not-1d-lut-0d", "hazard-prefix-past-row")} == {"project"}
+    # the two upstream bugs break section 5: the contract, not a project rule
+    assert pins["width-negative-prefix-int64-window"] == "contract"
+    assert pins["width-int64-min-prefix-small-window"] == "contract"
+    assert pins["lut-clamp"] == "contract"  # the project clamps as upstream's kernel does
+
+
+@pytest.mark.parametrize("case_id, rows", [
+    ("hazard-prefix-past-row", ("past-row",)),
+    ("hazard-row-negative", ("row-out-of-table",)),
+    ("lut-clamp", ("lut-clamp",)),
+    ("width-int64-min-prefix-small-window", ("window-overflow",)),
+    ("err-not-1d-lut-0d", ("zero-d-tensor",)),
+    ("random-decode-prefill-bs-33", ("past-row",)),  # found from its values
+    ("spec7-decode-seed", ()),
+])
+def test_section6_rows_come_from_values(case_id, rows):
+    from conformance.corpus.section6 import out_of_contract
+
+    case = {c.id: c for c in load_corpus()[0]}[case_id]
+    assert tuple(r for r in out_of_contract(case) if r != "write-offsets-past-bs") == rows
+
+
+def test_judged_statuses_travel_through_pytest_xdist(tmp_path):
+    ids = ("hazard-prefix-past-row", "hazard-prefix-past-last-row", "spec7-decode-seed")
+    proc, _ = run_pytest(tmp_path, "--planner", f"{PLANTED}:reads_past_row", "-n", "2",
+                         "--manifest", str(MANIFESTS / "reads-past-row.json"), *cases_args(*ids))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert statuses(tmp_path) == {"hazard-prefix-past-row": "differs",
+                                  "hazard-prefix-past-last-row": "declared",
+                                  "spec7-decode-seed": "pass"}
+    assert "1 passed, 1 differs, 1 declared" in proc.stdout
