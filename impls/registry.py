@@ -67,8 +67,8 @@ def builtin_names() -> tuple[str, ...]:
 
 def chosen_planners(given: list[str] | tuple[str, ...] | None) -> list[str]:
     """The planners a run covers: those ``given`` (``--planner``, repeatable), else every built-in
-    one in report order."""
-    return list(given) if given else list(builtin_names())
+    one in report order. A name given twice counts once (its cases would share test ids)."""
+    return list(dict.fromkeys(given)) if given else list(builtin_names())
 
 
 def default_device() -> str:

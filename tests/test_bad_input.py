@@ -116,8 +116,8 @@ def test_unknown_and_unimportable_planners_and_old_results_are_one_line(tmp_path
                  [(name, pool.submit(run)) for name, run in runs.items()]}
     assert procs["unknown"].returncode == 4
     assert _one_line_error(procs["unknown"]) == (
-        "ERROR: unknown planner 'nosuch': use one of python, triton, numba-cuda, or "
-        "module.path:callable")
+        "ERROR: unknown planner 'nosuch': use one of python, triton, numba-cuda, triton-bound, "
+        "numba-cuda-bound, or module.path:callable")
     assert procs["unimportable"].returncode == 4
     assert _one_line_error(procs["unimportable"]).startswith(
         "ERROR: cannot import 'no_such_module' for planner 'no_such_module:launch': "

@@ -1,7 +1,7 @@
 """The load-time limits keep one case run within the memory cases/README.md states: a case with a
 permuted table of MAX_TABLE_ELEMENTS and a permutation LUT of MAX_LUT_LEN peaks under 1 GiB.
 
-Measured in a fresh interpreter (peak RSS over the RSS after loading, ``resource.getrusage``) at
+Measured in a fresh interpreter (peak RSS of loading and running the case over the RSS before, ``resource.getrusage``) at
 1/8 of both limits and scaled up: fixed costs make the scaled figure an over-estimate. At the full
 limits it measured about 0.7 GiB (python planner, CPU)."""
 
@@ -24,9 +24,9 @@ from impls.registry import get_planner
 doc = json.loads(sys.argv[1])
 d = Path(tempfile.mkdtemp())
 (d / "c.json").write_text(json.dumps(doc))
-cases, errors = load_corpus([d])
-assert not errors, errors
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+cases, errors = load_corpus([d])  # the load-time checks build the permutation too: counted
+assert not errors, errors
 run_case(cases[0], Target("python", get_planner("python"), resolve_device("cpu")))
 print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024)
 """

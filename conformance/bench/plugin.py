@@ -204,9 +204,9 @@ def machine_fingerprint(config) -> dict:
     if _FP is None:
         from conformance.plugin import gpu_pinning
         from conformance.fingerprint import run_fingerprint
-        from impls.registry import builtin_names
+        from impls.registry import chosen_planners
 
-        _FP = run_fingerprint(config.getoption("planner") or list(builtin_names()))
+        _FP = run_fingerprint(chosen_planners(config.getoption("planner")))
         _FP["gpu_pinning"] = gpu_pinning.PINNED or "none"
     return _FP
 

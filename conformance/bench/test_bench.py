@@ -34,7 +34,7 @@ from impls.contract import (
     TABLE_INPUT_NAMES,
 )
 from impls.python_planner import plan_values
-from impls.registry import availability, builtin_names, default_device
+from impls.registry import availability, chosen_planners, default_device
 
 _FLOOR_PLANNER = {"empty-triton": "triton", "empty-numba": "numba-cuda"}
 
@@ -54,7 +54,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     kinds = config.getoption("bench_workload") or ["serving"]
     sizes = bs_list(config)
     if "planner" in metafunc.fixturenames:
-        planners = config.getoption("planner") or list(builtin_names())
+        planners = chosen_planners(config.getoption("planner"))
         wanted = config.getoption("bench_mode") or list(modes.MODES)
         params = []
         for planner in planners:
@@ -72,7 +72,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(("planner", "mode", "bs", "scenario", "workload"), params)
     if "floor" in metafunc.fixturenames:
         params = []
-        planners = config.getoption("planner") or list(builtin_names())
+        planners = chosen_planners(config.getoption("planner"))
         needed = {floors.floor_of(p) for p in planners}
         for floor in [f for f in floors.FLOORS if f in needed]:
             planner = _FLOOR_PLANNER.get(floor)
@@ -84,7 +84,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(("floor", "mode"), params)
     if "chain" in metafunc.fixturenames:
         params = []
-        planners = config.getoption("planner") or list(builtin_names())
+        planners = chosen_planners(config.getoption("planner"))
         needed = {floors.CHAIN_OF_PLANNER.get(p) for p in planners}
         for chain in [c for c in floors.CHAIN_FLOORS if c in needed]:
             device = _device_of(floors.CHAIN_PLANNER[chain])

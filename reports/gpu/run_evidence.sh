@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The GPU evidence of reports/gpu/ and reports/upstream/ in one pass on a CUDA host (one GPU):
+#   1. fingerprint and planners;
+#   2. the corpus on every built-in planner, bound forms included (compiled Triton, Numba CUDA);
+#   3. the corpus under compute-sanitizer memcheck, every case in a sanitized worker, same planners;
+#   4. upstream's launcher (if importable) under memcheck, judged with its manifest;
+#   5. the harness's GPU-only tests;
+#   6. optionally (RUN_BENCH=1) the benchmark suite with every planner, bound forms and upstream's.
+#
+#   OUT=/path/to/out bash reports/gpu/run_evidence.sh     # from the repository root
+#   BUILTINS="--planner python" SANITIZED="--planner python" OUT=/tmp/o bash reports/gpu/run_evidence.sh
+#                                                           # a CPU dry run of the logic
+#
+# Expects torch, triton, numba, numba-cuda, pytest, pytest-benchmark, tabulate, jinja2, hypothesis
+# and jsonschema importable (numba-cuda 0.30 needs numpy < 2.5: docs/numba-numpy.md), and, for
+# step 4, upstream's sglang package on PYTHONPATH. Each step has its own timeout and exit code; a
+# failing step does not stop the others. Everything lands in $OUT/evidence.tgz plus a log.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT="${OUT:-/tmp/gpu-evidence}"
+W="$(mktemp -d /tmp/evidence-XXXX)"
+mkdir -p "$OUT"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+PY="${PYTHON:-python3}"
+UPSTREAM="sglang.kernels.ops.kv_canary.plan.offsets_kernel:launch_plan_offsets_kernel"
+read -r -a BUILTINS <<< "${BUILTINS:---planner triton --planner numba-cuda --planner triton-bound --planner numba-cuda-bound}"
+read -r -a SANITIZED <<< "${SANITIZED:---planner triton --planner numba-cuda}"  # the bound forms launch the same kernels
+T0=$(date +%s)
+step() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+run() {  # name timeout command... : output to $W/name.txt, exit code appended
+  local name=$1 limit=$2; shift 2
+  step "$name"
+  timeout "$limit" "$@" > "$W/$name.txt" 2>&1
+  local rc=$?
+  echo "exit code: $rc" >> "$W/$name.txt"
+  tail -n 25 "$W/$name.txt"
+}
+
+run fingerprint 60 bash -c "$PY -c 'from conformance.fingerprint import fingerprint_text; print(fingerprint_text())'; $PY -m conformance planners; nvidia-smi -L; command -v compute-sanitizer"
+run corpus-builtins "${TC:-200}" "$PY" -m pytest conformance/ -q -p no:cacheprovider "${BUILTINS[@]}" \
+  --planner python --results "$W/corpus-builtins.json"
+run memcheck-builtins "${TM:-240}" "$PY" -m pytest conformance/ -q -p no:cacheprovider "${SANITIZED[@]}" \
+  --sanitize memcheck --isolate-timeout 300 --results "$W/memcheck-builtins.json"
+if "$PY" -c "import sglang.kernels.ops.kv_canary.plan.offsets_kernel" 2>/dev/null; then
+  run memcheck-upstream "${TU:-200}" "$PY" -m pytest conformance/ -q -p no:cacheprovider \
+    --planner "$UPSTREAM" --sanitize memcheck --isolate-timeout 300 --results "$W/memcheck-upstream.json"
+  "$PY" -m conformance report "$W/memcheck-upstream.json" --format markdown --out "$W/memcheck-upstream.md"
+  "$PY" -m conformance report "$W/memcheck-upstream.json" --out "$W/memcheck-upstream.html"
+else
+  step "upstream's launcher is not importable: step 4 skipped"
+fi
+for f in corpus-builtins memcheck-builtins; do
+  "$PY" -m conformance report "$W/$f.json" --format markdown --out "$W/$f.md" || true
+done
+run gpu-tests "${TT:-200}" "$PY" -m pytest -q -p no:cacheprovider tests/test_triton_planner.py \
+  tests/test_numba_cuda_planner.py tests/test_sanitizer.py tests/test_hostile.py tests/test_isolate.py \
+  tests/test_bind.py tests/test_validate_cache.py tests/test_upstream_manifest.py
+if [ "${RUN_BENCH:-0}" = "1" ]; then
+  run bench "${TB:-300}" "$PY" -m conformance bench --planner python "${BUILTINS[@]}" --planner "$UPSTREAM" \
+    --json "$W/bench.json" --report "$W/bench.md"
+fi
+step "done"
+tar -czf "$OUT/evidence.tgz" -C "$W" .
