@@ -1,4 +1,4 @@
-"""Bad input to the harness itself (issue #7 item 4): each is one clear line naming the file and the
+"""Bad input to the harness itself: each is one clear line naming the file and the
 place, never a traceback, and the rest of the run is unaffected. Runs pytest and the CLI in
 subprocesses, as a user would, since "no traceback" is a claim about what the user sees."""
 

@@ -1,4 +1,4 @@
-"""The corpus covers what issue #2 item 6 asks for: every catalog id, reached the way the catalog
+"""The corpus covers what a conformance corpus must: every catalog id, reached the way the catalog
 says, and the batch sizes, hazards and tags listed there."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def test_launcher_reaches_every_check_it_can():
     assert {e.id for e in CATALOG.values() if e.reach == "launcher"} <= launcher_ids
 
 
-def test_issue_batch_sizes_are_present():
+def test_edge_batch_sizes_are_present():  # empty, one, warp and block edges, PLAN_BS_BLOCK_SIZE +- 1
     sizes = {step.bs for case in CASES if case.entry == "launcher" for step in case.steps}
     assert {0, 1, 31, 32, 33, 1025, 4095, 4096, 4097} <= sizes
 

@@ -1,4 +1,4 @@
-"""The differential fuzzer (issue #7 item 1): plans are valid and varied, the shrinker's steps work,
+"""The differential fuzzer: plans are valid and varied, the shrinker's steps work,
 and a planted bug is found, shrunk to 3 requests and written as a case that fails the suite on the
 planted planner while the pure-Python planner passes it. Found cases go to tmp dirs, never cases/."""
 

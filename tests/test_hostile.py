@@ -1,4 +1,4 @@
-"""Hostile planners (``tests/planted/hostile_planners.py``, issue #7 item 3): each is caught by the harness.
+"""Hostile planners (``tests/planted/hostile_planners.py``): each is caught by the harness.
 
 * a planner that skips work on a repeated input is caught by the runner's second run on fresh poison;
 * one that replays the previous call's outputs for the same buffers, bs and scalars passed every

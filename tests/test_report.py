@@ -1,4 +1,4 @@
-"""The results file (``conformance/plugin/results_writer.py``) and ``python -m conformance report`` (issue #6),
+"""The results file (``conformance/plugin/results_writer.py``) and ``python -m conformance report``,
 on real runs of the tiny corpus in ``tests/data/report-cases`` (see ``tests/report_runs.py``)."""
 
 from __future__ import annotations

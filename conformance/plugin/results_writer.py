@@ -1,4 +1,4 @@
-"""One machine-readable results file per ``pytest conformance/`` run (issue #6, item 1).
+"""One machine-readable results file per ``pytest conformance/`` run.
 
 :class:`ResultsWriter`, registered by :mod:`conformance.plugin.hooks`, records every (case, planner) item
 from its test reports and writes ``reports/out/results.json`` (``--results PATH``), the format of

@@ -1,4 +1,4 @@
-"""``python -m conformance report --compare OLD NEW``: what changed between two runs (issue #6).
+"""``python -m conformance report --compare OLD NEW``: what changed between two runs.
 
 OLD and NEW are each a results file, a pytest-benchmark JSON file, or a folder written by
 ``report --publish`` (its ``results.json`` and, when present, ``bench.json``). Items are matched

@@ -1,4 +1,4 @@
-"""``python -m conformance report``: a results file (and benchmark JSON) as one page (issue #6).
+"""``python -m conformance report``: a results file (and benchmark JSON) as one page.
 
 :func:`load_results` reads and schema-checks a results file written by
 :mod:`conformance.plugin.results_writer`; :func:`build` turns it into the page's model (summary per planner,

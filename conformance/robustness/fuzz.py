@@ -1,5 +1,5 @@
 """Differential fuzzing (``python -m conformance fuzz``): random valid plans on each planner, compared
-with the pure-Python planner; every divergence shrunk and written as a new case file (issue #7).
+with the pure-Python planner; every divergence shrunk and written as a new case file.
 
 For each plan of :func:`conformance.robustness.random_plans.random_plan` the golden is recorded from
 the pure-Python planner in a separate process that never imports a planner under test

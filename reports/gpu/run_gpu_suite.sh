@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #5 on a 2-GPU H200 host, in about 6 minutes: fingerprint, the benchmark suite on one GPU,
+# On a 2-GPU H200 host, in about 6 minutes: fingerprint, the benchmark suite on one GPU,
 # the conformance corpus under pytest-xdist with 1 and 2 workers (each worker on its own GPU).
 #
 #   OUT=/path/to/out bash reports/gpu/run_gpu_suite.sh          # from the repository root
@@ -86,7 +86,7 @@ echo "pin exit code: $?" >> "$OUT/pin.txt"
 import collections, json, sys
 out, runs = sys.argv[1], [r.split() for r in sys.argv[2:]]
 walls = {}
-print("# pytest conformance/ under pytest-xdist (issue #5, item 5)\n")
+print("# pytest conformance/ under pytest-xdist\n")
 for workers, start, end, rc in runs:
     walls[workers] = float(end) - float(start)
     tail = open(f"{out}/corpus-n{workers}.txt").read().strip().splitlines()[-1:]
@@ -119,5 +119,5 @@ except Exception as exc:
     print(f"pin.json unreadable: {exc}")
 EOF
 
-elapsed "done with issue #5 steps; $(( 360 - ($(date +%s) - T0) )) s of the 6-minute budget left"
+elapsed "done; $(( 360 - ($(date +%s) - T0) )) s of the 6-minute budget left"
 # --- lead: append the fuzz command below this line (e.g. ... > "$OUT/fuzz.txt" 2>&1) ---
