@@ -71,8 +71,12 @@ def _cmd_record(args: argparse.Namespace) -> int:
     from conformance.engine.steps import CaseBuildError
     from conformance.record import record_expectations, write_expectations
 
-    cases, _ = _load(args)
+    cases, errors = _load(args, quiet=True)
     by_id = {c.id: c for c in cases}
+    faulty = [e for e in errors if e.case_id in args.ids]
+    if faulty:  # the case is in the corpus, but its file is at fault: say where, only that
+        _print_faults(faulty)
+        return 1
     missing = [i for i in args.ids if i not in by_id]
     if missing:
         print(f"error: no such case id(s): {', '.join(missing)}", file=sys.stderr)

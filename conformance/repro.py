@@ -26,22 +26,36 @@ from conformance.corpus.arrays import evaluate
 from conformance.corpus.jsonfmt import dumps
 from conformance.corpus.loader import Case, display_path, load_corpus
 from conformance import repro_checks
-from conformance.engine.inputs import (GUARD, OUTPUT_DTYPES, POISONS, TABLE_GUARD_GARBAGE, TAIL,
-                                       TAIL_GARBAGE, build_tables, output_lengths)
-from impls.constants import OUTPUT_NAMES
+from conformance.engine.inputs import (GUARD, OUTPUT_DTYPES, POISONS, SCALAR_DEFAULTS,
+                                       TABLE_GUARD_GARBAGE, TAIL, TAIL_GARBAGE, build_tables,
+                                       output_lengths)
+from impls.contract import (ARGUMENTS, DEVICE_REFERENCE, LUT_NAME, OUTPUT_NAMES,
+                            REQUEST_INPUT_NAMES, SCALAR_NAMES, SCALAR_OUTPUT_NAMES, TABLE_NAME)
 from impls.registry import UnknownPlanner, get_planner
 
 MAIN = '''
 
 if __name__ == "__main__":
     CONFIG = {k: globals()[k] for k in ("GUARD", "TAIL", "TAIL_GARBAGE", "TABLE_FILL", "LUT_FILL",
-                                        "POISONS", "OUTPUT_LENGTHS", "OUTPUT_DTYPES")}
+                                        "POISONS", "OUTPUT_LENGTHS", "OUTPUT_DTYPES",
+                                        "NAMES")}
     found = run_repro(planner, DEVICE, STEPS, make_table, make_lut, CONFIG)
     for line in found:
         print(line)
     print(f"{'FAIL' if found else 'PASS'}: {CASE} on {PLANNER} ({DEVICE})")
     sys.exit(1 if found else 0)
 '''
+
+
+NAMES = {
+    "bs_from": REQUEST_INPUT_NAMES[0], "table": TABLE_NAME, "lut": LUT_NAME,
+    "scalars": SCALAR_NAMES, "one_element": SCALAR_OUTPUT_NAMES,
+    "seeds": next(a.name for a in ARGUMENTS
+                  if a.role == "output" and a.length == "[write_req_capacity]"),
+    "device_reference": DEVICE_REFERENCE,
+}
+"""The launcher's argument names, by their part in :func:`conformance.repro_checks.run_repro`
+(from the contract table); each script carries them as its ``NAMES``."""
 
 
 def checks_source() -> str:
@@ -89,8 +103,7 @@ def render(case: Case, planner: str, command: str, note: str = "") -> str:
     module, attr = planner_import(planner)
     table, lut = build_tables(case, torch.device("cpu"))
     steps = [{"requests": {n: evaluate(s.inputs.get(n, [])) for n in TAIL_GARBAGE},
-              "swa_window_size": s.inputs.get("swa_window_size", 0),
-              "verify_capacity": s.inputs.get("verify_capacity", 1 << 20),
+              **{n: s.inputs.get(n, default) for n, default in SCALAR_DEFAULTS.items()},
               "req_to_token_set": s.inputs.get("req_to_token_set", []),
               "lut_set": s.inputs.get("lut_set", []), "overrides": s.overrides,
               "expect": _expect(s)} for s in case.steps]
@@ -113,6 +126,7 @@ def render(case: Case, planner: str, command: str, note: str = "") -> str:
         f"POISONS = {poisons!r}",
         f"OUTPUT_LENGTHS = {output_lengths(case)!r}",
         f"OUTPUT_DTYPES = {{n: getattr(torch, d) for n, d in {dtypes!r}.items()}}",
+        f"NAMES = {NAMES!r}  # the launcher's argument names, by their part in run_repro",
         "",
         "",
         "def make_table():",

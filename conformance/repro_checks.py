@@ -2,12 +2,12 @@
 each script below the case's data, so it must import torch only and nothing of the harness.
 
 ``run_repro`` builds the inputs the way conformance/engine/inputs.py does (guard zones, garbage
-lanes, poison), launches every step twice, and returns the differences it found.
+lanes, poison), launches every step twice, and returns the differences it found. The launcher's
+argument names come in ``cfg["NAMES"]``, which :mod:`conformance.repro` writes from the contract
+table (impls/contract.py).
 """
 
 import torch
-
-SCALARS = ("out_verify_num_valid", "out_verify_enable", "out_write_num_valid_reqs")
 
 
 def guarded(tensor, fill, guard):
@@ -63,13 +63,13 @@ def compare(name, expected, got, guard, n, defined, limit=8):
 
 def run_repro(planner, device, steps, make_table, make_lut, cfg):
     """Run the case; returns the list of differences (empty: the planner meets it)."""
-    guard, tail = cfg["GUARD"], cfg["TAIL"]
+    guard, tail, names = cfg["GUARD"], cfg["TAIL"], cfg["NAMES"]
     table_storage, table = guarded(make_table().to(device), cfg["TABLE_FILL"], guard)
     lut0 = make_lut()
     lut_storage, lut = (None, None) if lut0 is None else guarded(lut0.to(device),
                                                                   cfg["LUT_FILL"], guard)
     pristine = [(t, t.clone()) for t in (table_storage, lut_storage) if t is not None]
-    most = max(len(s["requests"]["req_pool_indices"]) for s in steps)
+    most = max(len(s["requests"][names["bs_from"]]) for s in steps)
     requests = {name: torch.full((most + tail,), fill, dtype=torch.int64, device=device)
                 for name, fill in cfg["TAIL_GARBAGE"].items()}
     outputs = {}
@@ -96,16 +96,15 @@ def run_repro(planner, device, steps, make_table, make_lut, cfg):
                 storage.fill_(cfg["TAIL_GARBAGE"][name])
                 storage[:len(values)] = torch.tensor(values, dtype=torch.int64)
                 kwargs[name] = storage[:len(values)]
-            kwargs.update(req_to_token=table, full_to_swa_index_mapping=lut,
-                          swa_window_size=step["swa_window_size"],
-                          verify_capacity=step["verify_capacity"])
+            kwargs[names["table"]], kwargs[names["lut"]] = table, lut
+            kwargs.update({name: step[name] for name in names["scalars"]})
             kwargs.update({name: view for name, (_, view) in outputs.items()})
             for spec in step["overrides"]:
                 override(kwargs, spec)
-            inputs = [(n, t, t.clone()) for n, t in (("req_to_token", table_storage),
+            inputs = [(n, t, t.clone()) for n, t in ((names["table"], table_storage),
                                                      ("the LUT", lut_storage),
                                                      *requests.items()) if t is not None]
-            bs = len(step["requests"]["req_pool_indices"])
+            bs = len(step["requests"][names["bs_from"]])
             raised = None
             try:
                 planner(**kwargs)
@@ -116,7 +115,7 @@ def run_repro(planner, device, steps, make_table, make_lut, cfg):
             want = step["expect"].get("error")
             if want is not None:
                 message = want["message"].replace("{device}", str(outputs[
-                    "out_verify_offsets_scratch"][1].device))
+                    names["device_reference"]][1].device))
                 names = {c.__name__ for c in type(raised).__mro__} if raised else set()
                 if raised is None:
                     problems.append(f"{label}: expected {want['type']}: {message!r}; "
@@ -130,15 +129,15 @@ def run_repro(planner, device, steps, make_table, make_lut, cfg):
             else:
                 for name in cfg["OUTPUT_LENGTHS"]:
                     value = step["expect"][name]
-                    values = [value] if name in SCALARS else value
+                    values = [value] if name in names["one_element"] else value
                     expected[name][guard:guard + len(values)] = values
             for name, t, before in inputs:
                 if not torch.equal(t, before):
                     problems.append(f"{label}: modified its input {name} (spec section 5)")
             lines = []
             for name, (storage, view) in outputs.items():
-                defined = 0 if want is not None else 1 if name in SCALARS else (
-                    bs if name == "out_write_seed_slot_indices" else bs + 1)
+                defined = 0 if want is not None else 1 if name in names["one_element"] else (
+                    bs if name == names["seeds"] else bs + 1)
                 lines += compare(name, expected[name], storage.tolist(), guard, view.numel(),
                                  defined)
             if lines:

@@ -220,8 +220,9 @@ def get_planner(name: str) -> Launcher:
 
 def source_digest(name: str) -> dict | None:
     """Which code planner ``name`` is: its module, source file and the file's SHA-256, so that two
-    runs of "the same" planner name can be told apart. None when the module cannot be imported or
-    has no source file."""
+    runs of "the same" planner name can be told apart. ``file`` is relative to the folder the module
+    was imported from (``impls/triton_planner.py``), so that no machine's path lands in a results
+    file. None when the module cannot be imported or has no source file."""
     module_name = name.partition(":")[0] if ":" in name else BUILTIN_MODULES.get(name)
     if module_name is None:
         return None
@@ -232,4 +233,7 @@ def source_digest(name: str) -> dict | None:
             digest = hashlib.sha256(handle.read()).hexdigest()
     except Exception:  # unimportable or no file: nothing to identify
         return None
-    return {"module": module_name, "file": path, "sha256": digest}
+    parts = module_name.split(".")
+    tail = (*parts, "__init__.py") if os.path.basename(path) == "__init__.py" else \
+        (*parts[:-1], parts[-1] + ".py")
+    return {"module": module_name, "file": "/".join(tail), "sha256": digest}

@@ -11,7 +11,7 @@ import pytest
 
 from conformance import cli
 from conformance.corpus.arrays import evaluate
-from conformance.corpus.loader import REPO_ROOT, load_corpus
+from conformance.corpus.loader import REPO_ROOT, load_corpus, make_case
 from conformance.engine.reference import record_expectations
 from conformance.record import UNCHECKED, write_expectations
 
@@ -79,18 +79,39 @@ def test_record_write_marks_a_golden_unchecked(tmp_path):
     assert json.loads(case.path.read_text())["golden_check"] == UNCHECKED
 
 
-def test_record_of_a_case_that_cannot_be_built_is_one_line(tmp_path, capsys):
-    """A table entry changed outside the table: one line naming the file and the JSON path, exit 1,
-    nothing written."""
+def _table_entry_outside(tmp_path):
+    """(source case, its copy at ``tmp_path``/bad.json whose step 2 sets an entry outside the
+    4 x 16 table, the copy's dict)."""
     source = next(c for c in MULTI_STEP if c.id == "steps-table-entry-changes")
     raw = json.loads(json.dumps(source.raw))
     raw["steps"][1]["inputs"]["req_to_token_set"] = [[99, 0, 5]]
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(raw))
+    return source, path, raw
+
+
+def test_record_of_a_case_that_cannot_be_built_is_one_line(tmp_path, capsys, monkeypatch):
+    """A table entry changed outside the table, in a Case built without the load-time checks (the
+    engine's safety net): one line naming the file and the JSON path, exit 1, nothing written."""
+    source, path, raw = _table_entry_outside(tmp_path)
     before = path.read_text()
+    monkeypatch.setattr(cli, "load_corpus", lambda dirs=None: ([make_case(raw, path, "$")], []))
     code = cli.main(["--cases", str(tmp_path), "record", source.id, "--write"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and len(err) == 1, err
     assert err[0] == (f"error: {source.id}: {path}: at $.steps[1].inputs: cannot build the inputs: "
                       f"IndexError: index 99 is out of bounds for dimension 0 with size 4"), err
+    assert path.read_text() == before
+
+
+def test_record_of_a_case_the_loader_refuses_names_the_fault(tmp_path, capsys):
+    """The same case through the loader: refused at load time, the fault printed as one line
+    naming the file and the JSON path first, a non-zero exit, nothing written."""
+    source, path, _ = _table_entry_outside(tmp_path)
+    before = path.read_text()
+    code = cli.main(["--cases", str(tmp_path), "record", source.id, "--write"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err  # the fault alone, not "no such case id" too
+    assert err[0] == (f"error: {path}: at $.steps[1].inputs.req_to_token_set[0]: [99, 0] is "
+                      f"outside the 4 x 16 table"), err
     assert path.read_text() == before

@@ -1,5 +1,9 @@
 """The step builder (conformance/engine/steps.py): what every (run, step) is built from, and that a
-case whose inputs cannot be built is the case's fault (CaseBuildError), never the planner's."""
+case whose inputs cannot be built is the case's fault (CaseBuildError), never the planner's.
+
+The loader's checks (conformance/corpus/checks.py) refuse such cases first, as a ``[load]`` fault;
+the CaseBuildError tests build their Case with :func:`make_case` (no load-time checks) to pin the
+engine's own safety net, and assert that the loader refuses the same dict, so both layers hold."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import json
 import pytest
 import torch
 
-from conformance.corpus.loader import load_corpus
+from conformance.corpus.loader import load_corpus, make_case
 from conformance.engine.inputs import GUARD
 from conformance.engine.runner import Target, run_case
 from conformance.engine.steps import RUNS, CaseBuildError, CaseInputs, expand_golden
@@ -21,15 +25,28 @@ _GOLDEN = {"out_verify_offsets_scratch": [0, 3], "out_write_offsets": [0, 1],
            "out_verify_enable": 1, "out_write_num_valid_reqs": 1}
 
 
+def _doc(steps: list[dict], lut=None) -> dict:
+    return {"id": "st-case", "description": "a step builder case.", "tags": ["steps"],
+            "source": {"kind": "spec", "ref": "offsets-planner.md §5"},
+            "golden_check": "hand: §5, table[1, 2] = 1*16 + 2 = 18",
+            "inputs": {"req_to_token": _LINEAR, "lut": lut}, "steps": steps}
+
+
 def _case(tmp_path, steps: list[dict], lut=None) -> object:
-    doc = {"id": "st-case", "description": "a step builder case.", "tags": ["steps"],
-           "source": {"kind": "spec", "ref": "offsets-planner.md §5"},
-           "golden_check": "hand: §5, table[1, 2] = 1*16 + 2 = 18",
-           "inputs": {"req_to_token": _LINEAR, "lut": lut}, "steps": steps}
-    (tmp_path / "case.json").write_text(json.dumps(doc))
+    (tmp_path / "case.json").write_text(json.dumps(_doc(steps, lut)))
     (case,), errors = load_corpus([tmp_path])
     assert errors == []
     return case
+
+
+def _unchecked_case(tmp_path, doc: dict) -> object:
+    """The Case of ``doc`` without the load-time checks (the engine's safety net is what is
+    tested), after asserting that the loader itself refuses ``doc``; returns (case, the fault)."""
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(doc))
+    cases, errors = load_corpus([tmp_path])
+    assert cases == [] and len(errors) == 1, errors
+    return make_case(doc, path, "$"), errors[0]
 
 
 def _step(**inputs) -> dict:
@@ -67,14 +84,21 @@ def test_expand_golden_writes_defined_regions_only():
     assert previous["out_write_offsets"][GUARD] == 7  # the previous state is not modified
 
 
-@pytest.mark.parametrize(("step", "lut", "json_path", "detail"), [
+@pytest.mark.parametrize(("step", "lut", "json_path", "detail", "load_path", "load_fault"), [
     (_step(req_to_token_set=[[9, 0, 5]]), None, "$.steps[1].inputs",
-     "IndexError: index 9 is out of bounds for dimension 0 with size 4"),
-    (_step(lut_set=[[0, 5]]), None, "$.steps[1].inputs", "TypeError: 'NoneType' object"),
-    (_step(req_to_token_set=[[1, 1, 1 << 40]]), None, "$.steps[1].inputs", "RuntimeError"),
+     "IndexError: index 9 is out of bounds for dimension 0 with size 4",
+     "$.steps[1].inputs.req_to_token_set[0]", "[9, 0] is outside the 4 x 16 table"),
+    (_step(lut_set=[[0, 5]]), None, "$.steps[1].inputs", "TypeError: 'NoneType' object",
+     "$.steps[1].inputs.lut_set", "changes the LUT, which is null in this case"),
+    (_step(req_to_token_set=[[1, 1, 1 << 40]]), None, "$.steps[1].inputs", "RuntimeError",
+     "$.steps[1].inputs.req_to_token_set[0]",
+     "value 1099511627776 is outside int32 (the table's dtype)"),
 ], ids=["table-entry-outside", "lut-set-without-lut", "value-above-int32"])
-def test_a_case_that_cannot_be_built_is_a_case_build_error(tmp_path, step, lut, json_path, detail):
-    case = _case(tmp_path, [_step(), step], lut=lut)
+def test_a_case_that_cannot_be_built_is_a_case_build_error(tmp_path, step, lut, json_path, detail,
+                                                          load_path, load_fault):
+    case, fault = _unchecked_case(tmp_path, _doc([_step(), step], lut=lut))
+    assert (fault.json_path, fault.message) == (load_path, load_fault)
+    assert str(fault) == f"{tmp_path / 'case.json'}: at {load_path}: {load_fault}"
     with pytest.raises(CaseBuildError) as excinfo:
         run_case(case, Target("never-called", _never_called, CPU))
     text = str(excinfo.value)
@@ -91,16 +115,19 @@ def test_an_override_that_cannot_be_built_names_the_overrides(tmp_path):
                                                    **_step()["inputs"]},
            "overrides": [{"tensor": "prefix_lens", "device": "cuda:63"}],
            "expect": _GOLDEN}
-    (tmp_path / "case.json").write_text(json.dumps(doc))
-    (case,), errors = load_corpus([tmp_path])
-    assert errors == []
+    case, fault = _unchecked_case(tmp_path, doc)
+    assert fault.json_path == "$.overrides[0].device"
+    assert fault.message.startswith("device 'cuda:63': this machine has "), fault
     with pytest.raises(CaseBuildError, match=r"case\.json: at \$\.overrides: cannot build the "
                                              r"inputs: (RuntimeError|AssertionError): "):
         run_case(case, Target("never-called", _never_called, CPU))
 
 
 def test_a_table_that_cannot_be_built_names_the_case_inputs(tmp_path):
-    case = _case(tmp_path, [_step()], lut={"generator": "explicit", "values": [1 << 64]})
+    case, fault = _unchecked_case(tmp_path, _doc([_step()], lut={"generator": "explicit",
+                                                                "values": [1 << 64]}))
+    assert (fault.json_path, fault.message) == ("$.inputs.lut.values[0]",
+                                                "a LUT value is outside int64")
     with pytest.raises(CaseBuildError, match=r"case\.json: at \$\.inputs: cannot build the inputs"):
         CaseInputs(case, CPU)
 

@@ -11,7 +11,7 @@
 The table (``req_to_token``, int32 KV slots) and the LUT (int64) are shared by every batch of a
 device, as one server's are: :data:`GPU_TABLE` (4096 rows x 32768 columns, 512 MiB) on CUDA,
 :data:`CPU_TABLE` on the CPU. Active rows are distinct, drawn from 1..rows-1. Every value is random
-(never zeros, /work/.library/device/METHOD.md) and the outputs are poisoned with :data:`POISON`.
+(never zeros: constant inputs let caches and branch predictors flatter a kernel) and the outputs are poisoned with :data:`POISON`.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from impls.contract import (
     REQUEST_INPUT_NAMES,
     SCALAR_NAMES,
     SCALAR_OUTPUT_NAMES,
+    SWA_WINDOW_NAME,
     TABLE_NAME,
 )
 from impls.errors import CATALOG, identify
@@ -225,8 +226,8 @@ def _launch_error(inputs: dict, bs: int, capacity: int) -> Fault | None:
     lut = inputs.get("lut")
     if lut is not None and lut_len(lut) == 0:
         return ".inputs.lut", "a LUT of length 0: the launcher refuses it (spec §4 item 10)"
-    if lut is None and inputs.get("swa_window_size", 0) > 0:
-        return ".inputs.lut", ("swa_window_size > 0 needs a LUT: the launcher refuses it "
+    if lut is None and inputs.get(SWA_WINDOW_NAME, 0) > 0:
+        return ".inputs.lut", (f"{SWA_WINDOW_NAME} > 0 needs a LUT: the launcher refuses it "
                                "(spec §4 item 0)")
     return None
 

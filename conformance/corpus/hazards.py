@@ -29,7 +29,7 @@ import numpy as np
 
 from conformance.corpus.arrays import evaluate, permutation
 from conformance.corpus.generators import DEFAULT_TABLE, lut_len, table_shape
-from impls.contract import REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
+from impls.contract import REQUEST_INPUT_NAMES, SWA_WINDOW_NAME, TABLE_INPUT_NAMES
 
 INT64_MIN = -(1 << 63)
 RPI, PREFIX, EXTEND = REQUEST_INPUT_NAMES
@@ -157,7 +157,7 @@ def findings(case) -> list[Finding]:
         if step.error is not None:  # raised before the kernel runs: no value is read
             continue
         columns = [evaluate(step.inputs.get(name, [])) for name in (RPI, PREFIX, EXTEND)]
-        window = step.inputs.get("swa_window_size", 0)
+        window = step.inputs.get(SWA_WINDOW_NAME, 0)
         for r, (rpi, prefix, extend) in enumerate(zip(*columns)):
             for row, detail in _request_findings(r, rpi, prefix, extend, window, table, lut_length):
                 out.append(Finding(row, where, detail))

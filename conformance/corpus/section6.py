@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.generators import DEFAULT_TABLE
+from impls.contract import REQUEST_INPUT_NAMES, TABLE_NAME
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def flat_read_outside_table(case) -> bool:
     from run to run."""
     if case.entry != "launcher":
         return False
-    spec = case.inputs.get("req_to_token", DEFAULT_TABLE)
+    spec = case.inputs.get(TABLE_NAME, DEFAULT_TABLE)
     if spec["generator"] == "explicit":
         rows, cols = len(spec["values"]), len(spec["values"][0]) if spec["values"] else 0
     else:
@@ -85,8 +86,7 @@ def flat_read_outside_table(case) -> bool:
     for step in case.steps:
         if step.error is not None:
             continue
-        rpi = evaluate(step.inputs.get("req_pool_indices", []))
-        prefix = evaluate(step.inputs.get("prefix_lens", []))
+        rpi, prefix = (evaluate(step.inputs.get(name, [])) for name in REQUEST_INPUT_NAMES[:2])
         for row, p in zip(rpi, prefix):
             if row != 0 and p > 0 and not 0 <= row * cols + p - 1 < rows * cols:
                 return True

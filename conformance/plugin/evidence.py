@@ -15,9 +15,12 @@ import re
 
 from conformance.engine.inputs import TABLE_GUARD_GARBAGE, build_tables
 from impls.constants import NO_SEED
+from impls.contract import ARGUMENTS
 
 GUARD_FILLS = frozenset(TABLE_GUARD_GARBAGE.values())
-SEEDS_FIELD = "out_write_seed_slot_indices"
+SEEDS_FIELD = next(a.name for a in ARGUMENTS
+                   if a.role == "output" and a.length == "[write_req_capacity]")
+"""The seeds output (``[write_req_capacity]``, spec section 3), as a failure report names it."""
 _FIELD = re.compile(r"^\s*(\w+): \d+ element\(s\) differ", re.MULTILINE)
 _GOT = re.compile(r"^\s*got\b(.*)$", re.MULTILINE)
 _MARKED = re.compile(r"\[(-?\d+)\]")

@@ -9,6 +9,7 @@ page shows results of other code. The report names a stale file in its first lin
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from pathlib import Path
 
 from conformance.fingerprint import head_commit
@@ -19,6 +20,16 @@ def _sha256(path: Path) -> str | None:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return None
+
+
+def current_file(module: str) -> Path | None:
+    """The source file that importing ``module`` would run now, found without importing it (so that
+    a report never runs planner code); None when it cannot be found."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):  # a parent package missing or broken
+        return None
+    return Path(spec.origin) if spec is not None and spec.origin else None
 
 
 def stale_reasons(doc: dict, head: str | None = None) -> list[str]:
@@ -35,7 +46,8 @@ def stale_reasons(doc: dict, head: str | None = None) -> list[str]:
     changed = []
     for name, planner in sorted(fp["planners"].items()):
         source = planner.get("source") or {}
-        now = _sha256(Path(source["file"])) if source.get("file") else None
+        current = current_file(source["module"]) if source.get("module") else None
+        now = _sha256(current) if current is not None else None
         if now is not None and now != source.get("sha256"):
             changed.append(name)
     if changed:
