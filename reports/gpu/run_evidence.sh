@@ -5,7 +5,8 @@
 #   3. the corpus under compute-sanitizer memcheck, every case in a sanitized worker, same planners;
 #   4. upstream's launcher (if importable) under memcheck, judged with its manifest;
 #   5. the harness's GPU-only tests;
-#   6. optionally (RUN_BENCH=1) the benchmark suite with every planner, bound forms and upstream's.
+#   6. the benchmark suite with every planner, bound forms and upstream's (only when STEPS names
+#      `bench`: STEPS="fingerprint bench" runs just that).
 #
 #   OUT=/path/to/out bash reports/gpu/run_evidence.sh     # from the repository root
 #   BUILTINS="--planner python" SANITIZED="--planner python" OUT=/tmp/o bash reports/gpu/run_evidence.sh
@@ -27,8 +28,10 @@ read -r -a BUILTINS <<< "${BUILTINS:---planner triton --planner numba-cuda --pla
 read -r -a SANITIZED <<< "${SANITIZED:---planner triton --planner numba-cuda}"  # the bound forms launch the same kernels
 T0=$(date +%s)
 step() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
-run() {  # name timeout command... : output to $W/name.txt, exit code appended
+STEPS="${STEPS:-fingerprint corpus-builtins memcheck-builtins memcheck-upstream gpu-tests}"
+run() {  # name timeout command... : output to $W/name.txt, exit code appended; only STEPS run
   local name=$1 limit=$2; shift 2
+  case " $STEPS " in *" $name "*) ;; *) return 0 ;; esac
   step "$name"
   timeout "$limit" "$@" > "$W/$name.txt" 2>&1
   local rc=$?
@@ -44,20 +47,20 @@ run memcheck-builtins "${TM:-240}" "$PY" -m pytest conformance/ -q -p no:cachepr
 if "$PY" -c "import sglang.kernels.ops.kv_canary.plan.offsets_kernel" 2>/dev/null; then
   run memcheck-upstream "${TU:-200}" "$PY" -m pytest conformance/ -q -p no:cacheprovider \
     --planner "$UPSTREAM" --sanitize memcheck --isolate-timeout 300 --results "$W/memcheck-upstream.json"
-  "$PY" -m conformance report "$W/memcheck-upstream.json" --format markdown --out "$W/memcheck-upstream.md"
-  "$PY" -m conformance report "$W/memcheck-upstream.json" --out "$W/memcheck-upstream.html"
+  if [ -f "$W/memcheck-upstream.json" ]; then
+    "$PY" -m conformance report "$W/memcheck-upstream.json" --format markdown --out "$W/memcheck-upstream.md"
+    "$PY" -m conformance report "$W/memcheck-upstream.json" --out "$W/memcheck-upstream.html"
+  fi
 else
   step "upstream's launcher is not importable: step 4 skipped"
 fi
 for f in corpus-builtins memcheck-builtins; do
-  "$PY" -m conformance report "$W/$f.json" --format markdown --out "$W/$f.md" || true
+  [ -f "$W/$f.json" ] && "$PY" -m conformance report "$W/$f.json" --format markdown --out "$W/$f.md"
 done
 run gpu-tests "${TT:-200}" "$PY" -m pytest -q -p no:cacheprovider tests/test_triton_planner.py \
   tests/test_numba_cuda_planner.py tests/test_sanitizer.py tests/test_hostile.py tests/test_isolate.py \
   tests/test_bind.py tests/test_validate_cache.py tests/test_upstream_manifest.py
-if [ "${RUN_BENCH:-0}" = "1" ]; then
-  run bench "${TB:-300}" "$PY" -m conformance bench --planner python "${BUILTINS[@]}" --planner "$UPSTREAM" \
-    --json "$W/bench.json" --report "$W/bench.md"
-fi
+run bench "${TB:-300}" "$PY" -m conformance bench --planner python "${BUILTINS[@]}" --planner "$UPSTREAM" \
+  --json "$W/bench.json" --report "$W/bench.md"
 step "done"
 tar -czf "$OUT/evidence.tgz" -C "$W" .
