@@ -46,7 +46,7 @@ import torch
 
 from impls.constants import NO_SEED, REQ_POOL_IDX_PADDING
 from impls.registry import Availability
-from impls.validate_cache import lookup
+from impls.validate_cache import lookup, lookup_args
 from impls.validate import zero_lut
 
 _ENV = "NUMBA_ENABLE_CUDASIM"
@@ -405,4 +405,10 @@ def launch(
         PlanError: (a ``ValueError``) the first failing check of spec section 4, before any launch.
         TypeError: tensors on a device type this mode does not run on.
     """
-    launch_validated(lookup(locals()), req_pool_indices, prefix_lens, extend_seq_lens)
+    # positional, in the signature's (impls.contract.ARGUMENT_NAMES) order: no dict per call
+    launch_validated(lookup_args(req_pool_indices, prefix_lens, extend_seq_lens, req_to_token,
+                                 full_to_swa_index_mapping, out_verify_offsets_scratch,
+                                 out_write_offsets, out_write_seed_slot_indices,
+                                 out_verify_num_valid, out_verify_enable,
+                                 out_write_num_valid_reqs, swa_window_size, verify_capacity),
+                     req_pool_indices, prefix_lens, extend_seq_lens)

@@ -6,6 +6,8 @@ Prints the median wall-clock us per call (of ``--repeat`` runs of ``--calls`` ca
   with bs drawn from 1..4096 (the buffer set found; the per-step checks run);
 * ``bound check varying-bs``: :meth:`impls.bound_plan.BoundPlan.check` on the same pool;
 * ``python planner bs 4096 fresh``: :func:`impls.python_planner.launch` with fresh tensors;
+* ``eager signature floor``: calling an empty function with the launcher's keyword-only signature
+  (spec section 3) as ``f(**kw)``: the part of an eager call no planner can avoid;
 * ``triton host prep``: the Triton planner's per-call Python work before the kernel is invoked
   (the memo, the prepared launch and the argument tuple), with the kernel replaced by a no-op.
 
@@ -33,6 +35,14 @@ def _per_call_us(fn, pool, calls: int, repeat: int) -> float:
     return statistics.median(runs)
 
 
+def _signature(*, req_pool_indices, prefix_lens, extend_seq_lens, req_to_token,
+               full_to_swa_index_mapping, out_verify_offsets_scratch, out_write_offsets,
+               out_write_seed_slot_indices, out_verify_num_valid, out_verify_enable,
+               out_write_num_valid_reqs, swa_window_size, verify_capacity) -> None:
+    """An empty function with the launcher's signature: what ``launch(**kw)`` costs before any
+    planner code runs."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print one line per measure (us per call, median of runs)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -51,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     varying = workloads.request_pool(kw, "varying-bs", size=256, seed=1)
     fresh = workloads.request_pool(kw, "fresh", size=16)
     names = REQUEST_INPUT_NAMES
+    requests = [tuple(c[n] for n in names) for c in varying]  # as the suite's validate mode
     bound = impls.bind(python_planner, **{n: kw[n] for n in STABLE_NAMES})
 
     def triton_prep():
@@ -63,11 +74,11 @@ def main(argv: list[str] | None = None) -> int:
 
     measures = {
         "memo-hit varying-bs": (validate_cache.lookup, varying, args.calls),
-        "bound check varying-bs": (lambda c: bound.check(*(c[n] for n in names)), varying,
-                                   args.calls),
+        "bound check varying-bs": (lambda r: bound.check(*r), requests, args.calls),
         "python planner bs 4096 fresh": (lambda c: python_planner.launch(**c), fresh,
                                          max(args.calls // 100, 5)),
         "triton host prep varying-bs": (None, varying, args.calls),
+        "eager signature floor": (lambda c: _signature(**c), varying, args.calls),
     }
     only = [p for p in args.only.split(",") if p]
     for label, (fn, pool, calls) in measures.items():
