@@ -133,7 +133,9 @@ class BufferSet:
         self.records: dict = {}
         self.used = 0
         self._fields = [(f.name, getattr(plan, f.name)) for f in fields(LaunchPlan)]
-        self._plans: dict[int, LaunchPlan] = {plan.bs: plan}
+        # plan of each bs in [0, max_bs] (a validated plan's bs is in range), built on first use
+        self._plans: list[LaunchPlan | None] = [None] * (self.max_bs + 1)
+        self._plans[plan.bs] = plan
 
     def plan_for(self, req_pool_indices, prefix_lens, extend_seq_lens) -> LaunchPlan:
         """The plan for these request tensors: the per-step checks, else the full validator.
@@ -159,7 +161,7 @@ class BufferSet:
             _STATS["request_misses"] += 1
             return validate_launch(**dict(zip(REQUEST_INPUT_NAMES, (a, b, c))), **self.kwargs)
         bs = shape[0]
-        plan = self._plans.get(bs)
+        plan = self._plans[bs]  # 0 <= bs <= max_bs: a 1-D shape, checked above
         if plan is None:
             plan = self._plans[bs] = self._plan_of(bs)
         return plan
