@@ -27,7 +27,7 @@ from types import ModuleType
 import torch
 
 from impls.contract import REQUEST_INPUT_NAMES
-from impls.validate import LaunchPlan, validate_launch
+from impls.validate import validate_launch
 from impls.validate_cache import STABLE_NAMES, BufferSet, bind_set, stable_key
 
 
@@ -37,23 +37,19 @@ class BoundPlan:
     Attributes:
         buffers: the validated :class:`~impls.validate_cache.BufferSet`.
         planner: the planner module (exports ``launch_validated``).
+        check: ``check(req_pool_indices, prefix_lens, extend_seq_lens) -> LaunchPlan``, the
+            per-step validation alone (what a call does before it launches): the buffer set's
+            :meth:`~impls.validate_cache.BufferSet.plan_for` itself, so that a server's per-step
+            check costs no extra call. Raises PlanError, the first failing check of spec section 4
+            for the whole call.
     """
 
-    __slots__ = ("buffers", "planner", "_launch", "_plan_for")
+    __slots__ = ("buffers", "planner", "check", "_launch")
 
     def __init__(self, planner: ModuleType, buffers: BufferSet) -> None:
         self.planner, self.buffers = planner, buffers
         self._launch = planner.launch_validated
-        self._plan_for = buffers.plan_for
-
-    def check(self, req_pool_indices: torch.Tensor, prefix_lens: torch.Tensor,
-              extend_seq_lens: torch.Tensor) -> LaunchPlan:
-        """The per-step validation alone (what a call does before it launches).
-
-        Raises:
-            PlanError: the first failing check of spec section 4 for the whole call.
-        """
-        return self._plan_for(req_pool_indices, prefix_lens, extend_seq_lens)
+        self.check = buffers.plan_for
 
     def __call__(self, req_pool_indices: torch.Tensor, prefix_lens: torch.Tensor,
                  extend_seq_lens: torch.Tensor) -> None:
@@ -62,7 +58,7 @@ class BoundPlan:
         Raises:
             PlanError: the first failing check of spec section 4 (nothing is launched).
         """
-        plan = self._plan_for(req_pool_indices, prefix_lens, extend_seq_lens)
+        plan = self.check(req_pool_indices, prefix_lens, extend_seq_lens)
         self._launch((plan, self.buffers), req_pool_indices, prefix_lens, extend_seq_lens)
 
 

@@ -46,7 +46,7 @@ import torch
 
 from impls.constants import NO_SEED, REQ_POOL_IDX_PADDING
 from impls.registry import Availability
-from impls.validate_cache import lookup
+from impls.validate_cache import lookup, lookup_args
 from impls.validate import zero_lut
 
 _ENV = "NUMBA_ENABLE_CUDASIM"
@@ -253,7 +253,8 @@ class PackedLaunch:
     ``call`` is the bound ``cuLaunchKernel`` (None until the driver path is chosen, e.g. on the CPU,
     where only the packing is exercised)."""
 
-    __slots__ = ("cells", "params", "call", "blocks", "threads", "bs", "index")
+    __slots__ = ("cells", "params", "call", "blocks", "threads", "bs", "index", "stream",
+                 "shapes", "bs_cells", "data_cells")
 
     def __init__(self, plan, buffers) -> None:
         blocks, threads, chunk = launch_shape(plan.bs)
@@ -270,21 +271,28 @@ class PackedLaunch:
             self.threads, one, one, ctypes.c_uint(0))
         self.bs = -1  # the request cells hold no batch yet
         self.index = buffers.device.index
+        self.stream = ctypes.c_void_p()  # the launch's stream, set per call
+        self.shapes: dict[int, tuple[int, int, int]] = {}  # bs -> launch_shape(bs), memoised
+        request = [k * _ARRAY_CELLS for k in range(3)]  # the three request arrays' first cells
+        # nitems and shape of each request array, then the bs scalar: every cell that holds bs
+        self.bs_cells = (*[self.cells[k + i] for k in request for i in (_NITEMS, _SHAPE)],
+                         self.cells[-5])
+        self.data_cells = tuple(self.cells[k + _DATA] for k in request)
 
     def set_batch(self, bs: int, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
         """Point the request cells at ``a``, ``b``, ``c`` (int64 [bs], contiguous)."""
-        cells = self.cells
         if bs != self.bs:
-            blocks, threads, chunk = launch_shape(bs)
-            for k in range(3):
-                cells[k * _ARRAY_CELLS + _NITEMS].value = bs
-                cells[k * _ARRAY_CELLS + _SHAPE].value = bs
-            cells[-5].value, cells[-1].value = bs, chunk
+            shape = self.shapes.get(bs)
+            if shape is None:
+                shape = self.shapes[bs] = launch_shape(bs)
+            blocks, threads, chunk = shape
+            for cell in self.bs_cells:
+                cell.value = bs
+            self.cells[-1].value = chunk
             self.blocks.value, self.threads.value = blocks, threads
             self.bs = bs
-        cells[_DATA].value = a.data_ptr()
-        cells[_ARRAY_CELLS + _DATA].value = b.data_ptr()
-        cells[2 * _ARRAY_CELLS + _DATA].value = c.data_ptr()
+        pa, pb, pc = self.data_cells
+        pa.value, pb.value, pc.value = a.data_ptr(), b.data_ptr(), c.data_ptr()
 
 
 def _launch_numba_path(plan, buffers, tensors: tuple, use_shuffle: bool, stream: int) -> None:
@@ -312,10 +320,11 @@ def _launch_gpu(plan, buffers, tensors: tuple, use_shuffle: bool = True) -> None
                 return _launch_gpu(plan, buffers, tensors, use_shuffle)
         record = buffers.records[_RECORD_KEY] = PackedLaunch(plan, buffers)
     record.set_batch(plan.bs, *tensors)
-    rc = record.call(ctypes.c_void_p(stream), record.params, None)
+    record.stream.value = stream
+    rc = record.call(record.stream, record.params, None)
     if rc == 201:  # CUDA_ERROR_INVALID_CONTEXT: this thread has no current context yet
         with cuda.gpus[index]:
-            rc = record.call(ctypes.c_void_p(stream), record.params, None)
+            rc = record.call(record.stream, record.params, None)
     if rc:
         raise RuntimeError(f"numba-cuda planner: cuLaunchKernel failed with CUresult {rc}")
 
@@ -405,4 +414,10 @@ def launch(
         PlanError: (a ``ValueError``) the first failing check of spec section 4, before any launch.
         TypeError: tensors on a device type this mode does not run on.
     """
-    launch_validated(lookup(locals()), req_pool_indices, prefix_lens, extend_seq_lens)
+    # positional, in the signature's (impls.contract.ARGUMENT_NAMES) order: no dict per call
+    launch_validated(lookup_args(req_pool_indices, prefix_lens, extend_seq_lens, req_to_token,
+                                 full_to_swa_index_mapping, out_verify_offsets_scratch,
+                                 out_write_offsets, out_write_seed_slot_indices,
+                                 out_verify_num_valid, out_verify_enable,
+                                 out_write_num_valid_reqs, swa_window_size, verify_capacity),
+                     req_pool_indices, prefix_lens, extend_seq_lens)

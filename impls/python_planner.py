@@ -13,6 +13,9 @@ int64 (outside the contract: spec section 5 does not define it).
 
 from __future__ import annotations
 
+from array import array
+from itertools import accumulate
+
 import torch
 
 from impls.constants import NO_SEED
@@ -22,6 +25,7 @@ from impls.validate_cache import BufferSet
 
 MODE = "cpu"
 _INT64_MAX = (1 << 63) - 1
+_TYPECODES = {torch.int64: "q", torch.int32: "i"}  # array typecodes of the output dtypes
 
 
 def _wrap(value: int, bits: int) -> int:
@@ -36,8 +40,10 @@ def seed_positions(rpi: list[int], prefix: list[int], extend: list[int], *, max_
     ``min(prefix - 1, max_seq_len - 1)`` (clamped, as upstream's reference). A row outside the
     table, or a table with no columns, is never read."""
     last = max_seq_len - 1
-    return [(p - 1 if p <= last else last)
-            if row != 0 and p > 0 and e > 0 and 0 <= row < max_reqs and last >= 0 else None
+    if last < 0:
+        return [None] * len(rpi)
+    # 0 < row < max_reqs: an active row (0 is the padding row) inside the table
+    return [(p - 1 if p <= last else last) if 0 < row < max_reqs and p > 0 and e > 0 else None
             for row, p, e in zip(rpi, prefix, extend)]
 
 
@@ -45,6 +51,38 @@ def lut_index(slot: int, lut_len: int) -> int | None:
     """The LUT entry a seed slot is translated through, or None (no LUT, or a negative slot, which
     passes through untranslated); clamped to ``lut_len - 1`` as upstream's kernel."""
     return min(slot, lut_len - 1) if lut_len > 0 and slot >= 0 else None
+
+
+def request_offsets(rpi: list[int], prefix: list[int], extend: list[int], *,
+                    swa_window_size: int) -> tuple[list[int], list[int]]:
+    """Verify and write offsets [bs+1] (spec section 5), exact (not yet wrapped): exclusive prefix
+    sums of the per-request lengths. An active row (``row != 0``; 0 is the padding row, spec section
+    2) verifies ``prefix - max(prefix - W, 0)`` tokens when W > 0, else ``prefix`` (never below 0),
+    and writes ``max(extend, 0)``; a padding row adds nothing."""
+    window = swa_window_size
+    if window > 0:  # prefix - max(prefix - W, 0) == min(prefix, W)
+        verify = [(p if p < window else window) if row != 0 and p > 0 else 0
+                  for row, p in zip(rpi, prefix)]
+    else:
+        verify = [p if row != 0 and p > 0 else 0 for row, p in zip(rpi, prefix)]
+    write = [e if row != 0 and e > 0 else 0 for row, e in zip(rpi, extend)]
+    return [0, *accumulate(verify)], [0, *accumulate(write)]
+
+
+def finish(verify_offsets: list[int], write_offsets: list[int], seeds: list[int], *,
+           verify_capacity: int) -> tuple[list[int], list[int], list[int], int, int, int]:
+    """The six results of :func:`plan_values` from exact offsets [bs+1] and seeds [bs]: each
+    wrapped to its output's width, and the three scalars (spec section 5)."""
+    total_verify = _wrap(verify_offsets[-1], 64)
+    scalars = (_wrap(min(total_verify, verify_capacity), 32),
+               0 if total_verify > verify_capacity else 1, len(seeds))
+    # Lengths are >= 0, so the offsets rise: when the last fits int64 every one does, and the
+    # per-element wrap is the identity (seeds are table or LUT entries, in range by their dtype).
+    if (verify_offsets[-1] <= _INT64_MAX and write_offsets[-1] <= _INT64_MAX
+            and -_INT64_MAX - 1 <= min(seeds, default=0) and max(seeds, default=0) <= _INT64_MAX):
+        return (verify_offsets, write_offsets, seeds, *scalars)
+    return ([_wrap(v, 64) for v in verify_offsets], [_wrap(v, 64) for v in write_offsets],
+            [_wrap(v, 64) for v in seeds], *scalars)
 
 
 def plan_values(
@@ -68,51 +106,41 @@ def plan_values(
         read_slot: ``(row, pos) -> int``, the table entry; only called with 0 <= row < max_reqs and
             0 <= pos < max_seq_len, once per request that has a seed, in request order.
         read_lut: ``index -> int``, only called with 0 <= index < lut_len, once per seed it
-            translates, in request order; unused when lut_len == 0.
+            translates, in request order (after every ``read_slot``); unused when lut_len == 0.
         positions: :func:`seed_positions` of these requests, if the caller has them already.
 
     Returns:
         (verify offsets [bs+1], write offsets [bs+1], seeds [bs], verify_num_valid, verify_enable,
         write_num_valid_reqs), each wrapped to its output dtype.
     """
-    window = swa_window_size
     if positions is None:
         positions = seed_positions(rpi, prefix, extend, max_reqs=max_reqs, max_seq_len=max_seq_len)
-    verify_offsets, write_offsets, seeds = [0], [0], []
-    add_verify, add_write, add_seed = verify_offsets.append, write_offsets.append, seeds.append
-    total_v = total_w = 0
-    for row, p, e, pos in zip(rpi, prefix, extend, positions):
-        if row != 0:  # an active row (0 is the padding row, spec section 2)
-            window_start = (p - window if p > window else 0) if window > 0 else 0
-            total_v += p - window_start if p > window_start else 0
-            total_w += e if e > 0 else 0
-        add_verify(total_v)
-        add_write(total_w)
-        seed = NO_SEED
-        if pos is not None:
-            seed = read_slot(row, pos)
-            index = lut_index(seed, lut_len)
-            if index is not None:
-                seed = read_lut(index)
-        add_seed(seed)
-    total_verify = _wrap(verify_offsets[-1], 64)
-    # Lengths are >= 0, so the offsets rise: when the last fits int64 every one does, and the
-    # per-element wrap is the identity (seeds are table or LUT entries, in range by their dtype).
-    in_range = verify_offsets[-1] <= _INT64_MAX and write_offsets[-1] <= _INT64_MAX
-    in_range = in_range and all(-_INT64_MAX - 1 <= v <= _INT64_MAX for v in (max(seeds, default=0),
-                                                                         min(seeds, default=0)))
-    if in_range:
-        return (verify_offsets, write_offsets, seeds,
-                _wrap(min(total_verify, verify_capacity), 32),
-                0 if total_verify > verify_capacity else 1, len(rpi))
-    return (
-        [_wrap(v, 64) for v in verify_offsets],
-        [_wrap(v, 64) for v in write_offsets],
-        [_wrap(v, 64) for v in seeds],
-        _wrap(min(total_verify, verify_capacity), 32),
-        0 if total_verify > verify_capacity else 1,
-        len(rpi),
-    )
+    verify_offsets, write_offsets = request_offsets(rpi, prefix, extend,
+                                                    swa_window_size=swa_window_size)
+    seeded = [i for i, pos in enumerate(positions) if pos is not None]
+    slots = [read_slot(rpi[i], positions[i]) for i in seeded]
+    seeds = place_seeds(len(rpi), seeded, slots, lut_len,
+                        lambda indices: [read_lut(index) for index in indices])
+    return finish(verify_offsets, write_offsets, seeds, verify_capacity=verify_capacity)
+
+
+def place_seeds(bs: int, seeded: list[int], slots: list[int], lut_len: int,
+                read_lut_entries) -> list[int]:
+    """Seeds [bs] (spec section 6): ``NO_SEED`` except at the requests ``seeded`` (ascending),
+    whose table entries are ``slots``; each non-negative slot is translated through the LUT at
+    :func:`lut_index` when ``lut_len > 0``. ``read_lut_entries(indices) -> entries`` reads the LUT
+    at a list of indices (all in [0, lut_len)), once, in request order."""
+    if lut_len > 0:
+        last = lut_len - 1
+        translated = [k for k, slot in enumerate(slots) if slot >= 0]
+        entries = read_lut_entries([slots[k] if slots[k] < last else last for k in translated])
+        slots = list(slots)
+        for k, entry in zip(translated, entries):
+            slots[k] = entry
+    seeds = [NO_SEED] * bs
+    for i, slot in zip(seeded, slots):
+        seeds[i] = slot
+    return seeds
 
 
 def launch(
@@ -162,32 +190,34 @@ def launch_validated(validated: tuple[LaunchPlan, BufferSet], req_pool_indices: 
     needs (:func:`seed_positions`, :func:`lut_index`), then looked up as Python ints."""
     plan, buffers = validated
     rpi, prefix, extend = req_pool_indices.tolist(), prefix_lens.tolist(), extend_seq_lens.tolist()
-    table, lut = buffers.tensors[0], plan.lut_tensor
     positions = seed_positions(rpi, prefix, extend, max_reqs=plan.max_reqs,
                                max_seq_len=plan.max_seq_len)
-    cols, lut_len = plan.max_seq_len, plan.lut_len
-    # plan_values reads the table, then the LUT, once per seed in request order: hand it the
-    # gathered values in that order.
-    slots = _gather(table, [row * cols + pos  # logical row-major order
-                            for row, pos in zip(rpi, positions) if pos is not None])
-    indices = [i for i in (lut_index(v, lut_len) for v in slots) if i is not None]
-    next_slot, next_entry = iter(slots).__next__, iter(_gather(lut, indices)).__next__
-    verify, write, seeds, num_valid, enable, reqs = plan_values(
-        rpi, prefix, extend, lambda row, pos: next_slot(), lambda index: next_entry(),
-        max_reqs=plan.max_reqs,
-        max_seq_len=plan.max_seq_len,
-        lut_len=plan.lut_len,
-        positions=positions,
-        **{SWA_WINDOW_NAME: plan.swa_window_size, VERIFY_CAPACITY_NAME: plan.verify_capacity},
-    )
-    for out, values in zip(buffers.tensors[2:], (verify, write, seeds, [num_valid], [enable], [reqs])):
-        out[: len(values)].copy_(torch.tensor(values, dtype=out.dtype))
+    cols = plan.max_seq_len
+    seeded = [i for i, pos in enumerate(positions) if pos is not None]
+    slots = _gather(buffers.tensors[0], [rpi[i] * cols + positions[i] for i in seeded])  # row-major
+    seeds = place_seeds(len(rpi), seeded, slots, plan.lut_len,
+                        lambda indices: _gather(plan.lut_tensor, indices))
+    verify_offsets, write_offsets = request_offsets(rpi, prefix, extend,
+                                                    **{SWA_WINDOW_NAME: plan.swa_window_size})
+    results = finish(verify_offsets, write_offsets, seeds,
+                     **{VERIFY_CAPACITY_NAME: plan.verify_capacity})
+    for out, values in zip(buffers.tensors[2:], (*results[:3], results[3:4], results[4:5],
+                                                 results[5:])):
+        _write(out, values)
+
+
+def _write(out: torch.Tensor, values: list[int]) -> None:
+    """``out[:len(values)] = values``: one copy, from a host buffer built by ``array`` (a list of
+    4097 ints converts several times faster than through ``torch.tensor``)."""
+    if values:
+        host = torch.frombuffer(array(_TYPECODES[out.dtype], values), dtype=out.dtype)
+        out[: len(values)].copy_(host)
 
 
 def _gather(tensor: torch.Tensor, flat_indices: list[int]) -> list[int]:
     """``tensor``'s elements at these row-major indices (a contiguous tensor), as Python ints."""
     if not flat_indices:
         return []
-    index = torch.tensor(flat_indices, dtype=torch.int64, device=tensor.device)
+    index = torch.frombuffer(array("q", flat_indices), dtype=torch.int64).to(tensor.device)
     # index_select on the flat view: torch.take and advanced indexing take ~400x longer here.
     return tensor.reshape(-1).index_select(0, index).tolist()

@@ -48,7 +48,7 @@ from impls.contract import REQUEST_INPUT_NAMES
 from impls.launch_self_check import probe_kwargs, self_check
 from impls.registry import Availability
 from impls.validate import LaunchPlan
-from impls.validate_cache import BufferSet, lookup
+from impls.validate_cache import BufferSet, lookup, lookup_args
 
 _INT64_MAX = (1 << 63) - 1
 BLOCKS: tuple[int, ...] = (32, 128, 512, 2048, 4096)
@@ -186,22 +186,53 @@ _GPU = MODE == "gpu"
 _MULTI_GPU = _GPU and torch.cuda.device_count() > 1
 _driver = triton.runtime.driver.active if _GPU else None
 _RUNTIME_KNOBS = getattr(getattr(triton, "knobs", None), "runtime", None)
-_RECORD = "triton"  # this planner's key prefix in BufferSet.records
 
 
 def _hooks_idle() -> bool:
     """True when no Triton launch hook is set (None, or an empty hook chain)."""
-    if _RUNTIME_KNOBS is None:
+    knobs = _RUNTIME_KNOBS
+    if knobs is None:
         return False
-    for hook in (_RUNTIME_KNOBS.launch_enter_hook, _RUNTIME_KNOBS.launch_exit_hook):
-        if hook is not None and getattr(hook, "calls", True):
-            return False
-    return True
+    enter, leave = knobs.launch_enter_hook, knobs.launch_exit_hook
+    return ((enter is None or not getattr(enter, "calls", True))
+            and (leave is None or not getattr(leave, "calls", True)))
 
 
-def _prepare(plan: LaunchPlan, device: int, num_warps: int | None, block: int | None,
-             tile: int | None) -> list:
-    """[int/constexpr args, grid, compile key, compiled kernel or None] of one plan's launch."""
+class Prepared:
+    """One plan's launch, prepared once per buffer set and bs (kept in
+    :attr:`impls.validate_cache.BufferSet.records`).
+
+    Attributes:
+        tail: the kernel's integer and constexpr arguments after the 11 pointers.
+        grid: programs.
+        key: ``(device index, BLOCK, TILE, HAS_LUT, num_warps)``, the compiled-kernel cache key.
+        device: the CUDA device index the launch goes to (0 on a one-GPU machine).
+        run, function, metadata: the compiled kernel's launcher, its function handle and packed
+            metadata (None until a standard launch compiled it): the fast launch calls
+            ``run(grid, 1, 1, stream, function, metadata, None, None, None, *tensors, *tail)``.
+        suffix: the buffer set's eight tensors and then ``tail``: everything after the three
+            request tensors, built once.
+    """
+
+    __slots__ = ("tail", "grid", "key", "device", "suffix", "run", "function", "metadata")
+
+    def __init__(self, tail: tuple, grid: int, key: tuple, device: int, tensors: tuple) -> None:
+        self.tail, self.grid, self.key, self.device = tail, grid, key, device
+        self.suffix = (*tensors, *tail)
+        self.run = self.function = self.metadata = None
+        compiled = _COMPILED.get(key)
+        if compiled is not None:
+            self.attach(compiled)
+
+    def attach(self, compiled) -> None:
+        """Take the compiled kernel's fast-launch handles (``run`` first: it loads the binary)."""
+        self.run = compiled.run
+        self.function, self.metadata = compiled.function, compiled.packed_metadata
+
+
+def _prepare(plan: LaunchPlan, buffers: BufferSet, num_warps: int | None, block: int | None,
+             tile: int | None) -> Prepared:
+    """The :class:`Prepared` launch of one plan on one buffer set."""
     block = max(block_for(plan.bs) if block is None else block, tile or 0)
     default_tile, default_warps = CONFIG.get(block, (min(block, 512), 16 if block >= 512 else 4))
     tile = default_tile if tile is None else tile
@@ -209,36 +240,39 @@ def _prepare(plan: LaunchPlan, device: int, num_warps: int | None, block: int | 
     window = 0 if plan.swa_window_size <= 0 else min(plan.swa_window_size, _INT64_MAX)
     tail = (plan.bs, plan.req_to_token_stride0, plan.max_reqs, plan.max_seq_len, plan.lut_len,
             window, min(plan.verify_capacity, _INT64_MAX), block, tile, plan.has_swa_lut)
-    grid = max(1, -(-plan.bs // tile))
+    device = buffers.device.index if _MULTI_GPU else 0
     key = (device, block, tile, plan.has_swa_lut, warps)
-    return [tail, grid, key, _COMPILED.get(key)]
+    return Prepared(tail, max(1, -(-plan.bs // tile)), key, device, buffers.tensors)
 
 
 def _launch(plan: LaunchPlan, buffers: BufferSet, req_pool_indices, prefix_lens, extend_seq_lens,
             num_warps: int | None = None, block: int | None = None, tile: int | None = None,
             fast: bool | None = None) -> None:
-    default = num_warps is None and block is None and tile is None
-    device = buffers.device.index if _MULTI_GPU else 0
-    prep = buffers.records.get((_RECORD, plan.bs)) if default else None
-    if prep is None:
-        prep = _prepare(plan, device, num_warps, block, tile)
-        if default:
-            buffers.records[(_RECORD, plan.bs)] = prep
-    tail, grid, key, compiled = prep
-    args = (req_pool_indices, prefix_lens, extend_seq_lens, *buffers.tensors)
+    if num_warps is None and block is None and tile is None:
+        records = buffers.records
+        prep = records.get(plan.bs)  # this planner's records are keyed by bs alone
+        if prep is None:
+            prep = records[plan.bs] = _prepare(plan, buffers, None, None, None)
+    else:
+        prep = _prepare(plan, buffers, num_warps, block, tile)
     if not _GPU:
-        _kernel[(grid,)](*args, *tail, num_warps=key[4])
+        _kernel[(prep.grid,)](req_pool_indices, prefix_lens, extend_seq_lens, *prep.suffix,
+                              num_warps=prep.key[4])
         return
-    use_fast = FAST_LAUNCH and FAST_LAUNCH_CHECK is True if fast is None else fast
-    if (compiled is not None and use_fast and _hooks_idle()
-            and (not _MULTI_GPU or _driver.get_current_device() == device)):
-        compiled.run(grid, 1, 1, _driver.get_current_stream(device), compiled.function,
-                     compiled.packed_metadata, None, None, None, *args, *tail)
+    run = prep.run
+    if (run is not None and (FAST_LAUNCH and FAST_LAUNCH_CHECK is True if fast is None else fast)
+            and _hooks_idle()
+            and (not _MULTI_GPU or _driver.get_current_device() == prep.device)):
+        run(prep.grid, 1, 1, _driver.get_current_stream(prep.device), prep.function,
+            prep.metadata, None, None, None, req_pool_indices, prefix_lens, extend_seq_lens,
+            *prep.suffix)
         return
     with torch.cuda.device(buffers.device):
-        compiled = _kernel[(grid,)](*args, *tail, num_warps=key[4])
+        compiled = _kernel[(prep.grid,)](req_pool_indices, prefix_lens, extend_seq_lens,
+                                         *prep.suffix, num_warps=prep.key[4])
     if compiled is not None and hasattr(compiled, "packed_metadata"):
-        _COMPILED[key] = prep[3] = compiled
+        _COMPILED[prep.key] = compiled
+        prep.attach(compiled)
 
 
 def _is_pow2(n: int) -> bool:
@@ -362,4 +396,9 @@ def launch(
     """
     if MODE is None:
         raise RuntimeError(f"triton planner unavailable: {_UNAVAILABLE}")
-    _launch(*lookup(locals()), req_pool_indices, prefix_lens, extend_seq_lens)
+    # positional, in the signature's (impls.contract.ARGUMENT_NAMES) order: no dict per call
+    _launch(*lookup_args(req_pool_indices, prefix_lens, extend_seq_lens, req_to_token,
+                         full_to_swa_index_mapping, out_verify_offsets_scratch, out_write_offsets,
+                         out_write_seed_slot_indices, out_verify_num_valid, out_verify_enable,
+                         out_write_num_valid_reqs, swa_window_size, verify_capacity),
+            req_pool_indices, prefix_lens, extend_seq_lens)

@@ -6,10 +6,10 @@ stride, device) and two plain ints; it never reads values (spec section 4). A se
 steps and hands the planner three new request tensors of a new length bs every step. The memo is
 split the same way:
 
-* a :class:`BufferSet` is keyed on ``(data_ptr, dtype, shape, stride)`` of each of the eight
-  buffer-set tensors (the LUT or None; the device where there is no data pointer: see
-  :func:`stable_key`) and on the two ints: every input of every check of spec
-  section 4 that does not involve a request tensor (contiguity is a function of shape and stride).
+* a :class:`BufferSet` is keyed on ``(data_ptr, dtype, shape, stride)`` of the table and
+  ``(data_ptr, dtype, shape, is_contiguous())`` of the LUT (or None) and of each output (the
+  device where there is no data pointer: see :func:`stable_key_of`) and on the two ints: every
+  input of every check of spec section 4 that does not involve a request tensor.
   A key is read afresh on every call, so a tensor resized, re-strided, re-typed, moved or given new
   storage in place misses and is validated again in full;
 * the request tensors are re-checked on every call by :meth:`BufferSet.plan_for`: int64, 1-D,
@@ -34,10 +34,12 @@ from dataclasses import fields
 
 import torch
 
-from impls.constants import PLAN_BS_BLOCK_SIZE
 from operator import itemgetter
 
+from impls.constants import PLAN_BS_BLOCK_SIZE
+
 from impls.contract import (
+    ARGUMENT_NAMES,
     DEVICE_REFERENCE,
     LUT_NAME,
     OUTPUT_NAMES,
@@ -56,41 +58,54 @@ STABLE_NAMES: tuple[str, ...] = STABLE_TENSOR_NAMES + SCALAR_NAMES
 """Every launcher argument except the three request tensors."""
 
 _INT64 = torch.int64
-_STABLE_TENSORS = itemgetter(*STABLE_TENSOR_NAMES)  # one C call for the eight tensors
-_SCALARS = itemgetter(*SCALAR_NAMES)
-_REQUEST = itemgetter(*REQUEST_INPUT_NAMES)
+_STABLE = itemgetter(*STABLE_NAMES)  # one C call for the ten buffer-set arguments
+_ARGUMENTS = itemgetter(*ARGUMENT_NAMES)  # the 13, in lookup_args' order
+_ARGUMENT_COUNT = len(ARGUMENT_NAMES)
 _MEMO: dict[tuple, BufferSet] = {}
 _CLOCK = [0]  # lookups so far: a buffer set's ``used`` is the clock of its last lookup
-_STATS = {"hits": 0, "misses": 0, "bypass": 0, "request_misses": 0}
+_STATS = {"misses": 0, "bypass": 0, "request_misses": 0}  # hits: see stats()
 
 
 def stable_key(kw: dict) -> tuple:
-    """The memo key of a buffer set: for each buffer-set tensor its data pointer (or, for a tensor
-    with none, such as an empty one, its device), dtype, shape and stride; None for a missing LUT;
-    then ``swa_window_size`` and ``verify_capacity``.
+    """The memo key of a buffer set (a dict holding at least :data:`STABLE_NAMES`): see
+    :func:`stable_key_of`.
 
-    A non-zero data pointer names the device too: CUDA's unified virtual addressing gives host
-    memory and every device's memory distinct addresses, so a tensor moved to another device in
-    place always changes its pointer.
+    Raises:
+        TypeError, AttributeError, KeyError: as :func:`stable_key_of`, or a missing name.
+    """
+    return stable_key_of(*_STABLE(kw))
+
+
+def stable_key_of(t, lut, a, b, c, d, e, f, swa, cap) -> tuple:
+    """The memo key of a buffer set given positionally in :data:`STABLE_NAMES` order: for the
+    table its data pointer (or, for a tensor with none, such as an empty one, its device), dtype,
+    shape and stride; for the LUT (None when missing) and each output its data pointer (or device),
+    dtype, shape and ``is_contiguous()``; then ``swa_window_size`` and ``verify_capacity``.
+
+    That is every input of every check of spec section 4 that reads a buffer-set tensor, and all
+    the launch reads of them: a 1-D tensor's stride matters only through its contiguity (the
+    kernels index the LUT and the outputs as dense vectors), while the table's ``stride(0)`` is a
+    kernel argument. A non-zero data pointer names the device too: CUDA's unified virtual
+    addressing gives host memory and every device's memory distinct addresses, so a tensor moved
+    to another device in place always changes its pointer.
 
     Raises:
         TypeError: a scalar that is not a plain ``int`` (its value could change under the key).
-        AttributeError, KeyError: an argument that is not a tensor, or a missing name.
+        AttributeError: an argument that is not a tensor.
     """
-    swa, cap = _SCALARS(kw)
     if type(swa) is not int or type(cap) is not int:
         raise TypeError("memo keys plain ints only")
     # Flat and unrolled: these attribute reads are the whole cost of a hit.
-    t, lut, a, b, c, d, e, f = _STABLE_TENSORS(kw)
     return (
         t.data_ptr() or t.device, t.dtype, t.shape, t.stride(),
-        None if lut is None else (lut.data_ptr() or lut.device, lut.dtype, lut.shape, lut.stride()),
-        a.data_ptr() or a.device, a.dtype, a.shape, a.stride(),
-        b.data_ptr() or b.device, b.dtype, b.shape, b.stride(),
-        c.data_ptr() or c.device, c.dtype, c.shape, c.stride(),
-        d.data_ptr() or d.device, d.dtype, d.shape, d.stride(),
-        e.data_ptr() or e.device, e.dtype, e.shape, e.stride(),
-        f.data_ptr() or f.device, f.dtype, f.shape, f.stride(),
+        None if lut is None else (lut.data_ptr() or lut.device, lut.dtype, lut.shape,
+                                  lut.is_contiguous()),
+        a.data_ptr() or a.device, a.dtype, a.shape, a.is_contiguous(),
+        b.data_ptr() or b.device, b.dtype, b.shape, b.is_contiguous(),
+        c.data_ptr() or c.device, c.dtype, c.shape, c.is_contiguous(),
+        d.data_ptr() or d.device, d.dtype, d.shape, d.is_contiguous(),
+        e.data_ptr() or e.device, e.dtype, e.shape, e.is_contiguous(),
+        f.data_ptr() or f.device, f.dtype, f.shape, f.is_contiguous(),
         swa, cap,
     )
 
@@ -118,7 +133,9 @@ class BufferSet:
         self.records: dict = {}
         self.used = 0
         self._fields = [(f.name, getattr(plan, f.name)) for f in fields(LaunchPlan)]
-        self._plans: dict[int, LaunchPlan] = {plan.bs: plan}
+        # plan of each bs in [0, max_bs] (a validated plan's bs is in range), built on first use
+        self._plans: list[LaunchPlan | None] = [None] * (self.max_bs + 1)
+        self._plans[plan.bs] = plan
 
     def plan_for(self, req_pool_indices, prefix_lens, extend_seq_lens) -> LaunchPlan:
         """The plan for these request tensors: the per-step checks, else the full validator.
@@ -144,7 +161,7 @@ class BufferSet:
             _STATS["request_misses"] += 1
             return validate_launch(**dict(zip(REQUEST_INPUT_NAMES, (a, b, c))), **self.kwargs)
         bs = shape[0]
-        plan = self._plans.get(bs)
+        plan = self._plans[bs]  # 0 <= bs <= max_bs: a 1-D shape, checked above
         if plan is None:
             plan = self._plans[bs] = self._plan_of(bs)
         return plan
@@ -187,7 +204,28 @@ def bind_set(**stable) -> BufferSet:
 
 
 def lookup(kw: dict) -> tuple[LaunchPlan, BufferSet | None]:
-    """(plan, buffer set) of the 13 launcher arguments, through the memo (module docstring).
+    """(plan, buffer set) of the 13 launcher arguments (a dict), through the memo: see
+    :func:`lookup_args`.
+
+    Raises:
+        PlanError: whatever :func:`impls.validate.validate_launch` raises, unchanged (spec section 4).
+        TypeError: a missing launcher argument.
+    """
+    try:
+        if len(kw) != _ARGUMENT_COUNT:
+            raise KeyError
+        args = _ARGUMENTS(kw)
+    except KeyError:
+        validate_launch(**kw)  # raises the TypeError that names what is missing or unknown
+        raise
+    return lookup_args(*args)
+
+
+def lookup_args(rpi, prefix, extend, t, lut, a, b, c, d, e, f, swa, cap
+                ) -> tuple[LaunchPlan, BufferSet | None]:
+    """(plan, buffer set) of the 13 launcher arguments given positionally in the order of
+    :data:`impls.contract.ARGUMENT_NAMES` (a planner's ``launch`` passes its parameters on without
+    building a dict), through the memo (module docstring).
 
     Returns:
         The :class:`LaunchPlan` (cached per buffer set and bs) and its :class:`BufferSet`, or None
@@ -197,17 +235,18 @@ def lookup(kw: dict) -> tuple[LaunchPlan, BufferSet | None]:
         PlanError: whatever :func:`impls.validate.validate_launch` raises, unchanged (spec section 4).
     """
     try:
-        key = stable_key(kw)
+        key = stable_key_of(t, lut, a, b, c, d, e, f, swa, cap)
         entry = _MEMO.get(key)
-    except Exception:  # not tensors, unhashable, missing names: let the validator speak
+    except Exception:  # not tensors, unhashable: let the validator speak
         _STATS["bypass"] += 1
-        return validate_launch(**kw), None
+        return validate_launch(**_as_kwargs(rpi, prefix, extend, t, lut, a, b, c, d, e, f, swa,
+                                            cap)), None
     clock = _CLOCK[0] = _CLOCK[0] + 1
-    if entry is not None:
-        _STATS["hits"] += 1
+    if entry is not None:  # a hit (counted as clock - misses)
         entry.used = clock
-        return entry.plan_for(*_REQUEST(kw)), entry
+        return entry.plan_for(rpi, prefix, extend), entry
     _STATS["misses"] += 1
+    kw = _as_kwargs(rpi, prefix, extend, t, lut, a, b, c, d, e, f, swa, cap)
     plan = validate_launch(**kw)
     entry = BufferSet(kw, plan)
     entry.used = clock
@@ -215,6 +254,10 @@ def lookup(kw: dict) -> tuple[LaunchPlan, BufferSet | None]:
     if len(_MEMO) > MAX_ENTRIES:  # evict the least recently used (a scan, on a miss only)
         del _MEMO[min(_MEMO, key=lambda k: _MEMO[k].used)]
     return plan, entry
+
+
+def _as_kwargs(*args) -> dict:
+    return dict(zip(ARGUMENT_NAMES, args))
 
 
 def validate_mapping(launcher_kwargs: dict) -> LaunchPlan:
@@ -242,4 +285,6 @@ def stats() -> dict[str, int]:
     """Counters since import: ``hits`` and ``misses`` (buffer sets found / validated in full),
     ``request_misses`` (per-step checks that failed, so the full validator ran) and ``bypass``
     (calls the memo could not key)."""
-    return dict(_STATS)
+    counts = dict(_STATS)
+    counts["hits"] = _CLOCK[0] - counts["misses"]
+    return counts

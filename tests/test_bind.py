@@ -11,6 +11,7 @@ import impls
 from impls import python_planner, triton_planner, validate_cache
 from impls.errors import PlanError
 from impls.registry import availability, get_planner
+from impls.validate import validate_launch
 from impls.validate_cache import STABLE_NAMES
 from tests.test_validate_cache import _mutations, expected_error, make_kw, raised, request
 
@@ -102,3 +103,11 @@ def test_bound_planners_are_registered_launchers(planner):
     assert outputs(kw) == outputs(want)
     assert info.mode == availability(planner.removesuffix("-bound")).mode
     assert triton_planner.MODE is not None
+
+
+def test_check_is_the_buffer_sets_per_step_check():
+    kw = make_kw(5)
+    bound = impls.bind(python_planner, **stable(kw))
+    assert bound.check == bound.buffers.plan_for
+    step = request(kw, 7)
+    assert bound.check(*[step[n] for n in REQUEST]) == validate_launch(**step)

@@ -329,3 +329,65 @@ def test_fast_launch_self_check_falls_back_with_one_line_warning(monkeypatch):
     assert all(torch.equal(got[n][:38], want[n][:38]) for n in ("out_write_offsets",
                                                                 "out_verify_offsets_scratch"))
     assert torch.equal(got["out_write_seed_slot_indices"][:37], want["out_write_seed_slot_indices"][:37])
+
+
+class _FakeCompiled:
+    """Stands in for Triton's CompiledKernel on the CPU: records fast launches."""
+
+    def __init__(self, log: list) -> None:
+        self.log, self.function, self.packed_metadata = log, "fn-handle", "packed"
+        self.loads = 0
+
+    @property
+    def run(self):
+        self.loads += 1
+        return lambda *args: self.log.append(("fast", args))
+
+
+def test_fast_launch_passes_the_standard_launchs_arguments(monkeypatch):
+    """The GPU launch path, driven on the CPU with stand-ins for the kernel, the compiled kernel
+    and the driver: the first launch of a compile key takes the standard path, later launches (new
+    request tensors, another bs of the same block) call the compiled kernel's launcher with the
+    grid, the stream, its handles and then exactly the standard launch's arguments."""
+    log: list = []
+    compiled = _FakeCompiled(log)
+
+    class Kernel:
+        def __getitem__(self, grid):
+            def standard(*args, num_warps):
+                log.append(("standard", grid, args, num_warps))
+                return compiled
+            return standard
+
+    class Driver:
+        def get_current_stream(self, device):
+            return f"stream{device}"
+
+        def get_current_device(self):
+            return 0
+
+    monkeypatch.setattr(tp, "_GPU", True)
+    monkeypatch.setattr(tp, "_kernel", Kernel())
+    monkeypatch.setattr(tp, "_driver", Driver())
+    monkeypatch.setattr(tp, "_COMPILED", {})
+    monkeypatch.setattr(tp, "FAST_LAUNCH_CHECK", True)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: __import__("contextlib").nullcontext())
+    validate_cache.clear()
+    kw = random_case(9, 3, "swa")
+    steps = [dict(kw, **{n: kw[n][:k].clone() for n in INPUTS[:3]}) for k in (9, 9, 7)]
+    for step in steps:
+        tp.launch(**step)
+    (kind, grid, standard, warps), *fast = log
+    assert kind == "standard" and grid == (1,) and warps == tp.CONFIG[32][1]
+    assert [entry[0] for entry in fast] == ["fast", "fast"]
+    for step, (_, args) in zip(steps[1:], fast):
+        bs = step[INPUTS[0]].shape[0]
+        assert args[:9] == (1, 1, 1, "stream0", "fn-handle", "packed", None, None, None)
+        assert all(a is step[n] for a, n in zip(args[9:12], INPUTS[:3]))
+        assert args[12:20] == standard[3:11]  # the buffer set's tensors, the same objects
+        assert args[20] == bs and args[21:] == standard[12:]  # bs, then the other integers
+    assert compiled.loads == 2  # the launcher handle read once per prepared launch, not per call
+    monkeypatch.setattr(tp, "FAST_LAUNCH_CHECK", False)  # a failed self-check: standard only
+    tp.launch(**steps[0])
+    assert log[-1][0] == "standard"
+    validate_cache.clear()

@@ -191,3 +191,69 @@ def test_bind_set_raises_the_first_buffer_set_error_and_makes_the_zero_lut():
     assert raised(lambda: validate_cache.bind_set(**bad))[2] == "dtype"
     with pytest.raises(TypeError, match="missing"):
         validate_cache.bind_set(req_to_token=kw["req_to_token"])
+
+
+def test_lookup_args_takes_the_launchers_order_and_agrees_with_lookup():
+    from impls.contract import ARGUMENT_NAMES
+
+    assert ARGUMENT_NAMES[3:] == validate_cache.STABLE_NAMES  # lookup_args' positional layout
+    kw = make_kw(5)
+    plan, buffers = validate_cache.lookup(kw)
+    step = request(kw, 9)
+    plan2, buffers2 = validate_cache.lookup_args(*[step[n] for n in ARGUMENT_NAMES])
+    assert buffers2 is buffers and plan2 == validate_launch(**step)
+    bad = dict(step, prefix_lens=step["prefix_lens"].to(torch.int32))
+    assert raised(validate_cache.lookup_args, *[bad[n] for n in ARGUMENT_NAMES]) == \
+        expected_error(bad)
+
+
+def test_unknown_or_missing_keyword_raises_even_on_a_hit():
+    kw = make_kw(5)
+    validate_cache.lookup(kw)
+    with pytest.raises(TypeError, match="unexpected keyword argument.*bogus"):
+        validate_cache.lookup(dict(kw, bogus=1))
+    short = dict(kw)
+    del short["prefix_lens"]
+    with pytest.raises(TypeError, match="missing keyword argument.*prefix_lens"):
+        validate_cache.lookup(short)
+
+
+@pytest.mark.parametrize("change", ["output non-contiguous", "lut non-contiguous",
+                                    "lut shorter"])
+def test_one_d_buffers_keyed_on_contiguity_still_raise(change):
+    """The LUT and the outputs are keyed on is_contiguous(), not stride(): a change in place that
+    breaks contiguity or a length misses and raises the validator's error."""
+    kw = make_kw(5)
+    validate_cache.lookup(kw)
+    if change == "output non-contiguous":
+        out = kw["out_write_offsets"]
+        out.as_strided_((out.shape[0] // 2,), (2,))
+    elif change == "lut non-contiguous":
+        kw["full_to_swa_index_mapping"].as_strided_((20,), (2,))
+    else:
+        kw["full_to_swa_index_mapping"].resize_(0)
+    want = expected_error(kw)
+    assert raised(validate_cache.lookup, kw) == want
+    assert want[2] in ("contiguous", "length", "lut-len-positive", "write-offsets-len-mismatch")
+
+
+def test_contiguous_restride_of_an_output_is_still_a_hit():
+    """A one-element output given another stride stays contiguous: the same buffer set, no miss
+    (its checks and the launch read only data pointer, dtype, shape and contiguity)."""
+    kw = make_kw(5)
+    validate_cache.lookup(kw)
+    misses = validate_cache.stats()["misses"]
+    kw["out_verify_enable"].as_strided_((1,), (7,))
+    assert kw["out_verify_enable"].is_contiguous()
+    plan, _ = validate_cache.lookup(kw)
+    assert validate_cache.stats()["misses"] == misses and plan == validate_launch(**kw)
+
+
+def test_hits_are_counted():
+    kw = make_kw(5)
+    before = validate_cache.stats()
+    validate_cache.lookup(kw)
+    validate_cache.lookup(request(kw, 3))
+    validate_cache.lookup(request(kw, 4))
+    after = validate_cache.stats()
+    assert after["misses"] - before["misses"] == 1 and after["hits"] - before["hits"] == 2
