@@ -19,7 +19,6 @@ from itertools import accumulate
 import torch
 
 from impls.constants import NO_SEED
-from impls.contract import SWA_WINDOW_NAME, VERIFY_CAPACITY_NAME
 from impls.validate import LaunchPlan, validate_launch
 from impls.validate_cache import BufferSet
 
@@ -53,13 +52,13 @@ def lut_index(slot: int, lut_len: int) -> int | None:
     return min(slot, lut_len - 1) if lut_len > 0 and slot >= 0 else None
 
 
-def request_offsets(rpi: list[int], prefix: list[int], extend: list[int], *,
-                    swa_window_size: int) -> tuple[list[int], list[int]]:
+def request_offsets(rpi: list[int], prefix: list[int], extend: list[int],
+                    window: int) -> tuple[list[int], list[int]]:
     """Verify and write offsets [bs+1] (spec section 5), exact (not yet wrapped): exclusive prefix
     sums of the per-request lengths. An active row (``row != 0``; 0 is the padding row, spec section
     2) verifies ``prefix - max(prefix - W, 0)`` tokens when W > 0, else ``prefix`` (never below 0),
-    and writes ``max(extend, 0)``; a padding row adds nothing."""
-    window = swa_window_size
+    and writes ``max(extend, 0)``; a padding row adds nothing. ``window`` is W,
+    ``swa_window_size``."""
     if window > 0:  # prefix - max(prefix - W, 0) == min(prefix, W)
         verify = [(p if p < window else window) if row != 0 and p > 0 else 0
                   for row, p in zip(rpi, prefix)]
@@ -69,13 +68,13 @@ def request_offsets(rpi: list[int], prefix: list[int], extend: list[int], *,
     return [0, *accumulate(verify)], [0, *accumulate(write)]
 
 
-def finish(verify_offsets: list[int], write_offsets: list[int], seeds: list[int], *,
-           verify_capacity: int) -> tuple[list[int], list[int], list[int], int, int, int]:
+def finish(verify_offsets: list[int], write_offsets: list[int], seeds: list[int],
+           capacity: int) -> tuple[list[int], list[int], list[int], int, int, int]:
     """The six results of :func:`plan_values` from exact offsets [bs+1] and seeds [bs]: each
     wrapped to its output's width, and the three scalars (spec section 5)."""
     total_verify = _wrap(verify_offsets[-1], 64)
-    scalars = (_wrap(min(total_verify, verify_capacity), 32),
-               0 if total_verify > verify_capacity else 1, len(seeds))
+    scalars = (_wrap(min(total_verify, capacity), 32),
+               0 if total_verify > capacity else 1, len(seeds))
     # Lengths are >= 0, so the offsets rise: when the last fits int64 every one does, and the
     # per-element wrap is the identity (seeds are table or LUT entries, in range by their dtype).
     if (verify_offsets[-1] <= _INT64_MAX and write_offsets[-1] <= _INT64_MAX
@@ -115,13 +114,12 @@ def plan_values(
     """
     if positions is None:
         positions = seed_positions(rpi, prefix, extend, max_reqs=max_reqs, max_seq_len=max_seq_len)
-    verify_offsets, write_offsets = request_offsets(rpi, prefix, extend,
-                                                    swa_window_size=swa_window_size)
+    verify_offsets, write_offsets = request_offsets(rpi, prefix, extend, swa_window_size)
     seeded = [i for i, pos in enumerate(positions) if pos is not None]
     slots = [read_slot(rpi[i], positions[i]) for i in seeded]
     seeds = place_seeds(len(rpi), seeded, slots, lut_len,
                         lambda indices: [read_lut(index) for index in indices])
-    return finish(verify_offsets, write_offsets, seeds, verify_capacity=verify_capacity)
+    return finish(verify_offsets, write_offsets, seeds, verify_capacity)
 
 
 def place_seeds(bs: int, seeded: list[int], slots: list[int], lut_len: int,
@@ -197,10 +195,8 @@ def launch_validated(validated: tuple[LaunchPlan, BufferSet], req_pool_indices: 
     slots = _gather(buffers.tensors[0], [rpi[i] * cols + positions[i] for i in seeded])  # row-major
     seeds = place_seeds(len(rpi), seeded, slots, plan.lut_len,
                         lambda indices: _gather(plan.lut_tensor, indices))
-    verify_offsets, write_offsets = request_offsets(rpi, prefix, extend,
-                                                    **{SWA_WINDOW_NAME: plan.swa_window_size})
-    results = finish(verify_offsets, write_offsets, seeds,
-                     **{VERIFY_CAPACITY_NAME: plan.verify_capacity})
+    verify_offsets, write_offsets = request_offsets(rpi, prefix, extend, plan.swa_window_size)
+    results = finish(verify_offsets, write_offsets, seeds, plan.verify_capacity)
     for out, values in zip(buffers.tensors[2:], (*results[:3], results[3:4], results[4:5],
                                                  results[5:])):
         _write(out, values)
