@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.generators import DEFAULT_TABLE
-from impls.contract import REQUEST_INPUT_NAMES, TABLE_NAME
+from impls.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES, SCALAR_OUTPUT_NAMES, TABLE_NAME
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,9 @@ class Row:
         project: what this project's planners do (the rule cases pin).
         upstream: what upstream's Triton kernel does (spec section 6, second column).
         other: what a planner that gives another (in-bounds) value there does, in the same words.
+        governs: what the project's rule decides there: the outputs whose values it sets, or
+            :data:`ERROR` when it decides which error is raised. A difference anywhere else on a
+            case that pins the rule is a contract failure, not a difference from the rule.
     """
 
     key: str
@@ -32,22 +35,30 @@ class Row:
     project: str
     upstream: str
     other: str
+    governs: tuple[str, ...] = ()
 
+
+ERROR = "error"
+"""What :attr:`Row.governs` names for a rule that decides which error is raised (spec section 4)."""
+_SEEDS = (OUTPUT_NAMES[2],)
+"""``out_write_seed_slot_indices``: the seed a read decides (spec section 5)."""
 
 ROWS = (
-    Row("lut-clamp", "translated slot >= lut_len", "clamps", "clamps", "does not clamp"),
+    Row("lut-clamp", "translated slot >= lut_len", "clamps", "clamps", "does not clamp", _SEEDS),
     Row("past-row", "prefix_lens[r] - 1 >= max_seq_len", "clamps",
-        "reads past the row", "reads past the row"),
+        "reads past the row", "reads past the row", _SEEDS),
     Row("row-out-of-table", "req_pool_indices[r] < 0 or >= max_reqs, active", "no read, seed -1",
-        "reads out of bounds", "reads outside the table"),
+        "reads out of bounds", "reads outside the table", _SEEDS),
     Row("write-offsets-past-bs", "write_offsets past bs", "untouched", "untouched",
-        "writes past bs"),
+        "writes past bs", (OUTPUT_NAMES[1],)),
     Row("window-overflow", "negative prefix where W - prefix exceeds int64",
-        "exact", "overflows int64", "wrong window (int64 overflow)"),
+        "exact", "overflows int64", "wrong window (int64 overflow)",
+        (OUTPUT_NAMES[0], *SCALAR_OUTPUT_NAMES[:2])),
     Row("zero-d-tensor", "a 0-d tensor where a 1-D one is expected",
-        "counted as length 1, then validated", "raises IndexError", "raises another error"),
+        "counted as length 1, then validated", "raises IndexError", "raises another error",
+        (ERROR,)),
     Row("zero-extend-read", "a prefix but extend 0", "skips the read",
-        "reads the seed slot", "other value"),
+        "reads the seed slot", "other value", _SEEDS),
 )
 """Spec section 6, top to bottom. The value rows carry the keys of
 :data:`conformance.corpus.hazards.ROWS`, which the loader computes per case."""
@@ -68,6 +79,14 @@ def out_of_contract(case) -> tuple[str, ...]:
     if any(step.bs < case.write_req_capacity for step in case.steps if step.error is None):
         found.add("write-offsets-past-bs")
     return tuple(key for key in ROW_KEYS if key in found)
+
+
+def governed(case) -> frozenset[str]:
+    """What the rules ``case`` pins decide (:attr:`Row.governs` of every row it reaches; the
+    wrapper's check, spec section 4 item 0, decides an error)."""
+    if case.pins == "wrapper":
+        return frozenset({ERROR})
+    return frozenset(f for key in out_of_contract(case) for f in BY_KEY[key].governs)
 
 
 def flat_read_outside_table(case) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from conformance.engine.inputs import TABLE_GUARD_GARBAGE, build_tables
+from conformance.corpus.section6 import ERROR
 from impls.constants import NO_SEED
 from impls.contract import ARGUMENTS
 
@@ -42,6 +43,28 @@ def possible_seeds(case) -> set[int]:
         values |= {v for _, _, v in step.inputs.get("req_to_token_set", ())}
         values |= {v for _, v in step.inputs.get("lut_set", ())}
     return values
+
+
+ERROR_VERDICTS = ("wrong error", "expected ")
+"""How the judge's report of an error mismatch starts (conformance/engine/judge.py)."""
+
+
+def differing_fields(text: str) -> list[str]:
+    """The outputs a failure report ``text`` names as differing, in its order."""
+    return _FIELD.findall(text or "")
+
+
+def rule_explains(text: str, governs: frozenset[str]) -> bool:
+    """Whether the failure report ``text`` lies entirely where a project rule or the wrapper
+    decides (``governs``: outputs, or ``error``; :func:`conformance.corpus.section6.governed`). A
+    report about anything else (another output, an input written, a raise on a valid step) is a
+    failure of the contract, whatever the case pins."""
+    fields = differing_fields(text)
+    if fields:
+        return set(fields) <= governs
+    detail = next((ln.strip() for ln in (text or "").splitlines()[2:]
+                   if ln.strip() and not ln.strip().startswith(("run ", "step "))), "")
+    return ERROR in governs and detail.startswith(ERROR_VERDICTS)
 
 
 def outside_evidence(text: str, case=None) -> str | None:

@@ -33,7 +33,8 @@ import pytest
 
 from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifests, unknown_cases
-from conformance.plugin.evidence import outside_evidence
+from conformance.corpus.section6 import governed
+from conformance.plugin.evidence import outside_evidence, rule_explains
 from conformance.paths import DEFAULT_CASES_DIR
 from conformance.reporting import divergence_profile
 from impls.registry import builtin_names
@@ -150,7 +151,8 @@ class ProfileJudge:
             if evidence:
                 report.longrepr = f"{text}\n  out of bounds: {evidence} (spec §6, last line)"
             return
-        if observed == "fail" and case.pins not in self.judged_pins(planner):
+        if (observed == "fail" and case.pins not in self.judged_pins(planner)
+                and rule_explains(text, governed(case))):
             status = DIFFERS[case.pins]
             what = "differs from project rule" if status == "differs" else "not the wrapper"
             report.outcome, report.longrepr = "passed", None
