@@ -31,6 +31,7 @@ from conformance.engine.inputs import (GUARD, OUTPUT_DTYPES, POISONS, SCALAR_DEF
                                        output_lengths)
 from impls.contract import (ARGUMENTS, DEVICE_REFERENCE, LUT_NAME, OUTPUT_NAMES,
                             REQUEST_INPUT_NAMES, SCALAR_NAMES, SCALAR_OUTPUT_NAMES, TABLE_NAME)
+from conformance.engine.rerun import RUN_ENVIRONMENT, shell_command
 from impls.registry import UnknownPlanner, get_planner
 
 MAIN = '''
@@ -188,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)
-        print(f"wrote {args.out}: run it with  {shlex.join(['python', str(args.out)])}",
+        env = {k: v for k, v in RUN_ENVIRONMENT.items() if k == "PYTHONPATH"}  # finds the planner
+        print(f"wrote {args.out}: run it with  {shell_command(['python', str(args.out)], env)}",
               file=sys.stderr)
     return 0
