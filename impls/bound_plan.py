@@ -139,3 +139,20 @@ class BoundLauncher:
         else:
             self._bound.move_to_end(key)
         bound(*request)
+
+
+def bound_launcher(planner: ModuleType):
+    """``planner``'s launcher through a :class:`BoundLauncher`: the same keyword-only signature
+    (``inspect.signature`` reads the planner's own, spec section 3), arguments, outputs and
+    errors; what the ``*-bound`` planners of :mod:`impls.registry` export as ``launch``."""
+    through = BoundLauncher(planner)
+
+    def launch(**launcher_kwargs) -> None:
+        through(launcher_kwargs)
+
+    launch.__signature__ = inspect.signature(planner.launch)
+    launch.__annotations__ = dict(planner.launch.__annotations__)
+    launch.__doc__ = (f":func:`{planner.__name__}.launch` through "
+                      f":class:`impls.bound_plan.BoundLauncher` (spec sections 3 to 5).")
+    launch.__module__ = planner.__name__.replace("_planner", "_bound_planner")
+    return launch

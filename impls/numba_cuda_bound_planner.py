@@ -6,34 +6,11 @@ path (per-step checks of the request tensors only) byte for byte like every othe
 
 from __future__ import annotations
 
-import torch
-
 from impls import numba_cuda_planner
-from impls.bound_plan import BoundLauncher
+from impls.bound_plan import bound_launcher
 
 BOUND_OF = numba_cuda_planner
 """The planner this one binds (the bench binds it directly: :func:`impls.bind`)."""
 MODE = numba_cuda_planner.MODE
 probe = numba_cuda_planner.probe
-_LAUNCHER = BoundLauncher(numba_cuda_planner)
-
-
-def launch(
-    *,
-    req_pool_indices: torch.Tensor,
-    prefix_lens: torch.Tensor,
-    extend_seq_lens: torch.Tensor,
-    req_to_token: torch.Tensor,
-    full_to_swa_index_mapping: torch.Tensor | None,
-    out_verify_offsets_scratch: torch.Tensor,
-    out_write_offsets: torch.Tensor,
-    out_write_seed_slot_indices: torch.Tensor,
-    out_verify_num_valid: torch.Tensor,
-    out_verify_enable: torch.Tensor,
-    out_write_num_valid_reqs: torch.Tensor,
-    swa_window_size: int,
-    verify_capacity: int,
-) -> None:
-    """:func:`impls.numba_cuda_planner.launch` through :class:`impls.bound_plan.BoundLauncher` (same
-    arguments, outputs and errors: spec sections 3 to 5)."""
-    _LAUNCHER(locals())
+launch = bound_launcher(numba_cuda_planner)
