@@ -12,6 +12,9 @@ ordinary ways a planner ends or bends the run; the isolation worker
 * ``os._exit`` (and ``posix._exit``) called during a case raise :class:`PlannerEscape` instead of
   ending the process; ``ctypes`` calls to libc's ``_exit``, signals and the like are out of reach
   (the results file then stays ``"complete": false``);
+* a child process the planner forked that returns into the harness ends when it leaves the case
+  (without it every fork would run the rest of the suite, print its own summary and write the
+  results file);
 * process-global torch state a planner changed is named and set back
   (:mod:`conformance.robustness.torch_state`).
 """
@@ -78,6 +81,7 @@ def guarded():
             SIGINT) or called ``os._exit``.
     """
     saved = os._exit, posix._exit
+    pid = os.getpid()
     _Interrupts.sigint = False
     os._exit = posix._exit = _no_exit
     try:
@@ -91,6 +95,8 @@ def guarded():
                             f"during the case") from None
     finally:
         os._exit, posix._exit = saved
+        if os.getpid() != pid:  # a child the planner forked came back into the harness
+            posix._exit(0)  # one run, one summary, one results file: the child ends here
 
 
 @contextlib.contextmanager
