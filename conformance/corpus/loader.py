@@ -112,7 +112,7 @@ class CaseFileError:
 
     def __post_init__(self) -> None:
         # The path names the pytest item (``file@path[load]``): one printable line, never huge.
-        where = _printable(self.json_path)
+        where = printable(self.json_path)
         object.__setattr__(self, "json_path", where if len(where) <= MAX_MESSAGE else
                            where[:MAX_MESSAGE] + "...")
 
@@ -121,10 +121,12 @@ class CaseFileError:
         message past MAX_MESSAGE characters (a schema error quoting a huge value) is cut."""
         message = self.message if len(self.message) <= MAX_MESSAGE else \
             self.message[:MAX_MESSAGE] + f"... ({len(self.message)} characters)"
-        return _printable(f"{display_path(self.path)}: at {self.json_path}: {message}")
+        return printable(f"{display_path(self.path)}: at {self.json_path}: {message}")
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
+    """``text`` with every non-printable character (ESC, newline, bidi controls) escaped as Python
+    writes it in a string literal: safe to put in one terminal line or a pytest node id."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
