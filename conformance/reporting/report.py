@@ -160,8 +160,10 @@ def render_html(model: dict) -> str:
 
 
 def _summary_table(model: dict, fmt: str) -> str:
-    rows = [[s["planner"], s["mode"], *[s["counts"][k] for k in STATUSES], f"{s['seconds']:.1f}"]
-            for s in model["summary"]]
+    # In Markdown a planner name or mode read from a results file is untrusted: a code span each
+    cell = code_span if fmt == "github" else str
+    rows = [[cell(s["planner"]), cell(s["mode"]), *[s["counts"][k] for k in STATUSES],
+             f"{s['seconds']:.1f}"] for s in model["summary"]]
     return tabulate(rows, headers=["planner", "mode", *STATUSES, "seconds"], tablefmt=fmt)
 
 

@@ -81,7 +81,7 @@ def edits_input_through_numpy(**kwargs) -> None:
 
 
 def late_thread_writer(**kwargs) -> None:
-    """Right outputs, and a thread that 20 ms later writes -7 into the element just past
+    """Right outputs, and a thread that 0.5 s later writes -7 into the element just past
     ``out_write_offsets``'s defined region (the stale tail): a kernel still running after the
     launcher returned, on a stream the caller never synchronised."""
     python_launch(**kwargs)
@@ -91,7 +91,7 @@ def late_thread_writer(**kwargs) -> None:
         return
 
     def later() -> None:
-        time.sleep(0.02)
+        time.sleep(0.5)
         offsets[plan_bs + 1] = -7
 
     threading.Thread(target=later, daemon=True).start()
