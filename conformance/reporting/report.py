@@ -20,6 +20,7 @@ from tabulate import tabulate
 
 from conformance.reporting import bench_figures as report_bench
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
+from conformance.corpus.loader import printable
 from conformance.reporting.freshness import stale_reasons
 from conformance.reporting import divergence_profile
 from conformance.reporting.markdown import code_span, fenced, html_text
@@ -176,7 +177,9 @@ def _head(model: dict) -> str:
 
 
 def render_text(model: dict) -> str:
-    """The terminal rendering: summary per planner, failures with rerun commands, catalog gaps."""
+    """The terminal rendering: summary per planner, failures with rerun commands, catalog gaps.
+    Control characters a results file holds (an ESC in a hand-edited planner name or message) are
+    escaped, never sent to the terminal."""
     out = [line for line in (warning(model),) if line]
     out += [_head(model), "", _summary_table(model, "simple")]
     if model["failures"]:
@@ -192,7 +195,7 @@ def render_text(model: dict) -> str:
                 for b in model["bench"]["table"]]
         out += ["", tabulate(rows, headers=["planner", "mode", "bs", "p50 us", "IQR", "vs floor"],
                              tablefmt="simple")]
-    return "\n".join(out) + "\n"
+    return "\n".join(printable(line) for line in "\n".join(out).split("\n")) + "\n"
 
 
 def render_markdown(model: dict) -> str:
