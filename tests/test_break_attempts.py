@@ -247,11 +247,17 @@ def test_hand_edited_results_are_refused_in_one_line_or_rendered_as_text(tmp_pat
         if "<script>" in line or "<b>p" in line:
             assert "`" in line or line == "<script>alert(1)</script>", line  # code span or fence
     terminal = json.loads(json.dumps(doc))
-    terminal["results"][0].update(planner="\x1b]0;title\x07\x1b[2Jp", message="\x1b[31mred")
+    terminal["results"][0].update(planner="\x1b]0;title\x07\x1b[2Jp", message="\x1b[31mred",
+                                  id="\x1b[31mred[p]")
     path = tmp_path / "terminal.json"
     path.write_text(json.dumps(terminal))
     text = run_cli("report", str(path), "--format", "text", timeout=120).stdout
     assert "\x1b" not in text and "\\x1b]0;title\\x07\\x1b[2Jp" in text  # before the fix: raw
+    clean = tmp_path / "clean.json"
+    clean.write_text(json.dumps(doc))
+    text = run_cli("report", "--compare", str(clean), str(path), "--format", "text",
+                   timeout=120).stdout
+    assert "\x1b" not in text and "\\x1b[31mred" in text  # before the fix: raw
     path = tmp_path / "hostile.json"
     page = tmp_path / "page.html"
     assert run_cli("report", str(path), "--out", str(page), timeout=120).returncode in (0, 1)
