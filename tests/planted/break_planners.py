@@ -194,16 +194,6 @@ def closes_stdio(**kwargs) -> None:
     os.close(2)
 
 
-def forks(**kwargs) -> None:
-    """Forks; the child returns wrong outputs into the same (shared copy-on-write) call stack and
-    exits with 0 only when the harness lets it return, the parent is right."""
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)
-    os.waitpid(pid, 0)
-    python_launch(**kwargs)
-
-
 def forks_and_child_continues(**kwargs) -> None:
     """Forks and lets the child return from the launcher too (two processes continue the run)."""
     os.fork()
