@@ -119,9 +119,9 @@ def test_process_global_torch_state_is_named_and_set_back(planner, change):
     assert not torch.is_anomaly_enabled() and torch.get_num_threads() == threads
 
 
-@pytest.mark.xfail(strict=True, reason="a write the planner leaves to a thread (or an unsynchronised "
-                   "stream) after it returned lands after the observation; only compute-sanitizer's "
-                   "racecheck or a device-side check could see it")
+@pytest.mark.xfail(strict=True, reason="a write the planner leaves to a thread (or an "
+                   "unsynchronised stream) after it returned lands after the observation; only "
+                   "compute-sanitizer's racecheck or a device-side check could see it")
 def test_a_write_a_thread_makes_after_the_launcher_returned_is_caught():
     _failure(bp.late_thread_writer)
 
@@ -222,7 +222,8 @@ def _results(tmp_path: Path) -> dict:
 
 def test_hand_edited_results_are_refused_in_one_line_or_rendered_as_text(tmp_path):
     doc = _results(tmp_path)
-    edits = {"status": ("results", 0, "status", "totally-fine"), "type": ("results", None, None, "x"),
+    edits = {"status": ("results", 0, "status", "totally-fine"),
+             "type": ("results", None, None, "x"),
              "complete": ("complete", None, None, "false")}
     for name, (key, index, field, value) in edits.items():
         bad = json.loads(json.dumps(doc))

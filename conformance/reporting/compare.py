@@ -159,9 +159,9 @@ def _rows(entries: list[dict], fmt: str) -> list[list]:
 
 
 def render_markdown(model: dict, fmt: str = "github") -> str:
-    """Markdown (``fmt="github"``, for a pull-request comment) or plain text (``"simple"``). In plain
-    text the control characters of names and messages from the two files are escaped, never sent
-    to the terminal."""
+    """Markdown (``fmt="github"``, for a pull-request comment) or plain text (``"simple"``).
+    In plain text the control characters of names and messages from the two files are escaped,
+    never sent to the terminal."""
     md = fmt == "github"
     sides = f"{model['old']} -> {model['new']}"
     if model["incomplete"]:

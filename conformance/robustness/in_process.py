@@ -60,7 +60,8 @@ def install_interrupt_flag() -> None:
 
 
 def safe_repr(value) -> str:
-    """``repr(value)``, or ``<repr() raised>`` when that raises (a planner's values may be hostile)."""
+    """``repr(value)``, or ``<repr() raised>`` when that raises (a planner's values may be
+    hostile)."""
     try:
         return repr(value)
     except Exception:  # a planner's exception argument may be hostile

@@ -207,7 +207,7 @@ def sleeps(**kwargs) -> None:
 
 
 def returns_hostile_value(**kwargs) -> object:
-    """Right outputs, returns an object whose repr raises and whose ``__eq__`` / ``__bool__`` raise."""
+    """Right outputs; returns an object whose repr, ``__eq__`` and ``__bool__`` raise."""
     python_launch(**kwargs)
 
     class Hostile:
