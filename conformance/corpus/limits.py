@@ -17,3 +17,7 @@ MAX_LUT_LEN = 1 << 23
 """Longest LUT: 64 MiB of int64."""
 MAX_OVERRIDE_ELEMENTS = MAX_ARRAY_LEN
 """Most elements an override ``shape`` may ask for (a zero tensor of that shape)."""
+MAX_CASE_FILE_BYTES = 1 << 27
+"""Largest case file the loader reads (128 MiB: a few arrays at :data:`MAX_ARRAY_LEN` written out
+as JSON integers); a bigger one, or anything that is not a regular file (a FIFO, ``/dev/zero``
+behind a symlink), is one ``[load]`` fault and is never read."""

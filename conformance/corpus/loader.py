@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 import sys
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -23,6 +24,7 @@ from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
 from impls.contract import REQUEST_INPUT_NAMES
 from conformance.corpus.hazards import findings, hazard_tag_fault, out_of_contract
+from conformance.corpus.limits import MAX_CASE_FILE_BYTES
 
 DEFAULT_SUBJECT = "offsets-planner"
 """The kernel a case pins when its file names none; the only subject so far."""
@@ -110,7 +112,7 @@ class CaseFileError:
 
     def __post_init__(self) -> None:
         # The path names the pytest item (``file@path[load]``): one printable line, never huge.
-        where = _printable(self.json_path)
+        where = printable(self.json_path)
         object.__setattr__(self, "json_path", where if len(where) <= MAX_MESSAGE else
                            where[:MAX_MESSAGE] + "...")
 
@@ -119,10 +121,12 @@ class CaseFileError:
         message past MAX_MESSAGE characters (a schema error quoting a huge value) is cut."""
         message = self.message if len(self.message) <= MAX_MESSAGE else \
             self.message[:MAX_MESSAGE] + f"... ({len(self.message)} characters)"
-        return _printable(f"{display_path(self.path)}: at {self.json_path}: {message}")
+        return printable(f"{display_path(self.path)}: at {self.json_path}: {message}")
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
+    """``text`` with every non-printable character (ESC, newline, bidi controls) escaped as Python
+    writes it in a string literal: safe to put in one terminal line or a pytest node id."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
@@ -225,8 +229,17 @@ def _no_constant(name: str) -> None:
 def read_case_file(path: Path) -> tuple[object, CaseFileError | None]:
     """The JSON document in ``path`` (floats as :class:`decimal.Decimal`, so that the schema refuses
     them where it wants an integer), or the fault that stops it being read: not UTF-8, malformed
-    JSON, an integer past Python's int-string limit, nesting deeper than :data:`MAX_NESTING`."""
+    JSON, an integer past Python's int-string limit, nesting deeper than :data:`MAX_NESTING`, not a
+    regular file or over :data:`conformance.corpus.limits.MAX_CASE_FILE_BYTES` (then never opened:
+    a FIFO would block and ``/dev/zero`` never end)."""
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            return None, CaseFileError(path, "$", "not a regular file (a FIFO, device or socket): "
+                                                  "not read")
+        if info.st_size > MAX_CASE_FILE_BYTES:
+            return None, CaseFileError(path, "$", f"{info.st_size} bytes, more than the "
+                                                  f"{MAX_CASE_FILE_BYTES} a case file may hold")
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         return None, CaseFileError(path, f"byte {exc.start}", f"not UTF-8: {exc.reason}")

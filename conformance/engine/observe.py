@@ -24,6 +24,13 @@ from impls.buffers import PlanBuffers
 from impls.contract import LUT_NAME, LUT_TENSOR_NAME, OUTPUT_NAMES
 from impls.validate import inner_args, validate_offsets_inputs, zero_lut
 
+# Bound when the observer is imported, before any planner is (the isolation worker imports it
+# first): a planner that monkeypatches torch.equal, Tensor.clone or Tensor.tolist in its process
+# changes what it sees, not what the observer records.
+_EQUAL = torch.equal
+_CLONE = torch.Tensor.clone
+_TOLIST = torch.Tensor.tolist
+
 REPR_LIMIT = 200
 """Characters of a launcher's return value's ``repr`` kept in an observation."""
 STAND_IN = f"{LUT_TENSOR_NAME} (the no-LUT stand-in)"
@@ -159,13 +166,13 @@ def _snapshots(kwargs: dict, own_views: set[int]) -> list[tuple]:
         device = kwargs[OUTPUT_NAMES[0]].device  # the stand-in lives on the scratch's device
         if device.type != "meta":
             stand_in = zero_lut(device)
-            out.append((STAND_IN, stand_in, stand_in.clone(), 0, 1, stand_in._version))
+            out.append((STAND_IN, stand_in, _CLONE(stand_in), 0, 1, stand_in._version))
     for name, value in kwargs.items():
         if not isinstance(value, torch.Tensor) or id(value) in own_views or value.is_meta:
             continue
         whole = value._base if value._base is not None else value
         offset = value.storage_offset() - whole.storage_offset()
-        out.append((name, whole, whole.clone(), offset, value.numel(), whole._version))
+        out.append((name, whole, _CLONE(whole), offset, value.numel(), whole._version))
     return out
 
 
@@ -173,8 +180,8 @@ def _input_states(snapshots: list[tuple]) -> list[InputState]:
     states = []
     for name, whole, before, offset, length, version in snapshots:
         state = InputState(name, offset, length, version, whole._version)
-        if not torch.equal(whole, before):
-            state.before, state.after = before.flatten().tolist(), whole.flatten().tolist()
+        if not _EQUAL(whole, before):
+            state.before, state.after = _TOLIST(before.flatten()), _TOLIST(whole.flatten())
         states.append(state)
     return states
 
@@ -188,7 +195,7 @@ def _observe_launch(built: BuiltStep, launch, device: torch.device) -> StepObser
     seen = StepObservation(built.run, built.run_index, built.index)
     own_views = {id(b.view) for b in built.buffers.values()}
     snapshots = _snapshots(built.kwargs, own_views)
-    seen.outputs_before = {name: b.storage.tolist() for name, b in built.buffers.items()}
+    seen.outputs_before = {name: _TOLIST(b.storage) for name, b in built.buffers.items()}
     try:
         returned = launch(**built.kwargs)
         _sync(device)
@@ -198,7 +205,7 @@ def _observe_launch(built: BuiltStep, launch, device: torch.device) -> StepObser
         seen.returned_none = returned is None
         text = _safe(lambda: repr(returned), "<repr() raised>")
         seen.returned_repr = text if len(text) <= REPR_LIMIT else text[:REPR_LIMIT - 3] + "..."
-    seen.outputs_after = {name: b.storage.tolist() for name, b in built.buffers.items()}
+    seen.outputs_after = {name: _TOLIST(b.storage) for name, b in built.buffers.items()}
     seen.inputs = _input_states(snapshots)
     return seen
 

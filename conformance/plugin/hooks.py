@@ -25,7 +25,7 @@ import pytest
 from tabulate import tabulate
 
 from conformance.plugin import gpu_pinning  # noqa: F401 - first: pins an xdist worker's GPU before CUDA use
-from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus
+from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus, printable
 from conformance.plugin.results_writer import ResultsWriter, add_results_options
 from conformance.engine.runner import (
     CaseBuildError,
@@ -105,7 +105,7 @@ class CorpusFile(pytest.File):
         wanted = set(config.getoption("case"))
         for error in errors:
             if not wanted or error.case_id in wanted:
-                name = f"{display_path(error.path)}@{error.json_path}[load]"
+                name = printable(f"{display_path(error.path)}@{error.json_path}[load]")
                 yield CaseFileItem.from_parent(self, name=name, error=error)
         for missing in sorted(wanted - {case.id for case in cases}):
             faults = "".join(f"\n  {error}" for error in errors)

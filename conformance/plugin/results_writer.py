@@ -69,6 +69,10 @@ def case_meta(item: pytest.Item) -> dict | None:
     error = getattr(item, "error", None)
     if error is not None and hasattr(error, "json_path"):
         folder = error.path if error.path.is_dir() else error.path.parent
+        # the run's own --cases folder that holds the file: a duplicate id needs both files
+        roots = [Path(p) for p in item.config.getoption("cases", None) or []]
+        folder = next((r for r in roots if error.path.resolve().is_relative_to(r.resolve())),
+                      folder)
         return {"case": error.case_id, "description": f"bad case file: {error}", "tags": [],
                 "source": None, "file": display_path(error.path), "json_path": error.json_path,
                 "entry": None, "error_ids": [],

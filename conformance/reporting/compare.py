@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from conformance.corpus.loader import printable
 from conformance.reporting import bench_figures as report_bench
 from conformance.reporting.report import first_detail
 from conformance.reporting.markdown import code_span, fenced, html_text
@@ -158,7 +159,9 @@ def _rows(entries: list[dict], fmt: str) -> list[list]:
 
 
 def render_markdown(model: dict, fmt: str = "github") -> str:
-    """Markdown (``fmt="github"``, for a pull-request comment) or plain text (``"simple"``)."""
+    """Markdown (``fmt="github"``, for a pull-request comment) or plain text (``"simple"``).
+    In plain text the control characters of names and messages from the two files are escaped,
+    never sent to the terminal."""
     md = fmt == "github"
     sides = f"{model['old']} -> {model['new']}"
     if model["incomplete"]:
@@ -183,7 +186,8 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
         out += ["", f"{'### ' if md else ''}Benchmarks moved beyond their noise", "",
                 tabulate(rows, headers=["planner", "mode", "bs", "old p50 us", "new p50 us",
                                         "new/old"], tablefmt=fmt)]
-    return "\n".join(out) + "\n"
+    text = "\n".join(out)
+    return (text if md else "\n".join(printable(line) for line in text.split("\n"))) + "\n"
 
 
 def render_html(model: dict) -> str:

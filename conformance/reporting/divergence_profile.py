@@ -17,6 +17,7 @@ from collections import Counter
 from tabulate import tabulate
 
 from conformance.corpus.section6 import ROWS, Row
+from conformance.reporting.markdown import code_span
 from conformance.reporting.results_format import PSEUDO_PLANNERS
 
 IGNORED = ("skip", "xfail", "error")
@@ -66,8 +67,9 @@ def profile(results: list[dict]) -> dict:
 
 
 def render(model: dict, fmt: str = "simple") -> str:
-    """The profile as a table (tabulate's ``fmt``): one line per section-6 row."""
+    """The profile as a table (tabulate's ``fmt``): one line per section-6 row. In ``github``
+    (Markdown) the planner names, read from a results file, are code spans."""
     table = [[r["situation"], r["project"], *[r["cells"][p] for p in model["planners"]]]
              for r in model["rows"]]
-    return tabulate(table, headers=["spec §6 situation", "this project", *model["planners"]],
-                    tablefmt=fmt)
+    names = [code_span(p) if fmt == "github" else p for p in model["planners"]]
+    return tabulate(table, headers=["spec §6 situation", "this project", *names], tablefmt=fmt)

@@ -20,6 +20,7 @@ from tabulate import tabulate
 
 from conformance.reporting import bench_figures as report_bench
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
+from conformance.corpus.loader import printable
 from conformance.reporting.freshness import stale_reasons
 from conformance.reporting import divergence_profile
 from conformance.reporting.markdown import code_span, fenced, html_text
@@ -160,8 +161,10 @@ def render_html(model: dict) -> str:
 
 
 def _summary_table(model: dict, fmt: str) -> str:
-    rows = [[s["planner"], s["mode"], *[s["counts"][k] for k in STATUSES], f"{s['seconds']:.1f}"]
-            for s in model["summary"]]
+    # In Markdown a planner name or mode read from a results file is untrusted: a code span each
+    cell = code_span if fmt == "github" else str
+    rows = [[cell(s["planner"]), cell(s["mode"]), *[s["counts"][k] for k in STATUSES],
+             f"{s['seconds']:.1f}"] for s in model["summary"]]
     return tabulate(rows, headers=["planner", "mode", *STATUSES, "seconds"], tablefmt=fmt)
 
 
@@ -174,7 +177,9 @@ def _head(model: dict) -> str:
 
 
 def render_text(model: dict) -> str:
-    """The terminal rendering: summary per planner, failures with rerun commands, catalog gaps."""
+    """The terminal rendering: summary per planner, failures with rerun commands, catalog gaps.
+    Control characters a results file holds (an ESC in a hand-edited planner name or message) are
+    escaped, never sent to the terminal."""
     out = [line for line in (warning(model),) if line]
     out += [_head(model), "", _summary_table(model, "simple")]
     if model["failures"]:
@@ -190,7 +195,7 @@ def render_text(model: dict) -> str:
                 for b in model["bench"]["table"]]
         out += ["", tabulate(rows, headers=["planner", "mode", "bs", "p50 us", "IQR", "vs floor"],
                              tablefmt="simple")]
-    return "\n".join(out) + "\n"
+    return "\n".join(printable(line) for line in "\n".join(out).split("\n")) + "\n"
 
 
 def render_markdown(model: dict) -> str:

@@ -4,12 +4,17 @@ A planner in the same process can reach everything the harness does, so these gu
 ordinary ways a planner ends or bends the run; the isolation worker
 (:mod:`conformance.robustness.isolation`) is the guarantee:
 
-* ``raise KeyboardInterrupt`` / ``SystemExit`` / ``GeneratorExit`` from a planner fail that case
+* ``raise KeyboardInterrupt`` / ``SystemExit`` / ``GeneratorExit``, or any other BaseException
+  (pytest's own ``skip`` / ``xfail`` / ``fail`` / ``exit`` outcomes included, which would otherwise
+  let a planner mark its own case skipped or expected to fail) from a planner fail that case
   (:class:`PlannerEscape`); a real Ctrl-C (SIGINT delivered to the process) still stops the run,
   told apart by :func:`install_interrupt_flag`'s handler;
 * ``os._exit`` (and ``posix._exit``) called during a case raise :class:`PlannerEscape` instead of
   ending the process; ``ctypes`` calls to libc's ``_exit``, signals and the like are out of reach
   (the results file then stays ``"complete": false``);
+* a child process the planner forked that returns into the harness ends when it leaves the case
+  (without it every fork would run the rest of the suite, print its own summary and write the
+  results file);
 * process-global torch state a planner changed is named and set back
   (:mod:`conformance.robustness.torch_state`).
 """
@@ -25,7 +30,8 @@ import threading
 from conformance.robustness import torch_state
 
 ESCAPES = (KeyboardInterrupt, SystemExit, GeneratorExit)
-"""BaseExceptions that are not Exceptions: a planner raising one must fail its case, not the run."""
+"""The built-in BaseExceptions that are not Exceptions: a planner raising one (or any other
+BaseException that is not an Exception) must fail its case, not the run."""
 
 
 class PlannerEscape(Exception):
@@ -53,30 +59,45 @@ def install_interrupt_flag() -> None:
     signal.signal(signal.SIGINT, handler)
 
 
+def safe_repr(value) -> str:
+    """``repr(value)``, or ``<repr() raised>`` when that raises (a planner's values may be
+    hostile)."""
+    try:
+        return repr(value)
+    except Exception:  # a planner's exception argument may be hostile
+        return "<repr() raised>"
+
+
 def _no_exit(code=0):
-    raise PlannerEscape(f"called os._exit({code!r}) during the case")
+    raise PlannerEscape(f"called os._exit({safe_repr(code)}) during the case")
 
 
 @contextlib.contextmanager
 def guarded():
-    """Run a planner's case inside: :data:`ESCAPES` and ``os._exit`` become :class:`PlannerEscape`.
+    """Run a planner's case inside: every BaseException that is not an Exception (:data:`ESCAPES`,
+    pytest's outcomes, a planner's own subclass) and ``os._exit`` become :class:`PlannerEscape`.
 
     Raises:
-        PlannerEscape: the planner raised one of :data:`ESCAPES` (not a real SIGINT) or called
-            ``os._exit``.
+        PlannerEscape: the planner raised a BaseException that is not an Exception (not a real
+            SIGINT) or called ``os._exit``.
     """
     saved = os._exit, posix._exit
+    pid = os.getpid()
     _Interrupts.sigint = False
     os._exit = posix._exit = _no_exit
     try:
         yield
-    except ESCAPES as exc:
+    except Exception:
+        raise
+    except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt) and _Interrupts.sigint:
             raise  # the user pressed Ctrl-C
-        raise PlannerEscape(f"raised {type(exc).__name__}({', '.join(map(repr, exc.args))}) "
+        raise PlannerEscape(f"raised {type(exc).__name__}({', '.join(map(safe_repr, exc.args))}) "
                             f"during the case") from None
     finally:
         os._exit, posix._exit = saved
+        if os.getpid() != pid:  # a child the planner forked came back into the harness
+            posix._exit(0)  # one run, one summary, one results file: the child ends here
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from conformance.corpus.loader import Case, make_case
 from conformance.engine.runner import CaseBuildError, Target, observe, resolve_device
-from conformance.robustness.in_process import ESCAPES
+from conformance.robustness.in_process import safe_repr
 from impls.registry import get_planner
 
 
@@ -54,12 +54,12 @@ def observe_request(request: dict) -> dict:
             torch.cuda.synchronize(device)
     except CaseBuildError as exc:
         return {"status": "case-error", "text": str(exc)}
-    except ESCAPES as exc:
-        return {"status": "error", "text": f"the planner raised {type(exc).__name__}"
-                f"({', '.join(map(repr, exc.args))}) during the case: a launcher returns or "
-                "raises an Exception (spec section 3)"}
     except Exception:
         return {"status": "error", "text": traceback.format_exc()}
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit, pytest's outcomes, a subclass
+        return {"status": "error", "text": f"the planner raised {type(exc).__name__}"
+                f"({', '.join(map(safe_repr, exc.args))}) during the case: a launcher returns or "
+                "raises an Exception (spec section 3)"}
     return {"status": "observed", "observation": seen.to_json(), "device": str(device)}
 
 
