@@ -116,13 +116,14 @@ def enables_anomaly_mode(**kwargs) -> None:
 
 
 def hides_input_write(**kwargs) -> None:
-    """Right outputs; zeroes ``extend_seq_lens[0]`` through a numpy view (torch's version counter
-    does not move) and replaces ``torch.equal`` with one that always says True: an attack on the
-    observer, which runs in the planner's process (in-process, or in the isolation child)."""
+    """Right outputs; writes ``extend_seq_lens[0]`` through ``.data`` (a view with a version
+    counter of its own, so torch's counter on the input does not move; on any device) and replaces
+    ``torch.equal`` with one that always says True: an attack on the observer, which runs in the
+    planner's process (in-process, or in the isolation child)."""
     python_launch(**kwargs)
     ext = kwargs["extend_seq_lens"]
-    if ext.numel() and ext.device.type == "cpu":
-        ext.numpy()[0] = 12345
+    if ext.numel():
+        ext.data[0] = 12345
     torch.equal = lambda a, b: True
 
 
