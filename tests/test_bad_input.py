@@ -11,17 +11,13 @@ from pathlib import Path
 import pytest
 
 from conformance.corpus.loader import load_corpus
+from tests.case_docs import case_doc
 from tests.subproc import run_cli, run_pytest
 
-GOOD = {
-    "description": "spec §7: rpi [2], prefix [7], extend [1].", "tags": [],
-    "source": {"kind": "spec", "ref": "offsets-planner.md §7"}, "golden_check": "hand: spec §7",
-    "inputs": {"req_to_token": {"generator": "linear", "max_reqs": 4, "max_seq_len": 16},
-               "req_pool_indices": [2], "prefix_lens": [7], "extend_seq_lens": [1]},
-    "expect": {"out_verify_offsets_scratch": [0, 7], "out_write_offsets": [0, 1],
-               "out_write_seed_slot_indices": [38], "out_verify_num_valid": 7,
-               "out_verify_enable": 1, "out_write_num_valid_reqs": 1},
-}
+GOOD = case_doc("-", description="spec §7: rpi [2], prefix [7], extend [1].", tags=[],
+                source={"kind": "spec", "ref": "offsets-planner.md §7"},
+                golden_check="hand: spec §7")
+del GOOD["id"]  # each test names its own
 LINEAR = {"generator": "linear", "max_reqs": 4, "max_seq_len": 16}
 
 

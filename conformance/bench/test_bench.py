@@ -195,14 +195,22 @@ def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, worklo
         _check_plan(kw if mode == "replay" else step)
 
 
-def test_chain_floor(benchmark, chain: str, mode: str, bs: int, workload: str, request) -> None:
-    planner = floors.CHAIN_PLANNER[chain]
-    avail = availability(planner)
-    if not avail.available:
-        pytest.skip(f"{chain}: planner {planner} unavailable: {avail.reason}")
-    device = resolve_device(avail.device)
+def _floor_device(floor: str, planner: str | None, mode: str) -> torch.device:
+    """The device ``floor`` runs on: its framework's planner's (skipped when that planner cannot
+    run here), else the default; replay skipped without a GPU."""
+    device = resolve_device(default_device())
+    if planner:
+        avail = availability(planner)
+        if not avail.available:
+            pytest.skip(f"{floor}: planner {planner} unavailable: {avail.reason}")
+        device = resolve_device(avail.device)
     if mode == "replay" and device.type != "cuda":
         pytest.skip("replay: device time by CUDA-graph replay needs a GPU")
+    return device
+
+
+def test_chain_floor(benchmark, chain: str, mode: str, bs: int, workload: str, request) -> None:
+    device = _floor_device(chain, floors.CHAIN_PLANNER[chain], mode)
     kw = workload_kwargs(bs, workload, device, request.config)
     eager, capturable = floors.chain_call(chain, kw)
     benchmark.extra_info.update(floor=chain, chain=True, workload=workload)
@@ -216,15 +224,7 @@ def test_chain_floor(benchmark, chain: str, mode: str, bs: int, workload: str, r
 
 
 def test_floor(benchmark, floor: str, mode: str, request) -> None:
-    planner = _FLOOR_PLANNER.get(floor)
-    device = resolve_device(default_device())
-    if planner:
-        avail = availability(planner)
-        if not avail.available:
-            pytest.skip(f"{floor}: planner {planner} unavailable: {avail.reason}")
-        device = resolve_device(avail.device)
-    if mode == "replay" and device.type != "cuda":
-        pytest.skip("replay: device time by CUDA-graph replay needs a GPU")
+    device = _floor_device(floor, _FLOOR_PLANNER.get(floor), mode)
     eager, capturable = floors.floor_call(floor, device)
     benchmark.extra_info.update(floor=floor)
     _describe(benchmark, device)
