@@ -15,6 +15,11 @@ def _wrap64(value: int) -> int:
     return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
+def _int32(value: int) -> int:
+    """An int32 store of ``value``: its low 32 bits, two's complement (spec section 5)."""
+    return int(np.array([value & 0xFFFF_FFFF], dtype=np.uint32).view(np.int32)[0])
+
+
 def oracle(rpi, prefix, extend, table: np.ndarray, lut: np.ndarray | None, window: int,
            capacity: int) -> dict:
     """Expected defined regions (spec §5) for one launch.
@@ -51,7 +56,7 @@ def oracle(rpi, prefix, extend, table: np.ndarray, lut: np.ndarray | None, windo
         "out_verify_offsets_scratch": verify_sums,
         "out_write_offsets": write_sums,
         "out_write_seed_slot_indices": seeds.tolist(),
-        "out_verify_num_valid": min(total, capacity),
+        "out_verify_num_valid": _int32(min(total, capacity)),
         "out_verify_enable": int(total <= capacity),
         "out_write_num_valid_reqs": int(rpi.size),
     }

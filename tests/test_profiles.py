@@ -11,8 +11,9 @@ import pytest
 
 from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifest, load_manifests
-from conformance.corpus.section6 import ERROR
-from conformance.plugin.evidence import outside_evidence, rule_explains
+from conformance.corpus.element_rules import case_rules
+from conformance.engine.outside import outside_proof, possible_seeds
+from conformance.engine.verdict import Difference, VerdictData, status_of
 from tests.subproc import REPO, run_pytest
 
 PLANTED = "tests.planted.divergent_planners"
@@ -28,20 +29,22 @@ def cases_args(*ids: str) -> list[str]:
     return [a for i in ids for a in ("--case", i)]
 
 
-def test_wrapper_cases_are_not_failures_under_the_contract_profile(tmp_path):
+def test_a_launcher_without_the_wrapper_check_fails_where_it_returns(tmp_path):
+    """Spec section 8: the wrapper decides only *which* error a step raises; a step that must
+    raise and returned is the contract's failure, whatever the case pins."""
     args = ["--planner", f"{PLANTED}:no_wrapper_check", "--no-isolate",
             *cases_args("err-swa-lut-required", "err-order-wrapper-before-bs-range",
                         "spec7-decode-seed")]
     proc, _ = run_pytest(tmp_path, *args)
-    assert proc.returncode == 0, proc.stdout[-2000:]
-    assert statuses(tmp_path) == {"err-swa-lut-required": "not-wrapper",
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert statuses(tmp_path) == {"err-swa-lut-required": "fail",
                                   "err-order-wrapper-before-bs-range": "not-wrapper",
                                   "spec7-decode-seed": "pass"}
     assert "external planners judged on: contract (--profile contract)" in proc.stdout
-    assert "2 not-wrapper" in proc.stdout
+    assert "1 failed, 1 passed, 1 not-wrapper" in proc.stdout
     proc, _ = run_pytest(tmp_path, *args, "--profile", "all")
     assert proc.returncode == 1
-    assert statuses(tmp_path)["err-swa-lut-required"] == "fail"
+    assert statuses(tmp_path)["err-order-wrapper-before-bs-range"] == "fail"
     assert "judged on: contract+project+wrapper (--profile all)" in proc.stdout
 
 
@@ -143,19 +146,20 @@ def test_manifest_loading_and_matching(tmp_path):
     assert [m.path.name for m in manifests] == ["sglang-offsets-kernel.json"]
 
 
-def test_outside_evidence_is_certain_not_likely():
+def test_outside_proof_is_certain_not_likely():
     corpus = {c.id: c for c in load_corpus()[0]}
     case = corpus["hazard-prefix-past-last-row"]  # 4 x 16 linear table: values 0..63
-    seed_diff = ("  out_write_seed_slot_indices: 1 element(s) differ, first at index 0\n"
-                 "         index  -1     0\n      expected  poison  [63]\n"
-                 "           got  poison  [{}]\n")
-    assert "guard zone" in outside_evidence(seed_diff.format(0x3EEE_0000), case)
-    assert "neither -1 nor any element" in outside_evidence(seed_diff.format(91488893), case)
-    assert outside_evidence(seed_diff.format(35), case) is None  # a table value: maybe a row read
-    assert outside_evidence(seed_diff.format(91488893)) is None  # no case: no value set to judge
-    wrote = outside_evidence("x: 1 element(s) differ, first at index 5 (outside the tensor: 1 "
-                             "past its end, length 4)")
-    assert wrote == "the planner wrote outside an output tensor"
+    seeds = "out_write_seed_slot_indices"
+
+    def proof(got, index=0, length=1):
+        return outside_proof(lambda: possible_seeds(case), seeds, index, length, got)
+
+    assert "guard zone" in proof(0x3EEE_0000)
+    assert "neither -1 nor any element" in proof(91488893)
+    assert proof(35) is None  # a table value: maybe a row read, not proof of one outside
+    assert proof(-1) is None
+    assert "outside out_write_seed_slot_indices (1 past its end)" in proof(7, index=1)
+    assert "(2 before its start)" in proof(7, index=-2)
 
 
 def test_every_corpus_case_declares_what_it_pins():
@@ -217,15 +221,46 @@ def test_a_contract_bug_on_a_project_case_is_a_failure_not_a_difference(tmp_path
     assert statuses(tmp_path) == {"hazard-prefix-past-row": "differs"}  # the seed alone differs
 
 
-def test_rule_explains_only_what_the_rule_decides():
-    seeds, offsets = "out_write_seed_slot_indices", "out_write_offsets"
-    head = "c[p]  (f.json $)\n  description\n  run 1 of 2 (fresh poison 'a')\n"
-    assert rule_explains(head + f"  {seeds}: 1 element(s) differ, first at index 0", {seeds})
-    assert not rule_explains(head + f"  {offsets}: 3 element(s) differ, first at index 0",
-                             {seeds})
-    wrong = head + "  wrong error\n    expected ValueError [x] 'm'\n         got IndexError [?] 'i'"
-    assert rule_explains(wrong, {ERROR}) and not rule_explains(wrong, {seeds})
-    raised = head + "  raised RuntimeError on a valid input:\n  boom"
-    assert not rule_explains(raised, {ERROR, seeds})
-    modified = head + "  modified its input (inputs are read-only, spec §5)\n  ..."
-    assert not rule_explains(modified, {ERROR, seeds})
+def _verdict(*rules: str, outside: str | None = None) -> VerdictData:
+    verdict = VerdictData()
+    for k, rule in enumerate(rules):
+        verdict.add(Difference(0, "a", "value", "out_write_seed_slot_indices", k, 1, 2, rule,
+                               outside if k == 0 else None))
+    return verdict
+
+
+def test_status_comes_from_the_rule_of_every_difference():
+    contract, project, everything = ("contract",), ("contract", "project"), \
+        ("contract", "project", "wrapper")
+    assert status_of(None, contract) == ("pass", ())
+    assert status_of(_verdict("past-row"), contract) == ("differs", ("past-row",))
+    assert status_of(_verdict("past-row"), project) == ("fail", ("past-row",))
+    assert status_of(_verdict("past-row", "contract"), contract) == ("fail", ("contract",))
+    assert status_of(_verdict("wrapper"), project) == ("not-wrapper", ("wrapper",))
+    assert status_of(_verdict("wrapper"), everything) == ("fail", ("wrapper",))
+    assert status_of(_verdict("past-row", outside="guard fill"), contract)[0] == "oob"
+
+
+def test_never_written_and_no_error_are_never_a_rules_to_excuse():
+    verdict = VerdictData()
+    verdict.add(Difference(0, "a", "never-written", "out_write_seed_slot_indices", 0, 5, 9,
+                           "past-row"))
+    verdict.add(Difference(1, "a", "no-error", "error", None, "ValueError", None, "wrapper"))
+    assert verdict.by_rule == {"contract": 2}
+    assert status_of(verdict, ("contract",)) == ("fail", ("contract",))
+    assert VerdictData.from_json(json.loads(json.dumps(verdict.to_json()))) == verdict
+
+
+@pytest.mark.parametrize("case_id, decided", [
+    # request 0 has the row -1 (the project decides its seed); request 1 is an ordinary row
+    ("hazard-row-negative", {"out_write_seed_slot_indices": {0: "row-out-of-table"}}),
+    ("hazard-prefix-past-row", {"out_write_seed_slot_indices": {0: "past-row"}}),
+    ("spec7-decode-seed", {}),
+])
+def test_a_project_rule_decides_only_the_elements_of_its_requests(case_id, decided):
+    case = {c.id: c for c in load_corpus()[0]}[case_id]
+    rules = case_rules(case)
+    got = {name: d for name, d in rules[0].elements.items() if name != "out_write_offsets"}
+    assert got == decided
+    assert rules[0].rule("out_write_seed_slot_indices", 1) == "contract"
+    assert rules[0].rule("out_verify_offsets_scratch", 1) == "contract"

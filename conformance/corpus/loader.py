@@ -23,6 +23,7 @@ from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR, DIVERGENCES_D
 from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
 from impls.contract import REQUEST_INPUT_NAMES
+from conformance.corpus.element_rules import case_rules, kind_of, reached_rules
 from conformance.corpus.hazards import findings, hazard_tag_fault, out_of_contract
 from conformance.corpus.limits import MAX_CASE_FILE_BYTES
 
@@ -276,7 +277,7 @@ def _check_case(raw: object, path: Path, prefix: str) -> Case | CaseFileError:
     if not fault:
         case = make_case(raw, path, prefix)
         found = findings(case)
-        fault = hazard_tag_fault(case, found)
+        fault = hazard_tag_fault(case, found) or pins_fault(case)
         if not fault:
             return case
     case_id = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else None
@@ -308,6 +309,20 @@ def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
                                                  f"{type(exc).__name__}: {exc}")
         (errors if isinstance(result, CaseFileError) else cases).append(result)
     return cases, errors
+
+
+def pins_fault(case: Case) -> tuple[str, str] | None:
+    """(JSON path, message) when ``case`` pins a project rule or the wrapper that none of its
+    elements or errors reach (spec section 8: ``pins`` names what the case must reach; the judge
+    decides each element by its own rule, whatever the case pins)."""
+    if case.pins == DEFAULT_PINS:
+        return None
+    kinds = {kind_of(rule) for rule in reached_rules(case_rules(case))}
+    if case.pins in kinds:
+        return None
+    reached = ", ".join(sorted(kinds)) or "only the contract"
+    return "$.pins", (f"pins {case.pins!r}, but no element or error of the case is decided by "
+                      f"a {case.pins} rule (it reaches {reached}; spec §8)")
 
 
 def make_case(raw: dict, path: Path, json_path: str) -> Case:

@@ -2,8 +2,7 @@
 
 :data:`ROWS` is the section's table as data: per row the situation, what this project does, and what
 upstream's Triton kernel does (the words the divergence profile uses). :func:`out_of_contract` says
-which rows a case reaches, from its values (the loader's ``Case.out_of_contract``) and its
-overrides; nothing is read from tags.
+which rows a case reaches, from its values and its overrides; nothing is read from tags.
 """
 
 from __future__ import annotations
@@ -11,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conformance.corpus.arrays import evaluate
+from conformance.corpus.element_rules import ZERO_D, case_rules
 from conformance.corpus.generators import DEFAULT_TABLE
-from impls.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES, SCALAR_OUTPUT_NAMES, TABLE_NAME
+from impls.contract import REQUEST_INPUT_NAMES, TABLE_NAME
 
 
 @dataclass(frozen=True)
@@ -20,14 +20,12 @@ class Row:
     """One row of spec section 6.
 
     Attributes:
-        key: stable name, used in results files and manifests.
+        key: stable name, used in results files, manifests and element rules
+            (:mod:`conformance.corpus.element_rules` says which elements each row decides).
         situation: the out-of-contract situation, as the spec words it.
         project: what this project's planners do (the rule cases pin).
         upstream: what upstream's Triton kernel does (spec section 6, second column).
         other: what a planner that gives another (in-bounds) value there does, in the same words.
-        governs: what the project's rule decides there: the outputs whose values it sets, or
-            :data:`ERROR` when it decides which error is raised. A difference anywhere else on a
-            case that pins the rule is a contract failure, not a difference from the rule.
     """
 
     key: str
@@ -35,58 +33,42 @@ class Row:
     project: str
     upstream: str
     other: str
-    governs: tuple[str, ...] = ()
 
-
-ERROR = "error"
-"""What :attr:`Row.governs` names for a rule that decides which error is raised (spec section 4)."""
-_SEEDS = (OUTPUT_NAMES[2],)
-"""``out_write_seed_slot_indices``: the seed a read decides (spec section 5)."""
 
 ROWS = (
-    Row("lut-clamp", "translated slot >= lut_len", "clamps", "clamps", "does not clamp", _SEEDS),
+    Row("lut-clamp", "translated slot >= lut_len", "clamps", "clamps", "does not clamp"),
     Row("past-row", "prefix_lens[r] - 1 >= max_seq_len", "clamps",
-        "reads past the row", "reads past the row", _SEEDS),
+        "reads past the row", "reads past the row"),
     Row("row-out-of-table", "req_pool_indices[r] < 0 or >= max_reqs, active", "no read, seed -1",
-        "reads out of bounds", "reads outside the table", _SEEDS),
+        "reads out of bounds", "reads outside the table"),
     Row("write-offsets-past-bs", "write_offsets past bs", "untouched", "untouched",
-        "writes past bs", (OUTPUT_NAMES[1],)),
+        "writes past bs"),
     Row("window-overflow", "negative prefix where W - prefix exceeds int64",
-        "exact", "overflows int64", "wrong window (int64 overflow)",
-        (OUTPUT_NAMES[0], *SCALAR_OUTPUT_NAMES[:2])),
+        "exact", "overflows int64", "wrong window (int64 overflow)"),
     Row("zero-d-tensor", "a 0-d tensor where a 1-D one is expected",
-        "counted as length 1, then validated", "raises IndexError", "raises another error",
-        (ERROR,)),
+        "counted as length 1, then validated", "raises IndexError", "raises another error"),
     Row("zero-extend-read", "a prefix but extend 0", "skips the read",
-        "reads the seed slot", "other value", _SEEDS),
+        "reads the seed slot", "other value"),
+    Row("num-valid-wrap", "min(total_verify, verify_capacity) >= 2^31", "the int32 wrap",
+        "stores the int32 wrap", "another value"),
 )
-"""Spec section 6, top to bottom. The value rows carry the keys of
-:data:`conformance.corpus.hazards.ROWS`, which the loader computes per case."""
+"""Spec section 6, top to bottom."""
 ROW_KEYS = tuple(row.key for row in ROWS)
 BY_KEY = {row.key: row for row in ROWS}
 
 
 def out_of_contract(case) -> tuple[str, ...]:
-    """The keys of the section-6 rows (:data:`ROWS`) ``case`` reaches, in table order: the value
-    rows the loader found (``Case.out_of_contract``, :mod:`conformance.corpus.hazards`), plus
-    ``write-offsets-past-bs`` (a launch with bs below the write capacity) and ``zero-d-tensor``
-    (an override of ``shape`` ``[]``), which need no out-of-contract value."""
+    """The keys of the section-6 rows (:data:`ROWS`) ``case`` reaches, in table order: where its
+    element rules (:func:`conformance.corpus.element_rules.case_rules`) show a situation, or a
+    step's error is the 0-d rule's."""
     if case.entry != "launcher":
         return ()
-    found = set(case.out_of_contract)
-    if any(o.get("shape") == [] for step in case.steps for o in step.overrides):
-        found.add("zero-d-tensor")
-    if any(step.bs < case.write_req_capacity for step in case.steps if step.error is None):
-        found.add("write-offsets-past-bs")
+    found = set()
+    for rules in case_rules(case):
+        found |= set(rules.shows)
+        if rules.error == ZERO_D:
+            found.add(ZERO_D)
     return tuple(key for key in ROW_KEYS if key in found)
-
-
-def governed(case) -> frozenset[str]:
-    """What the rules ``case`` pins decide (:attr:`Row.governs` of every row it reaches; the
-    wrapper's check, spec section 4 item 0, decides an error)."""
-    if case.pins == "wrapper":
-        return frozenset({ERROR})
-    return frozenset(f for key in out_of_contract(case) for f in BY_KEY[key].governs)
 
 
 def flat_read_outside_table(case) -> bool:

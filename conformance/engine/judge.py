@@ -1,139 +1,280 @@
-"""Judge an :class:`~conformance.engine.observe.Observation` against its case: no tensor, no
-planner, only the recorded data, so it can run in a process the planner never reached.
+"""Judge an :class:`~conformance.engine.observe.Observation` against its case, element by element:
+no tensor, no planner, only the recorded data, so it can run in a process the planner never reached.
 
-For a launcher case, for every (run, step) in order, it requires
-* the expected error (a subclass of the expected built-in class, exact message, catalog id) or none;
-* a launcher that returned normally to have returned None (spec section 3);
-* every input allocation (garbage tails and guard zones included) unchanged, in values and in torch's
-  version counter (inputs are read-only, spec section 5);
-* every output allocation (guard zones included) equal to its expected state: the previous state
-  with the golden's defined regions written, nothing else touched (spec section 5).
-The first difference raises :class:`ConformanceFailure`, whose text names the case file, the step,
-the field, the first differing index and the command that reruns just this case on this planner.
+For a launcher case, for every (run, step) in order, it compares
+* the error raised with the expected one (a subclass of the expected built-in class, exact
+  message, catalog id), or that none was raised (spec section 4);
+* the value returned with None (spec section 3);
+* every input allocation (garbage tails and guard zones included) with its state before the call,
+  in values and in torch's version counter (inputs are read-only, spec section 5);
+* every element of every output allocation (guard zones included) with its expected state: the
+  previous state with the golden's defined regions written, nothing else touched (spec section 5).
+
+Each difference is recorded as data (:class:`~conformance.engine.verdict.Difference`) with the rule
+that decides it (:mod:`conformance.corpus.element_rules`, spec section 8). When there is any,
+:class:`ConformanceFailure` is raised: ``str()`` is the readable report (case file, step, fields,
+first differing index, the rule, the command that reruns just this case on this planner) and
+``.verdict`` the data, from which :func:`conformance.engine.verdict.status_of` gives the status.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
+from conformance.corpus.element_rules import CONTRACT, ZERO_D, StepRules, case_rules
 from conformance.corpus.loader import Case
-from conformance.engine.diff import field_diff
+from conformance.corpus.section6 import BY_KEY
+from conformance.corpus.subject import subject_of
+from conformance.engine.diff import differing_indices, field_diff
 from conformance.engine.inputs import GUARD
 from conformance.engine.observe import Observation, Raised, StepObservation
+from conformance.engine.outside import outside_proof, possible_seeds
 from conformance.engine.rerun import case_dir_arg, rerun_command
 from conformance.engine.steps import RUNS, expand_golden
-from conformance.corpus.subject import subject_of
+from conformance.engine.verdict import Difference, VerdictData, rule_line
 from impls.errors import identify
 
 
 class ConformanceFailure(AssertionError):
-    """A planner's behaviour differs from the case; ``str()`` is the whole readable report."""
+    """A planner's behaviour differs from the case; ``str()`` is the whole readable report and
+    ``verdict`` (a :class:`~conformance.engine.verdict.VerdictData`, or None for a failure that is
+    not a comparison) what the judge saw."""
+
+    def __init__(self, text: str, verdict: VerdictData | None = None) -> None:
+        super().__init__(text)
+        self.verdict = verdict
 
 
-class Verdict:
-    """The context of one judged step, so that a failure can say where it happened.
+def _rule_name(rule: str) -> str:
+    if rule in BY_KEY:
+        return f"{rule} (spec §6: {BY_KEY[rule].situation})"
+    return rule
 
-    ``fail(detail)`` raises :class:`ConformanceFailure` with the case's header, ``where`` and the
-    rerun command around ``detail``.
-    """
+
+class _Judging:
+    """The differences of one case, and the readable text of the first (run, step) that has any."""
 
     def __init__(self, case: Case, target_name: str, device: str) -> None:
-        self.case, self.target_name, self.device, self.where = case, target_name, str(device), ""
+        self.case, self.target_name, self.device = case, target_name, str(device)
+        self.data = VerdictData()
+        self.lines: list[str] = []  # the first failing (run, step)'s detail
+        self.first: tuple[int, int] | None = None
+        self.also: Counter = Counter()  # (run, step) -> differences after the first
+        self._seeds = None
 
-    def fail(self, detail: str) -> None:
-        """Raise the readable :class:`ConformanceFailure` for ``detail`` (one or more lines)."""
-        head = f"{self.case.id}[{self.target_name}]  ({self.case.location})"
-        lines = [head, f"  {self.case.description}"]
-        if self.where:
-            lines.append(f"  {self.where}")
-        lines.extend("  " + line for line in detail.splitlines())
-        rerun = rerun_command(self.case.id, self.target_name, case_dir_arg(self.case))
-        lines.append(f"  rerun: {rerun}")
-        raise ConformanceFailure("\n".join(lines))
+    def seeds(self):
+        if self._seeds is None:
+            self._seeds = possible_seeds(self.case)
+        return self._seeds
 
-    def error(self, step, raised: Raised | None) -> None:
-        """Compare what was raised with ``step``'s expectation (spec section 4)."""
+    def add(self, at: tuple[int, int], diff: Difference, text: str | None) -> None:
+        """Record ``diff`` at (run index, step); ``text`` goes into the report when ``at`` is the
+        first (run, step) that differs."""
+        self.data.add(diff)
+        if self.first is None:
+            self.first = at
+        if at == self.first:
+            if text:
+                self.lines.extend(text.splitlines())
+        else:
+            self.also[at] += 1
+
+    def error(self, at, k: int, run: str, step, raised: Raised | None, rules: StepRules) -> bool:
+        """Compare what was raised with ``step``'s expectation (spec section 4); True when it
+        matched."""
         want = step.error
         if want is None:
-            if raised is not None:
-                self.fail(f"raised {raised.class_name} on a valid input:\n{raised.traceback_tail}")
-            return
+            if raised is None:
+                return True
+            text = (f"raised {raised.class_name} on a valid input:\n{raised.traceback_tail}\n"
+                    f"  decided by: {_rule_name(rules.error)}")
+            self.add(at, Difference(k, run, "raised", "error", None, None,
+                                    f"{raised.class_name}: {raised.message[:200]}", rules.error),
+                     text)
+            return False
         message = want["message"].replace("{device}", self.device)
         expected = f"{want['type']} [{want['id']}] {message!r}"
         if raised is None:
-            self.fail(f"expected {expected}\n     but the call returned normally")
+            self.add(at, Difference(k, run, "no-error", "error", None, expected, None, CONTRACT),
+                     f"expected {expected}\n     but the call returned normally\n"
+                     f"  decided by: contract (a step that must raise and returned, spec §8)")
+            return False
         got_id = raised.error_id or identify(raised.message)
         got = f"{raised.class_name} [{got_id}] {raised.message!r}"
         type_ok = want["type"] in raised.builtin_bases
-        if not (type_ok and raised.message == message and got_id == want["id"]):
-            detail = f"wrong error\n  expected {expected}\n       got {got}"
-            if raised.class_name == want["type"] and not type_ok:
-                detail += (f"\n  ({raised.class_name} here is a class of that name, not a subclass "
-                           f"of the built-in {want['type']})")
-            self.fail(detail)
+        if type_ok and raised.message == message and got_id == want["id"]:
+            return True
+        detail = f"wrong error\n  expected {expected}\n       got {got}"
+        if raised.class_name == want["type"] and not type_ok:
+            detail += (f"\n  ({raised.class_name} here is a class of that name, not a subclass "
+                       f"of the built-in {want['type']})")
+        detail += f"\n  decided by: {_rule_name(rules.error)}"
+        self.add(at, Difference(k, run, "error", "error", None, expected, got, rules.error), detail)
+        return False
 
-    def returned(self, seen: StepObservation) -> None:
+    def returned(self, at, k: int, run: str, seen: StepObservation) -> None:
         """A launcher that returned normally returned None (spec section 3)."""
         if seen.raised is None and not seen.returned_none:
-            self.fail(f"returned {seen.returned_repr}; the launcher returns None (spec section 3)")
+            self.add(at, Difference(k, run, "returned", "return", None, None, seen.returned_repr,
+                                    CONTRACT),
+                     f"returned {seen.returned_repr}; the launcher returns None (spec section 3)")
 
-    def unchanged(self, seen: StepObservation) -> None:
+    def unchanged(self, at, k: int, run: str, seen: StepObservation) -> None:
         """Every input allocation kept its values and its version counter (spec section 5)."""
         for state in seen.inputs:
             if state.changed:
                 diff = field_diff(state.name, state.before, state.after, offset=state.offset,
                                   length=state.length)
-                self.fail(f"modified its input (inputs are read-only, spec §5)\n{diff}")
-            if state.version_after != state.version_before:
-                self.fail(f"wrote to its input {state.name} in place (torch's version counter went "
-                          f"from {state.version_before} to {state.version_after}), then restored "
-                          f"its values: inputs are read-only (spec §5), and another stream may "
-                          f"read them")
+                first = differing_indices(state.before, state.after)[0]
+                self.add(at, Difference(k, run, "input", state.name, first - state.offset,
+                                        state.before[first], state.after[first], CONTRACT),
+                         f"modified its input (inputs are read-only, spec §5)\n{diff}")
+            elif state.version_after != state.version_before:
+                self.add(at, Difference(k, run, "input", state.name, None, state.version_before,
+                                        state.version_after, CONTRACT),
+                         f"wrote to its input {state.name} in place (torch's version counter went "
+                         f"from {state.version_before} to {state.version_after}), then restored "
+                         f"its values: inputs are read-only (spec §5), and another stream may "
+                         f"read them")
 
-    def outputs(self, seen: StepObservation, expected: dict[str, list], poison: dict[str, list],
-                lengths: dict[str, int]) -> None:
-        """Every output allocation equals ``expected`` (guard zones included)."""
+    def outputs(self, at, k: int, run: str, seen: StepObservation, expected: dict,
+                poison: dict, lengths: dict, rules: StepRules) -> None:
+        """Every element of every output allocation equals ``expected`` (guard zones included)."""
         for name in subject_of(self.case).outputs:
-            diff = field_diff(name, expected[name], seen.outputs_after[name], offset=GUARD,
-                              length=lengths[name], poison=poison[name])
-            if diff:
-                self.fail(diff)
+            want, got = expected[name], seen.outputs_after[name]
+            before = seen.outputs_before.get(name, want)
+            counts: Counter = Counter()
+            for i in differing_indices(want, got):
+                index, e, g = i - GUARD, _at(want, i), _at(got, i)
+                proof = outside_proof(self.seeds, name, index, lengths[name], g)
+                if index < 0 or index >= lengths[name]:
+                    what = "outside"
+                elif g == _at(before, i) and e != g:
+                    what = "never-written"
+                elif e == _at(before, i):
+                    what = "written"
+                else:
+                    what = "value"
+                diff = Difference(k, run, what, name, index, e, g, rules.rule(name, index), proof)
+                self.add(at, diff, None)
+                counts[diff.rule] += 1
+            if counts and at == self.first:
+                self.lines.extend(field_diff(name, want, got, offset=GUARD, length=lengths[name],
+                                             poison=poison[name]).splitlines())
+                self.lines.append("  " + rule_line(counts))
+
+    def situations(self, rules_per_step: list[StepRules]) -> None:
+        """What the planner did where each section-6 situation shows (spec section 6)."""
+        kept = {(d.step, d.field, d.index): d for d in self.data.differences}
+        raised = {d.step for d in self.data.differences if d.what == "raised"}
+        errors = {d.step: d.what for d in self.data.differences
+                  if d.what in ("error", "no-error", "raised")}
+        for k, rules in enumerate(rules_per_step):
+            if rules.error == ZERO_D:
+                word = {"no-error": "no-error", None: "rule"}.get(errors.get(k), "other")
+                self._credit(ZERO_D, word)
+            for row, where in rules.shows.items():
+                seen = [kept[(k, name, index)] for name, index in where if (k, name, index) in kept]
+                word = "rule"
+                if k in raised:
+                    word = "raised"
+                elif any(d.evidence for d in seen):
+                    word = "outside"
+                elif any(d.what == "never-written" for d in seen):
+                    word = "never-written"
+                elif seen:
+                    word = "other"
+                self._credit(row, word)
+
+    def _credit(self, row: str, word: str) -> None:
+        """Keep the most telling word seen for ``row``: any deviation over ``rule``."""
+        if self.data.situations.get(row) in (None, "rule"):
+            self.data.situations[row] = word
+
+    def fail(self) -> None:
+        """Raise :class:`ConformanceFailure` when anything differed."""
+        if not self.data.count:
+            return
+        case = self.case
+        lines = [f"{case.id}[{self.target_name}]  ({case.location})", f"  {case.description}"]
+        lines.extend("  " + line for line in self.lines)
+        if self.also:
+            more = sum(self.also.values())
+            lines.append(f"  and {more} more difference(s) in {len(self.also)} later call(s)")
+        rerun = rerun_command(case.id, self.target_name, case_dir_arg(case))
+        lines.append(f"  rerun: {rerun}")
+        raise ConformanceFailure("\n".join(lines), self.data)
 
 
-def _judge_launcher(case: Case, seen: Observation, verdict: Verdict) -> None:
+def _at(values: list, i: int):
+    return values[i] if i < len(values) else None
+
+
+def _where(k: int, n: int, r: int, run: str) -> str:
+    where = f"step {k + 1} of {n}, " if n > 1 else ""
+    where += f"run {r + 1} of 2 (fresh poison {run!r})"
+    if r:
+        where += (": the first run matched, so the output depends on what the buffers held "
+                  "before, or is nondeterministic")
+    return where
+
+
+def _judge_launcher(case: Case, seen: Observation, judging: _Judging) -> None:
     subject = subject_of(case)
+    rules_per_step = case_rules(case)
     n = len(case.steps)
     poison: dict[str, list] = {}
     expected: dict[str, list] = {}
+    error_ok: dict[int, bool] = {}
     for step_seen in seen.steps:
         k, r, run = step_seen.index, step_seen.run_index, step_seen.run
-        step = case.steps[k]
+        step, rules, at = case.steps[k], rules_per_step[k], (r, k)
         if k == 0:
             poison = step_seen.outputs_before
             expected = poison
-        verdict.where = f"step {k + 1} of {n}, " if n > 1 else ""
-        verdict.where += f"run {r + 1} of 2 (fresh poison {run!r})"
-        if r:
-            verdict.where += (": the first run matched, so the output depends on what the "
-                              "buffers held before, or is nondeterministic")
-        verdict.error(step, step_seen.raised)
-        verdict.returned(step_seen)
-        verdict.unchanged(step_seen)
+        if judging.first is None:
+            judging.lines = [_where(k, n, r, run)]
+        ok = judging.error(at, k, run, step, step_seen.raised, rules)
+        if step.error is not None:
+            error_ok[k] = error_ok.get(k, True) and ok
+        judging.returned(at, k, run, step_seen)
+        judging.unchanged(at, k, run, step_seen)
+        if step.error is None and step_seen.raised is not None:
+            # the raise is the difference; its outputs follow from it, and later steps are judged
+            # from what the buffers hold now
+            expected = dict(step_seen.outputs_after)
+            continue
         if step.error is None:
             expected = expand_golden(subject, expected, step.expect)
-        verdict.outputs(step_seen, expected, poison, seen.output_lengths)
+        judging.outputs(at, k, run, step_seen, expected, poison, seen.output_lengths, rules)
+    judging.data.error_steps = [{"step": k, "id": case.steps[k].error["id"], "ok": ok}
+                                for k, ok in sorted(error_ok.items())]
+    judging.situations(rules_per_step)
 
 
-def judge(case: Case, observation: Observation, target_name: str, device) -> None:
+def judge(case: Case, observation: Observation, target_name: str, device) -> VerdictData:
     """Judge ``observation`` of ``case`` on the planner ``target_name`` that ran on ``device``.
 
+    Returns:
+        The verdict (no difference) when the planner did all the case requires.
+
     Raises:
-        ConformanceFailure: the first difference from the case's expectation (readable report).
+        ConformanceFailure: any difference from the case's expectation (readable report, and the
+            verdict as data in ``.verdict``).
     """
-    verdict = Verdict(case, target_name, device)
+    judging = _Judging(case, target_name, device)
     want = len(RUNS) * len(case.steps) if case.entry == "launcher" else 1
     if len(observation.steps) != want:
-        verdict.fail(f"the observation holds {len(observation.steps)} of {want} calls: the run did "
-                     f"not finish, so nothing can be judged")
+        raise ConformanceFailure(
+            f"{case.id}[{target_name}]  ({case.location})\n  the observation holds "
+            f"{len(observation.steps)} of {want} calls: the run did not finish, so nothing can "
+            f"be judged\n  rerun: {rerun_command(case.id, target_name, case_dir_arg(case))}")
     if case.entry == "launcher":
-        _judge_launcher(case, observation, verdict)
+        _judge_launcher(case, observation, judging)
     else:
-        verdict.error(case.steps[0], observation.steps[0].raised)
+        judging.lines = []
+        ok = judging.error((0, 0), 0, "a", case.steps[0], observation.steps[0].raised,
+                           StepRules())
+        judging.data.error_steps = [{"step": 0, "id": case.steps[0].error["id"], "ok": ok}]
+    judging.fail()
+    return judging.data

@@ -3,10 +3,10 @@
 pytest options (registered through :mod:`conformance.plugin.hooks`'s ``pytest_plugins``):
 
 * ``--profile contract|project|all`` (default ``contract``): what an external planner
-  (``module.path:callable``) is judged on. ``contract`` judges the cases that pin the contract;
-  ``project`` adds the project-rule cases; ``all`` adds the wrapper's check. Built-in planners are
-  always judged on all three. Cases outside the profile still run: a difference there is reported
-  ``differs`` (from a project rule) or ``not-wrapper``, neither a failure nor a pass.
+  (``module.path:callable``) is judged on. ``contract`` judges what the contract decides;
+  ``project`` adds the project rules; ``all`` adds the wrapper's check. Built-in planners are
+  always judged on all three. A difference only on elements a rule outside the profile decides is
+  reported ``differs`` (a project rule) or ``not-wrapper``, neither a failure nor a pass.
 * ``--manifest PATH`` (repeatable): a known-divergence manifest kept outside the corpus; those in
   each corpus's ``divergences/`` folder apply by themselves (:mod:`conformance.corpus.manifest`).
 * ``--no-manifests``: ignore every manifest (see each divergence as the failure it is).
@@ -16,8 +16,14 @@ a declared case that passes is an unexpected pass (``xpass``, fails the run: str
 outcome stays the failure it is, with the declaration named. Reading or writing outside a tensor is
 never a project rule (spec section 6, last line): a crash, a timeout, a sanitizer report (status
 ``oob`` from the isolation worker) or a value that can only come from outside a tensor
-(:mod:`conformance.plugin.evidence`) is a contract failure whatever the case pins; the last two get
+(:mod:`conformance.engine.outside`) is a contract failure whatever the case pins; the last two get
 the status ``oob``.
+
+Statuses are computed from the judge's verdict (:mod:`conformance.engine.verdict`: every differing
+element or error with the rule that decides it, spec section 8), never from a report's text: a
+difference that the contract decides fails the case whatever it pins; one that only a project rule
+or the wrapper decides is ``differs`` / ``not-wrapper`` for a planner not judged on that rule. The
+verdict travels on the report as JSON (``conformance_verdict``) into the results file.
 
 The judged status travels on the report (``conformance_status``, ``conformance_observed``,
 ``conformance_message``, ``conformance_divergence``: plain strings, so pytest-xdist carries them)
@@ -27,14 +33,14 @@ prints the per-planner divergence profile (:mod:`conformance.reporting.divergenc
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifests, unknown_cases
-from conformance.corpus.section6 import governed
-from conformance.plugin.evidence import outside_evidence, rule_explains
+from conformance.engine.verdict import VerdictData, status_of
 from conformance.paths import DEFAULT_CASES_DIR
 from conformance.reporting import divergence_profile
 from impls.registry import builtin_names
@@ -65,9 +71,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(ProfileJudge(config), "conformance-profiles")
 
 
-def observed_status(report: pytest.TestReport, case=None) -> str | None:
-    """The call report's outcome as a results status (pass, fail, crash, timeout, oob), or None
-    for a skip or an xfail that this plugin leaves alone."""
+STRICT = PROFILES["all"]
+"""What a result's ``observed`` status is judged on: every rule (the planner's behaviour as it is,
+before a profile or a manifest excuses anything)."""
+
+
+def report_verdict(call) -> VerdictData | None:
+    """The judge's verdict carried by a call's :class:`ConformanceFailure`, or None."""
+    exc = call.excinfo.value if call.excinfo is not None else None
+    return getattr(exc, "verdict", None)
+
+
+def observed_status(report: pytest.TestReport, verdict: VerdictData | None) -> str | None:
+    """The call report's outcome as a results status (pass, fail, crash, timeout, oob), judged
+    on every rule, or None for a skip or an xfail that this plugin leaves alone."""
     if hasattr(report, "wasxfail") or report.skipped:
         return None
     if report.passed:
@@ -75,7 +92,9 @@ def observed_status(report: pytest.TestReport, case=None) -> str | None:
     special = dict(report.user_properties).get("status")
     if special in ("crash", "timeout", "oob"):
         return special
-    return "oob" if outside_evidence(report.longreprtext, case) else "fail"
+    if verdict is None:
+        return "fail"  # not a comparison: a case error, torch state changed, an escape
+    return status_of(verdict, STRICT)[0]
 
 
 class ProfileJudge:
@@ -115,13 +134,17 @@ class ProfileJudge:
         report = outcome.get_result()
         if report.when != "call" or getattr(item, "avail", None) is None:
             return  # not a planner's corpus item (validator, allocator, load, harness tests)
-        observed = observed_status(report, item.case)
+        verdict = report_verdict(call)
+        observed = observed_status(report, verdict)
         if observed is None:
             return
-        self.judge(report, item, observed)
+        if verdict is not None:
+            report.conformance_verdict = json.dumps(verdict.to_json(), separators=(",", ":"))
+        self.judge(report, item, observed, verdict)
 
-    def judge(self, report: pytest.TestReport, item, observed: str) -> None:
-        """Set the report's judged status (and outcome) from ``observed``."""
+    def judge(self, report: pytest.TestReport, item, observed: str,
+              verdict: VerdictData | None) -> None:
+        """Set the report's judged status (and outcome) from ``observed`` and ``verdict``."""
         case, planner = item.case, item.planner
         report.conformance_observed = observed
         text = report.longreprtext if report.failed else ""
@@ -147,19 +170,21 @@ class ProfileJudge:
             return
         if observed == "oob":
             report.conformance_status = "oob"
-            evidence = outside_evidence(text, case)
-            if evidence:
-                report.longrepr = f"{text}\n  out of bounds: {evidence} (spec §6, last line)"
+            if verdict is not None and verdict.outside:
+                report.longrepr = f"{text}\n  out of bounds: {verdict.outside} (spec §6, last line)"
             return
-        if (observed == "fail" and case.pins not in self.judged_pins(planner)
-                and rule_explains(text, governed(case))):
-            status = DIFFERS[case.pins]
+        if observed != "fail" or verdict is None:
+            return
+        status, rules = status_of(verdict, self.judged_pins(planner))
+        if status in DIFFERS.values():
             what = "differs from project rule" if status == "differs" else "not the wrapper"
+            named = ", ".join(rules)
             report.outcome, report.longrepr = "passed", None
             report.conformance_status = status
             judged = "+".join(self.judged_pins(planner))
-            report.conformance_message = (f"{what} (case pins {case.pins}; profile "
-                                          f"{self.profile} judges {judged})\n{text}")
+            report.conformance_message = (f"{what} {named} (every difference is decided by "
+                                          f"{named}; profile {self.profile} judges {judged})"
+                                          f"\n{text}")
 
     def pytest_report_teststatus(self, report, config):
         status = getattr(report, "conformance_status", None)
@@ -177,7 +202,8 @@ class ProfileJudge:
             "status": getattr(report, "conformance_status", None) or report.outcome,
             "observed": report.conformance_observed,
             "message": getattr(report, "conformance_message", None) or report.longreprtext,
-            "out_of_contract": meta.get("out_of_contract", [])}
+            "out_of_contract": meta.get("out_of_contract", []),
+            "verdict": json.loads(getattr(report, "conformance_verdict", None) or "null")}
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         if hasattr(config, "workerinput") or not self.results:
@@ -195,6 +221,8 @@ class ProfileJudge:
         if config.getoption("no_manifests"):
             tr.write_line("manifests: none applied (--no-manifests)")
         model = divergence_profile.profile(list(self.results.values()))
+        if not divergence_profile.reached(model):
+            return  # no case of this run reached a situation of spec §6
         tr.write_line("divergence profile (what each planner does in spec §6's situations):")
         for line in divergence_profile.render(model).splitlines():
             tr.write_line("  " + line)

@@ -22,6 +22,7 @@ fingerprint (commit, date, host, GPU, library versions, each planner's mode).
 from __future__ import annotations
 
 import datetime
+import json
 import re
 import time
 from pathlib import Path
@@ -181,6 +182,7 @@ class ResultsWriter:
                 "tags": meta.get("tags", []), "error_ids": meta.get("error_ids", []),
                 "pins": meta.get("pins"), "out_of_contract": meta.get("out_of_contract", []),
                 "observed": None, "divergence": None, "worker": _worker_id(report),
+                "verdict": None,
             }
         entry["duration"] = round(entry["duration"] + report.duration, 6)
         status = _status(report, props)
@@ -189,6 +191,8 @@ class ResultsWriter:
             entry["status"], entry["message"] = status, _message(report)
             entry["observed"] = getattr(report, "conformance_observed", None) or status
             entry["divergence"] = getattr(report, "conformance_divergence", None)
+            verdict = getattr(report, "conformance_verdict", None)  # conformance.plugin.profiles
+            entry["verdict"] = json.loads(verdict) if verdict else None
         if report.when == "teardown" or status in ("crash", "timeout", "oob"):
             self.pending += 1
             if self.pending >= self.every or time.monotonic() - self.last_write > FLUSH_SECONDS:

@@ -1,13 +1,13 @@
 """The divergence profile: per planner, what it does in each situation of spec section 6.
 
 Derived from a run's results (a results file's entries, or the same dicts during a run): every
-result of a case whose values reach a section-6 row (``out_of_contract``, from
-:func:`conformance.corpus.section6.out_of_contract`) says what the planner did there, from its
-observed outcome (before the profile and the manifests judged it): the project's rule when it
-passed, ``crashes``, ``reads out of bounds`` (a value from a guard zone, a sanitizer report),
-``raises`` (an exception on a valid input), else the row's word for another value. A row's cell is
-taken from the cases that reach only that row when there are any (a random mix that reaches three
-rows cannot say which one it differs on), else from every case that reaches it.
+result of a case that reaches a section-6 row (``out_of_contract``, from
+:func:`conformance.corpus.section6.out_of_contract`) says what the planner did there, from the
+judge's verdict on the elements where that situation shows (``verdict.situations``,
+:mod:`conformance.engine.verdict`), never from the case's status as a whole: a planner whose only
+bug is elsewhere in the case is credited with the project's rule where it followed it. A pass
+follows every rule; a crash or a hang is credited to a row only from cases that reach no other row
+(a case that reaches three rows cannot say which one crashed it).
 """
 
 from __future__ import annotations
@@ -22,48 +22,56 @@ from conformance.reporting.results_format import PSEUDO_PLANNERS
 
 IGNORED = ("skip", "xfail", "error")
 """Observed outcomes that say nothing about the planner (not run, or the case's own fault)."""
+WHOLE_CASE = {"crash": "crashes", "timeout": "hangs", "oob": "reads out of bounds"}
+"""Outcomes with no per-element verdict (the sanitizer's report, a dead or hung child)."""
 
 
-def behaviour(observed: str, message: str | None, row: Row) -> str | None:
+def behaviour(result: dict, row: Row) -> str | None:
     """What one result says the planner does in ``row``'s situation (None: says nothing)."""
+    observed = result.get("observed") or result.get("status")
     if observed in IGNORED or observed is None:
         return None
     if observed == "pass":
         return row.project
-    if observed == "crash":
-        return "crashes"
-    if observed == "timeout":
-        return "hangs"
-    if observed == "oob":
-        return "reads out of bounds"
-    if "on a valid input" in (message or ""):
-        return "raises"
-    return row.other
+    verdict = result.get("verdict")
+    if verdict is None:
+        if observed in WHOLE_CASE and len(result.get("out_of_contract") or ()) == 1:
+            return WHOLE_CASE[observed]
+        return None
+    word = verdict.get("situations", {}).get(row.key)
+    return {"rule": row.project, "other": row.other, "outside": "reads out of bounds",
+            "never-written": "leaves it unwritten", "raised": "raises",
+            "no-error": "raises no error", None: None}[word]
 
 
 def profile(results: list[dict]) -> dict:
     """``{"planners": [...], "rows": [{key, situation, project, upstream, cells: {planner:
     "clamps x3, crashes x1" or "-"}, cases: {planner: [case ids]}}]}`` from result dicts with
-    ``planner``, ``case``, ``observed`` (or ``status``), ``message`` and ``out_of_contract``."""
+    ``planner``, ``case``, ``observed`` (or ``status``), ``verdict`` and ``out_of_contract``."""
     planners = sorted({r["planner"] for r in results if r["planner"] not in PSEUDO_PLANNERS})
     rows = []
     for row in ROWS:
         cells, cases = {}, {}
         for planner in planners:
-            mine = [r for r in results if r["planner"] == planner
-                    and row.key in (r.get("out_of_contract") or ())]
-            only = [r for r in mine if len(r["out_of_contract"]) == 1]
             counts: Counter = Counter()
-            for r in only or mine:
-                word = behaviour(r.get("observed") or r["status"], r.get("message"), row)
+            seen = []
+            for r in results:
+                if r["planner"] != planner or row.key not in (r.get("out_of_contract") or ()):
+                    continue
+                word = behaviour(r, row)
                 if word is not None:
                     counts[word] += 1
-            cell = ", ".join(f"{w} x{n}" for w, n in counts.most_common()) or "-"
-            cells[planner] = cell if only or not mine else f"in mixes: {cell}"
-            cases[planner] = sorted(r["case"] for r in only or mine)
+                    seen.append(r["case"])
+            cells[planner] = ", ".join(f"{w} x{n}" for w, n in counts.most_common()) or "-"
+            cases[planner] = sorted(seen)
         rows.append({"key": row.key, "situation": row.situation, "project": row.project,
                      "upstream": row.upstream, "cells": cells, "cases": cases})
     return {"planners": planners, "rows": rows}
+
+
+def reached(model: dict) -> bool:
+    """Whether any row of ``model`` says anything about any planner."""
+    return any(cell != "-" for row in model["rows"] for cell in row["cells"].values())
 
 
 def render(model: dict, fmt: str = "simple") -> str:

@@ -1,0 +1,188 @@
+"""Which rule decides each output element and each error of a case's steps (spec section 8).
+
+Every output element, and the error (or its absence) of every step, is decided by exactly one of
+three rules: the **contract** (spec sections 3-5 and the documented errors), a **project rule** (a
+row of spec section 6, "this project" column, or the 0-d rule) or the **wrapper** (section 4 item
+0). A project rule decides only the elements of the requests that reach its situation; everything
+else in the same case is the contract's. :func:`case_rules` computes that map from a loaded case's
+own values (generated tables included, each step's table changes applied), one
+:class:`StepRules` per step, so that the judge can decide element by element.
+
+The map also says where each section-6 situation *shows* (:attr:`StepRules.shows`): the elements
+on which a planner's behaviour in that situation can be seen, even where the contract decides the
+value (the seed of a request with a prefix and extend 0 is -1 by section 5, yet that is where a
+kernel that reads the seed slot past the table would crash or leak a value). The divergence profile
+credits a planner with a behaviour only from those elements.
+
+Four rows of section 6 restate section 5, where upstream's launcher and this project agree or
+section 5 is explicit: write offsets past bs are untouched ("nothing else is written"), the window
+start is exact, a prefix with extend 0 gets seed -1, and num_valid is stored as its int32 wrap.
+They *show* on the elements they concern but the contract decides those. The rows that decide
+are those where section 5 leaves the value undefined: the seed of a request whose seed position
+is past its row (``past-row``) or whose row is outside the table (``row-out-of-table``), the seed
+whose slot is past the LUT (``lut-clamp``), and the error of a step with a 0-d tensor.
+
+Two things are never a project rule's or the wrapper's (spec section 8): an element that must be
+written and was not, and a step that must raise and returned. The judge applies that; this module
+only says who decides a *value*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from conformance.corpus.arrays import evaluate
+from conformance.corpus.generators import DEFAULT_TABLE, lut_len
+from conformance.corpus.hazards import INT64_MIN, TableValues
+from impls.contract import (
+    OUTPUT_NAMES,
+    REQUEST_INPUT_NAMES,
+    SCALAR_OUTPUT_NAMES,
+    SWA_WINDOW_NAME,
+    TABLE_NAME,
+)
+
+CONTRACT = "contract"
+"""The rule of spec sections 3-5: what any launcher, upstream's included, is held to."""
+WRAPPER = "wrapper"
+"""Spec section 4 item 0: upstream checks it in its wrapper, not in its launcher."""
+WRAPPER_ERROR_ID = "swa-lut-required"
+"""The catalog id (impls/errors.py) of the wrapper's check."""
+ZERO_D = "zero-d-tensor"
+"""The project's 0-d rule (spec section 6): a 0-d tensor counts as length 1, then is validated."""
+SCRATCH, WRITE_OFFSETS, SEEDS = OUTPUT_NAMES[:3]  # spec section 3's order
+NUM_VALID, ENABLE = SCALAR_OUTPUT_NAMES[:2]
+INT32_WRAP = 1 << 31
+"""min(total_verify, verify_capacity) at or above this is stored as its int32 wrap (spec §5)."""
+RPI, PREFIX, EXTEND = REQUEST_INPUT_NAMES
+
+
+def kind_of(rule: str) -> str:
+    """``contract``, ``wrapper`` or ``project`` (any section-6 row key, the 0-d rule)."""
+    return rule if rule in (CONTRACT, WRAPPER) else "project"
+
+
+@dataclass
+class StepRules:
+    """Who decides what in one step.
+
+    Attributes:
+        elements: {output name: {tensor index: section-6 row key}} for the elements a project rule
+            decides; every element not listed is the contract's.
+        error: the rule that decides the step's error, or that it raises none: ``contract``,
+            ``wrapper`` or :data:`ZERO_D`.
+        shows: {section-6 row key: [(output name, tensor index), ...]}: where the step reaches each
+            situation, the elements on which a planner's behaviour there shows.
+    """
+
+    elements: dict[str, dict[int, str]] = field(default_factory=dict)
+    error: str = CONTRACT
+    shows: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+
+    def rule(self, name: str, index: int) -> str:
+        """The rule that decides element ``index`` of output ``name``."""
+        return self.elements.get(name, {}).get(index, CONTRACT)
+
+    def decide(self, row: str, name: str, index: int) -> None:
+        """Record that ``row`` decides (and shows on) element ``index`` of ``name``."""
+        self.elements.setdefault(name, {}).setdefault(index, row)
+        self.show(row, name, index)
+
+    def show(self, row: str, name: str, index: int) -> None:
+        """Record that ``row``'s situation shows on element ``index`` of ``name``."""
+        self.shows.setdefault(row, []).append((name, index))
+
+    def to_json(self) -> dict:
+        """Plain data: ``{"error": rule, "elements": {name: {index: row}}, "shows": {row: [[name,
+        index], ...]}}`` (indices as strings, as JSON keys are)."""
+        return {"error": self.error,
+                "elements": {n: {str(i): r for i, r in d.items()} for n, d in self.elements.items()},
+                "shows": {row: [list(e) for e in where] for row, where in self.shows.items()}}
+
+
+def _request_rules(rules: StepRules, r: int, values: tuple[int, int, int], bs: int, window: int,
+                   table: TableValues, lut_length: int | None) -> int:
+    """Record what request ``r`` reaches; return its verify length as the project computes it."""
+    rpi, prefix, extend = values
+    if rpi == 0:  # a padding row: verify 0, write 0, seed -1, nothing read (contract)
+        return 0
+    start = max(prefix - window, 0) if window > 0 else 0
+    if window > 0 and prefix - window < INT64_MIN:
+        # section 5's exact arithmetic decides them (the contract); every later offset, the
+        # total and the two scalars show a window start that overflowed
+        for j in range(r + 1, bs + 1):
+            rules.show("window-overflow", SCRATCH, j)
+        rules.show("window-overflow", NUM_VALID, 0)
+        rules.show("window-overflow", ENABLE, 0)
+    if prefix <= 0:
+        return max(prefix - start, 0)
+    rows, cols = table.rows, table.cols
+    inside = 0 <= rpi < rows
+    if extend <= 0:  # seed -1 by spec section 5; upstream still reads the slot
+        if not inside:
+            rules.show("row-out-of-table", SEEDS, r)
+        elif rpi * cols + prefix - 1 >= rows * cols:
+            rules.show("zero-extend-read", SEEDS, r)
+        return max(prefix - start, 0)
+    if not inside:
+        rules.decide("row-out-of-table", SEEDS, r)
+        return max(prefix - start, 0)
+    if prefix - 1 >= cols:
+        rules.decide("past-row", SEEDS, r)
+    if lut_length is not None and cols > 0:
+        slot = table[rpi, min(prefix - 1, cols - 1)]
+        if slot >= lut_length:
+            rules.decide("lut-clamp", SEEDS, r)
+    return max(prefix - start, 0)
+
+
+def _step_rules(step, bs: int, capacity: int, verify_capacity: int, table: TableValues,
+                lut_length: int | None) -> StepRules:
+    rules = StepRules()
+    if any(o.get("shape") == [] for o in step.overrides):
+        rules.error = ZERO_D
+    error = step.error
+    if error is not None:
+        if error.get("id") == WRAPPER_ERROR_ID:
+            rules.error = WRAPPER
+        return rules  # raised before the launch: no element is written, none decided
+    columns = [evaluate(step.inputs.get(name, [])) for name in (RPI, PREFIX, EXTEND)]
+    window = step.inputs.get(SWA_WINDOW_NAME, 0)
+    total = 0
+    for r, values in enumerate(zip(*columns)):
+        total += _request_rules(rules, r, values, bs, window, table, lut_length)
+    for j in range(bs + 1, capacity + 1):  # untouched: section 5's "nothing else is written"
+        rules.show("write-offsets-past-bs", WRITE_OFFSETS, j)
+    if min(total, verify_capacity) >= INT32_WRAP:  # the int32 wrap is section 5's: contract
+        rules.show("num-valid-wrap", NUM_VALID, 0)
+    return rules
+
+
+def case_rules(case) -> list[StepRules]:
+    """One :class:`StepRules` per step of ``case`` (a loaded
+    :class:`conformance.corpus.loader.Case`); a validator or allocate case has one step, whose
+    error the contract decides.
+
+    Raises:
+        ArraySpecError: an array spec that cannot be evaluated (the loader checks them first).
+    """
+    if case.entry != "launcher":
+        return [StepRules()]
+    table = TableValues(case.inputs.get(TABLE_NAME) or DEFAULT_TABLE)
+    lut = case.inputs.get("lut")
+    lut_length = None if lut is None else lut_len(lut)
+    capacity = case.write_req_capacity
+    out = []
+    for step in case.steps:
+        table.change(step.inputs.get("req_to_token_set", ()))  # in place, before this step
+        verify_capacity = step.inputs.get("verify_capacity", 0)
+        out.append(_step_rules(step, step.bs, capacity, verify_capacity, table, lut_length))
+    return out
+
+
+def reached_rules(rules: list[StepRules]) -> set[str]:
+    """Every rule other than the contract that decides something in ``rules`` (what a case's
+    ``pins`` must name: spec section 8)."""
+    found = {r for s in rules for d in s.elements.values() for r in d.values()}
+    found |= {s.error for s in rules if s.error != CONTRACT}
+    return found

@@ -1,0 +1,137 @@
+"""Verdicts as data: what the judge saw, per element, with the rule that decides it (spec section 8).
+
+:class:`Difference` is one thing a planner did that its case does not allow: an output element with
+another value, an element never written, an element written that must not be, a write outside a
+tensor, an input modified, a wrong error, no error, a raise on a valid step, a value returned. Each
+names the rule that decides it (``contract``, a section-6 row key, the 0-d rule, ``wrapper``:
+:mod:`conformance.corpus.element_rules`). :class:`VerdictData` holds every difference of one case
+on one planner (a sample of them kept whole, every one counted by rule), the outcome of every
+error step, and what the planner did in each section-6 situation the case reaches. It is plain
+JSON (:meth:`VerdictData.to_json`), so it travels from the judge through pytest's reports (xdist
+included) to the results file and every report; :func:`status_of` turns it into a status for a
+profile, and nothing parses a report's text to decide one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+
+from conformance.corpus.element_rules import CONTRACT, WRAPPER, kind_of
+
+KEPT = 64
+"""Differences a verdict keeps whole (every one is counted in :attr:`VerdictData.by_rule`)."""
+NEVER_A_RULE = ("never-written", "no-error", "outside", "input", "returned")
+"""What spec section 8 (and section 6's last line) never leaves to a project rule or the wrapper:
+an element that must be written and was not, a step that must raise and returned, an access
+outside a tensor, an input modified, a value returned."""
+OUTSIDE = "outside"
+
+
+@dataclass
+class Difference:
+    """One difference, as data.
+
+    Attributes:
+        step, run: the step index (0-based) and the poison run (``a``, ``b``).
+        what: ``value`` (another value), ``never-written`` (still what it held before the call),
+            ``written`` (must keep what it held, changed), ``outside`` (a write outside the
+            tensor), ``input`` (an input modified), ``error`` (another error), ``no-error`` (must
+            raise, returned), ``raised`` (raised on a valid step), ``returned`` (returned a value).
+        field: the output or input name, or ``error`` / ``return``.
+        index: the tensor index (negative or >= length: outside it), None for a whole-step one.
+        expected, got: the values (ints for elements; one line of text for errors).
+        rule: the rule that decides it.
+        evidence: why it proves an access outside a tensor (spec §6, last line), or None.
+    """
+
+    step: int
+    run: str
+    what: str
+    field: str
+    index: int | None
+    expected: object
+    got: object
+    rule: str
+    evidence: str | None = None
+
+
+@dataclass
+class VerdictData:
+    """Every difference of one case on one planner.
+
+    Attributes:
+        differences: the first :data:`KEPT` differences, in (run, step, field, index) order.
+        by_rule: {rule: number of differences it decides}, over all of them.
+        count: how many differences in all.
+        error_steps: one ``{"step", "id", "ok"}`` per step that expects a documented error: whether
+            the planner raised exactly it in every run.
+        situations: {section-6 row key: what the planner did on the elements where that situation
+            shows: ``rule`` (as the project's rule, no difference there), ``other`` (another value),
+            ``never-written``, ``outside`` (an access outside a tensor seen there), ``raised``}.
+        outside: the first proof of an access outside a tensor, or None.
+    """
+
+    differences: list[Difference] = field(default_factory=list)
+    by_rule: dict[str, int] = field(default_factory=dict)
+    count: int = 0
+    error_steps: list[dict] = field(default_factory=list)
+    situations: dict[str, str] = field(default_factory=dict)
+    outside: str | None = None
+
+    def add(self, diff: Difference) -> None:
+        """Count ``diff`` (keep it whole while fewer than :data:`KEPT` are)."""
+        if diff.what in NEVER_A_RULE:
+            diff.rule = CONTRACT
+        self.count += 1
+        self.by_rule[diff.rule] = self.by_rule.get(diff.rule, 0) + 1
+        if diff.evidence and self.outside is None:
+            self.outside = diff.evidence
+        if len(self.differences) < KEPT:
+            self.differences.append(diff)
+
+    def rules(self) -> set[str]:
+        """Every rule that decides a difference."""
+        return set(self.by_rule)
+
+    def to_json(self) -> dict:
+        """Plain data (the results file's ``verdict``)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict) -> VerdictData:
+        """The verdict :meth:`to_json` wrote."""
+        doc = dict(doc)
+        diffs = [Difference(**d) for d in doc.pop("differences", [])]
+        return cls(differences=diffs, **doc)
+
+
+def status_of(verdict: VerdictData | None, judged: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """The status of a case whose judge saw ``verdict``, for a planner judged on the rule kinds
+    ``judged`` (``contract``, ``project``, ``wrapper``; spec section 8), and the rules behind it.
+
+    * no difference: ``pass``;
+    * an access outside a tensor: ``oob`` (never a rule's to excuse);
+    * any difference a judged rule decides (the contract's always are): ``fail``;
+    * else ``differs`` when a project rule decides one of them, otherwise ``not-wrapper``.
+    """
+    if verdict is None or not verdict.count:
+        return "pass", ()
+    rules = tuple(sorted(verdict.rules()))
+    if verdict.outside:
+        return "oob", rules
+    failing = tuple(r for r in rules if r == CONTRACT or kind_of(r) in judged)
+    if failing:
+        return "fail", failing
+    if any(kind_of(r) == "project" for r in rules):
+        return "differs", rules
+    return "not-wrapper", rules
+
+
+def rule_line(counts: Counter) -> str:
+    """``decided by: contract (3), project rule past-row (1)`` for a report."""
+    parts = []
+    for rule, n in sorted(counts.items(), key=lambda kv: (kv[0] != CONTRACT, kv[0])):
+        name = rule if rule in (CONTRACT, WRAPPER) else f"project rule {rule}"
+        parts.append(f"{name} ({n})" if len(counts) > 1 or n > 1 else name)
+    return "decided by: " + ", ".join(parts)
