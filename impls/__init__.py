@@ -1,4 +1,4 @@
-"""Offsets planners behind one interface (spec ``offsets-planner.md``).
+"""Offsets planners behind one interface (spec ``docs/spec/offsets-planner.md``).
 
 * :func:`get_planner` returns a planner: a keyword-only launcher with the signature of spec
   section 3 (``python``, ``triton``, ``numba-cuda``, or any ``module.path:attr``).

@@ -1,6 +1,6 @@
 """Constants of the offsets planner (spec section 2).
 
-Values come from ``../shared/spec/offsets-planner.md`` section 2, which restates upstream's
+Values come from ``docs/spec/offsets-planner.md`` section 2, which restates upstream's
 ``python/sglang/kernels/ops/kv_canary/plan/offsets_kernel.py``.
 """
 

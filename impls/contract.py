@@ -5,7 +5,7 @@ checks, the shrinker, the stream check, the benchmark) is derived from :data:`AR
 table and the planners' own keyword-only signatures (which users copy) spell the names out.
 :class:`Launcher` is the same signature as a :class:`typing.Protocol`, for type checkers.
 
-Source: ``../shared/spec/offsets-planner.md`` sections 3 and 4, which restate upstream's
+Source: ``docs/spec/offsets-planner.md`` sections 3 and 4, which restate upstream's
 ``python/sglang/kernels/ops/kv_canary/plan/offsets_kernel.py`` (``launch_plan_offsets_kernel``).
 """
 

@@ -17,7 +17,7 @@ from tests.subproc import run_cli, run_pytest
 GOOD = case_doc(
     "good-one",
     description="spec §7: rpi [2], prefix [7], extend [1].", tags=[],
-    source={"kind": "spec", "ref": "offsets-planner.md §7"}, golden_check="hand: spec §7")
+    source={"kind": "spec", "ref": "docs/spec/offsets-planner.md §7"}, golden_check="hand: spec §7")
 INT64_MAX = (1 << 63) - 1
 
 

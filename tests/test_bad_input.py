@@ -15,7 +15,7 @@ from tests.case_docs import case_doc
 from tests.subproc import run_cli, run_pytest
 
 GOOD = case_doc("-", description="spec §7: rpi [2], prefix [7], extend [1].", tags=[],
-                source={"kind": "spec", "ref": "offsets-planner.md §7"},
+                source={"kind": "spec", "ref": "docs/spec/offsets-planner.md §7"},
                 golden_check="hand: spec §7")
 del GOOD["id"]  # each test names its own
 LINEAR = {"generator": "linear", "max_reqs": 4, "max_seq_len": 16}

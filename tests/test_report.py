@@ -57,7 +57,7 @@ def test_results_file_is_schema_valid_with_every_status():
         "spec7-prefill-and-decodes --results reports/out/rerun-spec7-prefill-and-decodes.json")
     assert fail["message"].splitlines()[-1] == f"  rerun: {fail['rerun']}"
     assert (fail["tags"], fail["source"], fail["file"], fail["json_path"]) == (
-        ["spec-example"], {"kind": "spec", "ref": "offsets-planner.md §7"},
+        ["spec-example"], {"kind": "spec", "ref": "docs/spec/offsets-planner.md §7"},
         "tests/data/report-cases/common/a-spec.json", "$.cases[2]")
     assert by_id[f"declared-divergence{C}"]["message"] == (
         "declared for the report tests: the off-by-one scan fails it")

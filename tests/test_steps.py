@@ -27,7 +27,7 @@ _GOLDEN = {"out_verify_offsets_scratch": [0, 3], "out_write_offsets": [0, 1],
 
 def _doc(steps: list[dict], lut=None) -> dict:
     return {"id": "st-case", "description": "a step builder case.", "tags": ["steps"],
-            "source": {"kind": "spec", "ref": "offsets-planner.md §5"},
+            "source": {"kind": "spec", "ref": "docs/spec/offsets-planner.md §5"},
             "golden_check": "hand: §5, table[1, 2] = 1*16 + 2 = 18",
             "inputs": {"req_to_token": _LINEAR, "lut": lut}, "steps": steps}
 
@@ -110,7 +110,7 @@ def test_a_case_that_cannot_be_built_is_a_case_build_error(tmp_path, step, lut, 
 
 def test_an_override_that_cannot_be_built_names_the_overrides(tmp_path):
     doc = {"id": "st-override", "description": "an override to a device this machine lacks.",
-           "tags": ["steps"], "source": {"kind": "spec", "ref": "offsets-planner.md §5"},
+           "tags": ["steps"], "source": {"kind": "spec", "ref": "docs/spec/offsets-planner.md §5"},
            "golden_check": "hand: §5", "inputs": {"req_to_token": _LINEAR, "lut": None,
                                                    **_step()["inputs"]},
            "overrides": [{"tensor": "prefix_lens", "device": "cuda:63"}],

@@ -42,7 +42,7 @@ LOCAL_CASES = {
     "roomy.json": {
         "id": "tw-room-past-bs",
         "description": "spec §7's prefill and two decodes, with buffers for 8 requests: room past bs.",
-        "tags": ["padding"], "source": {"kind": "spec", "ref": "offsets-planner.md §7"},
+        "tags": ["padding"], "source": {"kind": "spec", "ref": "docs/spec/offsets-planner.md §7"},
         "golden_check": "hand: spec §7 values; the tail past bs must keep the poison (§5)",
         "inputs": {"req_to_token": _LINEAR, "lut": None, "swa_window_size": 0,
                    "verify_capacity": 1000, "write_req_capacity": 8,
@@ -53,7 +53,7 @@ LOCAL_CASES = {
     "lut-negative.json": {
         "id": "tw-lut-negative-slot",
         "description": "table[1, 2] = -1 behind a shift LUT: the second seed passes through as -1.",
-        "tags": ["swa", "lut"], "source": {"kind": "spec", "ref": "offsets-planner.md §5"},
+        "tags": ["swa", "lut"], "source": {"kind": "spec", "ref": "docs/spec/offsets-planner.md §5"},
         "golden_check": "hand: seed 0 = table[2, 4] = 36 -> 136; seed 1 = -1 untranslated (§5)",
         "inputs": {"req_to_token": {**_LINEAR, "set": [[1, 2, -1]]},
                    "lut": {"generator": "shift", "len": 65, "shift": 100},
@@ -66,7 +66,7 @@ LOCAL_CASES = {
     "errors.json": {
         "group": "tw-errors",
         "defaults": {"tags": ["documented-error"],
-                     "source": {"kind": "spec", "ref": "offsets-planner.md §4"},
+                     "source": {"kind": "spec", "ref": "docs/spec/offsets-planner.md §4"},
                      "golden_check": "hand: spec §4 text", "inputs": _TWO_REQUESTS},
         "cases": [
             {"id": "tw-dtype-prefix-lens", "description": "int32 prefix_lens.",
@@ -314,7 +314,7 @@ def test_multi_step_case_reports_the_step(tmp_path):
     failure names the step."""
     doc = {
         "id": "tw-shrink", "description": "bs 3 then bs 1 over the same buffers.",
-        "tags": ["steps"], "source": {"kind": "spec", "ref": "offsets-planner.md §5"},
+        "tags": ["steps"], "source": {"kind": "spec", "ref": "docs/spec/offsets-planner.md §5"},
         "golden_check": "hand: §5; step 2 writes [0, 1] of the offsets and [0] of the seeds only",
         "inputs": {"req_to_token": _LINEAR, "lut": None},
         "steps": [
