@@ -1,7 +1,8 @@
 """The harness used from another repository: the built wheel alone, installed in a fresh venv
 outside the checkout, runs the packaged corpus on a planner module of that other folder.
 
-One module-scoped setup builds the wheel (``pip wheel --no-deps --no-build-isolation``), makes a
+One module-scoped setup builds the wheel (``pip wheel --no-deps --no-build-isolation``, from a copy
+of the checkout), makes a
 venv under a temporary folder, installs only the wheel (``--no-deps``) and gives the venv this
 environment's packages (torch, pytest, ...) through a ``.pth`` file naming this environment's
 site-packages, so nothing is downloaded. The "other repository" is a temporary folder holding
@@ -28,6 +29,9 @@ from tests.case_docs import case_doc
 
 REPO = Path(__file__).resolve().parent.parent
 PLANTED = REPO / "tests" / "planted" / "installed_planners.py"
+BUILD_LITTER = (".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__",
+                ".pytest_cache", ".hypothesis", "out")
+"""Left out of the copy the wheel is built from (``out``: ``reports/out/``, a run's files)."""
 pytestmark = pytest.mark.slow  # about 30-60 s: a wheel, a venv and three pytest sessions
 EXTRA_ID = "external-no-prefix"
 """The other repository's own case: spec §7's decode of row 2 (:func:`tests.case_docs.case_doc`)."""
@@ -56,8 +60,10 @@ class Installed:
 
     def __init__(self, root: Path) -> None:
         wheels, self.venv, self.work = root / "wheel", root / "venv", root / "work"
+        source = root / "source"  # a clean copy: no stale build/ of an earlier build ships
+        shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(*BUILD_LITTER))
         _check(_run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                     "-q", "-w", wheels, REPO], cwd=root))
+                     "-q", "-w", wheels, source], cwd=root))
         (self.wheel,) = wheels.glob("planner_conformance-*.whl")
         _check(_run([sys.executable, "-m", "venv", "--without-pip", self.venv], cwd=root))
         self.python = self.venv / "bin" / "python"
