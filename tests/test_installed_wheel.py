@@ -186,3 +186,13 @@ def test_record_write_leaves_the_installed_corpus_alone(installed):
     assert "not edited in place" in proc.stderr
     assert path.read_bytes() == before
     assert '"out_write_offsets": [0, 5]' in _check(installed.cli("record", "spec7-no-prefix")).stdout
+
+
+def test_the_plugin_stays_quiet_in_the_other_repository_s_own_tests(installed, tmp_path):
+    (tmp_path / "test_own.py").write_text("def test_own():\n    assert sum([1, 2]) == 3\n")
+    proc = _check(_run([installed.python, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
+                       cwd=tmp_path))
+    assert "1 passed" in proc.stdout
+    assert "conformance" not in proc.stdout
+    left = {p.name for p in tmp_path.iterdir()} - {"__pycache__", ".benchmarks"}  # pytest-benchmark's own
+    assert left == {"test_own.py"}
