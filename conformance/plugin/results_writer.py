@@ -22,9 +22,9 @@ fingerprint (commit, date, host, GPU, library versions, each planner's mode).
 from __future__ import annotations
 
 import datetime
-import importlib.util
 import re
 import time
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -248,7 +248,7 @@ def _arg_path(config: pytest.Config, arg: str) -> Path:
     looked up as pytest does (``conformance`` is the package's folder)."""
     if config.getoption("pyargs", False):
         try:
-            spec = importlib.util.find_spec(arg)
+            spec = find_spec(arg)
         except (ImportError, ValueError):
             spec = None
         if spec is not None and spec.origin:
