@@ -20,13 +20,13 @@ and the Triton interpreter / Numba CUDA simulator switches."""
 RUN_ENVIRONMENT = {name: os.environ[name] for name in RERUN_ENVIRONMENT if name in os.environ}
 """Those of :data:`RERUN_ENVIRONMENT` this process started with (taken when the harness is
 imported, before any planner sets its own)."""
+RERUN_RESULTS = RESULTS_RELPATH.parent / "rerun-{case}.json"
+"""Where a rerun writes its results file, so it never replaces the full run's."""
 CORPUS_COMMAND = ["python", "-m", "pytest", "--pyargs", "conformance"] if INSTALLED else \
     ["pytest", "conformance/"]
 """The pytest command that runs the corpus: from the checkout's root, or with an installed wheel
 from any folder (``python -m`` puts that folder on ``sys.path``, for a ``module:callable``
 planner that lives there)."""
-RERUN_RESULTS = RESULTS_RELPATH.parent / "rerun-{case}.json"
-"""Where a rerun writes its results file, so it never replaces the full run's."""
 
 
 def shell_command(argv: list[str], environment: dict[str, str] | None = None) -> str:
