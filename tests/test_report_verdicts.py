@@ -108,7 +108,8 @@ def test_differs_and_declared_are_listed_with_their_rules():
     html = render_html(model)
     failures = html[html.index('<h2 id="failures">'):html.index('<h2 id="matrix-title">')]
     assert "(4: 2 not passing, 2 judged, not failed)" in failures
-    assert '<option value="judged">judged, not failed (differs, not-wrapper, declared)</option>' in html
+    assert ('<option value="judged">judged, not failed (differs, not-wrapper, '
+            'declared)</option>') in html
     for f, status in ((differs, "differs"), (declared, "declared")):
         target = re.escape(anchor("fail", f["case"], f["planner"]))
         block = re.search(rf'<div class="entry judged" data-status="{status}" data-planner='
