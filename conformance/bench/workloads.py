@@ -151,15 +151,19 @@ def build(bs: int, spec: Spec, device: str | torch.device) -> dict:
 def request_pool(kw: dict, scenario: str, *, size: int | None = None, seed: int = 0) -> list[dict]:
     """The launcher arguments of every call of a scenario (:data:`SCENARIOS`), built from ``kw``.
 
-    ``reused``: ``[kw]``. ``fresh``: ``size`` (default :data:`POOL_SIZE`) dicts, each with its
-    own copies of ``kw``'s three
-    request tensors. ``varying-bs``: ``size`` dicts whose request tensors are copies of the first
-    ``k`` entries of ``kw``'s, ``k`` drawn uniformly from [1, bs] with ``seed`` (a batch's prefix:
-    rows stay distinct). All share ``kw``'s table, LUT and outputs (a server's buffer set).
+    ``reused``: one dict, with its own copies of ``kw``'s three request tensors (so that
+    :func:`refresh` changes no other benchmark's). ``fresh``: ``size`` (default
+    :data:`POOL_SIZE`) dicts, each with its own request tensors and its own contents (``kw``'s,
+    then :func:`refresh` with ``seed``: new rows, prefixes and extend order per entry).
+    ``varying-bs``: the same, cut to the first ``k`` requests, ``k`` drawn uniformly from [1, bs]
+    with ``seed`` (a batch's prefix: rows stay distinct). A pool's request tensors are row views
+    of one ``[size, bs]`` tensor per name (each entry contiguous, with its own address), so that
+    :func:`refresh` redraws them all in three tensor ops. All entries share ``kw``'s table, LUT
+    and outputs (a server's buffer set).
     """
-    if scenario == "reused":
-        return [kw]
     names = REQUEST_INPUT_NAMES
+    if scenario == "reused":
+        return [dict(kw, **{n: kw[n].clone() for n in names})]
     bs = int(kw[names[0]].shape[0])
     size = size or POOL_SIZE[kw[names[0]].device.type]
     if scenario == "fresh":
@@ -169,7 +173,46 @@ def request_pool(kw: dict, scenario: str, *, size: int | None = None, seed: int 
         sizes = torch.randint(1, max(bs, 1) + 1, (size,), generator=g).tolist()
     else:
         raise ValueError(f"unknown scenario {scenario!r}: use one of {', '.join(SCENARIOS)}")
-    pool = [dict(kw, **{n: kw[n][:k].clone() for n in names}) for k in sizes]
+    bases = {n: kw[n].unsqueeze(0).repeat(size, 1) for n in names}
+    pool = [dict(kw, **{n: bases[n][j, :k] for n in names}) for j, k in enumerate(sizes)]
+    refresh(pool, torch.Generator().manual_seed(seed))
     if kw[names[0]].device.type == "cuda":
         torch.cuda.synchronize()
     return pool
+
+
+def refresh(pool: list[dict], generator: torch.Generator) -> None:
+    """New request contents for every entry of ``pool``, in place, valid as before: each entry's
+    active rows (``req_pool_indices != 0``) rotated by a random r in the table's rows 1..rows-1
+    (so they stay distinct), its positive prefixes rotated by a random s in 1..cols-1, its
+    ``extend_seq_lens`` rolled by a random shift (the decode / prefill mix is kept). Padding rows
+    stay padding. Tensors, shapes and addresses are unchanged: only contents move, as when a
+    server writes the next step into its buffers.
+    """
+    rows, cols = (int(d) for d in pool[0][TABLE_INPUT_NAMES[0]].shape)
+    rpi_name, prefix_name, extend_name = REQUEST_INPUT_NAMES
+    for name in REQUEST_INPUT_NAMES:
+        bases = {}
+        for kw in pool:
+            t = kw[name]
+            base = t._base if t._base is not None else t
+            bases[id(base)] = base
+        for base in bases.values():
+            flat = base.view(-1, base.shape[-1]) if base.dim() else base.view(1, 1)
+            n, bs = flat.shape
+            if bs == 0:
+                continue
+
+            def draw(high: int, width: int = 1) -> torch.Tensor:
+                return torch.randint(0, max(high, 1), (n, width),
+                                     generator=generator).to(flat.device)
+
+            if name == rpi_name and rows > 1:
+                flat.copy_(torch.where(flat != 0, (flat - 1 + draw(rows - 1)) % (rows - 1) + 1,
+                                       flat))
+            elif name == prefix_name and cols > 1:
+                flat.copy_(torch.where(flat > 0, (flat - 1 + draw(cols - 1)) % (cols - 1) + 1,
+                                       flat))
+            elif name == extend_name:
+                index = (torch.arange(bs, device=flat.device) + draw(bs)) % bs
+                flat.copy_(flat.gather(1, index))
