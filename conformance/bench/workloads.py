@@ -198,10 +198,10 @@ def refresh(pool: list[dict], generator: torch.Generator) -> None:
             base = t._base if t._base is not None else t
             bases[id(base)] = base
         for base in bases.values():
-            flat = base.view(-1, base.shape[-1]) if base.dim() else base.view(1, 1)
-            n, bs = flat.shape
-            if bs == 0:
+            if base.numel() == 0:  # bs 0: nothing to redraw
                 continue
+            flat = base.view(-1, base.shape[-1])
+            n, bs = flat.shape
 
             def draw(high: int, width: int = 1) -> torch.Tensor:
                 return torch.randint(0, max(high, 1), (n, width),
