@@ -111,3 +111,96 @@ def test_a_planner_that_patches_a_clock_gets_every_figure_refused(tmp_path_facto
         figure, wall = (float(x.split(" us")[0]) for x in
                         refused(doc["benchmarks"][0]).split(" is ")[1].split(", "))
         assert 0.15 < figure / wall < 0.35
+
+
+def _serving(bs: int):
+    from conformance.bench import workloads
+
+    spec = workloads.spec_for("serving", "cpu", (128, 64), seed=bs)
+    return workloads.build(bs, spec, "cpu")
+
+
+def _valid(entry: dict, rows: int) -> None:
+    rpi = entry["req_pool_indices"]
+    active = rpi[rpi != 0].tolist()
+    assert len(set(active)) == len(active) and all(0 < r < rows for r in active)
+    assert int(entry["prefix_lens"].min()) >= 0 and int(entry["extend_seq_lens"].min()) >= 0
+
+
+def test_fresh_entries_have_their_own_contents_and_refresh_redraws_them_in_place():
+    import torch
+
+    from conformance.bench import rejudge, workloads
+    from impls import python_planner
+
+    kw = _serving(64)
+    pool = workloads.request_pool(kw, "fresh", size=8, seed=3)
+    names = ("req_pool_indices", "prefix_lens", "extend_seq_lens")
+    contents = {tuple(tuple(e[n].tolist()) for n in names) for e in pool}
+    assert len(contents) == 8  # no two calls of a round meet the same contents
+    padding = kw["req_pool_indices"] == 0
+    for entry in pool:
+        _valid(entry, 128)
+        assert torch.equal(entry["req_pool_indices"] == 0, padding)  # padding rows stay padding
+    before = [[e[n].clone() for n in names] for e in pool]
+    ptrs = [[e[n].data_ptr() for n in names] for e in pool]
+    workloads.refresh(pool, torch.Generator().manual_seed(11))
+    for entry, old, ptr in zip(pool, before, ptrs):
+        assert [entry[n].data_ptr() for n in names] == ptr  # same tensors, new contents
+        assert not torch.equal(entry["req_pool_indices"], old[0])
+        assert sorted(entry["extend_seq_lens"].tolist()) == sorted(old[2].tolist())
+        _valid(entry, 128)
+        python_planner.launch(**entry)
+        assert rejudge.plan_mismatch(entry) is None
+    entry["out_write_offsets"][1] += 1
+    assert rejudge.plan_mismatch(entry).startswith("out_write_offsets[1] = ")
+
+
+def test_reused_is_one_copy_and_varying_bs_entries_are_prefixes():
+    from conformance.bench import workloads
+
+    kw = _serving(16)
+    (reused,) = workloads.request_pool(kw, "reused")
+    assert reused["req_pool_indices"].data_ptr() != kw["req_pool_indices"].data_ptr()
+    assert reused["req_pool_indices"].tolist() == kw["req_pool_indices"].tolist()
+    assert reused["out_write_offsets"] is kw["out_write_offsets"]  # one buffer set
+    varying = workloads.request_pool(kw, "varying-bs", size=6, seed=5)
+    sizes = [int(e["req_pool_indices"].shape[0]) for e in varying]
+    assert all(1 <= k <= 16 for k in sizes) and len(set(sizes)) > 1
+    assert all(e["req_pool_indices"].is_contiguous() for e in varying)
+
+
+def test_tampered_names_a_rebound_clock(monkeypatch):
+    import time
+
+    import torch
+
+    from conformance.bench import clocks
+
+    assert clocks.tampered() == []
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
+    monkeypatch.setattr(torch.cuda.Event, "elapsed_time", lambda self, end: 0.0)
+    assert clocks.tampered() == ["time.perf_counter", "torch.cuda.Event.elapsed_time"]
+    monkeypatch.undo()
+    assert clocks.tampered() == []
+
+
+def test_loop_mismatch_compares_stored_rounds_with_the_bench_clock():
+    from conformance.bench import clocks
+
+    clock = clocks.RoundClock(clocks.perf_counter)
+    t0 = clocks.synced_ns()
+    for _ in range(3):
+        clock()
+        sum(range(20000))
+        clock()
+    wall = clocks.synced_ns() - t0
+    rounds = clock.rounds_s()
+    assert len(rounds) == 3 and all(r > 0 for r in rounds)
+    stored = [r / 4 for r in rounds[1:]]  # one warm-up round, 4 calls a round
+    assert clocks.loop_mismatch(clock, stored, 4, wall, host_timed=True) is None
+    halved = [stored[0] / 2, stored[1]]
+    assert clocks.loop_mismatch(clock, halved, 4, wall, host_timed=True).startswith(
+        "statistics: round 0 is ")
+    assert clocks.loop_mismatch(clock, stored, 4, wall // 10, host_timed=True).startswith(
+        "wall clock: the rounds add up to ")

@@ -80,6 +80,13 @@ def plan_mismatch(kw: dict, table: torch.Tensor | None = None,
     return None
 
 
+def _plain(text: str, limit: int = 200) -> str:
+    """A planner's message made one short line of printable ASCII without ``|`` (it goes into
+    table cells and terminals), ``...`` when cut."""
+    kept = "".join(c if " " <= c <= "~" and c != "|" else "?" for c in text)
+    return kept if len(kept) <= limit else kept[:limit] + "..."
+
+
 class RoundJudge:
     """The between-rounds step of one benchmark (module docstring).
 
@@ -107,8 +114,8 @@ class RoundJudge:
         self.judged.add(total_rounds - 1)
         self.generator = torch.Generator().manual_seed(self.seed)
         table, lut = (pool[0][n] for n in TABLE_INPUT_NAMES)
-        self.table = table.detach().cpu().clone()
-        self.lut = None if lut is None else lut.detach().cpu().clone()
+        self.table = table.detach().to("cpu", copy=True)
+        self.lut = None if lut is None else lut.detach().to("cpu", copy=True)
         self.judgments = 0
         self.failure: str | None = None
 
@@ -119,6 +126,8 @@ class RoundJudge:
             judged = self.outputs and round_index in self.judged
             if judged:
                 self._judge(f"the last timed call of round {round_index}")
+                if self.failure:
+                    return
             if self.scenario != "reused":
                 refresh(self.pool, self.generator)
             if not judged:
@@ -131,7 +140,7 @@ class RoundJudge:
                 if self.failure:
                     return
         except Exception as exc:  # the planner raised, or its outputs cannot be read
-            self.failure = f"re-judging raised {type(exc).__name__}: {str(exc)[:200]}"
+            self.failure = f"re-judging raised {type(exc).__name__}: {_plain(str(exc))}"
 
     def _judge(self, what: str) -> None:
         if clocks.CUDA:
