@@ -168,6 +168,9 @@ def test_reused_is_one_copy_and_varying_bs_entries_are_prefixes():
     sizes = [int(e["req_pool_indices"].shape[0]) for e in varying]
     assert all(1 <= k <= 16 for k in sizes) and len(set(sizes)) > 1
     assert all(e["req_pool_indices"].is_contiguous() for e in varying)
+    base = varying[0]["req_pool_indices"]._base
+    offsets = [e["req_pool_indices"].data_ptr() - base.data_ptr() for e in varying]
+    assert offsets == [j * workloads.ROW_ALIGN * 8 for j in range(6)]  # as aligned as their own
 
 
 def test_tampered_names_a_rebound_clock(monkeypatch):

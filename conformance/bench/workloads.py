@@ -49,6 +49,9 @@ POOL_SIZE = {"cuda": 512, "cpu": 16}
 type, made before timing starts. On the GPU more than any planner cache ever held (256), so no call
 finds its tensors cached; on the CPU fewer, since each is also called once before timing and the
 interpreter and the simulator are slow."""
+ROW_ALIGN = 64
+"""A pool's request rows start 64 elements (512 bytes of int64) apart: every entry is as aligned as
+a tensor of its own (kernels specialise on pointer alignment)."""
 WRITE_REQ_CAPACITY = 4096
 """Output buffers are sized for the largest batch, as upstream allocates them once per server."""
 
@@ -157,8 +160,9 @@ def request_pool(kw: dict, scenario: str, *, size: int | None = None, seed: int 
     then :func:`refresh` with ``seed``: new rows, prefixes and extend order per entry).
     ``varying-bs``: the same, cut to the first ``k`` requests, ``k`` drawn uniformly from [1, bs]
     with ``seed`` (a batch's prefix: rows stay distinct). A pool's request tensors are row views
-    of one ``[size, bs]`` tensor per name (each entry contiguous, with its own address), so that
-    :func:`refresh` redraws them all in three tensor ops. All entries share ``kw``'s table, LUT
+    of one ``[size, stride]`` tensor per name (each entry contiguous, with its own address, rows
+    :data:`ROW_ALIGN` elements apart as the allocator would align them), so that :func:`refresh`
+    redraws them all in three tensor ops. All entries share ``kw``'s table, LUT
     and outputs (a server's buffer set).
     """
     names = REQUEST_INPUT_NAMES
@@ -173,7 +177,10 @@ def request_pool(kw: dict, scenario: str, *, size: int | None = None, seed: int 
         sizes = torch.randint(1, max(bs, 1) + 1, (size,), generator=g).tolist()
     else:
         raise ValueError(f"unknown scenario {scenario!r}: use one of {', '.join(SCENARIOS)}")
-    bases = {n: kw[n].unsqueeze(0).repeat(size, 1) for n in names}
+    stride = -(-max(bs, 1) // ROW_ALIGN) * ROW_ALIGN
+    bases = {n: kw[n].new_zeros((size, stride)) for n in names}
+    for n in names:
+        bases[n][:, :bs] = kw[n]
     pool = [dict(kw, **{n: bases[n][j, :k] for n in names}) for j, k in enumerate(sizes)]
     refresh(pool, torch.Generator().manual_seed(seed))
     if kw[names[0]].device.type == "cuda":
@@ -192,15 +199,16 @@ def refresh(pool: list[dict], generator: torch.Generator) -> None:
     rows, cols = (int(d) for d in pool[0][TABLE_INPUT_NAMES[0]].shape)
     rpi_name, prefix_name, extend_name = REQUEST_INPUT_NAMES
     for name in REQUEST_INPUT_NAMES:
-        bases = {}
+        bases, widths = {}, {}
         for kw in pool:
             t = kw[name]
             base = t._base if t._base is not None else t
             bases[id(base)] = base
-        for base in bases.values():
-            if base.numel() == 0:  # bs 0: nothing to redraw
+            widths[id(base)] = max(widths.get(id(base), 0), int(t.shape[0]) if t.dim() else 1)
+        for key, base in bases.items():
+            if base.numel() == 0 or widths[key] == 0:  # bs 0: nothing to redraw
                 continue
-            flat = base.view(-1, base.shape[-1])
+            flat = base.view(-1, base.shape[-1])[:, : widths[key]]  # the requests, not the padding
             n, bs = flat.shape
 
             def draw(high: int, width: int = 1) -> torch.Tensor:
