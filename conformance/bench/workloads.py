@@ -41,9 +41,11 @@ WORKLOADS = ("serving", "decode")
 """How a batch's values are drawn (:func:`spec_for`)."""
 SCENARIOS = ("reused", "fresh", "varying-bs")
 """How a server hands the planner its request tensors (:func:`request_pool`): ``reused``, one set
-of tensors every call (every cache hits); ``fresh``, new tensors every call (new objects and
-addresses, same bs), made on the planner's device; ``varying-bs``, fresh tensors with a bs drawn per
-call, seeded, from 1 to the benchmark's bs."""
+of tensors every call (every cache keyed on identity hits; its contents are rewritten in place
+before each judged call, :mod:`conformance.bench.rejudge`); ``fresh``, new tensors with new
+contents every call (new objects and addresses, same bs), made on the planner's device;
+``varying-bs``, the same with a bs drawn per call, seeded, from 1 to the benchmark's bs. Contents
+are redrawn between rounds (:func:`refresh`), so no call of a round meets contents met before."""
 POOL_SIZE = {"cuda": 512, "cpu": 16}
 """Distinct request-tensor sets a ``fresh`` or ``varying-bs`` benchmark cycles through, by device
 type, made before timing starts. On the GPU more than any planner cache ever held (256), so no call
