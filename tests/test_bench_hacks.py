@@ -207,3 +207,16 @@ def test_loop_mismatch_compares_stored_rounds_with_the_bench_clock():
         "statistics: round 0 is ")
     assert clocks.loop_mismatch(clock, stored, 4, wall // 10, host_timed=True).startswith(
         "wall clock: the rounds add up to ")
+
+
+def test_the_judges_table_copy_is_made_again_once_the_table_is_written():
+    import torch
+
+    from conformance.bench.rejudge import cpu_copy
+
+    table = torch.arange(12, dtype=torch.int32).reshape(3, 4)
+    first = cpu_copy(table)
+    assert cpu_copy(table) is first and first.data_ptr() != table.data_ptr()
+    table[1, 2] = -7  # an in-place write: a new copy with the new contents
+    again = cpu_copy(table)
+    assert again is not first and int(again[1, 2]) == -7 and int(first[1, 2]) == 6

@@ -80,6 +80,21 @@ def plan_mismatch(kw: dict, table: torch.Tensor | None = None,
     return None
 
 
+_COPIES: dict[tuple, torch.Tensor] = {}
+
+
+def cpu_copy(tensor: torch.Tensor) -> torch.Tensor:
+    """A CPU copy of ``tensor`` (the device's shared table or LUT, 512 MiB on the GPU), made once
+    per tensor and contents: kept while its address, shape and version counter (which every
+    in-place write bumps) are unchanged; two at most."""
+    key = (str(tensor.device), tensor.data_ptr(), tuple(tensor.shape), tensor._version)
+    if key not in _COPIES:
+        if len(_COPIES) >= 2:
+            _COPIES.clear()
+        _COPIES[key] = tensor.detach().to("cpu", copy=True)
+    return _COPIES[key]
+
+
 def _plain(text: str, limit: int = 200) -> str:
     """A planner's message made one short line of printable ASCII without ``|`` (it goes into
     table cells and terminals), ``...`` when cut."""
@@ -114,8 +129,7 @@ class RoundJudge:
         self.judged.add(total_rounds - 1)
         self.generator = torch.Generator().manual_seed(self.seed)
         table, lut = (pool[0][n] for n in TABLE_INPUT_NAMES)
-        self.table = table.detach().to("cpu", copy=True)
-        self.lut = None if lut is None else lut.detach().to("cpu", copy=True)
+        self.table, self.lut = cpu_copy(table), None if lut is None else cpu_copy(lut)
         self.judgments = 0
         self.failure: str | None = None
 
