@@ -18,6 +18,9 @@ from dataclasses import dataclass, replace
 from html import escape
 from pathlib import Path
 
+REFUSED = "refused"
+"""``extra_info`` key of a benchmark whose figure the suite refused; its value is the reason
+(:mod:`conformance.bench.refusal`). Such a row shows ``refused: <reason>``, never a number."""
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 FLOOR_COLOUR = "#777"
 
@@ -44,6 +47,7 @@ class BenchRow:
     ratio_to_floor: float | None = None
     floor_name: str | None = None
     ratio_to_chain: float | None = None
+    refused: str | None = None
 
     @property
     def iqr(self) -> float:
@@ -74,13 +78,16 @@ def _row(bench: dict) -> BenchRow:
         planner = extra["floor"]
     mode = _param(bench, "mode") or bench.get("group") or "default"
     us = 1e6
+    if extra.get(REFUSED):  # its statistics are None: no figure to read
+        stats = {k: 0.0 for k in ("median", "min", "q1", "q3")}
     return BenchRow(key=bench.get("fullname") or name, planner=str(planner), mode=str(mode),
                     bs=None if bs is None else int(bs), p50=stats["median"] * us,
                     min=stats["min"] * us, q1=stats["q1"] * us, q3=stats["q3"] * us,
                     rounds=int(stats.get("rounds", 0)), floor=floor,
                     scenario=_param(bench, "scenario"),
                     ratio_to_floor=extra.get("ratio_to_floor"), floor_name=extra.get("floor_name"),
-                    ratio_to_chain=extra.get("ratio_to_chain"))
+                    ratio_to_chain=extra.get("ratio_to_chain"),
+                    refused=None if not extra.get(REFUSED) else str(extra[REFUSED]))
 
 
 def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
@@ -96,7 +103,7 @@ def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BenchError(f"{path}: not a pytest-benchmark JSON file ({type(exc).__name__}: "
                          f"{exc})") from exc
-    unusable = [r for r in rows if not (math.isfinite(r.p50) and r.p50 > 0)]
+    unusable = [r for r in rows if not r.refused and not (math.isfinite(r.p50) and r.p50 > 0)]
     if unusable or not rows:
         what = f"{len(unusable)} of {len(rows)} medians are zero, negative or NaN (first: " \
                f"{unusable[0].key}: {unusable[0].p50 / 1e6!r} s)" if unusable else "no benchmarks"
@@ -130,6 +137,12 @@ def table(rows: list[BenchRow]) -> list[dict]:
     suite's own ratios to the empty floor and to the chain floor (never recomputed here)."""
     out = []
     for r in sorted(rows, key=lambda r: (r.mode, r.floor, r.planner, r.scenario or "", r.bs or 0)):
+        if r.refused:
+            out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
+                        "scenario": r.scenario or "-", "bs": "-" if r.bs is None else r.bs,
+                        "p50": f"refused: {r.refused}", "min": "-", "iqr": "-",
+                        "rounds": r.rounds, "floor": r.floor, "ratio": "", "chain": ""})
+            continue
         out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
                     "scenario": r.scenario or "-", "bs": "-" if r.bs is None else r.bs,
                     "p50": f"{r.p50:.2f}", "min": f"{r.min:.2f}", "iqr": f"{r.iqr:.2f}",
@@ -141,6 +154,7 @@ def table(rows: list[BenchRow]) -> list[dict]:
 
 def plots(rows: list[BenchRow]) -> list[tuple[str, str]]:
     """One ``(mode, svg)`` per mode: p50 vs bs per planner, log y axis, floors dashed."""
+    rows = [r for r in rows if not r.refused]
     rows = [r if r.floor or r.scenario in (None, "reused")
             else replace(r, planner=f"{r.planner} {r.scenario}") for r in rows]
     modes = sorted({r.mode for r in rows if r.bs is not None or r.floor})
@@ -218,7 +232,7 @@ def moved(old: list[BenchRow], new: list[BenchRow]) -> list[dict]:
     out = []
     for r in new:
         o = before.get(r.key)
-        if o is None or not o.p50:
+        if o is None or not o.p50 or r.refused or o.refused:
             continue
         if not (o.q1 <= r.p50 <= o.q3) and not (r.q1 <= o.p50 <= r.q3):
             out.append({"key": r.key, "planner": r.planner, "mode": r.mode, "bs": r.bs,
