@@ -27,6 +27,7 @@ MUTANTS: dict[str, str | None] = {
     "scan:inclusive_verify_scan": None,
     "scan:scan_skips_first": None,
     "scan:int32_offsets": None,
+    "scan:block_carry_dropped": None,
     # per-request lengths and the window
     "lengths:padding_row_live": None,
     "lengths:padding_row_verified": None,
@@ -54,6 +55,10 @@ MUTANTS: dict[str, str | None] = {
         "equivalent under contract: it differs only in the seed of an active row < 0, which spec "
         "section 6's out-of-table rule decides (this project: no read, -1; upstream's reference "
         "wraps to a row from the end, as this mutant does)" + _PROJECT),
+    "seeds:row_int32_truncated": (
+        "equivalent under contract: it differs only in the seed of an active row >= max_reqs "
+        "(a row past 2^31 that wraps into the table), which spec section 6's out-of-table rule "
+        "decides (this project: no read, -1)" + _PROJECT),
     "seeds:large_row_clamped": (
         "equivalent under contract: it differs only in the seed of an active row >= max_reqs, "
         "which spec section 6's out-of-table rule decides (this project: no read, -1)" + _PROJECT),
@@ -63,6 +68,8 @@ MUTANTS: dict[str, str | None] = {
     "lut:slot_zero_untranslated": None,
     "lut:lut_only_with_window": None,
     "lut:seed_int32": None,
+    "lut:lut_clamp_sticky": None,
+    "lut:negative_slot_clamped_to_zero": None,
     # the three scalars
     "scalars:enable_ge": None,
     "scalars:enable_from_write_total": None,
@@ -70,6 +77,7 @@ MUTANTS: dict[str, str | None] = {
     "scalars:num_valid_saturates": None,
     "scalars:num_reqs_live_only": None,
     "scalars:num_valid_atomic_add": None,
+    "scalars:capacity_int32": None,
     # what is written, and when
     "stores:scratch_past_bs": None,
     "stores:zeroes_write_offsets_tail": None,
@@ -77,6 +85,8 @@ MUTANTS: dict[str, str | None] = {
     "stores:clamps_extend_in_place": None,
     "stores:total_dropped_at_capacity": None,
     "stores:cached_plan": None,
+    "stores:early_return_at_bs_zero": None,
+    "stores:total_masked_at_block_size": None,
     # the documented errors
     "validation:bs_bound_off_by_one": None,
     "validation:bs_capacity_inclusive": None,

@@ -35,6 +35,9 @@ from impls.contract import ARGUMENT_NAMES, REQUEST_INPUT_NAMES
 from impls.validate import LaunchPlan
 from impls.validate_cache import BufferSet
 
+wrap = python_planner._wrap
+"""``wrap(value, bits)``: two's-complement wrap to ``bits`` bits, as the planner's stores do."""
+
 Results = tuple[list, list, list, int, int, int]
 """verify offsets [bs+1], write offsets [bs+1], seeds [bs], num_valid, enable, write_num_valid_reqs."""
 

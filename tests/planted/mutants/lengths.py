@@ -4,13 +4,7 @@
 
 from __future__ import annotations
 
-from tests.planted.mutants.base import Planner, launcher
-
-_INT64 = 1 << 64
-
-
-def _wrap64(value: int) -> int:
-    return (value + (1 << 63)) % _INT64 - (1 << 63)
+from tests.planted.mutants.base import Planner, launcher, wrap
 
 
 class _PaddingRowLive(Planner):
@@ -86,8 +80,8 @@ class _WindowStartInt64(Planner):
     def verify_len(self, row, prefix, window):
         if not self.active(row):
             return 0
-        start = max(_wrap64(prefix - window), 0) if window > 0 else 0
-        return max(_wrap64(prefix - start), 0)
+        start = max(wrap(prefix - window, 64), 0) if window > 0 else 0
+        return max(wrap(prefix - start, 64), 0)
 
 
 padding_row_live = launcher(_PaddingRowLive)

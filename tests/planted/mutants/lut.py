@@ -4,11 +4,7 @@ through): each overrides :meth:`Planner.lut_index` or :meth:`Planner.translate`.
 
 from __future__ import annotations
 
-from tests.planted.mutants.base import Planner, launcher
-
-
-def _wrap32(value: int) -> int:
-    return (value + (1 << 31)) % (1 << 32) - (1 << 31)
+from tests.planted.mutants.base import Planner, launcher, wrap
 
 
 class _LutClampToLen(Planner):
@@ -45,7 +41,25 @@ class _SeedInt32(Planner):
     """Bug: the translated seed goes through an int32 register, so a LUT entry past 2^31 wraps."""
 
     def translate(self, slots, plan):
-        return [_wrap32(s) for s in super().translate(slots, plan)]
+        return [wrap(s, 32) for s in super().translate(slots, plan)]
+
+
+class _LutClampSticky(Planner):
+    """Bug: once one slot is clamped to lut_len - 1, every later slot is read there too."""
+
+    def translate(self, slots, plan):
+        out, clamped = [], False
+        for slot in slots:
+            clamped = clamped or (plan.lut_len > 0 and slot >= plan.lut_len)
+            out.append(plan.lut_len if clamped and slot >= 0 else slot)  # lut_index clamps it
+        return super().translate(out, plan)
+
+
+class _NegativeSlotClampedToZero(Planner):
+    """Bug: the LUT index is clamped on both sides, so a negative slot is translated at lut[0]."""
+
+    def lut_index(self, slot, lut_len):
+        return max(min(slot, lut_len - 1), 0) if lut_len > 0 else None
 
 
 lut_clamp_to_len = launcher(_LutClampToLen)
@@ -53,3 +67,5 @@ negative_slot_translated = launcher(_NegativeSlotTranslated)
 slot_zero_untranslated = launcher(_SlotZeroUntranslated)
 lut_only_with_window = launcher(_LutOnlyWithWindow)
 seed_int32 = launcher(_SeedInt32)
+lut_clamp_sticky = launcher(_LutClampSticky)
+negative_slot_clamped_to_zero = launcher(_NegativeSlotClampedToZero)

@@ -5,14 +5,11 @@ verify_capacity) as an int32 store, ``out_verify_enable`` = total_verify <= veri
 
 from __future__ import annotations
 
-from tests.planted.mutants.base import Planner, launcher
+from dataclasses import replace
+
+from tests.planted.mutants.base import Planner, launcher, wrap
 
 _INT32_MAX = (1 << 31) - 1
-
-
-def _wrap(value: int, bits: int) -> int:
-    half = 1 << (bits - 1)
-    return (value + half) % (1 << bits) - half
 
 
 class _EnableGe(Planner):
@@ -36,7 +33,7 @@ class _NumValidNotMin(Planner):
 
     def finish(self, verify_offsets, write_offsets, seeds, plan, rpi):
         done = super().finish(verify_offsets, write_offsets, seeds, plan, rpi)
-        return (*done[:3], _wrap(done[0][-1], 32), *done[4:])
+        return (*done[:3], wrap(done[0][-1], 32), *done[4:])
 
 
 class _NumValidSaturates(Planner):
@@ -62,7 +59,15 @@ class _NumValidAtomicAdd(Planner):
     def store(self, kwargs, plan, buffers, results):
         previous = int(kwargs["out_verify_num_valid"][0])
         super().store(kwargs, plan, buffers,
-                      (*results[:3], _wrap(previous + results[3], 32), *results[4:]))
+                      (*results[:3], wrap(previous + results[3], 32), *results[4:]))
+
+
+class _CapacityInt32(Planner):
+    """Bug: verify_capacity reaches the kernel as int32, so a capacity of 2^31 or more wraps."""
+
+    def finish(self, verify_offsets, write_offsets, seeds, plan, rpi):
+        return super().finish(verify_offsets, write_offsets, seeds,
+                              replace(plan, verify_capacity=wrap(plan.verify_capacity, 32)), rpi)
 
 
 enable_ge = launcher(_EnableGe)
@@ -71,3 +76,4 @@ num_valid_not_min = launcher(_NumValidNotMin)
 num_valid_saturates = launcher(_NumValidSaturates)
 num_reqs_live_only = launcher(_NumReqsLiveOnly)
 num_valid_atomic_add = launcher(_NumValidAtomicAdd)
+capacity_int32 = launcher(_CapacityInt32)

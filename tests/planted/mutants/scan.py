@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from itertools import accumulate
 
-from tests.planted.mutants.base import Planner, launcher
-
-
-def _wrap32(value: int) -> int:
-    return (value + (1 << 31)) % (1 << 32) - (1 << 31)
+from tests.planted.mutants.base import Planner, launcher, wrap
 
 
 class _InclusiveWriteScan(Planner):
@@ -39,10 +35,21 @@ class _Int32Offsets(Planner):
     """Bug: the scans accumulate in int32 registers, so an offset of 2^31 or more wraps."""
 
     def scan(self, lengths):
-        return [_wrap32(v) for v in super().scan(lengths)]
+        return [wrap(v, 32) for v in super().scan(lengths)]
+
+
+class _BlockCarryDropped(Planner):
+    """Bug: the scans run per block of 1024 lanes and drop the carry between blocks."""
+
+    def scan(self, lengths):
+        out = [0]
+        for r, length in enumerate(lengths):
+            out.append((0 if r % 1024 == 0 else out[-1]) + length)
+        return out
 
 
 inclusive_write_scan = launcher(_InclusiveWriteScan)
 inclusive_verify_scan = launcher(_InclusiveVerifyScan)
 scan_skips_first = launcher(_ScanSkipsFirst)
 int32_offsets = launcher(_Int32Offsets)
+block_carry_dropped = launcher(_BlockCarryDropped)

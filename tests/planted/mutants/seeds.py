@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from impls.contract import REQUEST_INPUT_NAMES
 from impls.python_planner import _gather
-from tests.planted.mutants.base import Planner, launcher
+from tests.planted.mutants.base import Planner, launcher, wrap
 
 
 class _SeedColumnPrefix(Planner):
@@ -121,6 +121,16 @@ class _LargeRowClamped(Planner):
                                           for row, pos in cells], plan)
 
 
+class _RowInt32Truncated(Planner):
+    """Bug: req_pool_indices is loaded as int32, so a row past 2^31 wraps before the bounds check."""
+
+    def seed_position(self, row, prefix, extend, plan):
+        return super().seed_position(wrap(row, 32), prefix, extend, plan)
+
+    def read_slots(self, table, cells, plan):
+        return super().read_slots(table, [(wrap(row, 32), pos) for row, pos in cells], plan)
+
+
 seed_column_prefix = launcher(_SeedColumnPrefix)
 sentinel_zero = launcher(_SentinelZero)
 seed_without_write = launcher(_SeedWithoutWrite)
@@ -132,3 +142,4 @@ row_bound_inclusive = launcher(_RowBoundInclusive)
 position_clamped_to_table = launcher(_PositionClampedToTable)
 negative_row_wraps = launcher(_NegativeRowWraps)
 large_row_clamped = launcher(_LargeRowClamped)
+row_int32_truncated = launcher(_RowInt32Truncated)

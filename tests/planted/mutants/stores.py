@@ -4,9 +4,9 @@ inputs are never modified, the same inputs give the same outputs): each override
 
 from __future__ import annotations
 
-from tests.planted.mutants.base import Planner, launcher
-from impls.constants import NO_SEED
+from impls.constants import NO_SEED, PLAN_BS_BLOCK_SIZE
 from impls.contract import OUTPUT_NAMES
+from tests.planted.mutants.base import Planner, launcher
 
 
 class _ScratchPastBs(Planner):
@@ -68,9 +68,28 @@ class _CachedPlan(Planner):
         self.store(kwargs, plan, buffers, results)
 
 
+class _EarlyReturnAtBsZero(Planner):
+    """Bug: returns early when bs == 0, so the [0] totals and the three scalars are never written."""
+
+    def store(self, kwargs, plan, buffers, results):
+        if plan.bs:
+            super().store(kwargs, plan, buffers, results)
+
+
+class _TotalMaskedAtBlockSize(Planner):
+    """Bug: the scratch total [bs] is stored by lane bs, masked out when bs == 4096 (the block)."""
+
+    def store(self, kwargs, plan, buffers, results):
+        if plan.bs == PLAN_BS_BLOCK_SIZE:
+            results = ([*results[0][:-1], None], *results[1:])
+        super().store(kwargs, plan, buffers, results)
+
+
 scratch_past_bs = launcher(_ScratchPastBs)
 zeroes_write_offsets_tail = launcher(_ZeroesWriteOffsetsTail)
 seeds_tail_cleared = launcher(_SeedsTailCleared)
 clamps_extend_in_place = launcher(_ClampsExtendInPlace)
 total_dropped_at_capacity = launcher(_TotalDroppedAtCapacity)
 cached_plan = launcher(_CachedPlan)
+early_return_at_bs_zero = launcher(_EarlyReturnAtBsZero)
+total_masked_at_block_size = launcher(_TotalMaskedAtBlockSize)
