@@ -205,7 +205,7 @@ def render(score: Score) -> str:
 def _why(verdict: Verdict) -> list[str]:
     lines = ["  statuses: " + (", ".join(f"{s} {n}" for s, n in sorted(verdict.statuses.items()))
                                or "no results")]
-    if not verdict.differs and not verdict.killed:
+    if not verdict.killed and verdict.statuses and set(verdict.statuses) <= {"pass", "skip"}:
         lines.append("  no case reached its bug (every case passed)")
     for case, first, what in verdict.differs:
         lines.append(f"  {case}: {first}" + (f" -- {what}" if what else ""))

@@ -167,7 +167,7 @@ class Planner:
 def launcher(planner_class: type[Planner]):
     """A launcher with exactly the pure-Python planner's keyword signature that plans with one
     instance of ``planner_class`` (kept for the process: a mutant may keep state between calls).
-    Its docstring is the class's."""
+    Its docstring is the class's; ``launch.planner_class`` is the class."""
     planner = planner_class()
 
     def launch(
@@ -190,7 +190,7 @@ def launcher(planner_class: type[Planner]):
         planner.launch({name: given[name] for name in ARGUMENT_NAMES})
 
     launch.__doc__ = planner_class.__doc__
-    launch.__qualname__ = launch.__name__ = planner_class.__name__.lstrip("_")
+    launch.planner_class = planner_class
     return launch
 
 
