@@ -37,6 +37,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -80,10 +81,18 @@ class Verdict:
 
 
 def _detail(message: str) -> tuple[str, str]:
-    lines = [ln for ln in (message or "").splitlines() if ln.strip()]
-    first = lines[0].strip() if lines else ""
-    what = next((ln.strip() for ln in lines[1:] if "differ" in ln or "error" in ln.lower()), "")
-    return first, what
+    """(first line, what differs) of a result's message: the line after the judge's ``run k of n``
+    line (with the next one when it is a "wrong error" / "expected ..." pair), else the first
+    later line that says something differs."""
+    lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
+    first = lines[0] if lines else ""
+    runs = [i for i, ln in enumerate(lines) if re.match(r"run \d+ of \d+", ln)]
+    if runs:
+        after = [ln for ln in lines[runs[0] + 1:runs[0] + 4] if not ln.startswith("rerun:")]
+        if after and (after[0] == "wrong error" or after[0].startswith("expected")):
+            return first, " ".join(after[:3] if after[0] == "wrong error" else after[:2])
+        return first, after[0] if after else ""
+    return first, next((ln for ln in lines[1:] if "differ" in ln), "")
 
 
 def judge_results(doc: dict, planners: list[str]) -> dict[str, Verdict]:
