@@ -38,6 +38,8 @@ MUTANTS: dict[str, str | None] = {
     "lengths:negative_window_is_window": None,
     "lengths:window_off_by_one": None,
     "lengths:window_start_int64": None,
+    "lengths:negative_row_is_padding": None,
+    "lengths:decode_fast_path_no_window": None,
     # seeds
     "seeds:seed_column_prefix": None,
     "seeds:sentinel_zero": None,

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tests.planted.mutants.base import Planner, launcher, wrap
 
 
@@ -84,6 +86,22 @@ class _WindowStartInt64(Planner):
         return max(wrap(prefix - start, 64), 0)
 
 
+class _NegativeRowIsPadding(Planner):
+    """Bug: the padding test is row <= 0, so an active negative row verifies and writes nothing."""
+
+    def active(self, row):
+        return row > 0
+
+
+class _DecodeFastPathNoWindow(Planner):
+    """Bug: a batch of one request takes a fast path that ignores the window (verifies the prefix)."""
+
+    def plan(self, kwargs, plan, buffers):
+        if plan.bs == 1:
+            plan = replace(plan, swa_window_size=0)
+        return super().plan(kwargs, plan, buffers)
+
+
 padding_row_live = launcher(_PaddingRowLive)
 padding_row_verified = launcher(_PaddingRowVerified)
 padding_row_written = launcher(_PaddingRowWritten)
@@ -93,3 +111,5 @@ window_start_unclamped = launcher(_WindowStartUnclamped)
 negative_window_is_window = launcher(_NegativeWindowIsWindow)
 window_off_by_one = launcher(_WindowOffByOne)
 window_start_int64 = launcher(_WindowStartInt64)
+negative_row_is_padding = launcher(_NegativeRowIsPadding)
+decode_fast_path_no_window = launcher(_DecodeFastPathNoWindow)
