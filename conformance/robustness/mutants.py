@@ -305,6 +305,9 @@ def score_family(args) -> Score:
             keys = list(reasons)
             if profile != "contract" and not args.full:  # a contract kill is a project kill
                 keys = [k for k in keys if not verdicts["contract"][k].killed or reasons[k]]
+            if not keys:  # every mutant killed under contract: nothing left to run
+                verdicts[profile] = {k: Verdict(killed=True, inferred=True) for k in reasons}
+                continue
             planners = [planner_name(control)] + [names[k] for k in keys]
             print(f"mutants: --profile {profile}: {len(keys)} mutant(s) and the control, one "
                   f"pytest session", file=sys.stderr)

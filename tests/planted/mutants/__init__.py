@@ -46,6 +46,8 @@ MUTANTS: dict[str, str | None] = {
     "seeds:seed_without_write": None,
     "seeds:seed_on_negative_extend": None,
     "seeds:seed_skipped_past_row": None,
+    "seeds:seed_on_negative_prefix": None,
+    "seeds:only_real_seeds_stored": None,
     "seeds:clamp_flag_sticky": None,
     "seeds:out_of_table_sticky": None,
     "seeds:row_bound_inclusive": None,

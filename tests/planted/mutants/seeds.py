@@ -131,6 +131,26 @@ class _RowInt32Truncated(Planner):
         return super().read_slots(table, [(wrap(row, 32), pos) for row, pos in cells], plan)
 
 
+class _SeedOnNegativePrefix(Planner):
+    """Bug: the seed condition is prefix != 0, so a negative prefix reads column prefix - 1 < 0."""
+
+    def seed_position(self, row, prefix, extend, plan):
+        if prefix >= 0:
+            return super().seed_position(row, prefix, extend, plan)
+        position = super().seed_position(row, 1, extend, plan)  # every other condition holds
+        return None if position is None else prefix - 1
+
+
+class _OnlyRealSeedsStored(Planner):
+    """Bug: stores only the real seeds, counting on a buffer pre-filled with -1 for the others."""
+
+    def place_seeds(self, bs, seeded, seeds):
+        out = [None] * bs  # None: never stored
+        for i, seed in zip(seeded, seeds):
+            out[i] = seed
+        return out
+
+
 seed_column_prefix = launcher(_SeedColumnPrefix)
 sentinel_zero = launcher(_SentinelZero)
 seed_without_write = launcher(_SeedWithoutWrite)
@@ -143,3 +163,5 @@ position_clamped_to_table = launcher(_PositionClampedToTable)
 negative_row_wraps = launcher(_NegativeRowWraps)
 large_row_clamped = launcher(_LargeRowClamped)
 row_int32_truncated = launcher(_RowInt32Truncated)
+seed_on_negative_prefix = launcher(_SeedOnNegativePrefix)
+only_real_seeds_stored = launcher(_OnlyRealSeedsStored)
