@@ -17,6 +17,8 @@ Subcommands:
                            draft a known-divergence manifest from real runs, for review
   repro CASE --planner P [--out FILE]
                            a standalone script (torch + the planner only) that reproduces a case
+  mutants [--mutant NAME ...] [--case ID ...] [--json PATH]
+                           the corpus's mutation score: planted mutants killed per profile
 The tests themselves run under pytest: ``pytest conformance/ [--planner NAME] [--case ID]``.
 """
 
@@ -29,7 +31,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from conformance import manifest_draft, repro
-from conformance.robustness import fuzz
+from conformance.robustness import fuzz, mutants
 from conformance.bench import cli as bench_cli
 from conformance.corpus.loader import display_path, load_corpus
 from conformance.corpus.jsonfmt import dumps
@@ -129,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     bench_cli.add_parser(sub)
     manifest_draft.add_parser(sub)
     repro.add_parser(sub)
+    mutants.add_parser(sub)
     args = parser.parse_args(argv)
     args.cases = with_extra_cases(args.cases, args.extra_cases)
     args.argv = list(sys.argv[1:] if argv is None else argv)
