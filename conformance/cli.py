@@ -17,6 +17,9 @@ Subcommands:
                            draft a known-divergence manifest from real runs, for review
   repro CASE --planner P [--out FILE]
                            a standalone script (torch + the planner only) that reproduces a case
+  upstream RELEASE [RELEASE ...] [--wheel PATH]
+                           sglang's published releases judged unchanged: results per release
+                           under reports/upstream/RELEASE/, a matrix across them
 The tests themselves run under pytest: ``pytest conformance/ [--planner NAME] [--case ID]``.
 """
 
@@ -34,6 +37,7 @@ from conformance.bench import cli as bench_cli
 from conformance.corpus.loader import display_path, load_corpus
 from conformance.corpus.jsonfmt import dumps
 from conformance.reporting.command import add_report_parser
+from conformance.upstream import command as upstream_command
 from impls.registry import planners
 
 
@@ -120,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     bench_cli.add_parser(sub)
     manifest_draft.add_parser(sub)
     repro.add_parser(sub)
+    upstream_command.add_parser(sub)
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     return args.func(args)
