@@ -140,3 +140,18 @@ def test_published_launcher_kernel_and_helpers_are_the_wheels_bytes(newest_wheel
         expected = record[rel].partition("=")[2]
         assert __import__("base64").urlsafe_b64encode(digest).rstrip(b"=").decode() == expected, label
     assert "sglang.kernels.registry" not in seen["modules"]  # kv_canary/__init__ never ran
+
+
+def test_matrix_gives_a_release_that_cannot_be_judged_its_column(tmp_path):
+    from conformance.upstream.matrix import write_matrix
+    from conformance.upstream.run_release import ReleaseRun, prepare
+    wheel = fake_wheels.make_wheel(tmp_path, fake_wheels.files(launcher=None), release="0.4.0")
+    runs = [prepare("0.4.0", tmp_path / "cache", wheel),
+            ReleaseRun("0.3.0", problem="pip download sglang==0.3.0 failed: no matching distribution")]
+    assert "has no offsets kernel" in runs[0].problem
+    text = write_matrix(runs, tmp_path / "out").read_text()
+    header = next(line for line in text.splitlines() if line.startswith("|") and "0.3.0" in line)
+    assert header.index("0.3.0") < header.index("0.4.0")  # oldest first
+    assert "no: sglang 0.4.0 has no offsets kernel" in text
+    assert "no: pip download sglang==0.3.0 failed" in text
+    assert "### 0.3.0 -> 0.4.0" in text and "not comparable" in text

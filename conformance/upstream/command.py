@@ -20,7 +20,7 @@ from pathlib import Path
 
 from conformance.paths import REPO_ROOT
 from conformance.upstream.matrix import write_matrix
-from conformance.upstream.run_release import prepare, run_corpus
+from conformance.upstream.run_release import prepare, reuse, run_corpus
 
 DEFAULT_OUT = REPO_ROOT / "reports" / "upstream"
 
@@ -37,11 +37,13 @@ def add_parser(sub) -> None:
     p.add_argument("releases", nargs="+", metavar="RELEASE", help="an sglang release (0.5.23)")
     p.add_argument("--wheel", type=Path, action="append", default=[], metavar="PATH",
                    help="a wheel on disk (its release must be one named); no download for it")
-    p.add_argument("--cache", type=Path, default=None, help="cache folder (default %(default)s: "
-                   "$XDG_CACHE_HOME/planner-conformance)")
+    p.add_argument("--cache", type=Path, default=None, help="cache folder for wheels and laid-out releases "
+                   "(default: $XDG_CACHE_HOME/planner-conformance or ~/.cache/planner-conformance)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where RELEASE/ and matrix.md go")
     p.add_argument("--pytest-args", default="", metavar="ARGS",
-                   help="more pytest options, one string (e.g. '--sanitize memcheck')")
+                   help="more pytest options, one string: --pytest-args='--sanitize memcheck'")
+    p.add_argument("--no-run", action="store_true",
+                   help="run no corpus: rebuild matrix.md from the results already under --out")
     p.set_defaults(func=run_upstream)
 
 
@@ -62,7 +64,10 @@ def run_upstream(args: argparse.Namespace) -> int:
         else:
             print(f"sglang {release}: {len(run.tree.files)} wheel file(s) loaded unchanged; "
                   f"stand-in(s): {', '.join(run.tree.stand_ins) or 'none'}")
-            run_corpus(run, args.out / release, shlex.split(args.pytest_args))
+            if args.no_run:
+                reuse(run, args.out / release)
+            else:
+                run_corpus(run, args.out / release, shlex.split(args.pytest_args))
         runs.append(run)
     if len(runs) > 1:
         page = write_matrix(runs, args.out)

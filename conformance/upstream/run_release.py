@@ -96,3 +96,17 @@ def run_corpus(run: ReleaseRun, out_dir: Path, pytest_args: list[str] = (),
     run.results, run.returncode = results, done.returncode
     echo("\n".join(tail[-3:]))
     return run
+
+
+def reuse(run: ReleaseRun, out_dir: Path) -> ReleaseRun:
+    """Take the results a previous run left in ``out_dir`` (``--no-run``); its exit status is the
+    run's. A missing or unreadable file is the release's problem."""
+    import json
+    results = out_dir / RESULTS_NAME
+    try:
+        doc = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        run.problem = f"--no-run: no results at {results} ({type(exc).__name__})"
+        return run
+    run.results, run.returncode = results, doc.get("exitstatus")
+    return run
