@@ -56,3 +56,26 @@ def test_a_bad_range_is_a_load_fault(tmp_path, releases, distribution, message):
     manifest, fault = load_manifest(write(tmp_path, releases, distribution))
     assert manifest is None and message in fault.message
     assert fault.json_path == "$.divergences[0].releases"
+
+
+def test_a_fixed_release_in_the_range_reads_as_an_unexpected_pass(tmp_path):
+    """A planner that meets a case declared for its (pytest's) release range: xpass, the run
+    fails, and the message names the range and the release; outside the range: a plain pass."""
+    from tests.subproc import run_pytest
+
+    def run(releases):
+        path = tmp_path / "m.json"
+        path.write_text(json.dumps({"planner": "python", "description": "d", "distribution": "pytest",
+                                    "divergences": [{"case": "bs-0", "section": "5", "reason": "bug",
+                                                     "releases": releases, "status": "fail"}]}))
+        proc, _ = run_pytest(tmp_path, "--planner", "python", "--manifest", str(path), "--case", "bs-0")
+        doc = json.loads((tmp_path / "results.json").read_text())
+        return proc, {r["status"] for r in doc["results"] if r["planner"] == "python"}
+
+    major = Version(version("pytest")).major
+    proc, seen = run(f">={major}")
+    assert proc.returncode == 1 and seen == {"xpass"}
+    assert "declared divergence (fail) passed" in proc.stdout
+    assert f"[declared for pytest >={major}; this run: pytest {version('pytest')}]" in proc.stdout
+    proc, seen = run("<1")
+    assert proc.returncode == 0 and seen == {"pass"}
