@@ -19,6 +19,9 @@ Subcommands:
                            a standalone script (torch + the planner only) that reproduces a case
   mutants [--mutant NAME ...] [--case ID ...] [--json PATH]
                            the corpus's mutation score: planted mutants killed per profile
+  upstream RELEASE [RELEASE ...] [--wheel PATH]
+                           sglang's published releases judged unchanged: results per release
+                           under reports/upstream/RELEASE/, a matrix across them
 The tests themselves run under pytest: ``pytest conformance/ [--planner NAME] [--case ID]``.
 """
 
@@ -38,6 +41,7 @@ from conformance.corpus.jsonfmt import dumps
 from conformance.paths import INSTALLED, PACKAGED_DATA
 from conformance.reporting.command import add_report_parser
 from conformance.plugin.extra_cases import with_extra_cases
+from conformance.upstream import command as upstream_command
 from impls.registry import planners
 
 
@@ -132,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest_draft.add_parser(sub)
     repro.add_parser(sub)
     mutants.add_parser(sub)
+    upstream_command.add_parser(sub)
     args = parser.parse_args(argv)
     args.cases = with_extra_cases(args.cases, args.extra_cases)
     args.argv = list(sys.argv[1:] if argv is None else argv)

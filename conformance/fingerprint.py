@@ -8,9 +8,12 @@ benchmark suite (:mod:`conformance.bench.plugin`).
 from __future__ import annotations
 
 import datetime
+import hashlib
 import importlib
+import os
 import platform
 import subprocess
+import sys
 
 import torch
 
@@ -85,6 +88,9 @@ def run_fingerprint(planner_names: list[str]) -> dict:
         a = availability(name)
         planners[name] = {"available": a.available, "mode": a.mode, "device": a.device,
                           "reason": a.reason, "source": source_digest(name)}
+        loaded = upstream_release(name) if a.available else None
+        if loaded is not None:
+            planners[name]["upstream"] = loaded
     return {
         **fingerprint(),
         "commit": head_commit(),
@@ -93,3 +99,33 @@ def run_fingerprint(planner_names: list[str]) -> dict:
         "platform": platform.platform(),
         "planners": planners,
     }
+
+
+def upstream_release(planner: str) -> dict | None:
+    """For a ``module:attr`` planner loaded from a published release by ``python -m conformance
+    upstream`` (its synthetic top package carries ``__planner_conformance__``, see
+    :mod:`conformance.upstream.release_tree`): the release, the wheel and its SHA-256, the stand-ins,
+    and every module file of that package this process loaded with its SHA-256 as read now,
+    ``matches_record`` saying whether each wheel file equals the wheel's RECORD. None otherwise."""
+    top = planner.partition(":")[0].split(".")[0]
+    claimed = getattr(sys.modules.get(top), "__planner_conformance__", None)
+    if not isinstance(claimed, dict):
+        return None
+    root = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules[top].__file__)))
+    loaded = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        name = getattr(module, "__name__", "")
+        if not path or not (name == top or name.startswith(top + ".")):
+            continue
+        rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+        with open(path, "rb") as handle:
+            loaded[rel] = hashlib.sha256(handle.read()).hexdigest()
+    record = claimed.get("record", {})
+    wheel_files = {p: d for p, d in loaded.items() if p in record}
+    return {"release": claimed.get("release"), "wheel": claimed.get("wheel"),
+            "wheel_sha256": claimed.get("wheel_sha256"), "stand_ins": claimed.get("stand_ins", {}),
+            "synthetic_packages": claimed.get("synthetic_packages", []),
+            "loaded": dict(sorted(loaded.items())),
+            "matches_record": bool(wheel_files) and set(wheel_files) == set(record)
+            and all(record[p] == d for p, d in wheel_files.items())}

@@ -146,7 +146,12 @@ def render(case: Case, planner: str, command: str, note: str = "") -> str:
             "if DEVICE == \"cpu\":  # no GPU: Triton's interpreter, Numba's CUDA simulator\n"
             "    os.environ.setdefault(\"TRITON_INTERPRET\", \"1\")\n"
             "    os.environ.setdefault(\"NUMBA_ENABLE_CUDASIM\", \"1\")\n"
-            f"from {module} import {attr.split('.')[0]} as planner  # noqa: E402\n")
+            "try:\n"
+            f"    from {module} import {attr.split('.')[0]} as planner  # noqa: E402\n"
+            "except ImportError as exc:  # no verdict: say so, and where to read how to get it\n"
+            "    print(f\"cannot import the planner's module: {exc}; this file's docstring says \"\n"
+            "          \"how to get it\", file=sys.stderr)\n"
+            "    sys.exit(2)\n")
     if "." in attr:
         head += f"planner = planner.{attr.split('.', 1)[1]}\n"
     return "\n".join([doc, head, data, "", checks_source(), MAIN])

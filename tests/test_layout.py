@@ -2,7 +2,8 @@
 below it and the two leaf modules; ``impls/`` never imports the harness; README's layout table names
 every folder that exists.
 
-Order, bottom to top (README "Layout"): corpus < engine < robustness < reporting < plugin < bench;
+Order, bottom to top (README "Layout"): corpus < engine < robustness < reporting < plugin < bench
+< upstream;
 ``conformance/paths.py`` and ``conformance/fingerprint.py`` are leaves (they import nothing from the
 harness but each other); ``cli.py``, ``record.py``, ``repro.py`` and ``__main__.py`` are commands and may use anything.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("corpus", "engine", "robustness", "reporting", "plugin", "bench")
+LAYERS = ("corpus", "engine", "robustness", "reporting", "plugin", "bench", "upstream")
 LEAVES = ("paths", "fingerprint")
 COMMANDS = ("cli", "record", "repro", "__main__", "__init__", "test_corpus")
 

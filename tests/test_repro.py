@@ -62,6 +62,17 @@ def test_repro_imports_torch_and_the_planner_only(tmp_path):
     assert "expected ValueError: 'kv-canary: prefix_lens must have dtype torch.int64" in bad.stdout
 
 
+def test_repro_without_the_planners_module_says_so_and_gives_no_verdict(tmp_path):
+    script = _write(tmp_path, "bs-0", "tests.planted.wrong_planners:off_by_one_scan")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the module is not reachable
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "cannot import the planner's module: No module named 'tests'" in proc.stderr
+    assert "docstring says how to get it" in proc.stderr
+    assert "PASS" not in proc.stdout and "FAIL" not in proc.stdout
+
+
 def test_repro_refuses_unknown_case_and_non_launcher_case():
     proc = run_cli("repro", "no-such-case", "--planner", "python")
     assert proc.returncode == 2 and "no case has id 'no-such-case'" in proc.stderr

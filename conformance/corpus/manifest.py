@@ -3,7 +3,11 @@
 A manifest (``cases/divergences/*.json``, schema ``cases/divergences/schema.json``) names a planner
 by fnmatch pattern and lists expected divergences, each by case id or by tag, with the spec section
 it breaks or differs from, a reason, an optional issue URL and the status(es) expected (``fail``,
-``crash``, ``oob``). The manifests in a corpus's ``divergences/`` folder apply by themselves to the
+``crash``, ``oob``), and optionally the releases it applies to: ``releases`` (a PEP 440 specifier
+such as ``">=0.5.15"``) of the manifest's ``distribution``, whose version is the one
+``importlib.metadata`` finds (an installed sglang, or the wheel's METADATA that
+``python -m conformance upstream`` lays out). A divergence outside its range does not apply; one
+inside it that passes is an unexpected pass, whose message names the range and the release. The manifests in a corpus's ``divergences/`` folder apply by themselves to the
 planners they name; ``--manifest PATH`` adds one kept elsewhere. A malformed manifest is a fault
 (:class:`conformance.corpus.loader.CaseFileError`, shown as a ``[load]`` item), never a crash.
 """
@@ -11,12 +15,15 @@ planners they name; ``--manifest PATH`` adds one kept elsewhere. A malformed man
 from __future__ import annotations
 
 import fnmatch
+import importlib.metadata
 import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import jsonschema
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from conformance.corpus.loader import CaseFileError
 from conformance.paths import DIVERGENCES_DIRNAME, DIVERGENCES_SCHEMA_PATH
@@ -37,6 +44,8 @@ class Divergence:
         issue: public bug report URL, or None.
         statuses: the outcomes expected, any of :data:`DECLARABLE`.
         manifest: the file it comes from; ``json_path`` where in it.
+        releases: PEP 440 specifier of ``distribution``'s releases it applies to, or None (all).
+        distribution: the distribution ``releases`` is about (the manifest's), or None.
     """
 
     case: str | None
@@ -47,13 +56,39 @@ class Divergence:
     statuses: tuple[str, ...]
     manifest: Path
     json_path: str
+    releases: str | None = None
+    distribution: str | None = None
 
     def applies(self, case_id: str, tags: tuple[str, ...] | list[str]) -> bool:
+        if self.releases is not None and not in_releases(self.distribution, self.releases):
+            return False
         return self.case == case_id if self.case is not None else self.tag in tags
 
     def describe(self) -> str:
-        """One line: section, reason, issue."""
-        return f"spec §{self.section}: {self.reason}" + (f" ({self.issue})" if self.issue else "")
+        """One line: section, reason, issue, and for a release range the release that ran."""
+        text = f"spec §{self.section}: {self.reason}" + (f" ({self.issue})" if self.issue else "")
+        if self.releases is not None:
+            text += (f" [declared for {self.distribution} {self.releases}; this run: "
+                     f"{self.distribution} {installed_release(self.distribution)}]")
+        return text
+
+
+def installed_release(distribution: str) -> str | None:
+    """The version of ``distribution`` that ``importlib.metadata`` finds on sys.path, or None."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def in_releases(distribution: str, releases: str) -> bool:
+    """Whether the release of ``distribution`` found here is in the specifier ``releases``
+    (pre-releases included); False when none is found or its version does not parse."""
+    found = installed_release(distribution)
+    try:
+        return found is not None and SpecifierSet(releases).contains(Version(found), prereleases=True)
+    except InvalidVersion:
+        return False
 
 
 @dataclass(frozen=True)
@@ -94,11 +129,22 @@ def load_manifest(path: Path) -> tuple[Manifest | None, CaseFileError | None]:
             error = jsonschema.exceptions.best_match(error.context)
         return None, CaseFileError(path, error.json_path, f"manifest: {error.message}")
     entries = []
+    distribution = doc.get("distribution")
     for i, d in enumerate(doc["divergences"]):
-        status = d["status"]
+        status, releases = d["status"], d.get("releases")
+        if releases is not None:
+            if distribution is None:
+                return None, CaseFileError(path, f"$.divergences[{i}].releases",
+                                           "manifest: releases needs the manifest's distribution")
+            try:
+                SpecifierSet(releases)
+            except InvalidSpecifier:
+                return None, CaseFileError(path, f"$.divergences[{i}].releases",
+                                           f"manifest: {releases!r} is not a PEP 440 specifier")
         entries.append(Divergence(d.get("case"), d.get("tag"), d["section"], d["reason"],
                                   d.get("issue"), (status,) if isinstance(status, str)
-                                  else tuple(status), Path(path), f"$.divergences[{i}]"))
+                                  else tuple(status), Path(path), f"$.divergences[{i}]",
+                                  releases, distribution if releases is not None else None))
     entries.sort(key=lambda d: d.case is None)  # a case id wins over a tag
     return Manifest(Path(path), doc["planner"], doc["description"], tuple(entries)), None
 

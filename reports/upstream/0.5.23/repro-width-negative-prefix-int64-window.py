@@ -1,9 +1,9 @@
-"""Repro of conformance case width-int64-min-prefix-small-window on sglang.kernels.ops.kv_canary.plan.offsets_kernel:launch_plan_offsets_kernel.
+"""Repro of conformance case width-negative-prefix-int64-window on sglang.kernels.ops.kv_canary.plan.offsets_kernel:launch_plan_offsets_kernel.
 
-W = 3 with prefix -2^63: verify 0 (prefix - W overflows to a huge positive if computed that way).
-Breaks spec section 5 (upstream bug): window_start = max(prefix - W, 0) is defined in exact integers; upstream's kernel computes prefix - W in int64, which overflows for a negative prefix, so verify_len and the verify offsets are wrong.
-Case file: cases/semantics/value-width.json $.cases[6]; rule: project spec §3 (int64 inputs and outputs, int W and capacity), §5; adversarial review of the corpus.
-Written by: python -m conformance repro width-int64-min-prefix-small-window --planner sglang.kernels.ops.kv_canary.plan.offsets_kernel:launch_plan_offsets_kernel --note 'Breaks spec section 5 (upstream bug): window_start = max(prefix - W, 0) is defined in exact integers; upstream'"'"'s kernel computes prefix - W in int64, which overflows for a negative prefix, so verify_len and the verify offsets are wrong.'
+W = 2^63 - 1 with prefixes -5 and -2^63: verify 0 (p - max(p - W, 0) overflows int64 if computed that way).
+Breaks spec section 5 (upstream bug): window_start = max(prefix - W, 0) is defined in exact integers; upstream's kernel computes prefix - W in int64, which overflows for a negative prefix, so verify_len and the verify offsets are wrong. Judged on sglang 0.5.23 (the published wheel, unchanged): get it with `python -m conformance upstream 0.5.23` (fetches the wheel into ~/.cache/planner-conformance and lays the launcher out), then run `PYTHONPATH=~/.cache/planner-conformance/sglang/0.5.23/site python THIS_FILE`; or `pip install sglang==0.5.23` (the whole server).
+Case file: cases/semantics/value-width.json $.cases[5]; rule: project docs/spec/offsets-planner.md §3 (int64 inputs and outputs, int W and capacity), §5; adversarial review of the corpus.
+Written by: python -m conformance repro width-negative-prefix-int64-window --planner sglang.kernels.ops.kv_canary.plan.offsets_kernel:launch_plan_offsets_kernel --note 'Breaks spec section 5 (upstream bug): window_start = max(prefix - W, 0) is defined in exact integers; upstream'"'"'s kernel computes prefix - W in int64, which overflows for a negative prefix, so verify_len and the verify offsets are wrong. Judged on sglang 0.5.23 (the published wheel, unchanged): get it with `python -m conformance upstream 0.5.23` (fetches the wheel into ~/.cache/planner-conformance and lays the launcher out), then run `PYTHONPATH=~/.cache/planner-conformance/sglang/0.5.23/site python THIS_FILE`; or `pip install sglang==0.5.23` (the whole server).'
 Standalone: needs torch and the planner's module only. Exit 0 and PASS when the
 planner meets the case; exit 1 and every difference printed when it does not.
 """
@@ -17,17 +17,23 @@ DEVICE = os.environ.get("REPRO_DEVICE") or ("cuda" if torch.cuda.is_available() 
 if DEVICE == "cpu":  # no GPU: Triton's interpreter, Numba's CUDA simulator
     os.environ.setdefault("TRITON_INTERPRET", "1")
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-from sglang.kernels.ops.kv_canary.plan.offsets_kernel import launch_plan_offsets_kernel as planner  # noqa: E402
+try:
+    from sglang.kernels.ops.kv_canary.plan.offsets_kernel import launch_plan_offsets_kernel as planner  # noqa: E402
+except ImportError as exc:  # no verdict: say so, and where to read how to get it
+    print(f"cannot import the planner's module: {exc}; this file's docstring says "
+          "how to get it", file=sys.stderr)
+    sys.exit(2)
 
-CASE = 'width-int64-min-prefix-small-window'
+CASE = 'width-negative-prefix-int64-window'
 PLANNER = 'sglang.kernels.ops.kv_canary.plan.offsets_kernel:launch_plan_offsets_kernel'
 GUARD, TAIL = 16, 64
 TAIL_GARBAGE = {'req_pool_indices': 1, 'prefix_lens': 1099511627776, 'extend_seq_lens': 1099511627776}
 TABLE_FILL = 1055784960  # guard zones around req_to_token
 LUT_FILL = 69191923138560  # guard zones around the LUT
 POISONS = [{'int64': 8825366419785908224, 'int32': 2054815744}, {'int64': -7740280384566329344, 'int32': -1802174464}]
-OUTPUT_LENGTHS = {'out_verify_offsets_scratch': 4097, 'out_write_offsets': 2, 'out_write_seed_slot_indices': 1, 'out_verify_num_valid': 1, 'out_verify_enable': 1, 'out_write_num_valid_reqs': 1}
+OUTPUT_LENGTHS = {'out_verify_offsets_scratch': 4097, 'out_write_offsets': 3, 'out_write_seed_slot_indices': 2, 'out_verify_num_valid': 1, 'out_verify_enable': 1, 'out_write_num_valid_reqs': 1}
 OUTPUT_DTYPES = {n: getattr(torch, d) for n, d in {'out_verify_offsets_scratch': 'int64', 'out_write_offsets': 'int64', 'out_write_seed_slot_indices': 'int64', 'out_verify_num_valid': 'int32', 'out_verify_enable': 'int32', 'out_write_num_valid_reqs': 'int32'}.items()}
+NAMES = {'bs_from': 'req_pool_indices', 'table': 'req_to_token', 'lut': 'full_to_swa_index_mapping', 'scalars': ('swa_window_size', 'verify_capacity'), 'one_element': ('out_verify_num_valid', 'out_verify_enable', 'out_write_num_valid_reqs'), 'seeds': 'out_write_seed_slot_indices', 'device_reference': 'out_verify_offsets_scratch'}  # the launcher's argument names, by their part in run_repro
 
 
 def make_table():
@@ -38,23 +44,20 @@ def make_lut():
     return torch.arange(0, 64, dtype=torch.int64).reshape((64,))
 
 
-STEPS = [{'requests': {'req_pool_indices': [1],
-               'prefix_lens': [-9223372036854775808],
-               'extend_seq_lens': [1]},
-  'swa_window_size': 3,
+STEPS = [{'requests': {'req_pool_indices': [1, 2],
+               'prefix_lens': [-5, -9223372036854775808],
+               'extend_seq_lens': [1, 1]},
+  'swa_window_size': 9223372036854775807,
   'verify_capacity': 1000,
   'req_to_token_set': [],
   'lut_set': [],
   'overrides': [],
-  'expect': {'out_verify_offsets_scratch': [0, 0],
-             'out_write_offsets': [0, 1],
-             'out_write_seed_slot_indices': [-1],
+  'expect': {'out_verify_offsets_scratch': [0, 0, 0],
+             'out_write_offsets': [0, 1, 2],
+             'out_write_seed_slot_indices': [-1, -1],
              'out_verify_num_valid': 0,
              'out_verify_enable': 1,
-             'out_write_num_valid_reqs': 1}}]
-
-SCALARS = ("out_verify_num_valid", "out_verify_enable", "out_write_num_valid_reqs")
-
+             'out_write_num_valid_reqs': 2}}]
 
 def guarded(tensor, fill, guard):
     """(allocation, view): ``tensor`` inside an allocation with ``guard`` elements of ``fill`` each
@@ -109,13 +112,13 @@ def compare(name, expected, got, guard, n, defined, limit=8):
 
 def run_repro(planner, device, steps, make_table, make_lut, cfg):
     """Run the case; returns the list of differences (empty: the planner meets it)."""
-    guard, tail = cfg["GUARD"], cfg["TAIL"]
+    guard, tail, names = cfg["GUARD"], cfg["TAIL"], cfg["NAMES"]
     table_storage, table = guarded(make_table().to(device), cfg["TABLE_FILL"], guard)
     lut0 = make_lut()
     lut_storage, lut = (None, None) if lut0 is None else guarded(lut0.to(device),
                                                                   cfg["LUT_FILL"], guard)
     pristine = [(t, t.clone()) for t in (table_storage, lut_storage) if t is not None]
-    most = max(len(s["requests"]["req_pool_indices"]) for s in steps)
+    most = max(len(s["requests"][names["bs_from"]]) for s in steps)
     requests = {name: torch.full((most + tail,), fill, dtype=torch.int64, device=device)
                 for name, fill in cfg["TAIL_GARBAGE"].items()}
     outputs = {}
@@ -142,16 +145,15 @@ def run_repro(planner, device, steps, make_table, make_lut, cfg):
                 storage.fill_(cfg["TAIL_GARBAGE"][name])
                 storage[:len(values)] = torch.tensor(values, dtype=torch.int64)
                 kwargs[name] = storage[:len(values)]
-            kwargs.update(req_to_token=table, full_to_swa_index_mapping=lut,
-                          swa_window_size=step["swa_window_size"],
-                          verify_capacity=step["verify_capacity"])
+            kwargs[names["table"]], kwargs[names["lut"]] = table, lut
+            kwargs.update({name: step[name] for name in names["scalars"]})
             kwargs.update({name: view for name, (_, view) in outputs.items()})
             for spec in step["overrides"]:
                 override(kwargs, spec)
-            inputs = [(n, t, t.clone()) for n, t in (("req_to_token", table_storage),
+            inputs = [(n, t, t.clone()) for n, t in ((names["table"], table_storage),
                                                      ("the LUT", lut_storage),
                                                      *requests.items()) if t is not None]
-            bs = len(step["requests"]["req_pool_indices"])
+            bs = len(step["requests"][names["bs_from"]])
             raised = None
             try:
                 planner(**kwargs)
@@ -162,7 +164,7 @@ def run_repro(planner, device, steps, make_table, make_lut, cfg):
             want = step["expect"].get("error")
             if want is not None:
                 message = want["message"].replace("{device}", str(outputs[
-                    "out_verify_offsets_scratch"][1].device))
+                    names["device_reference"]][1].device))
                 names = {c.__name__ for c in type(raised).__mro__} if raised else set()
                 if raised is None:
                     problems.append(f"{label}: expected {want['type']}: {message!r}; "
@@ -176,15 +178,15 @@ def run_repro(planner, device, steps, make_table, make_lut, cfg):
             else:
                 for name in cfg["OUTPUT_LENGTHS"]:
                     value = step["expect"][name]
-                    values = [value] if name in SCALARS else value
+                    values = [value] if name in names["one_element"] else value
                     expected[name][guard:guard + len(values)] = values
             for name, t, before in inputs:
                 if not torch.equal(t, before):
                     problems.append(f"{label}: modified its input {name} (spec section 5)")
             lines = []
             for name, (storage, view) in outputs.items():
-                defined = 0 if want is not None else 1 if name in SCALARS else (
-                    bs if name == "out_write_seed_slot_indices" else bs + 1)
+                defined = 0 if want is not None else 1 if name in names["one_element"] else (
+                    bs if name == names["seeds"] else bs + 1)
                 lines += compare(name, expected[name], storage.tolist(), guard, view.numel(),
                                  defined)
             if lines:
@@ -196,7 +198,8 @@ def run_repro(planner, device, steps, make_table, make_lut, cfg):
 
 if __name__ == "__main__":
     CONFIG = {k: globals()[k] for k in ("GUARD", "TAIL", "TAIL_GARBAGE", "TABLE_FILL", "LUT_FILL",
-                                        "POISONS", "OUTPUT_LENGTHS", "OUTPUT_DTYPES")}
+                                        "POISONS", "OUTPUT_LENGTHS", "OUTPUT_DTYPES",
+                                        "NAMES")}
     found = run_repro(planner, DEVICE, STEPS, make_table, make_lut, CONFIG)
     for line in found:
         print(line)
