@@ -37,6 +37,8 @@ from conformance.engine.runner import (
     run_case,
 )
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS
+from conformance.engine.inputs import new_poison_seed, poison_seed, set_poison_seed
+from conformance.engine.rerun import RUN_OPTIONS
 from conformance.plugin.outcomes import OUTCOMES, outcome
 from conformance.robustness.in_process import (
     PlannerEscape,
@@ -51,6 +53,7 @@ from impls.registry import (
     chosen_planners,
     get_planner,
     no_driver_hint,
+    probe_all,
 )
 
 pytest_plugins = [
@@ -73,17 +76,54 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run only this case id (repeatable)")
     group.addoption("--cases", action="append", default=[], metavar="DIR", type=Path,
                     help="directory of case files (repeatable; default: the repo's cases/)")
+    group.addoption("--poison-seed", type=_seed, default=None, metavar="N",
+                    help="draw the poison and guard fills from seed N (default: a fresh seed "
+                         "from os.urandom, recorded in the results and in every rerun command)")
     add_results_options(group)
+
+
+def _seed(text: str) -> int:
+    """argparse type of ``--poison-seed``: an integer >= 0."""
+    import argparse
+
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be >= 0")
+    return value
 
 
 def _planner_names(config: pytest.Config) -> list[str]:
     return chosen_planners(config.getoption("planner"))
 
 
+def _use_poison_seed(config: pytest.Config) -> None:
+    """This process's poison seed: ``--poison-seed``, else the controller's under pytest-xdist
+    (one seed per run), else a fresh one; recorded for rerun commands. Never put in the
+    environment, which the isolation worker inherits."""
+    seed = config.getoption("poison_seed")
+    if seed is None and hasattr(config, "workerinput"):
+        seed = config.workerinput.get("conformance_poison_seed")
+    seed = new_poison_seed() if seed is None else seed
+    set_poison_seed(seed)
+    RUN_OPTIONS[:] = ["--poison-seed", str(seed)]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """pytest-xdist: every worker draws its fills from the controller's seed."""
+    node.workerinput["conformance_poison_seed"] = poison_seed()
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _use_poison_seed(config)
+    timeout = config.getoption("isolate_timeout")
+    probe_all(config.getoption("planner"), timeout)  # external planners: in children, at once
     for name in config.getoption("planner"):
-        a = availability(name)
-        if not a.available and (":" in name or name not in builtin_names()):
+        a = availability(name, timeout)
+        if not a.available and not a.fails and (":" in name or name not in builtin_names()):
             raise pytest.UsageError(a.reason)
     install_interrupt_flag()  # a planner's KeyboardInterrupt fails its case; Ctrl-C stops the run
     config.pluginmanager.register(Summary(), "conformance-summary")
@@ -153,7 +193,7 @@ class CaseItem(pytest.Item):
         self.user_properties.append(("planner", planner))
         self.user_properties.append(("case", case.id))
         self.extra_keyword_matches.update(case.tags)  # `-k hazard` selects by tag
-        if avail is not None and not avail.available:
+        if avail is not None and not avail.available and not avail.fails:
             self.add_marker(pytest.mark.skip(reason=f"{planner}: {avail.reason}"))
         for xfail in case.xfail:
             if fnmatch.fnmatchcase(planner, xfail["planner"]):
@@ -164,6 +204,9 @@ class CaseItem(pytest.Item):
         """Run the case in this process (see :mod:`conformance.robustness.in_process` for what is
         guarded): a planner that raises KeyboardInterrupt / SystemExit, calls ``os._exit`` or
         leaves torch's global state changed fails this case and the run goes on."""
+        if self.avail is not None and self.avail.fails:  # its import did not finish in time
+            self.user_properties.append(("status", "timeout"))
+            self._fail(f"timeout: {self.avail.reason}")
         if self.avail is None:  # the shared validator or allocator
             target = Target(self.planner, None, resolve_device("cpu"))
         else:
