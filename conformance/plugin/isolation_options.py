@@ -27,7 +27,7 @@ from functools import partial
 import pytest
 import torch
 
-from conformance.engine.runner import case_dir_arg, rerun_command
+from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
 from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import (
     DEFAULT_TIMEOUT,
@@ -135,9 +135,18 @@ class Isolation:
             raise IsolationFailure(f"{case.id}[{item.planner}]  ({case.location})\n  {exc}") \
                 from None
         status = status_of(answer)
-        if status == "observed":
-            judge_observed(case, item.planner, answer)  # here, out of the planner's reach
-            return
+        if status in ("observed", "state"):
+            try:
+                judge_observed(case, item.planner, answer)  # here, out of the planner's reach
+            except ConformanceFailure as exc:
+                if status == "state":  # both: what it computed and what it left behind
+                    lines = "\n".join(f"    {c}" for c in answer["state_changed"])
+                    raise ConformanceFailure(f"{exc}\n  and it changed process-global torch "
+                                             f"state (the worker was replaced):\n{lines}",
+                                             exc.verdict) from None
+                raise
+            if status == "observed":
+                return
         if status in SPECIAL or status == "case-error":
             item.user_properties.append(("status", "error" if status == "case-error" else status))
         raise IsolationFailure(failure_report(item, status, answer))

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from conformance.robustness.isolation_worker import MARK, PROTOCOL, SIGNALLED_EXIT
+from conformance.robustness.isolation_worker import MARK, PROTOCOL
 from conformance.robustness.sanitizer import AccessError, parse_memcheck
 from conformance.robustness.shared_tensors import send, socket_pair
 
@@ -190,16 +190,32 @@ class Worker:
             self.proc.wait()
         self._ready = False
 
-    def stopped(self) -> bool:
-        """Whether the shepherd (the worker's parent) is stopped (a planner sent it SIGSTOP)."""
-        if self.proc is None or self.proc.poll() is not None:
-            return False
+    def tampered(self, alive: bool = True) -> str | None:
+        """What the planner did to the worker's parent (the shepherd), or None: it is stopped,
+        holds a pending signal (the shepherd takes none but SIGCHLD, so any signal sent to it is
+        still pending when the sender's ``kill()`` has returned), or -- when the worker is known
+        to be ``alive`` (it just replied) -- died (a dead worker's shepherd dies too, so then the
+        exit status tells)."""
+        if self.proc is None:
+            return None
         try:
-            with open(f"/proc/{self.proc.pid}/stat") as handle:
-                state = handle.read().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return False
-        return state in ("T", "t")
+            with open(f"/proc/{self.proc.pid}/status") as handle:
+                fields = dict(line.split(":", 1) for line in handle if ":" in line)
+        except OSError:
+            fields = {"State": "X"}
+        state = fields.get("State", "").split()
+        if state and state[0] in ("Z", "X"):
+            return ("the worker's parent process died while the worker lived (the planner "
+                    "killed os.getppid())") if alive else None
+        if state and state[0] in ("T", "t"):
+            return "the planner stopped the worker's parent process (SIGSTOP to os.getppid())"
+        pending = int(fields.get("ShdPnd", "0"), 16) | int(fields.get("SigPnd", "0"), 16)
+        pending &= ~(1 << (signal.SIGCHLD - 1))
+        if pending:
+            names = [_signal_name(n) for n in range(1, 65) if pending >> (n - 1) & 1]
+            return (f"the planner sent {', '.join(names)} to the worker's parent process "
+                    "(os.getppid())")
+        return None
 
     def close(self) -> None:
         """End the worker (stdin EOF, then SIGKILL after 5 s) and drop its log."""
@@ -285,16 +301,21 @@ class Worker:
         try:
             send(self.sock, message, fds)
         except OSError:  # the worker is gone: its end of the socket closed
+            tampered = self.tampered(alive=False)
+            if tampered:
+                self.kill()
+                raise ChildLost({"status": "crash", "reason": f"{tampered}; the worker was "
+                                 "killed", "tail": self.tail(offset)}) from None
             raise ChildLost(self._death(offset)) from None
 
     def _reply(self, deadline: float, timeout: float) -> dict:
         offset = self.log_size()
         line = self._read_line(deadline)
         answer = _json_or_none(line)
-        if self.stopped():
+        tampered = self.tampered(alive=answer is not None)
+        if tampered:
             self.kill()
-            raise ChildLost({"status": "crash", "reason": "the planner stopped the worker's "
-                             "parent process (SIGSTOP to os.getppid()); the worker was killed",
+            raise ChildLost({"status": "crash", "reason": f"{tampered}; the worker was killed",
                              "tail": self.tail(offset)})
         if answer is not None:
             if answer.get("status") == "crash":
@@ -317,10 +338,7 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.kill()
             code = self.proc.returncode
-        if code == SIGNALLED_EXIT:
-            reason = ("the planner sent a signal to the worker's parent process (os.getppid()); "
-                      "the worker was killed")
-        elif code < 0:
+        if code < 0:
             reason = f"killed by signal {-code} ({signal.Signals(-code).name})"
         else:
             reason = f"exited with code {code}"
@@ -336,6 +354,13 @@ class Worker:
         begin = f"{MARK} begin {self.cases} ==="
         text = text.split(begin, 1)[-1]
         return parse_memcheck(text)[0]
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _json_or_none(line: str | None) -> dict | None:

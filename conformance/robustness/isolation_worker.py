@@ -2,14 +2,16 @@
 (started by :mod:`conformance.robustness.isolation`, never by hand).
 
 Two processes. The one the harness starts is the *shepherd*: it forks the worker at once, before
-importing anything, and then only waits. The planner runs in the worker, whose parent
+importing anything, and then only waits for it. The planner runs in the worker, whose parent
 (``os.getppid()``) is the shepherd, so a planner that signals "its parent" reaches the shepherd,
-never the harness: the shepherd takes every catchable signal with ``sigwaitinfo``, kills the worker
-and exits with :data:`SIGNALLED_EXIT` (its log line names the signal and the sender); a SIGSTOP or a
-SIGKILL stops or kills the shepherd alone, which the harness sees (``/proc`` state, EOF) and fails
-that case. When the worker dies the shepherd dies the same way (same signal or exit code). Both
-run in their own session (``start_new_session``): ``os.kill(0, ...)`` and ``os.killpg`` from the
-planner reach only them, and the harness kills the whole group.
+never the harness. The shepherd blocks every catchable signal and never takes one but SIGCHLD: a
+signal sent to it stays pending, a SIGSTOP stops it, a SIGKILL kills it, and each of these is
+already visible in ``/proc/<shepherd>/status`` when the planner's ``kill()`` returns, so the
+harness, which looks there after every reply (:meth:`conformance.robustness.isolation.Worker.
+tampered`), fails that case without a race. When the worker dies the shepherd dies the same way
+(same signal or exit code). Both run in their own session (``start_new_session``):
+``os.kill(0, ...)`` and ``os.killpg`` from the planner reach only them, and the harness kills the
+whole group.
 
 Stdout and stderr are the harness's log file (C code, CUDA and compute-sanitizer write there too);
 replies go to file descriptor ``N`` (one JSON object per line, the harness never unpickles them).
@@ -60,9 +62,6 @@ MARK = "=== conformance-isolation"
 CUDA_FATAL = ("illegal memory access", "illegal address", "CUDA error", "cudaError",
               "unspecified launch failure", "misaligned address")
 """Texts of CUDA errors after which the context is unusable: the worker reports a crash and exits."""
-SIGNALLED_EXIT = 86
-"""The shepherd's exit status after a signal from inside the worker (the planner signalled
-``os.getppid()``): the worker was killed."""
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -79,21 +78,14 @@ def die_with_parent() -> bool:
     return ok and os.getppid() != 1  # the parent may have died before prctl
 
 
-def _shepherd(worker: int, watched: set) -> None:
-    """The shepherd's whole life (see the module docstring); never returns."""
+def _shepherd(worker: int) -> None:
+    """The shepherd's whole life (see the module docstring); never returns. Every other signal
+    stays blocked and pending, for the harness to see."""
     while True:
-        info = signal.sigwaitinfo(watched)
-        if info.si_signo == signal.SIGCHLD:
-            pid, status = os.waitpid(worker, os.WNOHANG)
-            if pid == worker:
-                _exit_like(status)
-            continue
-        name = signal.Signals(info.si_signo).name
-        os.write(2, f"{MARK} the worker's parent process got {name} from pid {info.si_pid}: "
-                    f"the planner signalled it; the worker was killed ===\n".encode())
-        os.kill(worker, signal.SIGKILL)
-        os.waitpid(worker, 0)
-        os._exit(SIGNALLED_EXIT)
+        signal.sigwaitinfo({signal.SIGCHLD})
+        pid, status = os.waitpid(worker, os.WNOHANG)
+        if pid == worker:
+            _exit_like(status)
 
 
 def _exit_like(status: int) -> None:
@@ -216,7 +208,7 @@ def main() -> None:
     if worker:
         for fd in (args.reply_fd, args.sock_fd, 0):
             os.close(fd)
-        _shepherd(worker, watched)
+        _shepherd(worker)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
     if not die_with_parent() and os.getppid() != shepherd:
         os._exit(1)  # the shepherd died before the worker could follow it

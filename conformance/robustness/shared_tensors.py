@@ -146,11 +146,12 @@ class Receiver:
         else:
             number, size, fd_index = described[5:8]
             if number not in self.storages:
-                self.storages[number] = (torch.UntypedStorage(0) if not size else
+                self.storages[number] = (torch.UntypedStorage(0, device="cpu") if not size else
                                          torch.UntypedStorage._new_shared_fd_cpu(fds[fd_index],
                                                                                  size))
-            tensor = torch.empty(0, dtype=dtype).set_(self.storages[number], offset, shape,
-                                                      stride)
+            # device named: a planner may have left another default device set
+            tensor = torch.empty(0, dtype=dtype, device="cpu").set_(self.storages[number],
+                                                                    offset, shape, stride)
         self.tensors[key] = tensor
         return tensor
 

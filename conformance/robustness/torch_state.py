@@ -23,6 +23,16 @@ import torch
 import torch.utils.deterministic  # noqa: F401 - fill_uninitialized_memory
 
 
+def _default_device() -> str:
+    """``torch.get_default_device()`` without calling torch (whose calls a mode left pushed would
+    answer): the innermost ``DeviceContext`` mode on the TorchFunctionMode stack, else cpu."""
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._device import DeviceContext
+
+    modes = [m for m in _get_current_function_mode_stack() if isinstance(m, DeviceContext)]
+    return str(modes[-1].device) if modes else "cpu"
+
+
 def _set_default_device(device) -> None:
     # torch.get_default_device() is "cpu" when none was set; setting None drops the device context
     torch.set_default_device(None if torch.device(device).type == "cpu" else device)
@@ -128,7 +138,7 @@ def _autocast() -> tuple[bool, bool]:
 
 
 SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
-    "default device": (lambda: str(torch.get_default_device()), _set_default_device),
+    "default device": (_default_device, _set_default_device),
     "default dtype": (torch.get_default_dtype, torch.set_default_dtype),
     "grad mode": (torch.is_grad_enabled, torch.set_grad_enabled),
     "inference mode": (torch.is_inference_mode_enabled, None),
