@@ -75,7 +75,6 @@ def run_fingerprint(planner_names: list[str]) -> dict:
 
     Machine and library fields come from :func:`fingerprint`.
     """
-    from conformance.engine.inputs import poison_seed
     from impls.registry import availability, source_digest
 
     status = _git("status", "--porcelain", "--untracked-files=no")
@@ -91,5 +90,4 @@ def run_fingerprint(planner_names: list[str]) -> dict:
         "host": platform.node(),
         "platform": platform.platform(),
         "planners": planners,
-        "poison_seed": poison_seed(),
     }

@@ -110,7 +110,8 @@ def test_rerun_commands_and_the_fingerprint_carry_the_poison_seed(attacked):
     _, _, results, _ = attacked
     seed = results["fingerprint"]["poison_seed"]
     assert isinstance(seed, int) and seed >= 0
-    assert all(r["rerun"].endswith(f"--poison-seed {seed}") for r in results["results"])
+    assert all(r["rerun"].startswith(f"CONFORMANCE_POISON_SEED={seed} ")
+               for r in results["results"])
 
 
 def test_fuzz_judges_a_judge_patching_module_out_of_its_reach(tmp_path):

@@ -18,6 +18,7 @@ reports on the controller.
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -38,7 +39,7 @@ from conformance.engine.runner import (
 )
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS
 from conformance.engine.inputs import new_poison_seed, poison_seed, set_poison_seed
-from conformance.engine.rerun import RUN_OPTIONS
+from conformance.engine.rerun import POISON_SEED_VARIABLE, RUN_SETTINGS
 from conformance.plugin.outcomes import OUTCOMES, outcome
 from conformance.robustness.in_process import (
     PlannerEscape,
@@ -77,8 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--cases", action="append", default=[], metavar="DIR", type=Path,
                     help="directory of case files (repeatable; default: the repo's cases/)")
     group.addoption("--poison-seed", type=_seed, default=None, metavar="N",
-                    help="draw the poison and guard fills from seed N (default: a fresh seed "
-                         "from os.urandom, recorded in the results and in every rerun command)")
+                    help="draw the poison and guard fills from seed N (default: "
+                         f"${POISON_SEED_VARIABLE}, else a fresh seed from os.urandom; recorded "
+                         "in the results and in every rerun command)")
     add_results_options(group)
 
 
@@ -101,14 +103,21 @@ def _planner_names(config: pytest.Config) -> list[str]:
 
 def _use_poison_seed(config: pytest.Config) -> None:
     """This process's poison seed: ``--poison-seed``, else the controller's under pytest-xdist
-    (one seed per run), else a fresh one; recorded for rerun commands. Never put in the
-    environment, which the isolation worker inherits."""
+    (one seed per run), else :data:`POISON_SEED_VARIABLE` (a rerun's), else a fresh one; recorded
+    for rerun commands. The variable is removed from the environment, which the isolation worker
+    and the availability probe would inherit."""
     seed = config.getoption("poison_seed")
     if seed is None and hasattr(config, "workerinput"):
         seed = config.workerinput.get("conformance_poison_seed")
+    given = os.environ.pop(POISON_SEED_VARIABLE, None)
+    if seed is None and given is not None:
+        try:
+            seed = _seed(given)
+        except Exception as exc:  # noqa: BLE001 - argparse's error, said as a usage error
+            raise pytest.UsageError(f"${POISON_SEED_VARIABLE}: {exc}") from None
     seed = new_poison_seed() if seed is None else seed
     set_poison_seed(seed)
-    RUN_OPTIONS[:] = ["--poison-seed", str(seed)]
+    RUN_SETTINGS[POISON_SEED_VARIABLE] = str(seed)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 
+from conformance.engine.rerun import POISON_SEED_VARIABLE
 from conformance.robustness.isolation_worker import MARK, PROTOCOL
 from conformance.robustness.sanitizer import AccessError, parse_memcheck
 from conformance.robustness.shared_tensors import send, socket_pair
@@ -85,6 +86,7 @@ def worker_env(planner: str, cuda: bool) -> dict[str, str]:
     sees no CUDA device and the variable is unset (a Triton kernel then runs under the interpreter
     instead of failing with "0 active drivers")."""
     env = dict(os.environ)
+    env.pop(POISON_SEED_VARIABLE, None)  # the planner never learns the fills' seed
     env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] +
                                         [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["PYTHONFAULTHANDLER"] = "1"
