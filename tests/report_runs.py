@@ -8,8 +8,8 @@ Planners: ``python`` and ``tests.planted.report_planners:configurable`` (its bug
   and the worker exits on the padding-row case (pytest-xdist reports it crashed);
 * ``c``: ``common`` cases, the process exits on the first batch of three (a killed run).
 
-Runs ``b`` and ``c`` pass ``--no-isolate``: the planner must end the pytest process itself (an
-external planner's cases otherwise run in an isolation worker, whose death fails one case).
+Runs ``b`` and ``c`` load ``tests.planted.ends_pytest``, which ends the pytest process itself: an
+external planner cannot (its cases run in an isolation worker, whose death fails one case).
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ CASES = ROOT / "tests" / "data" / "report-cases"
 PLANNER = "tests.planted.report_planners:configurable"
 RUNS = {
     "a": ("scan", ["common", "old-only"], []),
-    "b": ("message,exit-padding", ["common", "new-only"], ["-n", "2", "--no-isolate"]),
-    "c": ("exit-bs3", ["common"], ["--results-every", "1", "--no-isolate"]),
+    "b": ("message,exit-padding", ["common", "new-only"],
+          ["-n", "2", "--no-isolate", "-p", "tests.planted.ends_pytest"]),
+    "c": ("exit-bs3", ["common"], ["--results-every", "1", "--no-isolate", "-p",
+                                   "tests.planted.ends_pytest"]),
 }
 
 

@@ -11,8 +11,7 @@ guard zones, then the case's overrides.
   the whole allocation is filled with poison before each run, so an element never written, or
   written outside the tensor, is seen.
 
-Every fill (the poison of each run, the garbage tails' lengths, the guard zones around the table
-and the LUT) is drawn from this process's *poison seed* (:func:`poison_seed`): ``os.urandom`` at
+Every fill (the poison of each run, the guard zones around the table and the LUT) is drawn from this process's *poison seed* (:func:`poison_seed`): ``os.urandom`` at
 import, or ``--poison-seed N`` (:func:`set_poison_seed`). The poison is independent random values
 per element (never a base + i pattern), so a planner cannot recognise the harness's buffers by
 their contents, nor learn the fills from an earlier run. The tensors are always built in the
@@ -44,8 +43,8 @@ TAIL = 64
 """Elements of garbage after every per-request input."""
 TAIL_GARBAGE: dict[str, int] = dict(zip(REQUEST_INPUT_NAMES, (1, 1 << 40, 1 << 40)))
 """What lies past bs in each per-request input (req_pool_indices, prefix_lens, extend_seq_lens):
-active rows (row 1) with huge lengths (drawn per seed in [2^39, 2^41)), so that reading them changes
-every total."""
+active rows (row 1) with huge lengths, so that reading them changes every total (fixed: a
+planner that reads them is wrong whatever they hold; the poison and guards are what is drawn)."""
 SCALAR_DEFAULTS = dict(zip(SCALAR_NAMES, (0, 1 << 20)))
 """A case that names no window is full attention (0); no verify capacity: 1 << 20, above every
 case's verify total."""
@@ -65,8 +64,8 @@ _SEED: list[int] = []
 
 
 def set_poison_seed(seed: int) -> None:
-    """Draw every fill from ``seed`` (an int >= 0), updating :data:`POISONS`,
-    :data:`TABLE_GUARD_GARBAGE` and :data:`TAIL_GARBAGE` in place (modules that imported them see
+    """Draw every fill from ``seed`` (an int >= 0), updating :data:`POISONS` and
+    :data:`TABLE_GUARD_GARBAGE` in place (modules that imported them see
     the new values). Call before any case is built."""
     rng = random.Random(f"conformance-poison-{int(seed)}")
     _SEED[:] = [int(seed)]
@@ -75,8 +74,6 @@ def set_poison_seed(seed: int) -> None:
             POISONS[run][dtype] = sign * rng.randrange(low, high)
     TABLE_GUARD_GARBAGE[torch.int32] = rng.randrange(0x3000_0000, 0x4000_0000)
     TABLE_GUARD_GARBAGE[torch.int64] = rng.randrange(0x3000_0000_0000, 0x4000_0000_0000)
-    for name in REQUEST_INPUT_NAMES[1:]:
-        TAIL_GARBAGE[name] = rng.randrange(1 << 39, 1 << 41)
     _POISON_CACHE.clear()
 
 
