@@ -15,7 +15,8 @@ Folders by role, bottom to top; each imports only itself and the folders before 
   planner under test never reaches (``golden_process.py``), found cases written without ever
   replacing a file (``found_cases.py``), random plans, shrinking, the stream check; crash
   isolation: one worker per planner (``isolation.py``), the child (``isolation_worker.py``),
-  observe in the child and judge in the parent (``isolated_case.py``), compute-sanitizer and its
+  the parent builds, observes and judges while the child only calls (``isolated_case.py``,
+  ``shared_tensors.py``), compute-sanitizer and its
   memcheck parser (``sanitizer.py``), guards for planners that run in-process (``in_process.py``,
   ``torch_state.py``);
 * :mod:`conformance.reporting` -- the results format as data, the HTML / Markdown / text report,

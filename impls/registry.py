@@ -3,6 +3,12 @@
 Built-in planners live in ``impls/<name>_planner.py`` and export ``launch`` (the launcher of spec
 section 3) and ``probe() -> Availability``. A name of the form ``module.path:attr`` resolves to any
 external callable with the launcher's signature, upstream's own launcher included.
+
+An external planner's module is never imported by :func:`availability` or :func:`source_digest`:
+they ask a child process (``python -m impls.probe NAME``, in a session of its own, killed with its
+process group after ``timeout`` seconds), so that a module whose top level patches its importer,
+hangs or ends the process does so to that child. Only :func:`get_planner` imports it, in the
+process that calls the planner (the isolation worker).
 """
 
 from __future__ import annotations
@@ -10,7 +16,13 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import json
 import os
+import select
+import signal
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
 
 import torch
@@ -33,12 +45,15 @@ class Availability:
             compiled)`` for a module with Triton kernels); None when unavailable.
         device: the torch device type its tensors must live on (``cpu`` or ``cuda``).
         reason: why it is unavailable (None when available).
+        fails: True when its cases must fail rather than be skipped (an external planner whose
+            import did not finish in time: the planner's fault, never a reason to skip).
     """
 
     available: bool
     mode: str | None
     device: str
     reason: str | None = None
+    fails: bool = False
 
 
 class PlannerUnavailable(RuntimeError):
@@ -104,21 +119,25 @@ def builtin_module(name: str):
     return module
 
 
-def availability(name: str) -> Availability:
+PROBE_TIMEOUT = 60.0
+"""Seconds an external planner's module may take to import in the probe (default; the harness
+passes its timeout of a call, ``--isolate-timeout``)."""
+PROBE_MARK = "conformance-probe: "
+"""Prefix of the probe's answer line on its stdout."""
+_PROBED: dict[str, tuple[Availability, dict | None]] = {}
+
+
+def availability(name: str, timeout: float | None = None) -> Availability:
     """Availability of planner ``name`` (built-in or ``module:attr``) without raising.
 
     An external planner's mode is ``external``, or ``external (triton interpreter)`` /
     ``external (triton compiled)`` when its module defines Triton kernels (see
-    :func:`triton_mode`).
+    :func:`triton_mode`). It is found by a child process (see the module docstring), once per
+    name and process: ``timeout`` seconds for the import (default :data:`PROBE_TIMEOUT`; the
+    first call's value counts), after which the planner is unavailable with ``fails`` set.
     """
     if ":" in name:
-        try:
-            _load_external(name)
-        except UnknownPlanner as exc:
-            return Availability(False, None, default_device(), str(exc))
-        kind = triton_mode(importlib.import_module(name.partition(":")[0]))
-        return Availability(True, f"external (triton {kind})" if kind else "external",
-                            default_device())
+        return _probe_external(name, timeout)[0]
     if name not in BUILTIN_MODULES:
         return Availability(False, None, "cpu", _unknown_message(name))
     module = _import_builtin(name)
@@ -218,14 +237,113 @@ def get_planner(name: str) -> Launcher:
     return builtin_module(name).launch
 
 
+PROBE_STARTUP = 300.0
+"""Seconds the probe may take to import torch and this module, before the planner's module (not
+counted in the import's timeout)."""
+PROBE_READY = "conformance-probe-ready "
+"""Prefix of the probe's line saying its own imports are done (then ``time.monotonic()``)."""
+
+
+def probe_all(names: list[str], timeout: float | None = None) -> None:
+    """Find the availability of every external planner of ``names`` at once (their probes run in
+    parallel; each module's import gets ``timeout`` seconds from when its probe is ready); later
+    calls of :func:`availability` answer from memory."""
+    timeout = PROBE_TIMEOUT if timeout is None else timeout
+    started = {name: (_start_probe(name), time.monotonic()) for name in dict.fromkeys(names)
+               if ":" in name and name not in _PROBED}
+    for name, (proc, since) in started.items():
+        _PROBED[name] = _finish_probe(name, proc, since, timeout)
+
+
+def _probe_external(name: str, timeout: float | None) -> tuple[Availability, dict | None]:
+    if name not in _PROBED:
+        probe_all([name], timeout)
+    return _PROBED[name]
+
+
+def _start_probe(name: str) -> subprocess.Popen:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] +
+                                        [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return subprocess.Popen([sys.executable, "-m", "impls.probe", name], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                            start_new_session=True)
+
+
+def _read_probe(proc: subprocess.Popen, since: float, timeout: float) -> str | None:
+    """The probe's stdout up to EOF; None when its import ran past ``timeout`` (from its ready
+    line) or it never got ready."""
+    out, deadline, ready = b"", since + PROBE_STARTUP, False
+    while True:
+        left = max(0.0, deadline - time.monotonic())  # what is there already still counts
+        if not select.select([proc.stdout], [], [], left)[0]:
+            return None
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        if not chunk:
+            return out.decode(errors="replace")
+        out += chunk
+        if not ready and PROBE_READY.encode() in out:
+            ready = True
+            line = out.split(PROBE_READY.encode(), 1)[1].split(b"\n", 1)[0]
+            try:
+                deadline = float(line) + timeout
+            except ValueError:
+                deadline = time.monotonic() + timeout
+
+
+def _finish_probe(name: str, proc: subprocess.Popen, since: float,
+                  timeout: float) -> tuple[Availability, dict | None]:
+    try:
+        out = _read_probe(proc, since, timeout)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever the module started goes with it
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        proc.stdout.close()
+    module = name.partition(":")[0]
+    if out is None:
+        return (Availability(False, None, default_device(),
+                             f"importing {module!r} for planner {name!r} did not finish in "
+                             f"{timeout:g} s (the timeout of a call): stopped", fails=True), None)
+    answers = [line[len(PROBE_MARK):] for line in out.splitlines() if line.startswith(PROBE_MARK)]
+    try:
+        doc = json.loads(answers[-1])
+        return (Availability(bool(doc["available"]), doc["mode"], default_device(),
+                             doc["reason"]), doc["source"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        return (Availability(False, None, default_device(),
+                             f"cannot import {module!r} for planner {name!r}: the import ended "
+                             f"the process (exit status {proc.returncode})", fails=True), None)
+
+
+def probe_external(name: str) -> dict:
+    """In the probe child: import external planner ``name``; its availability and source as a
+    JSON-ready dict (``available``, ``mode``, ``reason``, ``source``)."""
+    try:
+        _load_external(name)
+    except UnknownPlanner as exc:
+        return {"available": False, "mode": None, "reason": str(exc), "source": None}
+    kind = triton_mode(importlib.import_module(name.partition(":")[0]))
+    return {"available": True, "mode": f"external (triton {kind})" if kind else "external",
+            "reason": None, "source": _module_digest(name.partition(":")[0])}
+
+
 def source_digest(name: str) -> dict | None:
     """Which code planner ``name`` is: its module, source file and the file's SHA-256, so that two
     runs of "the same" planner name can be told apart. ``file`` is relative to the folder the module
     was imported from (``impls/triton_planner.py``), so that no machine's path lands in a results
     file. None when the module cannot be imported or has no source file."""
-    module_name = name.partition(":")[0] if ":" in name else BUILTIN_MODULES.get(name)
+    if ":" in name:
+        return _probe_external(name, None)[1]
+    module_name = BUILTIN_MODULES.get(name)
     if module_name is None:
         return None
+    return _module_digest(module_name)
+
+
+def _module_digest(module_name: str) -> dict | None:
     try:
         module = importlib.import_module(module_name)
         path = inspect.getsourcefile(module)

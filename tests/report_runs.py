@@ -13,8 +13,8 @@ Planners: ``python`` and ``tests.planted.report_planners:configurable`` (its bug
   ``tests/data/report-verdicts/seed-plus-one.json``) and :data:`PAST_ROW` (reads past the row, so
   it ``differs`` from the project rule ``past-row``).
 
-Runs ``b`` and ``c`` pass ``--no-isolate``: the planner must end the pytest process itself (an
-external planner's cases otherwise run in an isolation worker, whose death fails one case).
+Runs ``b`` and ``c`` load ``tests.planted.ends_pytest``, which ends the pytest process itself: an
+external planner cannot (its cases run in an isolation worker, whose death fails one case).
 """
 
 from __future__ import annotations
@@ -41,8 +41,10 @@ PLANNERS = {"d": (SEED, PAST_ROW)}
 """The planners of a run, where not ``python`` and :data:`PLANNER`."""
 RUNS = {
     "a": ("scan", ["common", "old-only"], []),
-    "b": ("message,exit-padding", ["common", "new-only"], ["-n", "2", "--no-isolate"]),
-    "c": ("exit-bs3", ["common"], ["--results-every", "1", "--no-isolate"]),
+    "b": ("message,exit-padding", ["common", "new-only"],
+          ["-n", "2", "--no-isolate", "-p", "tests.planted.ends_pytest"]),
+    "c": ("exit-bs3", ["common"], ["--results-every", "1", "--no-isolate", "-p",
+                                   "tests.planted.ends_pytest"]),
     "d": ("", [], [*(a for c in VERDICT_CASES for a in ("--case", c)), "--manifest",
                    "tests/data/report-verdicts/seed-plus-one.json"]),
 }

@@ -1,8 +1,8 @@
 """What isolation guarantees, each shown on a planted planner (tests/planted/):
 
 * a planner that ends the process (``os._exit(0)``) or raises KeyboardInterrupt mid-corpus fails
-  that case, and the run ends red with its summary, isolated (the default for an external planner)
-  or not;
+  that case, and the run ends red with its summary; an external planner runs in a child even under
+  ``--no-isolate``;
 * a case that leaves process-global torch state changed is reported, and the next case is clean;
 * one worker per planner; the worker dies with its parent, leaving no temporary file;
 * the worker protocol starts with a version handshake; ``--isolate-timeout`` refuses values <= 0.
@@ -38,24 +38,23 @@ def _run(tmp_path: Path, planner: str, *args: str):
     return proc, outcome, results
 
 
-@pytest.mark.parametrize("isolation", [[], ["--no-isolate"]], ids=["isolated", "in-process"])
+@pytest.mark.parametrize("isolation", [[], ["--no-isolate"]], ids=["default", "no-isolate"])
 def test_os_exit_zero_mid_corpus_fails_its_case_and_the_run_is_red(tmp_path, isolation):
     proc, outcome, results = _run(tmp_path, "tests.planted.crash_planners:exits_zero", *isolation)
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert {k: v.outcome for k, v in outcome.items()} == {
         "iso-a-plain": "failed", "iso-d-hazard-ok": "passed", "iso-e-plain": "passed"}
     text = outcome["iso-a-plain"].text
+    # an external planner runs in a child even under --no-isolate: its code never runs in pytest's
+    assert "crash (isolated): exited with code 0" in text
     if isolation:
-        assert "called os._exit(0) during the case" in text
-        assert ("isolation: tests.planted.crash_planners:exits_zero ran in this process "
-                "(--no-isolate): it could patch the harness or end the run") in proc.stdout
-    else:
-        assert "crash (isolated): exited with code 0" in text
+        assert ("isolation: tests.planted.crash_planners:exits_zero ran in a child all the same "
+                "(--no-isolate applies to built-in planners") in proc.stdout
     assert "conformance summary" in proc.stdout
     assert results["complete"] is True and results["exitstatus"] == 1
 
 
-@pytest.mark.parametrize("isolation", [[], ["--no-isolate"]], ids=["isolated", "in-process"])
+@pytest.mark.parametrize("isolation", [[], ["--no-isolate"]], ids=["default", "no-isolate"])
 def test_keyboard_interrupt_from_a_planner_fails_only_its_case(tmp_path, isolation):
     proc, outcome, results = _run(tmp_path, "tests.planted.crash_planners:interrupts", *isolation)
     assert proc.returncode == 1, proc.stdout[-2000:]
@@ -68,7 +67,7 @@ def test_keyboard_interrupt_from_a_planner_fails_only_its_case(tmp_path, isolati
 
 
 @pytest.mark.parametrize("isolation", [["--isolate"], ["--no-isolate"]],
-                         ids=["isolated", "in-process"])
+                         ids=["isolate", "no-isolate"])
 def test_changed_global_torch_state_is_reported_and_the_next_case_is_clean(tmp_path, isolation):
     proc, outcome, _ = _run(tmp_path, "tests.planted.hostile_planners:leaves_meta_device",
                             *isolation)
@@ -109,19 +108,26 @@ def test_one_worker_per_planner():
 
 
 def test_worker_refuses_another_protocol_version():
+    from conformance.robustness.isolation_worker import PROTOCOL
+    from conformance.robustness.shared_tensors import socket_pair
+
     env = worker_env("python", cuda=False)
     read_end, write_end = os.pipe()
+    ours, theirs = socket_pair()
     proc = subprocess.Popen([sys.executable, "-m", "conformance.robustness.isolation_worker",
-                             "--reply-fd", str(write_end)], stdin=subprocess.PIPE,
-                            pass_fds=(write_end,), env=env, cwd=REPO)
+                             "--reply-fd", str(write_end), "--sock-fd", str(theirs.fileno())],
+                            stdin=subprocess.PIPE, pass_fds=(write_end, theirs.fileno()), env=env,
+                            cwd=REPO)
     os.close(write_end)
+    theirs.close()
     proc.stdin.write(b'{"hello": {"protocol": 1}}\n')
     proc.stdin.flush()
     with os.fdopen(read_end) as reply:
         answer = json.loads(reply.readline())
-    assert proc.wait(timeout=60) == 2
-    assert answer == {"refused": "isolation worker speaks protocol 2, the parent 1: both must "
-                                 "come from the same checkout"}
+    assert proc.wait(timeout=60) == 2  # the worker's exit status, passed on by its shepherd
+    ours.close()
+    assert answer == {"refused": f"isolation worker speaks protocol {PROTOCOL}, the parent 1: "
+                                 "both must come from the same checkout"}
 
 
 def test_a_worker_that_never_shakes_hands_is_reported():
@@ -135,23 +141,25 @@ def test_a_worker_that_never_shakes_hands_is_reported():
 
 
 PARENT = """
-import json, os, signal, sys
-from conformance.robustness.isolated_case import case_request, judge_observed
+import os, signal, sys, threading, time
+from conformance.corpus.loader import load_corpus
+from conformance.robustness.isolated_case import case_request
 from conformance.robustness.isolation import WorkerPool
+from pathlib import Path
+case = next(c for c in load_corpus([Path(sys.argv[1])])[0] if c.id == "iso-c-hang")
 worker = WorkerPool().get("tests.planted.crash_planners:crashy")
 worker.ensure_ready()
 print(worker.pid, os.readlink(f"/proc/self/fd/{worker.log}"), flush=True)
-request = json.loads(sys.argv[1])
-worker.proc.stdin.write((json.dumps({**request, "case": 1}) + "\\n").encode())
-worker.proc.stdin.flush()
-import time; time.sleep(1.5)  # the child is now spinning in the planted hang
+request = case_request(case, worker.planner, "cpu")
+threading.Thread(target=worker.run, args=(request, 60), daemon=True).start()
+time.sleep(1.5)  # the child is now spinning in the planted hang
 os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-def test_worker_dies_with_a_parent_killed_mid_case_and_leaves_no_file():
-    request = _request("iso-c-hang", "tests.planted.crash_planners:crashy")
-    parent = subprocess.run([sys.executable, "-c", PARENT, json.dumps(request)], cwd=REPO,
+def test_worker_dies_with_a_parent_killed_mid_case_and_leaves_no_file(tmp_path):
+    cases = isolation_corpus(tmp_path / "cases")
+    parent = subprocess.run([sys.executable, "-c", PARENT, str(cases)], cwd=REPO,
                             env=worker_env("python", cuda=False), capture_output=True, text=True,
                             timeout=120)
     assert parent.returncode == -signal.SIGKILL, parent.stderr
@@ -183,15 +191,10 @@ def test_isolate_timeout_refuses_values_that_are_not_positive(tmp_path, value):
 
 
 @pytest.mark.parametrize("planner", ["patches_judge", "edits_golden"])
-def test_a_planner_gaming_its_evaluation_passes_in_process_and_is_caught_isolated(tmp_path,
-                                                                                   planner):
+def test_a_planner_gaming_its_evaluation_is_caught_even_under_no_isolate(tmp_path, planner):
+    # Before, --no-isolate ran an external planner in pytest's process, where both passed.
     name = f"tests.planted.hostile_planners:{planner}"
-    (tmp_path / "in").mkdir()
-    proc, outcome, _ = _run(tmp_path / "in", name, "--no-isolate", "-k", "iso-e-plain")
-    assert {k: v.outcome for k, v in outcome.items()} == {"iso-e-plain": "passed"}  # the limit
-    assert proc.returncode == 0
-    (tmp_path / "iso").mkdir()
-    proc, outcome, _ = _run(tmp_path / "iso", name, "--isolate", "-k", "iso-e-plain")
+    proc, outcome, _ = _run(tmp_path, name, "--no-isolate", "-k", "iso-e-plain")
     assert {k: v.outcome for k, v in outcome.items()} == {"iso-e-plain": "failed"}
     text = outcome["iso-e-plain"].text
     field = "out_verify_offsets_scratch" if planner == "patches_judge" else \

@@ -69,7 +69,10 @@ class Raised:
 
     @classmethod
     def of(cls, exc: BaseException) -> Raised:
-        """Record ``exc``."""
+        """Record ``exc`` (a :class:`ReportedRaise` stands for what the isolation worker recorded
+        of the planner's exception there)."""
+        if isinstance(exc, ReportedRaise):
+            return exc.raised
         bases = [c.__name__ for c in type(exc).__mro__ if getattr(builtins, c.__name__, None) is c]
         error_id = getattr(exc, "error_id", None)
         tail = _safe(lambda: "".join(traceback.format_exception(exc)[-3:]).rstrip(),
@@ -77,6 +80,23 @@ class Raised:
         return cls(type(exc).__name__, bases, isinstance(exc, ValueError),
                    _safe(lambda: str(exc), "<str() raised>"),
                    None if error_id is None else _safe(lambda: error_id, "?"), tail)
+
+
+class ReportedRaise(Exception):
+    """What a launcher that runs in the isolation worker raised there, as the worker recorded it
+    (:meth:`Raised.of` in the worker); raised in the harness by the worker's stand-in launcher
+    (:mod:`conformance.robustness.isolated_case`) so that :func:`observe` records it as it records
+    a local raise."""
+
+    def __init__(self, raised: Raised) -> None:
+        super().__init__(raised.message)
+        self.raised = raised
+
+
+def returned_fields(returned) -> tuple[bool, str]:
+    """(whether a launcher's return value is None, its ``repr`` cut to :data:`REPR_LIMIT`)."""
+    text = _safe(lambda: repr(returned), "<repr() raised>")
+    return returned is None, text if len(text) <= REPR_LIMIT else text[:REPR_LIMIT - 3] + "..."
 
 
 @dataclass
@@ -202,9 +222,7 @@ def _observe_launch(built: BuiltStep, launch, device: torch.device) -> StepObser
     except Exception as exc:  # judged later: a planner may raise anything
         seen.raised = Raised.of(exc)
     else:
-        seen.returned_none = returned is None
-        text = _safe(lambda: repr(returned), "<repr() raised>")
-        seen.returned_repr = text if len(text) <= REPR_LIMIT else text[:REPR_LIMIT - 3] + "..."
+        seen.returned_none, seen.returned_repr = returned_fields(returned)
     seen.outputs_after = {name: _TOLIST(b.storage) for name, b in built.buffers.items()}
     seen.inputs = _input_states(snapshots)
     return seen

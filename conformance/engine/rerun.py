@@ -20,6 +20,13 @@ and the Triton interpreter / Numba CUDA simulator switches."""
 RUN_ENVIRONMENT = {name: os.environ[name] for name in RERUN_ENVIRONMENT if name in os.environ}
 """Those of :data:`RERUN_ENVIRONMENT` this process started with (taken when the harness is
 imported, before any planner sets its own)."""
+POISON_SEED_VARIABLE = "CONFORMANCE_POISON_SEED"
+"""The variable a rerun sets to the run's poison seed (read, then removed from the environment, by
+the pytest plugin, so that no child it starts inherits it; ``--poison-seed`` wins over it)."""
+RUN_SETTINGS: dict[str, str] = {}
+"""Assignments every rerun of this run carries (:data:`POISON_SEED_VARIABLE`: the fills the run
+drew), set by the pytest plugin at configure time; added when a command carries the run's
+environment."""
 RERUN_RESULTS = RESULTS_RELPATH.parent / "rerun-{case}.json"
 """Where a rerun writes its results file, so it never replaces the full run's."""
 CORPUS_COMMAND = ["python", "-m", "pytest", "--pyargs", "conformance"] if INSTALLED else \
@@ -42,7 +49,7 @@ def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None,
 
     ``cases_dir`` is the directory to load the case from when it is not in the default corpus.
     The command writes its own results file (:data:`RERUN_RESULTS`), never the full run's, and
-    carries ``environment`` (default :data:`RUN_ENVIRONMENT`).
+    carries ``environment`` (default :data:`RUN_ENVIRONMENT` and :data:`RUN_SETTINGS`).
     """
     argv = list(CORPUS_COMMAND)
     if planner not in SHARED_PLANNERS.values():
@@ -50,7 +57,9 @@ def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None,
     if cases_dir is not None:
         argv += ["--cases", display_path(cases_dir)]
     argv += ["--case", case_id, "--results", str(RERUN_RESULTS).format(case=case_id)]
-    return shell_command(argv, RUN_ENVIRONMENT if environment is None else environment)
+    if environment is None:  # this run's own command: its fills too
+        environment = {**RUN_ENVIRONMENT, **RUN_SETTINGS}
+    return shell_command(argv, environment)
 
 
 def load_rerun_command(folder: Path, environment: dict[str, str] | None = None) -> str:

@@ -20,6 +20,7 @@ reports on the controller.
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -39,6 +40,8 @@ from conformance.engine.runner import (
     run_case,
 )
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS
+from conformance.engine.inputs import new_poison_seed, poison_seed, set_poison_seed
+from conformance.engine.rerun import POISON_SEED_VARIABLE, RUN_SETTINGS
 from conformance.plugin.outcomes import OUTCOMES, outcome
 from conformance.robustness.in_process import (
     PlannerEscape,
@@ -53,6 +56,7 @@ from impls.registry import (
     chosen_planners,
     get_planner,
     no_driver_hint,
+    probe_all,
 )
 
 pytest_plugins = [
@@ -76,17 +80,62 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run only this case id (repeatable)")
     group.addoption("--cases", action="append", default=[], metavar="DIR", type=Path,
                     help="directory of case files (repeatable; default: the repo's cases/)")
+    group.addoption("--poison-seed", type=_seed, default=None, metavar="N",
+                    help="draw the poison and guard fills from seed N (default: "
+                         f"${POISON_SEED_VARIABLE}, else a fresh seed from os.urandom; recorded "
+                         "in the results and in every rerun command)")
     add_results_options(group)
+
+
+def _seed(text: str) -> int:
+    """argparse type of ``--poison-seed``: an integer >= 0."""
+    import argparse
+
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be >= 0")
+    return value
 
 
 def _planner_names(config: pytest.Config) -> list[str]:
     return chosen_planners(config.getoption("planner"))
 
 
+def _use_poison_seed(config: pytest.Config) -> None:
+    """This process's poison seed: ``--poison-seed``, else the controller's under pytest-xdist
+    (one seed per run), else :data:`POISON_SEED_VARIABLE` (a rerun's), else a fresh one; recorded
+    for rerun commands. The variable is removed from the environment, which the isolation worker
+    and the availability probe would inherit."""
+    seed = config.getoption("poison_seed")
+    if seed is None and hasattr(config, "workerinput"):
+        seed = config.workerinput.get("conformance_poison_seed")
+    given = os.environ.pop(POISON_SEED_VARIABLE, None)
+    if seed is None and given is not None:
+        try:
+            seed = _seed(given)
+        except Exception as exc:  # noqa: BLE001 - argparse's error, said as a usage error
+            raise pytest.UsageError(f"${POISON_SEED_VARIABLE}: {exc}") from None
+    seed = new_poison_seed() if seed is None else seed
+    set_poison_seed(seed)
+    RUN_SETTINGS[POISON_SEED_VARIABLE] = str(seed)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """pytest-xdist: every worker draws its fills from the controller's seed."""
+    node.workerinput["conformance_poison_seed"] = poison_seed()
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _use_poison_seed(config)
+    timeout = config.getoption("isolate_timeout")
+    probe_all(config.getoption("planner"), timeout)  # external planners: in children, at once
     for name in config.getoption("planner"):
-        a = availability(name)
-        if not a.available and (":" in name or name not in builtin_names()):
+        a = availability(name, timeout)
+        if not a.available and not a.fails and (":" in name or name not in builtin_names()):
             raise pytest.UsageError(a.reason)
     install_interrupt_flag()  # a planner's KeyboardInterrupt fails its case; Ctrl-C stops the run
     config.pluginmanager.register(Summary(), "conformance-summary")
@@ -156,7 +205,7 @@ class CaseItem(pytest.Item):
         self.user_properties.append(("planner", planner))
         self.user_properties.append(("case", case.id))
         self.extra_keyword_matches.update(case.tags)  # `-k hazard` selects by tag
-        if avail is not None and not avail.available:
+        if avail is not None and not avail.available and not avail.fails:
             self.add_marker(pytest.mark.skip(reason=f"{planner}: {avail.reason}"))
         for xfail in case.xfail:
             if fnmatch.fnmatchcase(planner, xfail["planner"]):
@@ -167,6 +216,9 @@ class CaseItem(pytest.Item):
         """Run the case in this process (see :mod:`conformance.robustness.in_process` for what is
         guarded): a planner that raises KeyboardInterrupt / SystemExit, calls ``os._exit`` or
         leaves torch's global state changed fails this case and the run goes on."""
+        if self.avail is not None and self.avail.fails:  # its import did not finish in time
+            self.user_properties.append(("status", "timeout"))
+            self._fail(f"timeout: {self.avail.reason}")
         if self.avail is None:  # the shared validator or allocator
             target = Target(self.planner, None, resolve_device("cpu"))
         else:

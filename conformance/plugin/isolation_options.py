@@ -2,9 +2,11 @@
 :mod:`conformance.robustness.isolation`), registered from ``conformance/plugin/hooks.py``:
 
 * ``--isolate``: every case runs in a child process, one per planner;
-* ``--no-isolate``: none does (not even an external planner's or a ``hazard`` case);
-* by default an external planner's (``module:attr``) cases and the ``hazard`` cases run isolated,
-  the built-ins' other cases in-process;
+* ``--no-isolate``: no built-in planner's case does (not even a ``hazard`` case); an external
+  planner's (``module:attr``) cases still do, always: its code never runs in pytest's process,
+  where it could patch the judge (the summary says so when ``--no-isolate`` was given);
+* by default an external planner's cases and the ``hazard`` cases run isolated, the built-ins'
+  other cases in-process;
 * ``--isolate-timeout S`` (default 60, must be > 0): seconds a case may take in the child;
 * ``--sanitize memcheck``: the children run under ``compute-sanitizer --tool memcheck``, every case
   isolated; a case during which the sanitizer reports an access error gets the status ``oob`` with
@@ -19,19 +21,19 @@ and the last lines the child printed (faulthandler's stack included); its ``user
 from __future__ import annotations
 
 import argparse
+import os
 from functools import partial
 
 import pytest
 import torch
 
-from conformance.engine.runner import case_dir_arg, rerun_command
+from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
 from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import (
     DEFAULT_TIMEOUT,
     IsolationFailure,
     WorkerPool,
     WorkerUnavailable,
-    is_external,
     should_isolate,
 )
 from conformance.robustness.sanitizer import (
@@ -63,8 +65,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run every case in a child process, one per planner (crash / timeout "
                          "isolation; the judge stays in this process)")
     group.addoption("--no-isolate", action="store_true",
-                    help="run every case in-process, external planners and hazard cases included "
-                         "(a planner can then end or bend the run)")
+                    help="run every case of a built-in planner in-process, hazard cases included "
+                         "(an external planner's cases still run in a child, always)")
     group.addoption("--isolate-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT,
                     metavar="S",
                     help=f"seconds an isolated case may run, > 0 (default {DEFAULT_TIMEOUT:g})")
@@ -94,8 +96,11 @@ class Isolation:
                                         "and compute-sanitizer checks CUDA kernels only; no case "
                                         "was run unsanitized")
             self.isolate = True
+            # The harness allocates every tensor the sanitized worker sees: one cudaMalloc per
+            # tensor here too, or memcheck sees the caching allocator's segments as one block.
+            os.environ["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
         self.pool = WorkerPool(prefix, cuda=torch.cuda.is_available())
-        self.in_process_external: set[str] = set()
+        self.isolated_anyway: set[str] = set()  # external planners under --no-isolate
         self.cpu_planners: set[str] = set()  # isolated planners whose tensors live on the CPU
 
     @pytest.hookimpl(trylast=True)
@@ -106,6 +111,8 @@ class Isolation:
             if avail is None or not avail.available or not hasattr(item, "case"):
                 continue  # the shared validator / allocator, a skipped planner, or not a case
             if should_isolate(item.case.tags, item.planner, self.isolate, self.no_isolate):
+                if self.no_isolate:
+                    self.isolated_anyway.add(item.planner)
                 item.runtest = partial(self.run_isolated, item)
                 if avail.device == "cpu":
                     self.cpu_planners.add(item.planner)
@@ -113,8 +120,6 @@ class Isolation:
                 if item.planner not in started and not config.getoption("collectonly"):
                     started.add(item.planner)
                     self.pool.get(item.planner).spawn()  # imports while in-process cases run
-            elif is_external(item.planner):
-                self.in_process_external.add(item.planner)
 
     def run_isolated(self, item) -> None:
         """``runtest`` of an isolated item: the case runs in its planner's worker; the outcome
@@ -130,9 +135,18 @@ class Isolation:
             raise IsolationFailure(f"{case.id}[{item.planner}]  ({case.location})\n  {exc}") \
                 from None
         status = status_of(answer)
-        if status == "observed":
-            judge_observed(case, item.planner, answer)  # here, out of the planner's reach
-            return
+        if status in ("observed", "state"):
+            try:
+                judge_observed(case, item.planner, answer)  # here, out of the planner's reach
+            except ConformanceFailure as exc:
+                if status == "state":  # both: what it computed and what it left behind
+                    lines = "\n".join(f"    {c}" for c in answer["state_changed"])
+                    raise ConformanceFailure(f"{exc}\n  and it changed process-global torch "
+                                             f"state (the worker was replaced):\n{lines}",
+                                             exc.verdict) from None
+                raise
+            if status == "observed":
+                return
         if status in SPECIAL or status == "case-error":
             item.user_properties.append(("status", "error" if status == "case-error" else status))
         raise IsolationFailure(failure_report(item, status, answer))
@@ -140,10 +154,10 @@ class Isolation:
     def pytest_terminal_summary(self, terminalreporter, config) -> None:
         if hasattr(config, "workerinput"):
             return
-        for planner in sorted(self.in_process_external):
+        for planner in sorted(self.isolated_anyway):
             terminalreporter.write_line(
-                f"isolation: {planner} ran in this process (--no-isolate): it could patch the "
-                "harness or end the run; trust only a results file with \"complete\": true",
+                f"isolation: {planner} ran in a child all the same (--no-isolate applies to "
+                "built-in planners: an external planner's code never runs in this process)",
                 yellow=True)
         if self.sanitize:
             terminalreporter.write_line(f"sanitizer: every case ran under compute-sanitizer "

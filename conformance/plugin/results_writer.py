@@ -40,6 +40,7 @@ from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.plugin.outcomes import STATUS, outcome
 from impls.registry import chosen_planners
 from conformance.engine.rerun import case_dir_arg, load_rerun_command, rerun_command
+from conformance.engine.inputs import poison_seed
 from conformance.fingerprint import run_fingerprint
 
 DEFAULT_PATH = RESULTS_RELPATH
@@ -207,6 +208,7 @@ class ResultsWriter:
                            | set(chosen_planners(self.config.getoption("planner"))))
             names = [n for n in names if n not in PSEUDO_PLANNERS]
             self.fingerprint = run_fingerprint(names)
+            self.fingerprint["poison_seed"] = poison_seed()  # the run's fills (reruns set it)
         results = [e for e in self.results.values() if e["status"] is not None]
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         return {"format": FORMAT, "version": VERSION, "complete": complete,

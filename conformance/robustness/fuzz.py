@@ -76,7 +76,7 @@ def divergence(case: Case, target: Target, isolate: bool = False,
     CUDA error or a hang (``timeout`` seconds) is a divergence whose text starts ``crash:`` /
     ``timeout:`` and ends with the child's last lines of output.
     """
-    if isolate:
+    if isolate or target.launch is None:  # an external planner runs in a worker, always
         from conformance.robustness.isolated_case import case_request, judge_observed
         from conformance.robustness.isolation import shared_pool
 
@@ -113,8 +113,13 @@ def make_target(name: str) -> Target:
     Raises:
         UnknownPlanner, PlannerUnavailable: with a one-line message.
     """
+    a = availability(name)
+    if ":" in name:  # never imported here: its cases run in the isolation worker
+        if not a.available:
+            raise UnknownPlanner(a.reason)
+        return Target(name, None, resolve_device(a.device))
     launch = get_planner(name)
-    return Target(name, launch, resolve_device(availability(name).device))
+    return Target(name, launch, resolve_device(a.device))
 
 
 def rerun_command(case_id: str, planner: str, out: Path) -> str:

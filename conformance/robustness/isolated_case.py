@@ -1,81 +1,120 @@
-"""One case across the process boundary of crash isolation (protocol in
+"""One case across the process boundary of crash isolation (the worker's side is
 :mod:`conformance.robustness.isolation_worker`).
 
-The parent sends the case without its goldens (:func:`without_goldens`); the worker rebuilds the
-inputs, runs the planner and sends back what it observed (:func:`observe_request`, an
-:class:`conformance.engine.observe.Observation` as JSON); the parent, which the planner never
-reaches, judges it against its own copy of the case (:func:`conformance.engine.judge.judge`). A
-planner in the worker can neither patch the judge nor read or edit a golden.
+The harness does everything but the planner's calls in its own process: it builds the case's
+inputs and guarded, poisoned outputs (:mod:`conformance.engine.steps`), snapshots them before and
+after every call and records the :class:`conformance.engine.observe.Observation` with the very
+observer an in-process run uses (:func:`conformance.engine.observe.observe`); only the launcher is
+a stand-in (:class:`RemoteLauncher`) that hands the call's tensors to the worker in shared memory
+(:mod:`conformance.robustness.shared_tensors`) and waits for "returned R" or "raised E". So:
+
+* the worker never receives a case: no id, no file path, no golden; walking its frames or its heap
+  finds the tensors of one call and nothing else;
+* what is compared is read by the harness from memory it owns, with its own comparison: a planner
+  that rebinds ``torch.equal``, pushes a ``TorchFunctionMode`` or patches the observer in the worker
+  changes nothing here, and an input written through ``.data`` or numpy is seen in the bytes;
+* the worker's reports -- what the launcher returned or raised, the version counters of the
+  tensors it wrote in place, the torch state it left changed -- are taken as given: the version
+  counters are advisory (a planner can write without moving them; the byte comparison decides).
 """
 
 from __future__ import annotations
 
-import copy
-import traceback
-from pathlib import Path
+import torch
 
-from conformance.corpus.loader import Case, make_case
-from conformance.engine.runner import CaseBuildError, Target, observe, resolve_device
-from conformance.robustness.in_process import safe_repr
-from impls.registry import get_planner
-
-
-def without_goldens(raw: dict) -> dict:
-    """A copy of case object ``raw`` with every ``expect`` (the case's and each step's) emptied:
-    what the worker needs to build the inputs, and nothing it could copy into the outputs."""
-    raw = copy.deepcopy(raw)
-    raw["expect"] = {}
-    for step in raw.get("steps", ()):
-        step["expect"] = {}
-    return raw
+from conformance.corpus.loader import Case
+from conformance.engine.observe import Raised, ReportedRaise, observe
+from conformance.engine.runner import CaseBuildError, Target, resolve_device
+from conformance.robustness.isolation import ChildLost
+from conformance.robustness.shared_tensors import Sender
 
 
 def case_request(case: Case, planner: str, device: str) -> dict:
-    """The request that runs ``case`` on ``planner`` (tensors on ``device``) in a worker."""
-    return {"raw": without_goldens(case.raw), "path": str(case.path),
-            "json_path": case.json_path, "planner": planner, "device": device}
+    """The request that runs ``case`` on ``planner`` (tensors on ``device``) in a worker. It stays
+    in this process: the worker is sent the tensors of each call, never the case."""
+    return {"case": case, "planner": planner, "device": device}
 
 
-def observe_request(request: dict) -> dict:
-    """In the worker: run the case of ``request`` on its planner and record it.
+class RemoteLauncher:
+    """A launcher that runs each call in ``worker`` on the very tensors it is given (shared with
+    the worker), until ``deadline`` (``time.monotonic()``) for the whole case."""
+
+    def __init__(self, worker, deadline: float, timeout: float) -> None:
+        self.worker, self.deadline, self.timeout = worker, deadline, timeout
+        self.sender = Sender()
+
+    def __call__(self, **kwargs):
+        message, fds = self.sender.describe(kwargs)
+        answer = self.worker.call(message, fds, self.deadline, self.timeout)
+        for name, grew in (answer.get("versions") or {}).items():
+            value = kwargs.get(name)
+            if isinstance(value, torch.Tensor) and isinstance(grew, int):
+                for _ in range(min(grew, 1000)):  # advisory: the worker's count of in-place writes
+                    torch.autograd.graph.increment_version(value)
+        if answer.get("status") == "raised":
+            try:
+                raised = Raised(**answer["raised"])
+            except (TypeError, KeyError):
+                raise ChildLost({"status": "error", "text": "the isolation worker sent an "
+                                 "unreadable exception record"}) from None
+            raise ReportedRaise(raised)
+        if answer.get("status") != "returned":
+            raise ChildLost({"status": "error", "text": f"the isolation worker sent an "
+                             f"unknown reply {str(answer)[:200]!r}"})
+        if answer.get("returned_none") is True:
+            return None
+        return _Returned(str(answer.get("returned_repr")))
+
+
+class _Returned:
+    """What a launcher returned in the worker, as its ``repr`` there."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def observe_in(worker, request: dict, deadline: float, timeout: float) -> dict:
+    """Observe ``request``'s case here with its planner's calls in ``worker`` (see the module
+    docstring).
 
     Returns:
-        ``{"status": "observed", "observation": <Observation JSON>, "device": "cuda:0"}``;
-        ``{"status": "case-error", "text": <one line>}`` when the inputs cannot be built (the
-        case's fault); ``{"status": "error", "text": <traceback>}`` when the harness failed.
+        ``{"status": "observed", "observation": Observation, "device": "cuda:0",
+        "state_changed": [...]}``; ``{"status": "case-error", "text": <one line>}`` when the
+        inputs cannot be built (the case's fault); ``crash`` / ``timeout`` / ``error`` answers
+        (:class:`conformance.robustness.isolation.ChildLost`).
     """
-    import torch
-
     device = resolve_device(request["device"])
+    launcher = RemoteLauncher(worker, deadline, timeout)
     try:
-        case = make_case(request["raw"], Path(request["path"]), request["json_path"])
-        seen = observe(case, Target(request["planner"], get_planner(request["planner"]), device))
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-    except CaseBuildError as exc:
-        return {"status": "case-error", "text": str(exc)}
-    except Exception:
-        return {"status": "error", "text": traceback.format_exc()}
-    except BaseException as exc:  # KeyboardInterrupt, SystemExit, pytest's outcomes, a subclass
-        return {"status": "error", "text": f"the planner raised {type(exc).__name__}"
-                f"({', '.join(map(safe_repr, exc.args))}) during the case: a launcher returns or "
-                "raises an Exception (spec section 3)"}
-    return {"status": "observed", "observation": seen.to_json(), "device": str(device)}
+        worker.begin(str(device))
+        try:
+            seen = observe(request["case"], Target(request["planner"], launcher, device))
+        except CaseBuildError as exc:
+            worker.end(deadline, timeout)
+            return {"status": "case-error", "text": str(exc)}
+        changed = worker.end(deadline, timeout)
+    except ChildLost as lost:
+        if lost.answer["status"] == "error":  # the worker lives on: close the case there
+            try:
+                worker.end(deadline, timeout)
+            except ChildLost as later:
+                return {**lost.answer, "tail": later.answer.get("tail", "")}
+        return lost.answer
+    finally:
+        launcher.sender.close()
+    return {"status": "observed", "observation": seen, "device": str(device),
+            "state_changed": changed}
 
 
 def judge_observed(case: Case, planner: str, answer: dict) -> None:
-    """In the parent: judge a worker's ``observed`` answer against the parent's own ``case``.
+    """Judge an ``observed`` answer against ``case``.
 
     Raises:
-        ConformanceFailure: the planner's behaviour differs from the case (readable report),
-            including an observation that does not parse (a worker that lied on its reply pipe).
+        ConformanceFailure: the planner's behaviour differs from the case (readable report).
     """
-    from conformance.engine.runner import ConformanceFailure, Observation, judge
+    from conformance.engine.runner import judge
 
-    try:
-        seen = Observation.from_json(answer["observation"])
-    except Exception as exc:  # noqa: BLE001 - anything unreadable is the worker's fault
-        raise ConformanceFailure(f"{case.id}[{planner}]  ({case.location})\n  the isolation "
-                                 f"worker sent an unreadable observation ({type(exc).__name__}: "
-                                 f"{exc})") from None
-    judge(case, seen, planner, answer["device"])
+    judge(case, answer["observation"], planner, answer["device"])

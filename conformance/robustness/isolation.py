@@ -1,20 +1,24 @@
-"""Crash isolation: run a case in a child process with a timeout, so a segfault, a CUDA illegal
+"""Crash isolation: run a planner in a child process with a timeout, so a segfault, a CUDA illegal
 address or a hang fails that one case as ``crash`` / ``timeout`` and the run goes on; and, since the
-parent judges what the child observed, a planner in the child cannot reach the judge or the goldens.
+harness builds every tensor, snapshots it and judges it in its own process, a planner in the child
+cannot reach the judge, the goldens or the comparison (:mod:`conformance.robustness.isolated_case`).
 
 Which cases run isolated (:func:`should_isolate`): every case of an external planner
-(``module:attr``) and every case tagged ``hazard`` (spec section 6: the inputs on which
-upstream-style kernels read out of bounds), unless ``--no-isolate``; every case with ``--isolate``.
-The pytest options live in :mod:`conformance.plugin.isolation_options`.
+(``module:attr``), always: ``--no-isolate`` applies to the built-in planners only, since an
+external planner's code never runs in the harness's process; every case tagged ``hazard`` (spec
+section 6: the inputs on which upstream-style kernels read out of bounds), unless ``--no-isolate``;
+every case with ``--isolate``. The pytest options live in :mod:`conformance.plugin.isolation_options`.
 
 :class:`Worker` is one child per planner (:mod:`conformance.robustness.isolation_worker`, started
 with ``subprocess`` -- never ``fork``, since CUDA cannot be used in a forked child once
-initialised), long-lived: torch, the harness and the planner are imported once, so an isolated case
-costs a JSON round trip plus the case itself. A worker that crashed, timed out or changed
-process-global torch state is replaced before the next case. Its stdout / stderr go to an unlinked
-temporary file (nothing is left behind, even when the parent is killed); its replies come on a pipe
-of their own. Under ``--sanitize`` the worker runs under compute-sanitizer, whose report lands in the
-same file between the worker's case markers (:mod:`conformance.robustness.sanitizer`).
+initialised -- in a session of its own, behind a shepherd process that is all the planner can see
+of its parents), long-lived: torch and the planner are imported once, so an isolated case costs one
+round trip per call plus the case itself. A worker that crashed, timed out, stopped or signalled its
+parent, or changed process-global torch state is replaced before the next case. Its stdout /
+stderr go to an unlinked temporary file (nothing is left behind, even when the parent is killed);
+its replies come on a pipe of their own, its requests and the tensors' file descriptors on a Unix
+socket. Under ``--sanitize`` the worker runs under compute-sanitizer, whose report lands in the same
+file between the worker's case markers (:mod:`conformance.robustness.sanitizer`).
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ import sys
 import tempfile
 import time
 
+from conformance.engine.rerun import POISON_SEED_VARIABLE
 from conformance.robustness.isolation_worker import MARK, PROTOCOL
 from conformance.robustness.sanitizer import AccessError, parse_memcheck
+from conformance.robustness.shared_tensors import send, socket_pair
 
 DEFAULT_TIMEOUT = 60.0
 STARTUP_TIMEOUT = 300.0
@@ -49,17 +55,29 @@ class WorkerUnavailable(RuntimeError):
     """The worker did not start (import failure, protocol mismatch, sanitizer refusal)."""
 
 
+class ChildLost(BaseException):
+    """The worker crashed, hung, stopped or failed during a call: ``answer`` is the case's answer
+    (``status`` crash / timeout / error, ``reason``, ``text``, ``tail``). A BaseException, so that
+    the observer (which records a planner's Exceptions) lets it through to the isolated runner."""
+
+    def __init__(self, answer: dict) -> None:
+        super().__init__(answer.get("reason") or answer["status"])
+        self.answer = answer
+
+
 def is_external(planner: str) -> bool:
     """Whether ``planner`` names an external ``module:attr`` (not a built-in)."""
     return ":" in planner
 
 
 def should_isolate(tags: tuple[str, ...], planner: str, isolate: bool, no_isolate: bool) -> bool:
-    """Whether a case with ``tags`` runs in a child: ``--no-isolate`` none, ``--isolate`` all, else
-    every case of an external planner and the cases tagged ``hazard``."""
+    """Whether a case with ``tags`` runs in a child: an external planner's always; ``--no-isolate``
+    no built-in planner's, ``--isolate`` all, else the cases tagged ``hazard``."""
+    if is_external(planner):
+        return True
     if no_isolate:
         return False
-    return isolate or is_external(planner) or "hazard" in tags
+    return isolate or "hazard" in tags
 
 
 def worker_env(planner: str, cuda: bool) -> dict[str, str]:
@@ -68,6 +86,7 @@ def worker_env(planner: str, cuda: bool) -> dict[str, str]:
     sees no CUDA device and the variable is unset (a Triton kernel then runs under the interpreter
     instead of failing with "0 active drivers")."""
     env = dict(os.environ)
+    env.pop(POISON_SEED_VARIABLE, None)  # the planner never learns the fills' seed
     env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] +
                                         [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["PYTHONFAULTHANDLER"] = "1"
@@ -90,6 +109,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.log: int | None = None
         self.reply: int | None = None
+        self.sock = None
         self.pid: int | None = None
         self.cases = 0
         self._buffer, self._ready = b"", False
@@ -104,22 +124,28 @@ class Worker:
         log.close()
         fcntl.fcntl(self.log, fcntl.F_SETFL, fcntl.fcntl(self.log, fcntl.F_GETFL) | os.O_APPEND)
         read_end, write_end = os.pipe()
+        ours, theirs = socket_pair()
         cmd = [*self.prefix, sys.executable, "-m", "conformance.robustness.isolation_worker",
-               "--reply-fd", str(write_end)]
+               "--reply-fd", str(write_end), "--sock-fd", str(theirs.fileno())]
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=self.log,
-                                         stderr=self.log, pass_fds=(write_end,), env=self.env)
+                                         stderr=self.log, pass_fds=(write_end, theirs.fileno()),
+                                         env=self.env, start_new_session=True)
         finally:
             os.close(write_end)
-        self.reply, self._buffer, self._ready = read_end, b"", False
-        self.proc.stdin.write((json.dumps({"hello": {"protocol": PROTOCOL}}) + "\n").encode())
+            theirs.close()
+        self.reply, self.sock, self._buffer, self._ready = read_end, ours, b"", False
+        hello = {"hello": {"protocol": PROTOCOL, "planner": self.planner}}
+        self.proc.stdin.write((json.dumps(hello) + "\n").encode())
         self.proc.stdin.flush()
 
     def _close_fds(self) -> None:
         for fd in (self.log, self.reply):
             if fd is not None:
                 os.close(fd)
-        self.log = self.reply = None
+        if self.sock is not None:
+            self.sock.close()
+        self.log = self.reply = self.sock = None
 
     def ensure_ready(self) -> None:
         """Start the worker if needed and wait for its handshake.
@@ -156,12 +182,42 @@ class Worker:
         return line.decode()
 
     def kill(self) -> None:
-        """Kill the worker (if running) and wait for it."""
+        """Kill the worker and its shepherd (their whole process group, if running) and wait."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
         if self.proc is not None:
             self.proc.wait()
         self._ready = False
+
+    def tampered(self, alive: bool = True) -> str | None:
+        """What the planner did to the worker's parent (the shepherd), or None: it is stopped,
+        holds a pending signal (the shepherd takes none but SIGCHLD, so any signal sent to it is
+        still pending when the sender's ``kill()`` has returned), or -- when the worker is known
+        to be ``alive`` (it just replied) -- died (a dead worker's shepherd dies too, so then the
+        exit status tells)."""
+        if self.proc is None:
+            return None
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as handle:
+                fields = dict(line.split(":", 1) for line in handle if ":" in line)
+        except OSError:
+            fields = {"State": "X"}
+        state = fields.get("State", "").split()
+        if state and state[0] in ("Z", "X"):
+            return ("the worker's parent process died while the worker lived (the planner "
+                    "killed os.getppid())") if alive else None
+        if state and state[0] in ("T", "t"):
+            return "the planner stopped the worker's parent process (SIGSTOP to os.getppid())"
+        pending = int(fields.get("ShdPnd", "0"), 16) | int(fields.get("SigPnd", "0"), 16)
+        pending &= ~(1 << (signal.SIGCHLD - 1))
+        if pending:
+            names = [_signal_name(n) for n in range(1, 65) if pending >> (n - 1) & 1]
+            return (f"the planner sent {', '.join(names)} to the worker's parent process "
+                    "(os.getppid())")
+        return None
 
     def close(self) -> None:
         """End the worker (stdin EOF, then SIGKILL after 5 s) and drop its log."""
@@ -189,28 +245,106 @@ class Worker:
         return "\n".join(lines[-TAIL_LINES:])
 
     def run(self, request: dict, timeout: float, sanitized: bool = False) -> dict:
-        """Run one case in the child (see :mod:`conformance.robustness.isolation_worker`).
+        """Run one case (``request`` from :func:`conformance.robustness.isolated_case.case_request`)
+        with its planner in this worker and observe it from here.
 
         Returns:
-            the worker's answer (``status`` passed / failed / error / crash / timeout, ``text``,
-            ``state_changed``); crash and timeout also carry ``reason`` (signal, exit code,
-            seconds) and ``tail`` (last lines); with ``sanitized``, ``access_errors`` (the
-            sanitizer's reports printed while this case ran, :class:`AccessError` as dicts).
-            After a crash, a timeout or changed torch state a fresh worker is started at once.
+            the answer: ``status`` observed (with ``observation``, an
+            :class:`conformance.engine.observe.Observation` made in this process, and ``device``)
+            / error / case-error / crash / timeout, ``text``, ``state_changed``; crash and timeout
+            also carry ``reason`` (signal, exit code, seconds) and ``tail`` (last lines); with
+            ``sanitized``, ``access_errors`` (the sanitizer's reports printed while this case
+            ran, :class:`AccessError` as dicts). After a crash, a timeout or changed torch state
+            a fresh worker is started at once.
 
         Raises:
             WorkerUnavailable: the worker did not start.
         """
+        from conformance.robustness.isolated_case import observe_in
+
         self.ensure_ready()
         self.cases += 1
         offset = self.log_size()
-        answer = self._run({**request, "case": self.cases}, timeout)
+        # the worker can read its own log: no case id or file ever goes there
+        os.write(self.log, f"{MARK} case {self.cases} ===\n".encode())
+        answer = observe_in(self, request, time.monotonic() + timeout, timeout)
         if sanitized:
             answer["access_errors"] = [e.to_json() for e in self._access_errors(offset)]
         if answer["status"] in ("crash", "timeout") or answer.get("state_changed"):
-            self.proc.wait()
+            self.kill()
             self.spawn()
         return answer
+
+    def begin(self, device: str) -> None:
+        """Tell the worker a case starts (its tensors live on ``device``)."""
+        self._send({"begin": self.cases, "device": device}, [], None)
+
+    def call(self, message: dict, fds: list[int], deadline: float, timeout: float) -> dict:
+        """One call of the planner: send ``message`` and ``fds``, wait for the reply until
+        ``deadline``.
+
+        Raises:
+            ChildLost: the worker died, hung, was stopped or signalled (its case's answer).
+        """
+        self._send(message, fds, timeout)
+        return self._reply(deadline, timeout)
+
+    def end(self, deadline: float, timeout: float) -> list[str]:
+        """End the case; returns the torch state it changed (the worker's report).
+
+        Raises:
+            ChildLost: as :meth:`call`.
+        """
+        self._send({"end": self.cases}, [], timeout)
+        return self._reply(deadline, timeout).get("state_changed") or []
+
+    def _send(self, message: dict, fds: list[int], timeout: float | None) -> None:
+        offset = self.log_size()
+        try:
+            send(self.sock, message, fds)
+        except OSError:  # the worker is gone: its end of the socket closed
+            tampered = self.tampered(alive=False)
+            if tampered:
+                self.kill()
+                raise ChildLost({"status": "crash", "reason": f"{tampered}; the worker was "
+                                 "killed", "tail": self.tail(offset)}) from None
+            raise ChildLost(self._death(offset)) from None
+
+    def _reply(self, deadline: float, timeout: float) -> dict:
+        offset = self.log_size()
+        line = self._read_line(deadline)
+        answer = _json_or_none(line)
+        tampered = self.tampered(alive=answer is not None)
+        if tampered:
+            self.kill()
+            raise ChildLost({"status": "crash", "reason": f"{tampered}; the worker was killed",
+                             "tail": self.tail(offset)})
+        if answer is not None:
+            if answer.get("status") == "crash":
+                self.proc.wait()
+                answer["tail"] = self.tail(offset)
+                raise ChildLost(answer)
+            if answer.get("status") == "error":
+                raise ChildLost(answer)
+            return answer
+        if line is None:  # no reply in time: a hang
+            self.kill()
+            raise ChildLost({"status": "timeout", "reason": f"no result after {timeout:g} s; "
+                             "killed", "tail": self.tail(offset)})
+        raise ChildLost(self._death(offset))
+
+    def _death(self, offset: int) -> dict:
+        """The answer of a worker that is dying (EOF, garbage, a closed socket)."""
+        try:
+            code = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        if code < 0:
+            reason = f"killed by signal {-code} ({signal.Signals(-code).name})"
+        else:
+            reason = f"exited with code {code}"
+        return {"status": "crash", "reason": reason, "tail": self.tail(offset)}
 
     def _access_errors(self, offset: int) -> list[AccessError]:
         size, still = self.log_size(), time.monotonic() + SETTLE_SECONDS
@@ -223,32 +357,12 @@ class Worker:
         text = text.split(begin, 1)[-1]
         return parse_memcheck(text)[0]
 
-    def _run(self, request: dict, timeout: float) -> dict:
-        offset = self.log_size()
-        try:
-            self.proc.stdin.write((json.dumps(request) + "\n").encode())
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            pass
-        line = self._read_line(time.monotonic() + timeout)
-        answer = _json_or_none(line)
-        if answer is not None:
-            if answer["status"] == "crash":
-                self.proc.wait()
-                answer["tail"] = self.tail(offset)
-            return answer
-        if line is None:  # no reply in time: a hang
-            self.kill()
-            return {"status": "timeout", "reason": f"no result after {timeout:g} s; killed",
-                    "tail": self.tail(offset)}
-        try:  # EOF (or garbage): the child is dying
-            code = self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            code = self.proc.returncode
-        reason = (f"killed by signal {-code} ({signal.Signals(-code).name})" if code < 0
-                  else f"exited with code {code}")
-        return {"status": "crash", "reason": reason, "tail": self.tail(offset)}
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _json_or_none(line: str | None) -> dict | None:

@@ -1,0 +1,174 @@
+"""Tensors the harness owns, handed to the isolation worker without copying: both ends of one call.
+
+The harness builds every input and output allocation of a case in its own process
+(:mod:`conformance.engine.steps`); before a call it moves each allocation's storage into shared
+memory (:meth:`Sender.describe`) and sends the worker a *descriptor* per tensor argument (dtype,
+shape, strides, offset into a numbered storage); the worker maps the same memory
+(:class:`Receiver`) and calls the planner on views of it. What the planner writes lands in memory
+the harness reads itself, after the call, with its own comparison.
+
+* CPU: ``UntypedStorage.share_memory_()`` moves the storage to an anonymous shared-memory file in
+  place (every view of it stays valid); its file descriptor goes to the worker over a Unix socket
+  (``SCM_RIGHTS``, :func:`socket.send_fds`), once per storage and case.
+* CUDA: the storage's CUDA IPC handle (``torch.multiprocessing.reductions.reduce_tensor``, the
+  mechanism of ``torch.multiprocessing``); the worker opens it on the same device. Needs a device
+  run to be trusted: only the CPU path is exercised by the CPU test suite.
+* ``meta`` tensors (a case's device override) carry no memory: the worker makes its own.
+
+The worker keeps one tensor object per distinct descriptor for the whole case, so a planner sees
+the very same tensor object when the harness hands it the same view again (the way a server reuses
+its CUDA-graph input buffers), and the same ``data_ptr`` for the same storage.
+Messages from the harness to the worker are pickled (the worker trusts the harness); the worker's
+replies are JSON, never unpickled by the harness.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import socket
+
+import torch
+
+MAX_MESSAGE = 1 << 20
+"""Bytes of one message on the socket (descriptors only: no tensor data travels)."""
+MAX_FDS = 200
+"""File descriptors one message may carry (SCM_RIGHTS allows 253)."""
+
+
+def socket_pair() -> tuple[socket.socket, socket.socket]:
+    """(harness end, worker end): a Unix ``SOCK_SEQPACKET`` pair (one message per send, its file
+    descriptors with it)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    for end in (ours, theirs):
+        end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, MAX_MESSAGE + 4096)
+    return ours, theirs
+
+
+def send(sock: socket.socket, message: dict, fds: list[int] = ()) -> None:
+    """Send ``message`` (pickled) and ``fds`` as one packet."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(data) > MAX_MESSAGE or len(fds) > MAX_FDS:
+        raise ValueError(f"message of {len(data)} bytes and {len(fds)} fds is over the limit")
+    socket.send_fds(sock, [data], list(fds))
+
+
+def receive(sock: socket.socket) -> tuple[dict | None, list[int]]:
+    """The next packet: (message, fds), or (None, []) when the harness closed its end."""
+    data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, MAX_FDS)
+    if not data:
+        for fd in fds:
+            os.close(fd)
+        return None, []
+    return pickle.loads(data), list(fds)
+
+
+class Sender:
+    """The harness's end for one case: numbers every storage it shares and keeps it alive until
+    :meth:`close` (the worker may hold views of it)."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[int, int] = {}
+        self.kept: list = []
+
+    def describe(self, kwargs: dict) -> tuple[dict, list[int]]:
+        """(the call's message, the file descriptors it carries) for launcher ``kwargs``: each
+        tensor as a descriptor, every other value as it is (ints, None)."""
+        described, fds = {}, []
+        for name, value in kwargs.items():
+            if isinstance(value, torch.Tensor):
+                described[name] = self._tensor(value, fds)
+            else:
+                described[name] = ("value", value)
+        return {"kwargs": described}, fds
+
+    def _tensor(self, tensor: torch.Tensor, fds: list[int]) -> tuple:
+        view = (str(tensor.dtype).removeprefix("torch."), tuple(tensor.shape), tuple(tensor.stride()),
+                tensor.storage_offset())
+        if tensor.is_meta:
+            return ("meta", *view)
+        if tensor.device.type not in ("cpu", "cuda"):
+            raise ValueError(f"cannot share a tensor on {tensor.device} with the worker")
+        storage = tensor.untyped_storage()
+        key = storage._cdata
+        fresh = key not in self.numbers
+        if fresh:
+            self.numbers[key] = len(self.numbers)
+            self.kept.append(storage)
+        if tensor.device.type == "cuda":
+            from torch.multiprocessing.reductions import reduce_tensor
+
+            self.kept.append(tensor)
+            return ("cuda", *view, self.numbers[key], reduce_tensor(tensor))
+        if fresh:
+            if storage.nbytes():
+                storage.share_memory_()
+                fd, size = storage._share_fd_cpu_()
+                fds.append(fd)
+                return ("cpu", *view, self.numbers[key], size, len(fds) - 1)
+            return ("cpu", *view, self.numbers[key], 0, None)
+        return ("cpu", *view, self.numbers[key], None, None)
+
+    def close(self) -> None:
+        self.numbers.clear()
+        self.kept.clear()
+
+
+class Receiver:
+    """The worker's end for one case: maps storages and keeps one tensor per descriptor."""
+
+    def __init__(self) -> None:
+        self.storages: dict[int, torch.UntypedStorage] = {}
+        self.tensors: dict[tuple, torch.Tensor] = {}
+
+    def kwargs(self, message: dict, fds: list[int]) -> dict:
+        """The planner's keyword arguments for one call's ``message`` and its ``fds`` (closed
+        here)."""
+        try:
+            return {name: self._value(d, fds) for name, d in message["kwargs"].items()}
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _value(self, described: tuple, fds: list[int]):
+        kind = described[0]
+        if kind == "value":
+            return described[1]
+        key = described[:6]  # kind, dtype, shape, stride, offset, storage number
+        if key in self.tensors:
+            return self.tensors[key]
+        dtype, shape, stride, offset = getattr(torch, described[1]), *described[2:5]
+        if kind == "meta":
+            tensor = torch.empty_strided(shape, stride, dtype=dtype, device="meta")
+        elif kind == "cuda":
+            rebuild, args = described[6]
+            tensor = rebuild(*args)
+        else:
+            number, size, fd_index = described[5:8]
+            if number not in self.storages:
+                self.storages[number] = (torch.UntypedStorage(0, device="cpu") if not size else
+                                         torch.UntypedStorage._new_shared_fd_cpu(fds[fd_index],
+                                                                                 size))
+            # device named: a planner may have left another default device set
+            tensor = torch.empty(0, dtype=dtype, device="cpu").set_(self.storages[number],
+                                                                    offset, shape, stride)
+        self.tensors[key] = tensor
+        return tensor
+
+    def versions(self) -> dict[int, int]:
+        """``id`` of each tensor -> its ``_version`` now (torch's count of in-place writes)."""
+        return {id(t): t._version for t in self.tensors.values()}
+
+
+def version_bumps(kwargs: dict, before: dict[int, int]) -> dict[str, int]:
+    """Per tensor argument name: how much its ``_version`` grew since ``before``
+    (:meth:`Receiver.versions`), when it did. Advisory: the planner runs in this process and can
+    hide a write from the counter (``.data``, numpy, ctypes); the harness's own byte comparison is
+    what decides."""
+    out = {}
+    for name, value in kwargs.items():
+        if isinstance(value, torch.Tensor) and id(value) in before:
+            grew = value._version - before[id(value)]
+            if grew > 0:
+                out[name] = grew
+    return out
