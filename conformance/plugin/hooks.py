@@ -22,7 +22,6 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from tabulate import tabulate
 
 from conformance.plugin import gpu_pinning  # noqa: F401 - first: pins an xdist worker's GPU before CUDA use
 from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus, printable
@@ -38,6 +37,7 @@ from conformance.engine.runner import (
 )
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS
 from conformance.plugin.outcomes import OUTCOMES, outcome
+from conformance.plugin.summary import render as summary_lines
 from conformance.robustness.in_process import (
     PlannerEscape,
     guarded,
@@ -248,9 +248,7 @@ class Summary:
         if not self.tally or hasattr(config, "workerinput"):
             return
         terminalreporter.section("conformance summary")
-        table = tabulate(self.rows(), headers=["planner", "mode", *OUTCOMES, "seconds"],
-                         tablefmt="github")
-        for line in table.splitlines():
+        for line in summary_lines(self.rows()):
             terminalreporter.write_line(line)
         for planner, counts in sorted(self.special.items()):
             parts = ", ".join(f"{counts[s]} {s}" for s in SPECIAL_STATUSES if counts[s])
