@@ -8,7 +8,9 @@ by test id (``case-id[planner]``):
 * **newly passing**: the reverse;
 * **other changes**: any other status change (pass -> skip, fail -> crash, ...);
 * **appeared** / **disappeared**: in one run only;
-* **benchmarks moved**: p50 outside the other run's IQR, both ways (:func:`report_bench.moved`).
+* **benchmarks moved**: IQRs apart, with at least ``MIN_ROUNDS`` rounds a side
+  (:func:`report_bench.moved`); the headline says how many figures could be judged and the rounds
+  each side had.
 
 The headline leads with the regressions: newly failing and disappeared items (a case whose file
 became malformed, or that a run never reached), and each side whose run is incomplete
@@ -97,6 +99,7 @@ def compare(old: Path, new: Path) -> dict:
             1 for k, r in after.items() if k in before and before[k]["status"] == r["status"]))
     if old_bench is not None and new_bench is not None:
         model["bench"] = report_bench.moved(old_bench, new_bench)
+        model["bench_rounds"] = report_bench.rounds_compared(old_bench, new_bench)
     model["changed_code"] = changed_code(model["old_fp"], model["new_fp"])
     return model
 
@@ -143,10 +146,22 @@ def headline(model: dict) -> str:
                   if k not in REGRESSIONS]
         parts.append(f"{model['unchanged']} unchanged")
     if model["bench"] is not None:
-        parts.append(f"{len(model['bench'])} benchmark figure(s) moved beyond their noise")
+        parts.append(bench_line(model))
     if model.get("changed_code"):
         parts.append(f"planner code changed: {', '.join(model['changed_code'])}")
     return "; ".join(p for p in (lead, ", ".join(parts)) if p)
+
+
+def bench_line(model: dict) -> str:
+    """The benchmarks' part of the headline: moves called, how many figures could be judged, and
+    the rounds each side had."""
+    r = model["bench_rounds"]
+    rounds = f"rounds: old {r['old']}, new {r['new']}"
+    if not r["judged"]:
+        return (f"benchmarks: none of {r['figures']} figure(s) judged ({rounds}; a move needs "
+                f">= {r['min_rounds']} rounds a side)")
+    return (f"{len(model['bench'])} benchmark figure(s) moved beyond their noise (IQRs apart; "
+            f"{r['judged']} of {r['figures']} judged, >= {r['min_rounds']} rounds a side; {rounds})")
 
 
 def _rows(entries: list[dict], fmt: str) -> list[list]:
@@ -181,11 +196,13 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
                 out += ["", f"<details><summary><code>{html_text(e['id'])}</code></summary>",
                         "", fenced(e["message"] or ""), "", "</details>"]
     if model["bench"]:
-        rows = [[m["planner"], m["mode"], m["bs"], f"{m['old']:.2f}", f"{m['new']:.2f}",
-                 f"{m['ratio']:.2f}x"] for m in model["bench"][:MAX_ROWS]]
+        rows = [[m["planner"], m["mode"], m["scenario"], m["bs"], f"{m['old']:.2f}",
+                 f"{m['new']:.2f}", f"{m['ratio']:.2f}x", f"{m['old_rounds']}/{m['new_rounds']}"]
+                for m in model["bench"][:MAX_ROWS]]
         out += ["", f"{'### ' if md else ''}Benchmarks moved beyond their noise", "",
-                tabulate(rows, headers=["planner", "mode", "bs", "old p50 us", "new p50 us",
-                                        "new/old"], tablefmt=fmt)]
+                tabulate(rows, headers=["planner", "mode", "scenario", "bs", "old p50 us",
+                                        "new p50 us", "new/old", "rounds old/new"],
+                         tablefmt=fmt, disable_numparse=True)]
     text = "\n".join(out)
     return (text if md else "\n".join(printable(line) for line in text.split("\n"))) + "\n"
 
