@@ -7,7 +7,8 @@ by test id (``case-id[planner]``):
 * **newly failing**: not passing now (fail, error, crash, timeout, xpass), passing before;
 * **newly passing**: the reverse;
 * **other changes**: any other status change (pass -> skip, fail -> crash, ...);
-* **appeared** / **disappeared**: in one run only;
+* **appeared** / **disappeared**: in one run only, among the planners both runs ran (runs of
+  different planners say so, :func:`planner_sets`, and compare only the common ones);
 * **benchmarks moved**: IQRs apart, with at least ``MIN_ROUNDS`` rounds a side
   (:func:`report_bench.moved`); the headline says how many figures could be judged and the rounds
   each side had.
@@ -76,8 +77,10 @@ def compare(old: Path, new: Path) -> dict:
                             (("OLD", old_results), ("NEW", new_results))
                             if doc is not None and incomplete_reason(doc)}}
     if old_results is not None and new_results is not None:
-        before = {r["id"]: r for r in old_results["results"]}
-        after = {r["id"]: r for r in new_results["results"]}
+        model["planner_sets"] = planner_sets(old_results, new_results)
+        both = set(model["planner_sets"]["both"])
+        before = {r["id"]: r for r in old_results["results"] if r.get("planner") in both}
+        after = {r["id"]: r for r in new_results["results"] if r.get("planner") in both}
         sections = {"newly_failing": [], "newly_passing": [], "other_changes": [],
                     "appeared": [], "disappeared": []}
         for key, r in after.items():
@@ -102,6 +105,31 @@ def compare(old: Path, new: Path) -> dict:
         model["bench_rounds"] = report_bench.rounds_compared(old_bench, new_bench)
     model["changed_code"] = changed_code(model["old_fp"], model["new_fp"])
     return model
+
+
+def planner_sets(old: dict, new: dict) -> dict:
+    """The planners of two results files: ``both`` (compared item by item), ``only_old`` and
+    ``only_new`` (left out, with ``left_out``, the number of their items): runs of different
+    planners are told apart instead of counting every item of a missing planner as a
+    regression."""
+    old_p = {r.get("planner") for r in old["results"]}
+    new_p = {r.get("planner") for r in new["results"]}
+    only = (old_p - new_p) | (new_p - old_p)
+    return {"both": sorted(p for p in old_p & new_p if p), "only_old": sorted(old_p - new_p - {None}),
+            "only_new": sorted(new_p - old_p - {None}),
+            "left_out": sum(1 for doc in (old, new) for r in doc["results"]
+                            if r.get("planner") in only)}
+
+
+def planner_line(model: dict) -> str:
+    """One line when the two runs ran different planners (empty when they ran the same)."""
+    sets = model.get("planner_sets")
+    if not sets or not (sets["only_old"] or sets["only_new"]):
+        return ""
+    only = "; ".join(f"only in {side}: {', '.join(sets[key])}" for side, key in
+                     (("OLD", "only_old"), ("NEW", "only_new")) if sets[key])
+    return (f"the runs ran different planners ({only}): compared on the {len(sets['both'])} "
+            f"planner(s) both ran, {sets['left_out']} item(s) of the others left out")
 
 
 def changed_code(old_fp: dict | None, new_fp: dict | None) -> list[str]:
@@ -183,6 +211,8 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
         sides += f" ({' and '.join(model['incomplete'])} INCOMPLETE)"
     out = [f"{'## ' if md else ''}Conformance: {sides}", "",
            headline(model) or "nothing to compare"]
+    if planner_line(model):
+        out += ["", planner_line(model)]
     for key, title in SECTIONS if model["has_results"] else ():
         entries = model[key]
         if not entries:
@@ -214,4 +244,5 @@ def render_html(model: dict) -> str:
     env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.reporting", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("compare.html.j2").render(sections=SECTIONS, headline=headline(model),
+                                                      planners=planner_line(model),
                                                       lookup=model, **model)
