@@ -16,6 +16,9 @@ def _renamed(tmp_path: Path, name: str, old: str, new: str, fail: str | None = N
     """Run ``a``'s results with planner ``old`` renamed ``new`` (ids too); ``fail``: one more
     case of the python planner made to fail."""
     doc = json.loads(run("a").results.read_text())
+    planners = doc["fingerprint"]["planners"]
+    if old in planners:
+        planners[new] = planners.pop(old)
     for r in doc["results"]:
         if r["planner"] == old:
             r["planner"], r["id"] = new, r["id"].replace(f"[{old}]", f"[{new}]")

@@ -78,9 +78,9 @@ def compare(old: Path, new: Path) -> dict:
                             if doc is not None and incomplete_reason(doc)}}
     if old_results is not None and new_results is not None:
         model["planner_sets"] = planner_sets(old_results, new_results)
-        both = set(model["planner_sets"]["both"])
-        before = {r["id"]: r for r in old_results["results"] if r.get("planner") in both}
-        after = {r["id"]: r for r in new_results["results"] if r.get("planner") in both}
+        apart = set(model["planner_sets"]["only_old"]) | set(model["planner_sets"]["only_new"])
+        before = {r["id"]: r for r in old_results["results"] if r.get("planner") not in apart}
+        after = {r["id"]: r for r in new_results["results"] if r.get("planner") not in apart}
         sections = {"newly_failing": [], "newly_passing": [], "other_changes": [],
                     "appeared": [], "disappeared": []}
         for key, r in after.items():
@@ -108,15 +108,19 @@ def compare(old: Path, new: Path) -> dict:
 
 
 def planner_sets(old: dict, new: dict) -> dict:
-    """The planners of two results files: ``both`` (compared item by item), ``only_old`` and
-    ``only_new`` (left out, with ``left_out``, the number of their items): runs of different
-    planners are told apart instead of counting every item of a missing planner as a
-    regression."""
-    old_p = {r.get("planner") for r in old["results"]}
-    new_p = {r.get("planner") for r in new["results"]}
+    """The planners each run selected (its fingerprint's ``planners``): ``only_old`` and
+    ``only_new`` (their items are left out, ``left_out`` counts them) and ``both``; the shared
+    pseudo planners (validator, allocator, load) always count as both. Runs of different planners
+    are told apart instead of counting every item of a planner one run never selected as a
+    regression; a selected planner whose items an incomplete run never reached still counts."""
+    def selected(doc: dict) -> set[str]:
+        return set(((doc.get("fingerprint") or {}).get("planners") or {}))
+
+    old_p, new_p = selected(old), selected(new)
     only = (old_p - new_p) | (new_p - old_p)
-    return {"both": sorted(p for p in old_p & new_p if p), "only_old": sorted(old_p - new_p - {None}),
-            "only_new": sorted(new_p - old_p - {None}),
+    seen = {r.get("planner") for doc in (old, new) for r in doc["results"]}
+    return {"both": sorted(p for p in seen - only if p), "only_old": sorted(old_p - new_p),
+            "only_new": sorted(new_p - old_p),
             "left_out": sum(1 for doc in (old, new) for r in doc["results"]
                             if r.get("planner") in only)}
 
