@@ -17,6 +17,8 @@ Subcommands:
                            draft a known-divergence manifest from real runs, for review
   repro CASE --planner P [--out FILE]
                            a standalone script (torch + the planner only) that reproduces a case
+  mutants [--mutant NAME ...] [--case ID ...] [--json PATH]
+                           the corpus's mutation score: planted mutants killed per profile
 The tests themselves run under pytest: ``pytest conformance/ [--planner NAME] [--case ID]``.
 """
 
@@ -29,11 +31,13 @@ from pathlib import Path
 from tabulate import tabulate
 
 from conformance import manifest_draft, repro
-from conformance.robustness import fuzz
+from conformance.robustness import fuzz, mutants
 from conformance.bench import cli as bench_cli
 from conformance.corpus.loader import display_path, load_corpus
 from conformance.corpus.jsonfmt import dumps
+from conformance.paths import INSTALLED, PACKAGED_DATA
 from conformance.reporting.command import add_report_parser
+from conformance.plugin.extra_cases import with_extra_cases
 from impls.registry import planners
 
 
@@ -91,6 +95,11 @@ def _cmd_record(args: argparse.Namespace) -> int:
         except CaseBuildError as exc:
             print(f"error: {case_id}: {exc}", file=sys.stderr)
             return 1
+        if args.write and INSTALLED and case.path.resolve().is_relative_to(PACKAGED_DATA):
+            print(f"error: {case_id}: the corpus of an installed wheel is not edited in place; "
+                  "copy the case into a folder of your own and pass it with --extra-cases",
+                  file=sys.stderr)
+            return 2
         if args.write:
             if write_expectations(case, expectations):
                 print(f"wrote {len(expectations)} golden(s) into {display_path(case.path)} "
@@ -110,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", action="append", type=Path, metavar="DIR",
                         help="case directory (repeatable; default: the repo's cases/)")
+    parser.add_argument("--extra-cases", action="append", type=Path, metavar="DIR",
+                        help="case directory to use as well as the corpus (repeatable)")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("planners", help="list planners").set_defaults(func=_cmd_planners)
     p = sub.add_parser("cases", help="list cases")
@@ -124,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     bench_cli.add_parser(sub)
     manifest_draft.add_parser(sub)
     repro.add_parser(sub)
+    mutants.add_parser(sub)
     args = parser.parse_args(argv)
+    args.cases = with_extra_cases(args.cases, args.extra_cases)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     return args.func(args)

@@ -14,7 +14,7 @@ import subprocess
 
 import torch
 
-from conformance.paths import REPO_ROOT
+from conformance.paths import INSTALLED, REPO_ROOT
 
 
 def _version(module: str) -> str:
@@ -57,6 +57,8 @@ def fingerprint_text() -> str:
 
 
 def _git(*args: str) -> str | None:
+    if INSTALLED:  # site-packages is no checkout of the harness (it may sit inside another one)
+        return None
     try:
         out = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True,
                              timeout=10, check=True)

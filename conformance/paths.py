@@ -1,15 +1,35 @@
 """Where things are: the repository's folders and the default files, written once.
 
+Two layouts, the same names:
+
+* a checkout (or an editable install, ``pip install -e .``): the corpus, the results schema and the
+  spec sit at the repository root (``cases/``, ``reports/``, ``docs/spec/``);
+* an installed wheel: they are package data under ``conformance/data/`` (``setup.py`` maps them
+  there), found with :mod:`importlib.resources`.
+
+What a run writes (results, reports, benchmark JSON, found cases) goes under :data:`OUTPUT_ROOT`:
+the checkout, or from an installed wheel the current directory, never the installed package.
+
 A leaf module: it imports nothing from the harness, so every folder of :mod:`conformance` may use it.
 """
 
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-"""The checkout (or install) root: ``cases/``, ``reports/`` and ``conformance/`` sit below it."""
-DEFAULT_CASES_DIR = REPO_ROOT / "cases"
+PACKAGE_DIR = Path(__file__).resolve().parent
+"""The :mod:`conformance` package folder (in a checkout, ``<repo>/conformance``)."""
+REPO_ROOT = PACKAGE_DIR.parent
+"""The checkout root: ``cases/``, ``reports/`` and ``conformance/`` sit below it. In an installed
+wheel, the folder that holds the package (``site-packages``)."""
+PACKAGED_DATA = Path(str(files("conformance") / "data")).resolve()
+"""The package data of an installed wheel: ``cases/``, ``reports/``, ``spec/`` (see ``setup.py``)."""
+INSTALLED = PACKAGED_DATA.is_dir()
+"""Whether this is an installed wheel (the data travel with the code), not a checkout."""
+DATA_ROOT = PACKAGED_DATA if INSTALLED else REPO_ROOT
+"""Where the corpus and the schemas are read from."""
+DEFAULT_CASES_DIR = DATA_ROOT / "cases"
 """The corpus that ``pytest conformance/`` runs when no ``--cases`` is given."""
 CASE_SCHEMA_PATH = DEFAULT_CASES_DIR / "schema.json"
 """JSON Schema of a case file (``cases/README.md`` describes it)."""
@@ -17,19 +37,29 @@ DIVERGENCES_DIRNAME = "divergences"
 """The folder of a corpus (``cases/divergences/``) that holds known-divergence manifests, not cases."""
 DIVERGENCES_SCHEMA_PATH = DEFAULT_CASES_DIR / DIVERGENCES_DIRNAME / "schema.json"
 """JSON Schema of a known-divergence manifest (``cases/divergences/README.md``)."""
-FOUND_CASES_DIR = DEFAULT_CASES_DIR / "found"
-"""Where ``python -m conformance fuzz`` writes the divergences it found, for review."""
-RESULTS_SCHEMA_PATH = REPO_ROOT / "reports" / "results.schema.json"
+RESULTS_SCHEMA_PATH = DATA_ROOT / "reports" / "results.schema.json"
 """JSON Schema of a results file (``reports/README.md``)."""
+SPEC_PATH = (PACKAGED_DATA / "spec" if INSTALLED else REPO_ROOT / "docs" / "spec") / "offsets-planner.md"
+"""The contract the corpus checks (cases' ``source.ref`` cite its sections)."""
+
+
+OUTPUT_ROOT = Path() if INSTALLED else REPO_ROOT
+"""Where a run's files go: the checkout (absolute paths below); from an installed wheel ``Path()``
+(relative paths below, to the current directory when they are used)."""
 RESULTS_RELPATH = Path("reports/out/results.json")
-"""Default results file of a ``pytest conformance/`` run, relative to pytest's rootdir."""
-DEFAULT_RESULTS = REPO_ROOT / RESULTS_RELPATH
-"""That file under this checkout: what ``python -m conformance report`` reads by default."""
-DEFAULT_REPORT_HTML = REPO_ROOT / "reports" / "report.html"
+"""Default results file of a ``pytest conformance/`` run, relative to pytest's rootdir in a checkout,
+else to the directory pytest was started in (:mod:`conformance.plugin.results_writer`)."""
+DEFAULT_RESULTS = OUTPUT_ROOT / RESULTS_RELPATH
+"""That file: what ``python -m conformance report`` reads by default."""
+DEFAULT_REPORT_HTML = OUTPUT_ROOT / "reports" / "report.html"
 """Where ``python -m conformance report`` writes its page by default."""
-DEFAULT_COMPARE_HTML = REPO_ROOT / "reports" / "compare.html"
+DEFAULT_COMPARE_HTML = OUTPUT_ROOT / "reports" / "compare.html"
 """Where ``python -m conformance report --compare`` writes its page by default."""
-DEFAULT_BENCH_JSON = REPO_ROOT / "reports" / "out" / "bench.json"
+DEFAULT_BENCH_JSON = OUTPUT_ROOT / "reports" / "out" / "bench.json"
 """Where ``python -m conformance bench`` writes pytest-benchmark's JSON by default."""
-BENCH_DIR = REPO_ROOT / "conformance" / "bench"
+FOUND_CASES_DIR = OUTPUT_ROOT / "cases" / "found"
+"""Where ``python -m conformance fuzz`` writes the divergences it found, for review: inside the
+corpus in a checkout, else ``cases/found`` under the current directory (run them with
+``--extra-cases cases``)."""
+BENCH_DIR = PACKAGE_DIR / "bench"
 """The benchmark suite's folder (opt-in: collected only when named)."""

@@ -6,7 +6,12 @@ Planners: ``python`` and ``tests.planted.report_planners:configurable`` (its bug
 * ``a``: ``common`` + ``old-only`` cases, the off-by-one scan: 6 failures, 1 declared xfail;
 * ``b``: ``common`` + ``new-only`` cases under ``-n 2``, the wrong error message: 2 failures,
   and the worker exits on the padding-row case (pytest-xdist reports it crashed);
-* ``c``: ``common`` cases, the process exits on the first batch of three (a killed run).
+* ``c``: ``common`` cases, the process exits on the first batch of three (a killed run);
+* ``d``: a few cases of the repo's corpus (:data:`VERDICT_CASES`: the ``err-steps-*-between-valid``
+  cases, a plain error case, ``hazard-prefix-past-row``) on two other planners whose single bug is
+  known: :data:`SEED` (a seed one too large on a valid request; declared on one case by
+  ``tests/data/report-verdicts/seed-plus-one.json``) and :data:`PAST_ROW` (reads past the row, so
+  it ``differs`` from the project rule ``past-row``).
 
 Runs ``b`` and ``c`` pass ``--no-isolate``: the planner must end the pytest process itself (an
 external planner's cases otherwise run in an isolation worker, whose death fails one case).
@@ -27,10 +32,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "data" / "report-cases"
 PLANNER = "tests.planted.report_planners:configurable"
+SEED = "tests.planted.report_planners:seed_plus_one"
+PAST_ROW = "tests.planted.divergent_planners:reads_past_row"
+VERDICT_CASES = ("err-steps-dtype-between-valid", "err-steps-bs-exceeds-between-valid",
+                 "err-steps-wrapper-and-capacity-between-valid", "err-dtype-prefix-lens",
+                 "hazard-prefix-past-row")
+PLANNERS = {"d": (SEED, PAST_ROW)}
+"""The planners of a run, where not ``python`` and :data:`PLANNER`."""
 RUNS = {
     "a": ("scan", ["common", "old-only"], []),
     "b": ("message,exit-padding", ["common", "new-only"], ["-n", "2", "--no-isolate"]),
     "c": ("exit-bs3", ["common"], ["--results-every", "1", "--no-isolate"]),
+    "d": ("", [], [*(a for c in VERDICT_CASES for a in ("--case", c)), "--manifest",
+                   "tests/data/report-verdicts/seed-plus-one.json"]),
 }
 
 
@@ -60,8 +74,9 @@ def run(name: str) -> Run:
     env = {**os.environ, "REPORT_TEST_BUG": bug, "PYTHONDONTWRITEBYTECODE": "1"}
     for key in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
         env.pop(key, None)
+    planners = [a for p in PLANNERS.get(name, ("python", PLANNER)) for a in ("--planner", p)]
     args = [sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider", "-q",
-            "--planner", "python", "--planner", PLANNER, "--results", str(results),
+            *planners, "--results", str(results),
             f"--junitxml={results.with_suffix('.xml')}", *extra]
     for d in case_dirs:
         args += ["--cases", str(CASES.relative_to(ROOT) / d)]

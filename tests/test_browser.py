@@ -41,17 +41,18 @@ PASSING = ["declared-divergence", "err-dtype-prefix-lens", "err-val-stride-zero"
 
 
 @cache
-def _page() -> Path:
-    page = run("a").results.with_name("report.html")
-    page.write_text(render_html(build(load_results(run("a").results))))
+def _page(name: str = "a") -> Path:
+    page = run(name).results.with_name(f"report-{name}.html")
+    page.write_text(render_html(build(load_results(run(name).results))))
     return page
 
 
-def dom(tmp_path: Path, fragment: str) -> str:
-    """The DOM of the report page after its scripts ran, loaded with ``#fragment``."""
+def dom(tmp_path: Path, fragment: str, name: str = "a") -> str:
+    """The DOM of the report page of run ``name`` after its scripts ran, loaded with
+    ``#fragment``."""
     args = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
             "--no-first-run", "--disable-extensions", f"--user-data-dir={tmp_path / 'profile'}",
-            "--dump-dom", f"{_page().as_uri()}#{fragment}"]
+            "--dump-dom", f"{_page(name).as_uri()}#{fragment}"]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "</html>" in proc.stdout, proc.stderr[-2000:]
     return proc.stdout
@@ -100,3 +101,26 @@ def test_malformed_hash_still_runs_the_script(tmp_path, fragment, shown):
     html = dom(tmp_path, fragment)
     assert f'<span id="shown">{shown} of 9 cases shown</span>' in html, html[-3000:]
     assert sum(not hidden for hidden in rows(html).values()) == shown
+
+
+def entries(html: str) -> list[tuple[str, bool]]:
+    """Failure list entries: (status, hidden?), in page order."""
+    found = re.findall(r'<div class="entry[^"]*" data-status="([^"]+)"([^>]*)>', html)
+    return [(status, " hidden" in attrs) for status, attrs in found]
+
+
+@pytest.mark.parametrize("fragment, listed", [
+    ("status=judged", ["differs", "declared"]), ("status=bad", ["fail", "fail"]),
+    ("status=differs", ["differs"]), ("", ["fail", "fail", "differs", "declared"])])
+def test_failure_list_filters_judged_and_bad(tmp_path, fragment, listed):
+    """Run ``d``: two failures, a ``differs`` and a ``declared`` result (tests/report_runs.py);
+    the status filter picks them out of the failure list and the matrix alike."""
+    html = dom(tmp_path, fragment, "d")
+    every = entries(html)
+    assert [s for s, _ in every] == ["fail", "fail", "differs", "declared"]
+    assert [s for s, hidden in every if not hidden] == listed
+    assert (f'<span id="shown-failures" class="muted">{len(listed)} of 4 failures and judged '
+            f'divergences listed</span>') in html
+    if fragment == "status=judged":
+        assert {c for c, hidden in rows(html).items() if not hidden} == {
+            "hazard-prefix-past-row", "err-steps-bs-exceeds-between-valid"}

@@ -123,7 +123,7 @@ def test_cli_fuzz_prints_the_one_line_summary(tmp_path: Path, capsys):
 
 
 def test_check_plans_reports_the_divergent_plans_of_a_chunk():
-    checked = check_plans((PLANTED, "python"), 3, [0, 1, 2])
+    checked = check_plans((PLANTED, "python"), 2, [0, 1, 2])
     assert [index for index, _ in checked] == [0, 1, 2]
     assert [sorted(failures) for _, failures in checked] == [[], [PLANTED], []]
     assert "out_write_seed_slot_indices: 1 element(s) differ" in checked[1][1][PLANTED]

@@ -12,7 +12,7 @@ import pytest
 from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifest, load_manifests
 from conformance.corpus.element_rules import case_rules
-from conformance.engine.outside import outside_proof, possible_seeds
+from conformance.engine.outside import outside_proof
 from conformance.engine.verdict import Difference, VerdictData, status_of
 from tests.subproc import REPO, run_pytest
 
@@ -147,19 +147,13 @@ def test_manifest_loading_and_matching(tmp_path):
 
 
 def test_outside_proof_is_certain_not_likely():
-    corpus = {c.id: c for c in load_corpus()[0]}
-    case = corpus["hazard-prefix-past-last-row"]  # 4 x 16 linear table: values 0..63
     seeds = "out_write_seed_slot_indices"
-
-    def proof(got, index=0, length=1):
-        return outside_proof(lambda: possible_seeds(case), seeds, index, length, got)
-
-    assert "guard zone" in proof(0x3EEE_0000)
-    assert "neither -1 nor any element" in proof(91488893)
-    assert proof(35) is None  # a table value: maybe a row read, not proof of one outside
-    assert proof(-1) is None
-    assert "outside out_write_seed_slot_indices (1 past its end)" in proof(7, index=1)
-    assert "(2 before its start)" in proof(7, index=-2)
+    assert "guard zone" in outside_proof(seeds, 0, 1, 0x3EEE_0000)
+    # a value in no table or LUT element is no proof: an off-by-one on a seed read inside gives it
+    assert outside_proof(seeds, 0, 1, 91488893) is None
+    assert outside_proof(seeds, 0, 1, -1) is None
+    assert "outside out_write_seed_slot_indices (1 past its end)" in outside_proof(seeds, 1, 1, 7)
+    assert "(2 before its start)" in outside_proof(seeds, -2, 1, 7)
 
 
 def test_every_corpus_case_declares_what_it_pins():

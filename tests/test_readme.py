@@ -20,8 +20,10 @@ def _ci_commands() -> list[str]:
 def test_ci_runs_exactly_the_readme_commands():
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"## Install and test\n\n```\n(.*?)```", readme, re.S).group(1)
-    assert block.splitlines() == _ci_commands()
-    install, test = _ci_commands()
+    install, test, slow = _ci_commands()
+    assert block.splitlines() == [install, test]
+    assert f"`{slow}`" in readme  # the slow set, which README names and CI runs after the suite
+    assert slow == "pytest -m slow --junitxml=reports/out/junit-slow.xml"
     assert "-c constraints-cpu.txt" in install
     # The whole suite, keeping pytest's JUnit XML (testcases named case-id[planner]) for CI.
     assert test == "pytest --junitxml=reports/out/junit.xml"

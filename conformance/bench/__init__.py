@@ -8,4 +8,8 @@ in :mod:`~conformance.bench.chain_triton` and :mod:`~conformance.bench.chain_num
 :mod:`~conformance.bench.modes` (what each mode times, rounds), :mod:`~conformance.bench.summary_table`
 (ratios, the terminal table), :mod:`~conformance.bench.goals` (the serving goals as ratios),
 :mod:`~conformance.bench.cli` (the shortcut). Timing primitives: :mod:`conformance.bench.timing`.
+What keeps a figure honest: :mod:`~conformance.bench.clocks` (clocks bound before any planner is
+imported, the tamper and wall-clock checks), :mod:`~conformance.bench.rejudge` (outputs re-judged
+between rounds on new contents), :mod:`~conformance.bench.refusal` (a failed check refuses the
+figure, with its reason, everywhere it would be shown).
 """

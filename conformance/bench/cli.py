@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conformance.paths import BENCH_DIR, DEFAULT_BENCH_JSON, REPO_ROOT
+from conformance.paths import BENCH_DIR, DEFAULT_BENCH_JSON, OUTPUT_ROOT
 
 DEFAULT_JSON = DEFAULT_BENCH_JSON
 COLUMNS = "min,median,iqr,rounds,iterations"
@@ -33,7 +33,7 @@ def add_parser(sub) -> None:
     p.add_argument("--workload", action="append", default=[], help="serving (default), decode")
     p.add_argument("--rounds", type=int, help="rounds per benchmark")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH",
-                   help=f"pytest-benchmark JSON (default {DEFAULT_JSON.relative_to(REPO_ROOT)})")
+                   help=f"pytest-benchmark JSON (default {DEFAULT_JSON.relative_to(OUTPUT_ROOT)})")
     p.add_argument("--report", type=Path, metavar="PATH", help="also write the table as Markdown")
     p.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     p.set_defaults(func=run_bench)

@@ -21,8 +21,6 @@ a round lasts about :data:`ROUND_S` (1 to :data:`MAX_ITERATIONS` calls), ``round
 
 from __future__ import annotations
 
-import itertools
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -73,7 +71,7 @@ def timer_for(mode: str, device: torch.device, calls: int):
         return gt.EventClock(calls)
     if device.type == "cuda" and mode != "validate":
         return gt.synced_perf_counter
-    return time.perf_counter
+    return gt.perf_counter  # bound at import of conformance.bench.clocks
 
 
 def first_call_us(fn: Callable[[], object]) -> float:
@@ -109,10 +107,13 @@ def skip_reason(planner: str, mode: str, device: torch.device,
 REQUEST = REQUEST_INPUT_NAMES
 
 
-def planner_call(planner: str, mode: str, pool: list[dict]) -> tuple[Callable[[], object],
-                                                                     Callable[[dict], object]]:
+def planner_call(planner: str, mode: str, pool: list[dict],
+                 last: list[int] | None = None) -> tuple[Callable[[], object],
+                                                         Callable[[dict], object]]:
     """``(timed, one)``: the zero-argument call that ``mode`` times, cycling through ``pool``
     (:func:`conformance.bench.workloads.request_pool`), and the same path run on one entry.
+    ``last[0]``, when given, is kept at the pool index of the timed call's latest entry (what
+    :mod:`conformance.bench.rejudge` judges).
 
     Built-in planners are driven through their public entries: ``launch`` (eager),
     ``validate_arguments`` (validate), ``launch_validated`` after validating every pool entry
@@ -124,7 +125,12 @@ def planner_call(planner: str, mode: str, pool: list[dict]) -> tuple[Callable[[]
 
     module = planner_module(planner)
     bound_of = getattr(module, "BOUND_OF", None)
-    steps = itertools.cycle(pool)
+    last = [0] if last is None else last
+
+    def cycle(items):
+        return _cycle(items, last)
+
+    steps = cycle(pool)
     if bound_of is not None:
         from impls.bound_plan import bind
         from impls.validate_cache import STABLE_NAMES
@@ -132,7 +138,7 @@ def planner_call(planner: str, mode: str, pool: list[dict]) -> tuple[Callable[[]
         bound = bind(bound_of, **{n: pool[0][n] for n in STABLE_NAMES})
         requests = [_request(kw) for kw in pool]
         if mode == "validate":
-            cycled = itertools.cycle(requests)
+            cycled = cycle(requests)
             return (lambda: bound.check(*next(cycled))), (lambda kw: bound.check(*_request(kw)))
         if mode == "launch":
             launch, buffers = bound_of.launch_validated, bound.buffers
@@ -140,9 +146,9 @@ def planner_call(planner: str, mode: str, pool: list[dict]) -> tuple[Callable[[]
             def one_launch(kw):
                 return launch((bound.check(*_request(kw)), buffers), *_request(kw))
 
-            staged = itertools.cycle([((bound.check(*r), buffers), *r) for r in requests])
+            staged = cycle([((bound.check(*r), buffers), *r) for r in requests])
             return (lambda: launch(*next(staged))), one_launch
-        cycled = itertools.cycle(requests)
+        cycled = cycle(requests)
         return (lambda: bound(*next(cycled))), (lambda kw: bound(*_request(kw)))
     if mode in ("eager", "replay"):
         launch = get_planner(planner)
@@ -150,14 +156,22 @@ def planner_call(planner: str, mode: str, pool: list[dict]) -> tuple[Callable[[]
     if mode == "validate":
         validate = module.validate_arguments
         return (lambda: validate(next(steps))), validate
-    staged = itertools.cycle([(module.validate_arguments(kw), *(kw[n] for n in REQUEST))
-                              for kw in pool])
+    staged = cycle([(module.validate_arguments(kw), *(kw[n] for n in REQUEST))
+                    for kw in pool])
     launch = module.launch_validated
 
     def one(kw):
         return launch(module.validate_arguments(kw), *(kw[n] for n in REQUEST))
 
     return (lambda: launch(*next(staged))), one
+
+
+def _cycle(items: list, last: list[int]):
+    """``itertools.cycle(items)`` that keeps ``last[0]`` at the index it yielded last."""
+    while True:
+        for i, item in enumerate(items):
+            last[0] = i
+            yield item
 
 
 def _request(kw: dict) -> tuple:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.bench import clocks  # noqa: F401  (binds the clocks before any planner import)
+
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_BS = (0, 1, 8, 64, 512, 1024, 4096)
 """Batch sizes: empty, decode-only, small, and up to PLAN_BS_BLOCK_SIZE."""
@@ -166,13 +168,14 @@ class BenchResults:
     @pytest.hookimpl(trylast=True)  # after pytest-benchmark's own tables: the table ends the run
     def pytest_terminal_summary(self, terminalreporter) -> None:
         from conformance.bench import goals
+        from conformance.bench.refusal import published
         from conformance.bench.summary_table import annotate, render
 
         benches = self.benches()
         if not benches or hasattr(self.config, "workerinput"):
             return
         table = render(annotate(benches))
-        goal_table = goals.render(benches)
+        goal_table = goals.render(published(benches))
         fp = fingerprint_line(self.config)
         terminalreporter.section("benchmark table (us per call; ratios in the same run)")
         terminalreporter.write_line(fp)
@@ -218,9 +221,20 @@ def pytest_benchmark_update_machine_info(config, machine_info: dict) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_benchmark_update_json(config, benchmarks, output_json: dict) -> None:
+    from conformance.bench.refusal import scrub
     from conformance.bench.summary_table import annotate
 
-    annotate(output_json["benchmarks"])
+    annotate(scrub(output_json["benchmarks"]))
+
+
+@pytest.hookimpl(hookwrapper=True, optionalhook=True)
+def pytest_benchmark_group_stats(config, benchmarks, group_by):
+    """pytest-benchmark's own per-group tables: without refused figures."""
+    from conformance.bench.refusal import published
+
+    outcome = yield
+    groups = [(name, published(list(members))) for name, members in outcome.get_result()]
+    outcome.force_result([(name, members) for name, members in groups if members])
 
 
 def pytest_configure(config: pytest.Config) -> None:

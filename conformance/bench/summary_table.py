@@ -12,6 +12,8 @@ same floor mode, bs and workload; none for varying-bs), ``ratio_to_python`` (p50
 planner's p50 at the same mode, bs, scenario and workload) and ``reference_planner`` /
 ``ratio_to_reference`` (the same against the run's one ``module:attr`` planner, upstream's
 launcher, say), None where the other figure is missing. The report reads these fields; it computes no ratio.
+A refused figure (:mod:`conformance.bench.refusal`) gets no ratio, is no other's denominator, and
+its row reads ``refused: <reason>``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from conformance.bench.floors import CHAIN_OF_PLANNER, FLOOR_MODE, floor_of
+from conformance.bench.refusal import published, refused
 from conformance.reporting.bench_figures import format_ratio
 
 US = 1e6
@@ -55,6 +58,7 @@ def external_planners(benches: list[dict]) -> list[str]:
 def annotate(benches: list[dict]) -> list[dict]:
     """Add the ratio fields (module docstring) to every planner benchmark, in place; returns it."""
     floors, chains = {}, {}
+    every, benches = benches, published(benches)
     for b in benches:
         extra = b.get("extra_info") or {}
         if extra.get("chain"):
@@ -90,7 +94,7 @@ def annotate(benches: list[dict]) -> list[dict]:
             "reference_planner": reference if ext else None,
             "ratio_to_reference": None if not ext else _sig(us / ext),
         })
-    return benches
+    return every
 
 
 def _fmt(value, spec: str) -> str:
@@ -114,6 +118,13 @@ def rows(benches: list[dict]) -> list[list]:
     out, floor_rows = [], []
     for b in benches:
         params, extra, stats = _p(b), b.get("extra_info") or {}, b["stats"]
+        if refused(b):
+            label = params.get("planner") or f"floor: {extra.get('floor')}"
+            mode = f"{params.get('mode')} ({_case(b)[2]})" if params.get("planner") else \
+                params.get("mode")
+            row = [label, mode, bs_label(b), f"refused: {refused(b)}"] + ["-"] * 8
+            (floor_rows if extra.get("floor") else out).append(row)
+            continue
         spread = [_fmt(stats["min"] * US, ".2f"), _fmt((stats["q3"] - stats["q1"]) * US, ".2f")]
         first = extra.get("first_call_us")
         first = None if first is None else first / 1e3

@@ -9,9 +9,14 @@ scenario (``reused``, ``fresh``, ``varying-bs``: how the request tensors arrive)
 pytest-benchmark's pedantic mode; ``test_floor[floor-mode]`` times an empty floor and
 ``test_chain_floor[chain-mode-bs-workload]`` a dependent-load chain floor
 (:mod:`conformance.bench.floors`). Each records its first call separately
-(``extra_info.first_call_us``: compile or cache load + one run, us). What an ``eager``, ``launch``
-or ``replay`` benchmark timed is then run once more on poisoned outputs and checked against the
-pure-Python planner's plan (``plan_values``), so a fast wrong planner cannot post a figure. No figure is asserted against a goal: speed is read from the table.
+(``extra_info.first_call_us``: compile or cache load + one run, us). Between rounds (untimed)
+request contents are redrawn and outputs re-judged against the pure-Python planner's plan
+(:mod:`conformance.bench.rejudge`); the rounds are timed by the bench's own clock and checked
+against pytest-benchmark's statistics and the loop's wall clock (:mod:`conformance.bench.clocks`);
+a figure failing a check is refused with the reason and its test fails
+(:mod:`conformance.bench.refusal`). What an ``eager``, ``launch`` or ``replay`` benchmark timed is
+then run once more on poisoned outputs and checked the same way. No figure is asserted against a
+goal: speed is read from the table.
 """
 
 from __future__ import annotations
@@ -23,17 +28,12 @@ import torch
 
 from conformance.plugin import gpu_pinning
 from conformance.bench import timing as gt
-from conformance.bench import floors, modes, workloads
+from conformance.bench import clocks, floors, modes, rejudge, workloads
+from conformance.bench.refusal import loop_refusal
+from conformance.reporting.bench_figures import REFUSED
 from conformance.bench.plugin import bs_list, table_shape
 from conformance.engine.runner import resolve_device
-from impls.contract import (
-    OUTPUT_NAMES,
-    REQUEST_INPUT_NAMES,
-    SCALAR_NAMES,
-    SCALAR_OUTPUT_NAMES,
-    TABLE_INPUT_NAMES,
-)
-from impls.python_planner import plan_values
+from impls.contract import OUTPUT_NAMES, SCALAR_NAMES, TABLE_INPUT_NAMES
 from impls.registry import availability, chosen_planners, default_device
 
 _FLOOR_PLANNER = {"empty-triton": "triton", "empty-numba": "numba-cuda"}
@@ -134,27 +134,22 @@ def _describe(benchmark, device: torch.device, **extra) -> None:
 def _check_plan(kw: dict, compare: bool = True) -> tuple:
     """The outputs equal the pure-Python planner's plan (spec section 5) for these inputs
     (``compare=False``: only return that plan, ``plan_values``' six results)."""
-    table, lut = (kw[n] for n in TABLE_INPUT_NAMES)
-    rpi, prefix, extend = (kw[n].tolist() for n in REQUEST_INPUT_NAMES)
-    verify, write, seeds, num_valid, enable, reqs = plan_values(
-        rpi, prefix, extend, lambda r, p: int(table[r, p]), lambda i: int(lut[i]),
-        max_reqs=table.shape[0], max_seq_len=table.shape[1], lut_len=0 if lut is None else len(lut),
-        **{n: kw[n] for n in SCALAR_NAMES})
-    if not compare:
-        return verify, write, seeds, num_valid, enable, reqs
-    got = dict(zip(OUTPUT_NAMES, (kw[name] for name in OUTPUT_NAMES)))
-    want = (verify, write, seeds)
-    for name, values in zip(OUTPUT_NAMES[:3], want):
-        assert got[name][: len(values)].tolist() == values, name
-    assert [int(got[name]) for name in SCALAR_OUTPUT_NAMES] == [num_valid, enable, reqs]
-    return verify, write, seeds, num_valid, enable, reqs
+    if compare:
+        diff = rejudge.plan_mismatch(kw)
+        assert diff is None, diff
+    return rejudge.reference_values(kw, *(kw[n] for n in TABLE_INPUT_NAMES))
 
 
-def _run(benchmark, fn, device: torch.device, mode: str, config, pool: int = 1):
+def _run(benchmark, fn, device: torch.device, mode: str, config, pool: int = 1, judge=None):
     """First call (us), then the pedantic rounds of ``fn`` (a graph replay for ``replay``).
 
     With a pool of ``pool`` request-tensor sets, every set is called once after the first call and
-    before timing: the steady state of a server, which has met each of its batch sizes before.
+    before timing: the steady state of a server, which has met each of its batch sizes before; a
+    round then has at most ``pool`` calls (no contents met twice in a round). ``judge(timed,
+    total_rounds)`` makes the between-rounds step (:class:`conformance.bench.rejudge.RoundJudge`).
+    The rounds are timed through :class:`conformance.bench.clocks.RoundClock`; a figure that
+    fails a check (:func:`conformance.bench.refusal.loop_refusal`) is refused: its reason goes to
+    ``extra_info.refused`` and the test fails.
 
     Returns (first call us, the call that was timed: ``fn`` or the captured graph's replay)."""
     first = modes.first_call_us(fn)
@@ -163,10 +158,24 @@ def _run(benchmark, fn, device: torch.device, mode: str, config, pool: int = 1):
     if mode == "replay":
         fn = gt.capture(fn).replay
     budget = modes.budget(fn, device, mode, config.getoption("bench_rounds"))
+    iterations = min(budget.iterations, pool) if pool > 1 else budget.iterations
+    between = judge(fn, budget.warmup + budget.rounds) if judge else None
+    clock = clocks.RoundClock(benchmark._timer, between)
+    benchmark._timer = clock  # pytest-benchmark's runner reads its timer from here
     benchmark.group = mode
-    benchmark.extra_info.update(first_call_us=round(first, 1), iterations=budget.iterations)
-    benchmark.pedantic(fn, rounds=budget.rounds, iterations=budget.iterations,
+    benchmark.extra_info.update(first_call_us=round(first, 1), iterations=iterations)
+    if between is not None:
+        benchmark.extra_info["judge_seed"] = between.seed
+    t0 = clocks.synced_ns()
+    benchmark.pedantic(fn, rounds=budget.rounds, iterations=iterations,
                        warmup_rounds=budget.warmup)
+    wall = clocks.synced_ns() - t0
+    if between is not None:
+        benchmark.extra_info["judged_calls"] = between.judgments
+    reason = loop_refusal(benchmark, clock, between, iterations, wall, mode != "replay")
+    if reason:
+        benchmark.extra_info[REFUSED] = reason
+        pytest.fail(f"refused figure: {reason}", pytrace=False)
     return first, fn
 
 
@@ -184,15 +193,21 @@ def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, worklo
     _describe(benchmark, device, planner_mode=avail.mode, scenario=scenario, workload=workload,
               table=list(kw[TABLE_INPUT_NAMES[0]].shape), window=kw[SCALAR_NAMES[0]],
               bs_range=[1, bs] if scenario == "varying-bs" else [bs, bs], pool=len(pool))
-    fn, one = modes.planner_call(planner, mode, pool)
-    first, timed = _run(benchmark, fn, device, mode, request.config, len(pool))
+    last = [0]
+    fn, one = modes.planner_call(planner, mode, pool, last)
+    writes = mode in ("eager", "launch", "replay")
+
+    def judge(timed, total_rounds):
+        return rejudge.RoundJudge(pool, timed, last, scenario, total_rounds, outputs=writes)
+
+    first, timed = _run(benchmark, fn, device, mode, request.config, len(pool), judge)
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
-    if mode in ("eager", "launch", "replay"):  # what was timed plans right (from poison)
+    if writes:  # what was timed plans right (from poison)
         for name in OUTPUT_NAMES:
             kw[name].fill_(workloads.POISON)
         step = pool[-1]
         timed() if mode == "replay" else one(step)
-        _check_plan(kw if mode == "replay" else step)
+        _check_plan(step)
 
 
 def _floor_device(floor: str, planner: str | None, mode: str) -> torch.device:

@@ -11,6 +11,7 @@ differences against the IQR.
   replays with CUDA events. With ``prefill=True`` the stream is first held by a sleep kernel so
   that every replay is queued before the first runs: the events then see device time only, not
   the host's enqueue rate.
+* Clocks are :mod:`conformance.bench.clocks`' (bound before any planner is imported).
 * :func:`host_time` — wall-clock per call of a host function (validation, an eager launch),
   synchronising once per batch so that queued GPU work is paid for.
 * :func:`synced_perf_counter` and :class:`EventClock` — the same two methods as timers for
@@ -20,11 +21,12 @@ differences against the IQR.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import torch
 from pytest_benchmark.stats import Stats
+
+from conformance.bench.clocks import cuda_synchronize, perf_counter
 
 
 def summarize(samples_us: list[float]) -> Stats:
@@ -56,12 +58,12 @@ def host_time(fn: Callable[[], object], *, calls: int = 500, warmup: int = 50,
         torch.cuda.synchronize()
     samples = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = perf_counter()
         for _ in range(calls):
             fn()
         if do_sync:
             torch.cuda.synchronize()
-        samples.append((time.perf_counter() - t0) * 1e6 / calls)
+        samples.append((perf_counter() - t0) * 1e6 / calls)
     return summarize(samples)
 
 
@@ -127,14 +129,14 @@ def graph_replay_time(fn: Callable[[], object], *, calls_per_graph: int = 1, rep
 
 
 def synced_perf_counter() -> float:
-    """``time.perf_counter()`` (seconds) after ``torch.cuda.synchronize()`` when CUDA is present.
+    """``perf_counter()`` (seconds) after ``torch.cuda.synchronize()`` when CUDA is present.
 
     As a pytest-benchmark timer it makes a round's wall time include the device work the round
     queued, as :func:`host_time` does (the sync costs a few us per round, not per call).
     """
     if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return time.perf_counter()
+        cuda_synchronize()
+    return perf_counter()
 
 
 class _Mark(float):
@@ -169,7 +171,7 @@ class EventClock:
             torch.cuda._sleep(self.sleep_cycles)
         event = torch.cuda.Event(enable_timing=True)
         event.record()
-        mark = _Mark(time.perf_counter())
+        mark = _Mark(perf_counter())
         mark.event = event
         self._started = not self._started
         return mark

@@ -41,14 +41,19 @@ WORKLOADS = ("serving", "decode")
 """How a batch's values are drawn (:func:`spec_for`)."""
 SCENARIOS = ("reused", "fresh", "varying-bs")
 """How a server hands the planner its request tensors (:func:`request_pool`): ``reused``, one set
-of tensors every call (every cache hits); ``fresh``, new tensors every call (new objects and
-addresses, same bs), made on the planner's device; ``varying-bs``, fresh tensors with a bs drawn per
-call, seeded, from 1 to the benchmark's bs."""
+of tensors every call (every cache keyed on identity hits; its contents are rewritten in place
+before each judged call, :mod:`conformance.bench.rejudge`); ``fresh``, new tensors with new
+contents every call (new objects and addresses, same bs), made on the planner's device;
+``varying-bs``, the same with a bs drawn per call, seeded, from 1 to the benchmark's bs. Contents
+are redrawn between rounds (:func:`refresh`), so no call of a round meets contents met before."""
 POOL_SIZE = {"cuda": 512, "cpu": 16}
 """Distinct request-tensor sets a ``fresh`` or ``varying-bs`` benchmark cycles through, by device
 type, made before timing starts. On the GPU more than any planner cache ever held (256), so no call
 finds its tensors cached; on the CPU fewer, since each is also called once before timing and the
 interpreter and the simulator are slow."""
+ROW_ALIGN = 64
+"""A pool's request rows start 64 elements (512 bytes of int64) apart: every entry is as aligned as
+a tensor of its own (kernels specialise on pointer alignment)."""
 WRITE_REQ_CAPACITY = 4096
 """Output buffers are sized for the largest batch, as upstream allocates them once per server."""
 
@@ -151,15 +156,20 @@ def build(bs: int, spec: Spec, device: str | torch.device) -> dict:
 def request_pool(kw: dict, scenario: str, *, size: int | None = None, seed: int = 0) -> list[dict]:
     """The launcher arguments of every call of a scenario (:data:`SCENARIOS`), built from ``kw``.
 
-    ``reused``: ``[kw]``. ``fresh``: ``size`` (default :data:`POOL_SIZE`) dicts, each with its
-    own copies of ``kw``'s three
-    request tensors. ``varying-bs``: ``size`` dicts whose request tensors are copies of the first
-    ``k`` entries of ``kw``'s, ``k`` drawn uniformly from [1, bs] with ``seed`` (a batch's prefix:
-    rows stay distinct). All share ``kw``'s table, LUT and outputs (a server's buffer set).
+    ``reused``: one dict, with its own copies of ``kw``'s three request tensors (so that
+    :func:`refresh` changes no other benchmark's). ``fresh``: ``size`` (default
+    :data:`POOL_SIZE`) dicts, each with its own request tensors and its own contents (``kw``'s,
+    then :func:`refresh` with ``seed``: new rows, prefixes and extend order per entry).
+    ``varying-bs``: the same, cut to the first ``k`` requests, ``k`` drawn uniformly from [1, bs]
+    with ``seed`` (a batch's prefix: rows stay distinct). A pool's request tensors are row views
+    of one ``[size, stride]`` tensor per name (each entry contiguous, with its own address, rows
+    :data:`ROW_ALIGN` elements apart as the allocator would align them), so that :func:`refresh`
+    redraws them all in three tensor ops. All entries share ``kw``'s table, LUT
+    and outputs (a server's buffer set).
     """
-    if scenario == "reused":
-        return [kw]
     names = REQUEST_INPUT_NAMES
+    if scenario == "reused":
+        return [dict(kw, **{n: kw[n].clone() for n in names})]
     bs = int(kw[names[0]].shape[0])
     size = size or POOL_SIZE[kw[names[0]].device.type]
     if scenario == "fresh":
@@ -169,7 +179,50 @@ def request_pool(kw: dict, scenario: str, *, size: int | None = None, seed: int 
         sizes = torch.randint(1, max(bs, 1) + 1, (size,), generator=g).tolist()
     else:
         raise ValueError(f"unknown scenario {scenario!r}: use one of {', '.join(SCENARIOS)}")
-    pool = [dict(kw, **{n: kw[n][:k].clone() for n in names}) for k in sizes]
+    stride = -(-max(bs, 1) // ROW_ALIGN) * ROW_ALIGN
+    bases = {n: kw[n].new_zeros((size, stride)) for n in names}
+    for n in names:
+        bases[n][:, :bs] = kw[n]
+    pool = [dict(kw, **{n: bases[n][j, :k] for n in names}) for j, k in enumerate(sizes)]
+    refresh(pool, torch.Generator().manual_seed(seed))
     if kw[names[0]].device.type == "cuda":
         torch.cuda.synchronize()
     return pool
+
+
+def refresh(pool: list[dict], generator: torch.Generator) -> None:
+    """New request contents for every entry of ``pool``, in place, valid as before: each entry's
+    active rows (``req_pool_indices != 0``) rotated by a random r in the table's rows 1..rows-1
+    (so they stay distinct), its positive prefixes rotated by a random s in 1..cols-1, its
+    ``extend_seq_lens`` rolled by a random shift (the decode / prefill mix is kept). Padding rows
+    stay padding. Tensors, shapes and addresses are unchanged: only contents move, as when a
+    server writes the next step into its buffers.
+    """
+    rows, cols = (int(d) for d in pool[0][TABLE_INPUT_NAMES[0]].shape)
+    rpi_name, prefix_name, extend_name = REQUEST_INPUT_NAMES
+    for name in REQUEST_INPUT_NAMES:
+        bases, widths = {}, {}
+        for kw in pool:
+            t = kw[name]
+            base = t._base if t._base is not None else t
+            bases[id(base)] = base
+            widths[id(base)] = max(widths.get(id(base), 0), int(t.shape[0]) if t.dim() else 1)
+        for key, base in bases.items():
+            if base.numel() == 0 or widths[key] == 0:  # bs 0: nothing to redraw
+                continue
+            flat = base.view(-1, base.shape[-1])[:, : widths[key]]  # the requests, not the padding
+            n, bs = flat.shape
+
+            def draw(high: int, width: int = 1) -> torch.Tensor:
+                return torch.randint(0, max(high, 1), (n, width),
+                                     generator=generator).to(flat.device)
+
+            if name == rpi_name and rows > 1:
+                flat.copy_(torch.where(flat != 0, (flat - 1 + draw(rows - 1)) % (rows - 1) + 1,
+                                       flat))
+            elif name == prefix_name and cols > 1:
+                flat.copy_(torch.where(flat > 0, (flat - 1 + draw(cols - 1)) % (cols - 1) + 1,
+                                       flat))
+            elif name == extend_name:
+                index = (torch.arange(bs, device=flat.device) + draw(bs)) % bs
+                flat.copy_(flat.gather(1, index))

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import jsonschema
 
-from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR, DIVERGENCES_DIRNAME, REPO_ROOT
+from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR, DIVERGENCES_DIRNAME, INSTALLED
+from conformance.paths import REPO_ROOT
 
 from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
@@ -132,10 +133,11 @@ def printable(text: str) -> str:
 
 
 def display_path(path: Path) -> str:
-    """``path`` relative to the repository when it lies inside it."""
+    """``path`` relative to the repository when it lies inside it; from an installed wheel,
+    relative to the current directory when it lies there (else as given)."""
     try:
-        return str(path.resolve().relative_to(REPO_ROOT))
-    except ValueError:
+        return str(path.resolve().relative_to(Path.cwd() if INSTALLED else REPO_ROOT))
+    except (OSError, ValueError):
         return str(path)
 
 

@@ -28,7 +28,7 @@ from conformance.corpus.subject import subject_of
 from conformance.engine.diff import differing_indices, field_diff
 from conformance.engine.inputs import GUARD
 from conformance.engine.observe import Observation, Raised, StepObservation
-from conformance.engine.outside import outside_proof, possible_seeds
+from conformance.engine.outside import outside_proof
 from conformance.engine.rerun import case_dir_arg, rerun_command
 from conformance.engine.steps import RUNS, expand_golden
 from conformance.engine.verdict import Difference, VerdictData, rule_line
@@ -60,12 +60,6 @@ class _Judging:
         self.lines: list[str] = []  # the first failing (run, step)'s detail
         self.first: tuple[int, int] | None = None
         self.also: Counter = Counter()  # (run, step) -> differences after the first
-        self._seeds = None
-
-    def seeds(self):
-        if self._seeds is None:
-            self._seeds = possible_seeds(self.case)
-        return self._seeds
 
     def add(self, at: tuple[int, int], diff: Difference, text: str | None) -> None:
         """Record ``diff`` at (run index, step); ``text`` goes into the report when ``at`` is the
@@ -146,7 +140,7 @@ class _Judging:
             counts: Counter = Counter()
             for i in differing_indices(want, got):
                 index, e, g = i - GUARD, _at(want, i), _at(got, i)
-                proof = outside_proof(self.seeds, name, index, lengths[name], g)
+                proof = outside_proof(name, index, lengths[name], g)
                 if index < 0 or index >= lengths[name]:
                     what = "outside"
                 elif g == _at(before, i) and e != g:
@@ -224,14 +218,15 @@ def _judge_launcher(case: Case, seen: Observation, judging: _Judging) -> None:
     rules_per_step = case_rules(case)
     n = len(case.steps)
     poison: dict[str, list] = {}
-    expected: dict[str, list] = {}
     error_ok: dict[int, bool] = {}
     for step_seen in seen.steps:
         k, r, run = step_seen.index, step_seen.run_index, step_seen.run
         step, rules, at = case.steps[k], rules_per_step[k], (r, k)
         if k == 0:
             poison = step_seen.outputs_before
-            expected = poison
+        # each call is judged on what the buffers held just before it (as the harness saw them),
+        # so one wrong step is not counted again in every later one
+        expected = step_seen.outputs_before
         if judging.first is None:
             judging.lines = [_where(k, n, r, run)]
         ok = judging.error(at, k, run, step, step_seen.raised, rules)
@@ -240,10 +235,7 @@ def _judge_launcher(case: Case, seen: Observation, judging: _Judging) -> None:
         judging.returned(at, k, run, step_seen)
         judging.unchanged(at, k, run, step_seen)
         if step.error is None and step_seen.raised is not None:
-            # the raise is the difference; its outputs follow from it, and later steps are judged
-            # from what the buffers hold now
-            expected = dict(step_seen.outputs_after)
-            continue
+            continue  # the raise is the difference; what it left unwritten follows from it
         if step.error is None:
             expected = expand_golden(subject, expected, step.expect)
         judging.outputs(at, k, run, step_seen, expected, poison, seen.output_lengths, rules)

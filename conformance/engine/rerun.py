@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conformance.corpus.entries import SHARED_PLANNERS
 from conformance.corpus.loader import Case, display_path
-from conformance.paths import DEFAULT_CASES_DIR, RESULTS_RELPATH
+from conformance.paths import DEFAULT_CASES_DIR, INSTALLED, RESULTS_RELPATH
 
 RERUN_ENVIRONMENT = ("PYTHONPATH", "TRITON_INTERPRET", "NUMBA_ENABLE_CUDASIM")
 """Variables a rerun carries when the run had them: where an external planner's module is found,
@@ -22,6 +22,11 @@ RUN_ENVIRONMENT = {name: os.environ[name] for name in RERUN_ENVIRONMENT if name 
 imported, before any planner sets its own)."""
 RERUN_RESULTS = RESULTS_RELPATH.parent / "rerun-{case}.json"
 """Where a rerun writes its results file, so it never replaces the full run's."""
+CORPUS_COMMAND = ["python", "-m", "pytest", "--pyargs", "conformance"] if INSTALLED else \
+    ["pytest", "conformance/"]
+"""The pytest command that runs the corpus: from the checkout's root, or with an installed wheel
+from any folder (``python -m`` puts that folder on ``sys.path``, for a ``module:callable``
+planner that lives there)."""
 
 
 def shell_command(argv: list[str], environment: dict[str, str] | None = None) -> str:
@@ -39,7 +44,7 @@ def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None,
     The command writes its own results file (:data:`RERUN_RESULTS`), never the full run's, and
     carries ``environment`` (default :data:`RUN_ENVIRONMENT`).
     """
-    argv = ["pytest", "conformance/"]
+    argv = list(CORPUS_COMMAND)
     if planner not in SHARED_PLANNERS.values():
         argv += ["--planner", planner]
     if cases_dir is not None:

@@ -19,6 +19,12 @@ from dataclasses import asdict, dataclass, field
 
 from conformance.corpus.element_rules import CONTRACT, WRAPPER, kind_of
 
+PROFILES = {"contract": ("contract",), "project": ("contract", "project"),
+            "all": ("contract", "project", "wrapper")}
+"""What each ``--profile`` judges: the rule kinds of spec section 8 whose differences fail a case.
+Built-in planners are judged on ``all``; an external one on ``contract`` unless a run asks for more."""
+FAILING = ("fail", "oob")
+"""Statuses :func:`status_of` gives a case that fails."""
 KEPT = 64
 """Differences a verdict keeps whole (every one is counted in :attr:`VerdictData.by_rule`)."""
 NEVER_A_RULE = ("never-written", "no-error", "outside", "input", "returned")

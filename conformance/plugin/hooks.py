@@ -1,12 +1,14 @@
 """The pytest front end: one test per (case, planner), selection options and the summary table.
 
-Loaded by the repository's root ``conftest.py``. ``pytest conformance/`` collects, from
+Loaded by the repository's root ``conftest.py``, and in an installed wheel by its ``pytest11`` entry
+point (``pytest --pyargs conformance``). ``pytest conformance/`` collects, from
 ``conformance/test_corpus.py``, one item per (case, planner) named ``case-id[planner]``:
 
 * ``--planner NAME`` (repeatable): built-in name or ``module.path:callable``; default every
   built-in planner, the unavailable ones skipped with their reason.
 * ``--case ID`` (repeatable): exact case ids; ``-k`` works as usual.
 * ``--cases DIR`` (repeatable): case directories; default the repository's ``cases/``.
+* ``--extra-cases DIR`` (repeatable): case directories run as well (:mod:`.extra_cases`).
 
 Cases with ``"entry": "validator"`` / ``"allocate"`` exercise the shared validator / allocator and
 run once, as ``case-id[validator]`` / ``case-id[allocator]``. A faulty case file fails as one item
@@ -56,6 +58,7 @@ from impls.registry import (
 pytest_plugins = [
     "conformance.plugin.isolation_options",  # --isolate, --no-isolate, --isolate-timeout, --sanitize
     "conformance.plugin.profiles",  # --profile, --manifest: pins and known divergences
+    "conformance.plugin.extra_cases",  # --extra-cases: a repository's own cases with the corpus
     "conformance.bench.plugin",  # conformance/bench: opt-in benchmarks, --bench-*
 ]
 ANCHOR = "test_corpus.py"

@@ -40,14 +40,11 @@ import pytest
 
 from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifests, unknown_cases
-from conformance.engine.verdict import VerdictData, status_of
+from conformance.engine.verdict import PROFILES, VerdictData, status_of
 from conformance.paths import DEFAULT_CASES_DIR
 from conformance.reporting import divergence_profile
 from impls.registry import builtin_names
 
-PROFILES = {"contract": ("contract",), "project": ("contract", "project"),
-            "all": ("contract", "project", "wrapper")}
-"""What each ``--profile`` judges (the pins of spec section 8)."""
 DEFAULT_PROFILE = "contract"
 DIFFERS = {"project": "differs", "wrapper": "not-wrapper"}
 """The status of a difference on a case whose pin the planner is not judged on."""

@@ -25,13 +25,13 @@ import datetime
 import json
 import re
 import time
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
 from conformance.corpus.loader import display_path
-from conformance.paths import RESULTS_RELPATH
-from conformance.paths import REPO_ROOT
+from conformance.paths import INSTALLED, PACKAGE_DIR, RESULTS_RELPATH
 from conformance.plugin.junit import label_testcase
 from conformance.corpus.section6 import out_of_contract
 from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, JUDGED, RANK, VERSION
@@ -43,7 +43,8 @@ from conformance.engine.rerun import case_dir_arg, load_rerun_command, rerun_com
 from conformance.fingerprint import run_fingerprint
 
 DEFAULT_PATH = RESULTS_RELPATH
-"""Relative to the rootdir (the repository)."""
+"""Relative to the rootdir (the repository) in a checkout; from an installed wheel, relative to the
+directory pytest was started in (:func:`default_results_path`)."""
 FLUSH_SECONDS = 3.0
 _NODE = re.compile(r"^(?P<file>[^:]*)::(?P<case>.*)\[(?P<planner>[^\[\]]*)\]$")
 
@@ -51,7 +52,8 @@ _NODE = re.compile(r"^(?P<file>[^:]*)::(?P<case>.*)\[(?P<planner>[^\[\]]*)\]$")
 def add_results_options(group) -> None:
     """Add ``--results PATH`` and ``--results-every N`` to the plugin's option group."""
     group.addoption("--results", metavar="PATH", type=Path, default=None,
-                    help=f"results file to write (default: {DEFAULT_PATH} under the rootdir)")
+                    help=f"results file to write (default: {DEFAULT_PATH} under the rootdir, or "
+                         "under the current directory when the harness is an installed wheel)")
     group.addoption("--results-every", metavar="N", type=int, default=50,
                     help="rewrite the results file after every N results (default 50; also "
                          f"every {FLUSH_SECONDS:g} s and at the end)")
@@ -121,7 +123,7 @@ class ResultsWriter:
         self.off = self.worker or config.getoption("collectonly")
         self.error: str | None = None
         given = config.getoption("results")
-        self.path = given if given is not None else config.rootpath / DEFAULT_PATH
+        self.path = given if given is not None else default_results_path(config)
         self.every = max(1, config.getoption("results_every"))
         self.results: dict[str, dict] = {}
         self.collected: int | None = None
@@ -239,13 +241,33 @@ class ResultsWriter:
             terminalreporter.write_line(f"conformance results: {display_path(self.path)}")
 
 
+def default_results_path(config: pytest.Config) -> Path:
+    """:data:`DEFAULT_PATH` under the rootdir in a checkout; from an installed wheel under the
+    directory pytest was started in (``pytest --pyargs conformance`` in another repository)."""
+    return (config.invocation_params.dir if INSTALLED else config.rootpath) / DEFAULT_PATH
+
+
+def _arg_path(config: pytest.Config, arg: str) -> Path:
+    """The file or folder a command-line argument names; under ``--pyargs`` a module name is
+    looked up as pytest does (``conformance`` is the package's folder)."""
+    if config.getoption("pyargs", False):
+        try:
+            spec = find_spec(arg)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin:
+            origin = Path(spec.origin)
+            return origin.parent if origin.name == "__init__.py" else origin
+    return (config.invocation_params.dir / arg).resolve()
+
+
 def targets_corpus(config: pytest.Config) -> bool:
     """Whether this pytest run collects the corpus: one of its path arguments (or, without any,
     the rootdir) is ``conformance/test_corpus.py`` or a folder above it."""
-    anchor = (REPO_ROOT / "conformance" / "test_corpus.py").resolve()
+    anchor = (PACKAGE_DIR / "test_corpus.py").resolve()
     args = [a.split("::", 1)[0] for a in config.args] or [str(config.rootpath)]
     for arg in args:
-        path = (config.invocation_params.dir / arg).resolve()
+        path = _arg_path(config, arg)
         if path == anchor or path in anchor.parents:
             return True
     return False

@@ -19,6 +19,9 @@ from dataclasses import dataclass, replace
 from html import escape
 from pathlib import Path
 
+REFUSED = "refused"
+"""``extra_info`` key of a benchmark whose figure the suite refused; its value is the reason
+(:mod:`conformance.bench.refusal`). Such a row shows ``refused: <reason>``, never a number."""
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 FLOOR_COLOUR = "#777"
 
@@ -45,6 +48,7 @@ class BenchRow:
     ratio_to_floor: float | None = None
     floor_name: str | None = None
     ratio_to_chain: float | None = None
+    refused: str | None = None
     bs_range: tuple[int, int] | None = None
 
     @property
@@ -85,13 +89,17 @@ def _row(bench: dict) -> BenchRow:
         planner = extra["floor"]
     mode = _param(bench, "mode") or bench.get("group") or "default"
     us = 1e6
+    if extra.get(REFUSED):  # its statistics are None: no figure to read
+        stats = {k: 0.0 for k in ("median", "min", "q1", "q3")}
     return BenchRow(key=bench.get("fullname") or name, planner=str(planner), mode=str(mode),
                     bs=None if bs is None else int(bs), p50=stats["median"] * us,
                     min=stats["min"] * us, q1=stats["q1"] * us, q3=stats["q3"] * us,
                     rounds=int(stats.get("rounds", 0)), floor=floor,
                     scenario=_param(bench, "scenario"),
                     ratio_to_floor=extra.get("ratio_to_floor"), floor_name=extra.get("floor_name"),
-                    ratio_to_chain=extra.get("ratio_to_chain"), bs_range=_bs_range(extra))
+                    ratio_to_chain=extra.get("ratio_to_chain"),
+                    refused=None if not extra.get(REFUSED) else str(extra[REFUSED]),
+                    bs_range=_bs_range(extra))
 
 
 def _bs_range(extra: dict) -> tuple[int, int] | None:
@@ -114,7 +122,7 @@ def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BenchError(f"{path}: not a pytest-benchmark JSON file ({type(exc).__name__}: "
                          f"{exc})") from exc
-    unusable = [r for r in rows if not (math.isfinite(r.p50) and r.p50 > 0)]
+    unusable = [r for r in rows if not r.refused and not (math.isfinite(r.p50) and r.p50 > 0)]
     if unusable or not rows:
         what = f"{len(unusable)} of {len(rows)} medians are zero, negative or NaN (first: " \
                f"{unusable[0].key}: {unusable[0].p50 / 1e6!r} s)" if unusable else "no benchmarks"
@@ -148,6 +156,12 @@ def table(rows: list[BenchRow]) -> list[dict]:
     suite's own ratios to the empty floor and to the chain floor (never recomputed here)."""
     out = []
     for r in sorted(rows, key=lambda r: (r.mode, r.floor, r.planner, r.scenario or "", r.bs or 0)):
+        if r.refused:
+            out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
+                        "scenario": r.scenario or "-", "bs": r.bs_label,
+                        "p50": f"refused: {r.refused}", "min": "-", "iqr": "-",
+                        "rounds": r.rounds, "floor": r.floor, "ratio": "", "chain": ""})
+            continue
         out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
                     "scenario": r.scenario or "-", "bs": r.bs_label,
                     "p50": f"{r.p50:.2f}", "min": f"{r.min:.2f}", "iqr": f"{r.iqr:.2f}",
@@ -159,6 +173,7 @@ def table(rows: list[BenchRow]) -> list[dict]:
 
 def plots(rows: list[BenchRow]) -> list[tuple[str, str]]:
     """One ``(mode, svg)`` per mode: p50 vs bs per planner, log y axis, floors dashed."""
+    rows = [r for r in rows if not r.refused]
     rows = [r if r.floor or r.scenario in (None, "reused")
             else replace(r, planner=f"{r.planner} {r.scenario}") for r in rows]
     modes = sorted({r.mode for r in rows if r.bs is not None or r.floor})
@@ -243,7 +258,7 @@ def moved(old: list[BenchRow], new: list[BenchRow]) -> list[dict]:
     out = []
     for r in new:
         o = before.get(r.key)
-        if o is None or not o.p50 or min(o.rounds, r.rounds) < MIN_ROUNDS:
+        if o is None or not o.p50 or r.refused or o.refused or min(o.rounds, r.rounds) < MIN_ROUNDS:
             continue
         if o.q3 < r.q1 or r.q3 < o.q1:
             out.append({"key": r.key, "planner": r.planner, "mode": r.mode, "bs": r.bs_label,
@@ -254,11 +269,12 @@ def moved(old: list[BenchRow], new: list[BenchRow]) -> list[dict]:
 
 
 def rounds_compared(old: list[BenchRow], new: list[BenchRow]) -> dict:
-    """What :func:`moved` could judge: ``figures`` (present in both), ``judged`` (both sides with
+    """What :func:`moved` could judge: ``figures`` (present in both, neither refused), ``judged`` (both sides with
     at least :data:`MIN_ROUNDS` rounds), and the rounds of each side (``old`` / ``new``: the
     fewest and most, one number when all are equal, e.g. ``"3"`` or ``"3-15"``)."""
     before = {r.key: r for r in old}
-    pairs = [(before[r.key], r) for r in new if r.key in before]
+    pairs = [(before[r.key], r) for r in new
+             if r.key in before and not r.refused and not before[r.key].refused]
 
     def span(values: list[int]) -> str:
         return "-" if not values else str(min(values)) if min(values) == max(values) else \

@@ -29,7 +29,7 @@ from tabulate import tabulate
 
 from conformance.corpus.loader import printable
 from conformance.reporting import bench_figures as report_bench
-from conformance.reporting.report import first_detail
+from conformance.reporting.report import what_went_wrong
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, incomplete_reason, load_results
 
@@ -61,7 +61,7 @@ def load_side(path: Path) -> tuple[dict | None, list | None, str]:
 
 
 def _entry(r: dict) -> dict:
-    return {"id": r["id"], "status": r["status"], "detail": first_detail(r["message"])
+    return {"id": r["id"], "status": r["status"], "detail": what_went_wrong(r)
             if r["status"] in BAD else (r["message"] or ""), "rerun": r["rerun"],
             "message": r["message"]}
 

@@ -22,11 +22,10 @@ from conformance.reporting import bench_figures as report_bench
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.loader import printable
 from conformance.reporting.freshness import stale_reasons
-from conformance.reporting import divergence_profile
+from conformance.reporting import divergence_profile, error_table, verdict_view
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
 from conformance.reporting.results_format import write_json_atomic
-from impls.errors import CATALOG
 from impls.registry import builtin_names
 
 def anchor(*parts: str | None) -> str:
@@ -45,9 +44,14 @@ def _natural(text: str | None) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text or ""))
 
 
+PASSING_JUDGED = tuple(s for s in JUDGED if s not in BAD)
+"""Judged, not failed (``differs``, ``not-wrapper``, ``declared``): listed with the failures."""
+
+
 def first_detail(message: str | None) -> str:
     """The line of a failure report (:class:`conformance.engine.judge.ConformanceFailure` text)
-    that says what went wrong, after its header lines; for a wrong error, what was raised."""
+    that says what went wrong, after its header lines; for a wrong error, what was raised. Only
+    for a result without a verdict: :func:`what_went_wrong` reads the verdict when it has one."""
     lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
     for i, line in enumerate(lines[2:], 2):
         if line == "wrong error" and i + 2 < len(lines):  # say what was raised instead
@@ -55,6 +59,19 @@ def first_detail(message: str | None) -> str:
         if not line.startswith(("run ", "step ", "rerun:")):
             return line
     return lines[0] if lines else ""
+
+
+def what_went_wrong(result: dict) -> str:
+    """A failure's summary line: from its verdict's data
+    (:func:`conformance.reporting.verdict_view.summary`), else :func:`first_detail` of its text."""
+    return verdict_view.summary(result) or first_detail(result["message"])
+
+
+def _entry(r: dict, cell: dict, row: dict) -> dict:
+    """One entry of the failure list: the result, its summary, its rules and its anchors."""
+    return {**r, "anchor": cell["anchor"], "case_anchor": row["anchor"], "summary": cell["note"],
+            "more": verdict_view.more(r), "rules": verdict_view.rules(r),
+            "judged": r["status"] in PASSING_JUDGED}
 
 
 def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dict:
@@ -86,14 +103,11 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
                                      "json_path": r.get("json_path"), "source": r["source"]})
         cell = {"status": r["status"], "id": r["id"], "rerun": r["rerun"],
                 "anchor": anchor("fail", key, r["planner"]), "note": ""}
-        if r["status"] in BAD:
-            cell["note"] = first_detail(r["message"])
-            failures.append({**r, "anchor": cell["anchor"], "case_anchor": row["anchor"],
-                             "summary": cell["note"]})
+        if r["status"] in BAD or r["status"] in PASSING_JUDGED:
+            cell["note"] = what_went_wrong(r)
+            failures.append(_entry(r, cell, row))
         elif r["status"] in ("xfail", "skip"):
             cell["note"] = r["message"] or ""
-        elif r["status"] in JUDGED:  # the judgement's first line: declared reason, pin
-            cell["note"] = (r["message"] or "").splitlines()[0] if r["message"] else ""
         row["cells"][r["planner"]] = cell
     for row in cases.values():
         statuses = [c["status"] for c in row["cells"].values()]
@@ -101,16 +115,19 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
         row["statuses"] = " ".join(sorted(set(statuses)))
     rows = sorted(cases.values(), key=lambda r: (r["rank"], r["file"] or "",
                                                  _natural(r["json_path"]), r["case"]))
-    failures.sort(key=lambda f: (_order(f["planner"]), f["file"] or "", _natural(f["json_path"])))
+    failures.sort(key=lambda f: (f["judged"], _order(f["planner"]), f["file"] or "",
+                                 _natural(f["json_path"])))
     model = {"doc": doc, "fingerprint": doc["fingerprint"], "planners": planners,
              "summary": summary, "statuses": STATUSES, "bad_statuses": sorted(BAD),
+             "judged_statuses": list(PASSING_JUDGED),
              "rows": rows, "failures": failures,
              "tags": sorted({t for r in results for t in r["tags"]}),
-             "catalog": _catalog(results, planners),
+             "catalog": error_table.catalog(results, planners),
              "hazards": [r for r in rows if "hazard" in r["tags"]],
              "divergence": divergence_profile.profile(
                  [r for r in results if r.get("out_of_contract") is not None]),
-             "total": len(results), "bad": sum(r["status"] in BAD for r in results)}
+             "total": len(results), "bad": sum(r["status"] in BAD for r in results),
+             "judged": sum(r["status"] in PASSING_JUDGED for r in results)}
     model.update(_bench(bench), incomplete=incomplete_reason(doc),
                  stale=stale_reasons(doc) if check_stale else [])
     return model
@@ -124,22 +141,6 @@ def warning(model: dict) -> str | None:
     if model["stale"]:
         parts.append(f"STALE RESULTS: {'; '.join(model['stale'])}")
     return " | ".join(parts) or None
-
-
-def _catalog(results: list[dict], planners: list[str]) -> list[dict]:
-    rows = []
-    for entry in CATALOG.values():
-        covering = [r for r in results if entry.id in r["error_ids"]]
-        cells = {}
-        for p in planners:
-            mine = [r for r in covering if r["planner"] == p]
-            if mine:
-                cells[p] = {"passed": sum(r["status"] in ("pass", "xfail") for r in mine),
-                            "total": len(mine)}
-        rows.append({"id": entry.id, "template": entry.template, "spec": entry.spec,
-                     "reach": entry.reach, "cases": sorted({r["case"] for r in covering}),
-                     "cells": cells})
-    return rows
 
 
 def _bench(path: Path | None) -> dict:
@@ -182,14 +183,23 @@ def render_text(model: dict) -> str:
     escaped, never sent to the terminal."""
     out = [line for line in (warning(model),) if line]
     out += [_head(model), "", _summary_table(model, "simple")]
-    if model["failures"]:
-        out += ["", "not passing:"]
-        out += [f"  {f['status']:<7} {f['id']}: {f['summary']}\n          {f['rerun']}"
-                for f in model["failures"]]
+    for judged, title in ((False, "not passing:"), (True, "judged, not failed:")):
+        listed = [f for f in model["failures"] if f["judged"] == judged]
+        if listed:
+            out += ["", title]
+            out += [f"  {f['status']:<7} {f['id']}: {f['summary']}"
+                    + (f" ({f['rules']})" if f["rules"] else "") + f"\n          {f['rerun']}"
+                    for f in listed]
     uncovered = [c["id"] for c in model["catalog"] if not c["cases"]]
     out += ["", f"error catalog: {len(model['catalog']) - len(uncovered)} of "
                 f"{len(model['catalog'])} ids covered"
                 + (f"; uncovered: {', '.join(uncovered)}" if uncovered else "")]
+    failing = error_table.failing_lines(model["catalog"])
+    if failing:
+        out += ["documented error steps failed (cases that raised it as documented / judged):"]
+        out += [f"  {line}" for line in failing]
+    else:
+        out += ["documented error steps: none failed"]
     if model["bench"]:
         rows = [[b["planner"], b["mode"], b["scenario"], b["bs"], b["p50"], b["iqr"], b["rounds"],
                  b["ratio"]] for b in model["bench"]["table"]]
@@ -205,14 +215,22 @@ def render_markdown(model: dict) -> str:
     out = [title, "", _head(model), "", _summary_table(model, "github"), "",
            "### Divergence profile (spec §6)", "",
            divergence_profile.render(model["divergence"], "github")]
+    out += ["", "### Documented errors x planners", "",
+            "Per planner: cases whose every step expecting the error raised it exactly / cases "
+            "judged (a crash, timeout or skip is not judged).", "",
+            error_table.render(model["catalog"], model["planners"], "github")]
     judged = [r for r in model["doc"]["results"] if r["status"] in JUDGED]
     if judged:
         out += ["", "### Judged, not failed", "", tabulate(
-            [[r["status"], code_span(r["id"]), code_span((r["message"] or "").splitlines()[0])]
-             for r in judged], headers=["status", "test", "why"], tablefmt="github")]
-    if model["failures"]:
+            [[r["status"], code_span(r["id"]), code_span((r["message"] or "").splitlines()[0]),
+              code_span(what_went_wrong(r)),
+              code_span(rules) if (rules := verdict_view.rules(r)) else ""]
+             for r in judged], headers=["status", "test", "why", "what", "rules"],
+            tablefmt="github")]
+    bad = [f for f in model["failures"] if not f["judged"]]
+    if bad:
         out += ["", "### Not passing", ""]
-        for f in model["failures"]:
+        for f in bad:
             out += [f"<details><summary><b>{f['status']}</b> <code>{html_text(f['id'])}</code>: "
                     f"{html_text(f['summary'])}</summary>", "", fenced(f["message"] or ""), "",
                     "</details>", ""]

@@ -40,9 +40,16 @@ from conformance.robustness.golden_process import GoldenError, golden_process
 from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
 from conformance.engine.runner import cases_dir_arg
 from conformance.engine.runner import rerun_command as runner_rerun
+from conformance.engine.verdict import FAILING, PROFILES, status_of
 from conformance.robustness.shrink import shrink
 from impls.contract import REQUEST_INPUT_NAMES, SWA_WINDOW_NAME
-from impls.registry import PlannerUnavailable, UnknownPlanner, availability, get_planner
+from impls.registry import (
+    PlannerUnavailable,
+    UnknownPlanner,
+    availability,
+    builtin_names,
+    get_planner,
+)
 
 DEFAULT_OUT = FOUND_CASES_DIR
 _SCRATCH = Path("<fuzz>")
@@ -79,15 +86,25 @@ def divergence(case: Case, target: Target, isolate: bool = False,
             try:
                 judge_observed(case, target.name, answer)
             except ConformanceFailure as exc:
-                return str(exc)
+                return _failing(exc, target.name)
             return None
         return "\n".join(x for x in (f"{answer['status']}: {answer.get('reason', '')}",
                                       answer.get("text", ""), answer.get("tail", "")) if x)
     try:
         run_case(case, target)
     except ConformanceFailure as exc:
-        return str(exc)
+        return _failing(exc, target.name)
     return None
+
+
+def _failing(exc: ConformanceFailure, planner: str) -> str | None:
+    """The failure text of ``exc``, or None when every difference is one that a rule the planner
+    is not judged on decides (``differs`` / ``not-wrapper``: spec section 8; built-in planners
+    are judged on every rule, an external one on the contract, as ``pytest conformance/``)."""
+    judged = PROFILES["all"] if planner in builtin_names() else PROFILES["contract"]
+    if exc.verdict is not None and status_of(exc.verdict, judged)[0] not in FAILING:
+        return None
+    return str(exc)
 
 
 def make_target(name: str) -> Target:

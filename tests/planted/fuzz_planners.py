@@ -11,7 +11,8 @@ from impls.python_planner import launch as python_launch
 
 def planted(**kwargs) -> None:
     """Bug: with a LUT and bs >= 3, the seed of the first live request whose prefix exceeds 7 and
-    that has a seed is off by one (``+1``). Right everywhere else, so a fuzzer must find bs >= 3,
+    that has a seed read inside its row (a seed the contract decides, spec section 8) is off by
+    one (``+1``). Right everywhere else, so a fuzzer must find bs >= 3,
     a LUT and a prefix > 7 together, and the smallest failing plan has exactly 3 requests."""
     python_launch(**kwargs)
     rpi = kwargs["req_pool_indices"].tolist()
@@ -19,8 +20,10 @@ def planted(**kwargs) -> None:
         return
     prefix = kwargs["prefix_lens"].tolist()
     seeds = kwargs["out_write_seed_slot_indices"]
+    rows, cols = kwargs["req_to_token"].shape
     for r, (row, p) in enumerate(zip(rpi, prefix)):
-        if row != 0 and p > 7 and int(seeds[r]) != -1:
+        # a seed the contract decides: its position inside its row, its row inside the table
+        if 0 < row < rows and 7 < p <= cols and int(seeds[r]) != -1:
             seeds[r] += 1
             return
 

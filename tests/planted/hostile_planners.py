@@ -159,7 +159,7 @@ def mimics_memcheck(**kwargs) -> None:
 def patches_judge(**kwargs) -> None:
     """Writes nothing, and replaces the harness's judge in the process it runs in with one that
     finds no fault (``conformance.engine.judge.judge``, the name the runner calls, and
-    ``Verdict.fail``): the reward hack of a kernel that games its evaluation. Passes in-process;
+    ``_Judging.fail``): the reward hack of a kernel that games its evaluation. Passes in-process;
     under ``--isolate`` the judge runs in the parent, out of its reach."""
     from conformance.engine import judge, runner
 
@@ -167,7 +167,7 @@ def patches_judge(**kwargs) -> None:
         return None
 
     judge.judge = runner.judge = finds_nothing
-    judge.Verdict.fail = finds_nothing
+    judge._Judging.fail = finds_nothing
 
 
 _EDITED: set[int] = set()

@@ -7,6 +7,8 @@
   a padding row). The same planner name can so fail different cases in two runs. The exits call
   libc's ``_exit(3)``, which the harness's in-process guard (it turns ``os._exit`` into a failure
   of the case) cannot intercept, as a real crash is not intercepted.
+* :func:`seed_plus_one`: one bug, a seed one too large on a valid request (an error table all
+  green, failures in the valid steps of error cases).
 * :func:`enable_at_capacity`: one bug, ``>=`` for ``>``: the verify plan is disabled when the
   total equals the capacity exactly (spec §5 keeps it enabled).
 """
@@ -39,3 +41,20 @@ def enable_at_capacity(**kwargs) -> None:
     total = int(kwargs["out_verify_offsets_scratch"][kwargs["req_pool_indices"].shape[0]])
     if total == kwargs["verify_capacity"]:
         kwargs["out_verify_enable"].fill_(0)
+
+
+def seed_plus_one(**kwargs) -> None:
+    """One bug, in valid requests only: the seed of the first request that reads one (a live row,
+    ``0 < prefix_lens <= max_seq_len``, ``extend_seq_lens > 0``) is one more than its table (or
+    LUT) entry. Every documented error is raised exactly as the pure-Python planner raises it (the
+    bug is after validation), so the report's error table must be all green for it, while the
+    valid steps of ``err-steps-*-between-valid`` cases fail."""
+    python_launch(**kwargs)
+    table = kwargs["req_to_token"]
+    cols = table.shape[1] if table.dim() == 2 else 0
+    triples = zip(kwargs["req_pool_indices"].tolist(), kwargs["prefix_lens"].tolist(),
+                  kwargs["extend_seq_lens"].tolist())
+    for r, (row, prefix, extend) in enumerate(triples):
+        if 0 < row < table.shape[0] and 0 < prefix <= cols and extend > 0:
+            kwargs["out_write_seed_slot_indices"][r] += 1
+            return

@@ -1,0 +1,55 @@
+"""A benchmark's figure refused, with the reason, wherever figures are shown.
+
+:func:`loop_refusal` runs after a benchmark's timed loop and names the first failed check, in this
+order: a watched clock or statistics function replaced (:func:`conformance.bench.clocks.tampered`),
+outputs judged wrong between rounds (:class:`conformance.bench.rejudge.RoundJudge`), the rounds
+against pytest-benchmark's statistics and the loop's wall clock
+(:func:`conformance.bench.clocks.loop_mismatch`). A refused benchmark keeps its entry, with
+``extra_info.refused`` (:data:`~conformance.reporting.bench_figures.REFUSED`) set to the reason
+and every statistic ``None`` in the JSON (:func:`scrub`); the terminal table prints
+``refused: <reason>`` in its p50 cell, ratios and goals leave it out (:func:`published`),
+pytest-benchmark's own tables drop it, and its test fails.
+"""
+
+from __future__ import annotations
+
+from conformance.bench import clocks
+from conformance.reporting.bench_figures import REFUSED
+
+_STATS_KEPT = ("rounds", "iterations")
+
+
+def loop_refusal(benchmark, clock: clocks.RoundClock, judge, iterations: int, wall_ns: int,
+                 host_timed: bool) -> str | None:
+    """Why the figure just measured by ``benchmark`` (a pytest-benchmark fixture) cannot be
+    published, or None. ``judge``: the loop's :class:`~conformance.bench.rejudge.RoundJudge`, or
+    None (floors)."""
+    changed = clocks.tampered()
+    if changed:
+        return f"timer tampered: {', '.join(changed)} replaced after the bench bound it"
+    if judge is not None and judge.failure:
+        return judge.failure
+    if not clock.values or benchmark.stats is None:  # --benchmark-disable: nothing was timed
+        return None
+    return clocks.loop_mismatch(clock, list(benchmark.stats.stats.data), iterations, wall_ns,
+                                host_timed)
+
+
+def refused(bench: dict) -> str | None:
+    """The refusal reason of a benchmark dict (``as_dict()`` / a JSON entry), or None."""
+    return (bench.get("extra_info") or {}).get(REFUSED)
+
+
+def published(benches: list[dict]) -> list[dict]:
+    """The benchmark dicts whose figure is not refused."""
+    return [b for b in benches if not refused(b)]
+
+
+def scrub(benches: list[dict]) -> list[dict]:
+    """In place: every refused entry's statistics set to None (rounds and iterations kept), its
+    raw data dropped. Returns ``benches``."""
+    for b in benches:
+        if refused(b) and isinstance(b.get("stats"), dict):
+            b["stats"] = {k: (v if k in _STATS_KEPT else None) for k, v in b["stats"].items()
+                          if k != "data"}
+    return benches

@@ -1,0 +1,39 @@
+"""``--extra-cases DIR``: a repository's own case files, run with the corpus.
+
+``--cases DIR`` replaces the corpus (default: the packaged or checkout ``cases/``); ``--extra-cases
+DIR`` (repeatable) adds DIR to whatever ``--cases`` chose. Both load the same way: every ``*.json``
+below DIR except schemas, and DIR's ``divergences/`` manifests (``cases/README.md``). A case id
+that is already in the corpus is a load fault of the later file, as between any two folders.
+
+Registered from :mod:`conformance.plugin.hooks` (``pytest_plugins``). The folders are folded into
+the ``cases`` option before any other plugin reads it, so collection, the results file and the
+known-divergence manifests (:mod:`conformance.plugin.profiles`) all see one list.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.paths import DEFAULT_CASES_DIR
+
+
+def with_extra_cases(cases: list[Path] | None, extra: list[Path] | None) -> list[Path] | None:
+    """The case folders a run loads: ``cases`` (None or empty: the default corpus) followed by
+    ``extra``; None when neither is given (the default corpus)."""
+    if not extra:
+        return cases or None
+    return [*(cases or [DEFAULT_CASES_DIR]), *extra]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "offsets-planner conformance")
+    group.addoption("--extra-cases", action="append", default=[], metavar="DIR", type=Path,
+                    help="directory of case files to run as well as the corpus (repeatable; "
+                         "--cases replaces the corpus instead)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.option.cases = with_extra_cases(config.option.cases, config.option.extra_cases) or []

@@ -1,0 +1,356 @@
+"""``python -m conformance mutants``: the corpus's mutation score.
+
+Runs the corpus (``pytest conformance/``) on every planted mutant of a family as an external
+planner and reports, per profile (``--profile contract`` / ``--profile project``, spec section 8),
+which mutants it kills. A family is a module (default ``tests.planted.mutants``) with
+
+* ``MUTANTS``: ``{"module:attr": None | reason}``, the mutants relative to the family's package;
+  a reason declares the mutant *equivalent under contract* (it differs only where a project rule
+  decides, so no contract case can kill it);
+* ``CONTROL``: the same planner with no bug, which must pass every case (else no kill means
+  anything);
+* ``planner_name(key)``: the ``--planner`` name of a key.
+
+A mutant is **killed** under a profile when the run has at least one result of that mutant with a
+failing status (:data:`KILLING`: fail, oob, crash, timeout, xpass); ``differs`` and
+``not-wrapper`` never kill. Statuses are read from the run's results file
+(``reports/results.schema.json``), and the run counts only when pytest exited 0 or 1 with a
+complete file.
+
+Speed: one pytest session per profile with every mutant as a repeated ``--planner``, run
+in-process (``--no-isolate``): the mutants are this repository's own pure-Python code, and an
+isolated run costs one worker process (torch imported) per mutant and about 5x the time (measured:
+2 mutants, 191 cases, 27 s isolated against 5.5 s in-process; 58 planners take about 140 s
+in-process on one CPU core). ``--isolate`` gives the harness's default isolation back. The project
+profile judges a superset of the contract's pins (``conformance/plugin/profiles.py``), so a kill
+under contract is a kill under project: the project run holds only the contract survivors, the
+equivalent mutants and the control, unless ``--full``.
+
+Exit status: 0 when every non-equivalent mutant is killed under contract, no equivalent mutant is
+killed under contract (a wrong declaration) and every equivalent one is killed under project; 1
+otherwise; 2 when a run did not finish, the control failed or a name is unknown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tabulate import tabulate
+
+from conformance.paths import REPO_ROOT
+from conformance.robustness.progress import Progress
+
+DEFAULT_FAMILY = "tests.planted.mutants"
+PROFILE_NAMES = ("contract", "project")
+KILLING = frozenset({"fail", "oob", "crash", "timeout", "xpass"})
+"""Results statuses that kill a mutant (``differs`` / ``not-wrapper`` / ``declared`` never do)."""
+POLL_SECONDS = 1.0
+
+
+class MutantsError(RuntimeError):
+    """A run that cannot be scored (pytest did not finish, the control failed, a bad name)."""
+
+
+@dataclass
+class Verdict:
+    """One mutant under one profile.
+
+    Attributes:
+        killed: at least one result with a status in :data:`KILLING`; None when not run.
+        statuses: count of each status its results got.
+        differs: (case id, first line of the message, the first line naming what differs) of each
+            result that read ``differs`` or ``not-wrapper``.
+        inferred: the kill is taken from the contract run (a superset profile), not run again.
+    """
+
+    killed: bool | None = None
+    statuses: Counter = field(default_factory=Counter)
+    differs: list[tuple[str, str, str]] = field(default_factory=list)
+    inferred: bool = False
+
+
+def _detail(message: str) -> tuple[str, str]:
+    """(first line, what differs) of a result's message: the line after the judge's ``run k of n``
+    line (with the next one when it is a "wrong error" / "expected ..." pair), else the first
+    later line that says something differs."""
+    lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
+    first = lines[0] if lines else ""
+    runs = [i for i, ln in enumerate(lines) if re.match(r"run \d+ of \d+", ln)]
+    if runs:
+        after = [ln for ln in lines[runs[0] + 1:runs[0] + 4] if not ln.startswith("rerun:")]
+        if after and (after[0] == "wrong error" or after[0].startswith("expected")):
+            return first, " ".join(after[:3] if after[0] == "wrong error" else after[:2])
+        return first, after[0] if after else ""
+    return first, next((ln for ln in lines[1:] if "differ" in ln), "")
+
+
+def judge_results(doc: dict, planners: list[str]) -> dict[str, Verdict]:
+    """Per planner name, its :class:`Verdict` from a results document (``results.schema.json``).
+
+    A planner with no result in ``doc`` gets ``killed=False`` and no statuses (a narrowed run).
+    """
+    verdicts = {name: Verdict(killed=False) for name in planners}
+    for result in doc.get("results", []):
+        verdict = verdicts.get(result.get("planner"))
+        if verdict is None:
+            continue
+        status = result.get("status")
+        verdict.statuses[status] += 1
+        if status in KILLING:
+            verdict.killed = True
+        elif status in ("differs", "not-wrapper"):
+            verdict.differs.append((result.get("case") or result.get("id"),
+                                    *_detail(result.get("message") or "")))
+    return verdicts
+
+
+def check_run(doc: dict | None, exitstatus: int, profile: str) -> None:
+    """Raise :class:`MutantsError` unless the run finished: pytest exited 0 or 1 and the results
+    file says ``complete``."""
+    if exitstatus not in (0, 1):
+        raise MutantsError(f"the {profile} run did not finish: pytest exited {exitstatus}")
+    if doc is None or not doc.get("complete"):
+        raise MutantsError(f"the {profile} run left an incomplete results file")
+
+
+def check_control(verdict: Verdict, profile: str) -> None:
+    """Raise :class:`MutantsError` unless the unmutated planner passed every case it ran."""
+    bad = {s: n for s, n in verdict.statuses.items() if s not in ("pass", "skip")}
+    if bad or not verdict.statuses:
+        raise MutantsError(f"the unmutated control planner did not pass every case under "
+                           f"{profile} ({dict(verdict.statuses) or 'no results'}): no kill "
+                           "means anything until it does")
+
+
+@dataclass
+class Score:
+    """The table: per mutant key its reason (None = not equivalent) and its verdict per profile."""
+
+    reasons: dict[str, str | None]
+    verdicts: dict[str, dict[str, Verdict]]  # profile -> key -> verdict
+
+    def kill_rate(self, profile: str) -> tuple[int, int]:
+        """(killed, non-equivalent) under ``profile``."""
+        live = [k for k, reason in self.reasons.items() if reason is None]
+        return sum(1 for k in live if self.verdicts[profile][k].killed), len(live)
+
+    def survivors(self, profile: str) -> list[str]:
+        return [k for k, reason in self.reasons.items()
+                if reason is None and not self.verdicts[profile][k].killed]
+
+    def wrong_declarations(self) -> list[str]:
+        """Equivalent mutants that the contract profile kills: the declaration is wrong."""
+        return [k for k, reason in self.reasons.items()
+                if reason is not None and self.verdicts["contract"][k].killed]
+
+    def equivalent_survivors(self) -> list[str]:
+        """Equivalent mutants that even the project profile does not kill."""
+        return [k for k, reason in self.reasons.items()
+                if reason is not None and self.verdicts["project"][k].killed is False]
+
+    def failed(self) -> bool:
+        return bool(self.survivors("contract") or self.wrong_declarations()
+                    or self.equivalent_survivors())
+
+    def to_json(self) -> dict:
+        rates = {p: dict(zip(("killed", "non_equivalent"), self.kill_rate(p)))
+                 for p in PROFILE_NAMES}
+        return {"kill_rate": rates, "mutants": [
+            {"mutant": key, "equivalent": reason, **{p: {
+                "killed": self.verdicts[p][key].killed, "inferred": self.verdicts[p][key].inferred,
+                "statuses": dict(self.verdicts[p][key].statuses),
+                "differs": [dict(zip(("case", "message", "detail"), d))
+                            for d in self.verdicts[p][key].differs]} for p in PROFILE_NAMES}}
+            for key, reason in self.reasons.items()]}
+
+
+def _cell(verdict: Verdict) -> str:
+    if verdict.killed is None:
+        return "-"
+    if verdict.inferred:
+        return "killed (contract)"
+    return "killed" if verdict.killed else "SURVIVED"
+
+
+def render(score: Score) -> str:
+    """The readable report: the table, the kill rates, survivors, equivalents and wrong ones."""
+    rows = [[key, _cell(score.verdicts["contract"][key]), _cell(score.verdicts["project"][key]),
+             "equivalent" if reason else ""] for key, reason in score.reasons.items()]
+    out = [tabulate(rows, headers=["mutant", "contract", "project", ""]), ""]
+    for profile in PROFILE_NAMES:
+        killed, total = score.kill_rate(profile)
+        rate = f"{100 * killed / total:.0f}%" if total else "-"
+        out.append(f"kill rate --profile {profile}: {killed}/{total} non-equivalent ({rate})")
+    for key in score.reasons:
+        where = [p for p in PROFILE_NAMES if key in score.survivors(p)]
+        if where:
+            out += ["", f"survivor: {key} (survives --profile {' and '.join(where)})"]
+            for profile in where:
+                out += [f"  under {profile}:"] + ["  " + ln for ln in
+                                                   _why(score.verdicts[profile][key])]
+    for key in score.wrong_declarations():
+        out += ["", f"WRONG DECLARATION: {key} is declared equivalent but the contract profile "
+                    f"kills it"] + _why(score.verdicts["contract"][key])
+    for key in score.equivalent_survivors():
+        out += ["", f"equivalent mutant not killed under project: {key}"] + \
+            _why(score.verdicts["project"][key])
+    equivalent = [(k, r) for k, r in score.reasons.items() if r]
+    if equivalent:
+        out += ["", "equivalent under contract:"] + [f"  {k}: {r}" for k, r in equivalent]
+    return "\n".join(out)
+
+
+def _why(verdict: Verdict) -> list[str]:
+    lines = ["  statuses: " + (", ".join(f"{s} {n}" for s, n in sorted(verdict.statuses.items()))
+                               or "no results")]
+    if not verdict.killed and verdict.statuses and set(verdict.statuses) <= {"pass", "skip"}:
+        lines.append("  no case reached its bug (every case passed)")
+    for case, first, what in verdict.differs:
+        lines.append(f"  {case}: {first}" + (f" -- {what}" if what else ""))
+    return lines
+
+
+def load_family(module_name: str) -> tuple[dict[str, str | None], str, object]:
+    """(MUTANTS, CONTROL, planner_name) of a family module (see the module docstring)."""
+    try:
+        family = importlib.import_module(module_name)
+        return dict(family.MUTANTS), family.CONTROL, family.planner_name
+    except (ImportError, AttributeError) as exc:
+        raise MutantsError(f"cannot load the mutant family {module_name!r}: {exc}") from None
+
+
+def run_profile(profile: str, planners: list[str], args, out_dir: Path, progress: bool) -> dict:
+    """One pytest session of the corpus on ``planners`` under ``profile``; its results document.
+
+    Raises:
+        MutantsError: pytest did not finish (see :func:`check_run`).
+    """
+    results = out_dir / f"results-{profile}.json"
+    log = out_dir / f"pytest-{profile}.log"
+    cmd = [sys.executable, "-m", "pytest", str(REPO_ROOT / "conformance"), "-q",
+           "-p", "no:cacheprovider", "--profile", profile, "--results", str(results)]
+    cmd += [] if args.isolate else ["--no-isolate"]
+    for name in planners:
+        cmd += ["--planner", name]
+    for case in args.case or []:
+        cmd += ["--case", case]
+    for directory in args.cases or []:
+        cmd += ["--cases", str(Path(directory).resolve())]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep)
+    with open(log, "wb") as sink:
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=sink, stderr=subprocess.STDOUT,
+                                env=env)
+        _watch(proc, results, f"mutants --profile {profile}", progress)
+    doc = _read(results)
+    try:
+        check_run(doc, proc.returncode, profile)
+    except MutantsError as exc:
+        tail = log.read_text(errors="replace").splitlines()[-15:]
+        raise MutantsError("\n".join([str(exc), *("  " + ln for ln in tail)])) from None
+    return doc
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None  # not written yet, or being replaced
+
+
+def _watch(proc: subprocess.Popen, results: Path, label: str, enabled: bool) -> None:
+    """Wait for ``proc``, drawing progress on stderr from the results file as it grows."""
+    bar, start = None, time.monotonic()
+    while proc.poll() is None:
+        time.sleep(POLL_SECONDS)
+        doc = _read(results) if enabled else None
+        if not doc or not doc.get("collected"):
+            continue
+        if bar is None:
+            bar = Progress(doc["collected"], label)
+            bar.start = start  # the rate counts from pytest's start
+        done = len(doc.get("results", []))
+        if done > bar.done:
+            bar.update(done - bar.done, note=f"{time.monotonic() - start:.0f}s")
+    if bar is not None:
+        bar.__exit__(None, None, None)
+
+
+def score_family(args) -> Score:
+    """Run the profiles on the family (narrowed by ``--mutant`` / ``--case``) and score it."""
+    reasons, control, planner_name = load_family(args.family)
+    if args.mutant:
+        unknown = [m for m in args.mutant if m not in reasons]
+        if unknown:
+            raise MutantsError(f"unknown mutant(s): {', '.join(unknown)} (see {args.family})")
+        reasons = {k: reasons[k] for k in args.mutant}
+    names = {key: planner_name(key) for key in reasons}
+    verdicts: dict[str, dict[str, Verdict]] = {}
+    with tempfile.TemporaryDirectory(prefix="conformance-mutants-") as tmp:
+        out_dir = Path(args.keep) if args.keep else Path(tmp)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for profile in PROFILE_NAMES:
+            keys = list(reasons)
+            if profile != "contract" and not args.full:  # a contract kill is a project kill
+                keys = [k for k in keys if not verdicts["contract"][k].killed or reasons[k]]
+            if not keys:  # every mutant killed under contract: nothing left to run
+                verdicts[profile] = {k: Verdict(killed=True, inferred=True) for k in reasons}
+                continue
+            planners = [planner_name(control)] + [names[k] for k in keys]
+            print(f"mutants: --profile {profile}: {len(keys)} mutant(s) and the control, one "
+                  f"pytest session", file=sys.stderr)
+            by_name = judge_results(run_profile(profile, planners, args, out_dir,
+                                                not args.no_progress), planners)
+            check_control(by_name[planners[0]], profile)
+            verdicts[profile] = {}
+            for key in reasons:
+                if key in keys:
+                    verdicts[profile][key] = by_name[names[key]]
+                else:
+                    verdicts[profile][key] = Verdict(killed=True, inferred=True)
+    return Score(reasons, verdicts)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        score = score_family(args)
+    except MutantsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(render(score))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(score.to_json(), indent=1) + "\n")
+    return 1 if score.failed() else 0
+
+
+def add_parser(sub) -> None:
+    """Register the ``mutants`` subcommand on :mod:`conformance.cli`'s subparsers."""
+    p = sub.add_parser("mutants", help="the corpus's mutation score on planted mutants")
+    p.add_argument("--family", default=DEFAULT_FAMILY, metavar="MODULE",
+                   help=f"module with MUTANTS, CONTROL and planner_name (default {DEFAULT_FAMILY})")
+    p.add_argument("--mutant", action="append", default=[], metavar="NAME",
+                   help="run only this mutant, as MUTANTS names it (repeatable)")
+    p.add_argument("--case", action="append", default=[], metavar="ID",
+                   help="run only this case id (repeatable; passed to pytest)")
+    p.add_argument("--json", type=Path, metavar="PATH", help="write the table as JSON")
+    p.add_argument("--full", action="store_true",
+                   help="run every mutant under project too (not only the contract survivors)")
+    p.add_argument("--isolate", action="store_true",
+                   help="the harness's default isolation: one worker process per mutant, ~5x slower")
+    p.add_argument("--keep", type=Path, metavar="DIR",
+                   help="keep each profile's results file and pytest log in DIR")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=main)

@@ -1,0 +1,69 @@
+"""``--extra-cases DIR`` adds a folder of case files to the corpus; ``--cases DIR`` replaces it
+(:mod:`conformance.plugin.extra_cases`), in ``pytest conformance/`` and ``python -m conformance``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conformance.corpus.loader import load_corpus
+from conformance.paths import DEFAULT_CASES_DIR
+from conformance.plugin.extra_cases import with_extra_cases
+from tests.case_docs import case_doc
+from tests.subproc import run_cli, run_pytest
+
+OWN = "own-decode"
+
+
+def _own_cases(tmp_path: Path) -> Path:
+    folder = tmp_path / "own"
+    folder.mkdir()
+    (folder / "own.json").write_text(json.dumps(case_doc(OWN)))
+    return folder
+
+
+def test_with_extra_cases_adds_to_the_default_or_to_the_given_folders():
+    a, b, c = Path("a"), Path("b"), Path("c")
+    assert with_extra_cases(None, None) is None
+    assert with_extra_cases([], []) is None
+    assert with_extra_cases([a], []) == [a]
+    assert with_extra_cases([], [b]) == [DEFAULT_CASES_DIR, b]
+    assert with_extra_cases([a], [b, c]) == [a, b, c]
+
+
+def test_extra_cases_run_with_the_corpus_and_cases_replaces_it(tmp_path):
+    own = _own_cases(tmp_path)
+    proc, items = run_pytest(tmp_path, "--planner", "python", "--extra-cases", str(own),
+                             "--case", OWN, "--case", "spec7-no-prefix")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert {name: item.outcome for name, item in items.items()} == {
+        f"{OWN}[python]": "passed", "spec7-no-prefix[python]": "passed"}
+    results = json.loads((tmp_path / "results.json").read_text())
+    own_entry = next(r for r in results["results"] if r["case"] == OWN)
+    assert f"--cases {own} --case {OWN}" in own_entry["rerun"]  # a rerun loads only its folder
+
+    proc, items = run_pytest(tmp_path, "--planner", "python", "--cases", str(own),
+                             "--case", OWN, "--case", "spec7-no-prefix")
+    assert proc.returncode == 1
+    assert items[f"{OWN}[python]"].outcome == "passed"
+    assert items["spec7-no-prefix[missing]"].outcome == "failed"  # not in --cases' folder
+
+
+def test_an_extra_case_id_already_in_the_corpus_is_a_load_fault(tmp_path):
+    folder = tmp_path / "dup"
+    folder.mkdir()
+    (folder / "dup.json").write_text(json.dumps(case_doc("spec7-no-prefix")))
+    cases, errors = load_corpus(with_extra_cases(None, [folder]))
+    assert [c.id for c in cases].count("spec7-no-prefix") == 1
+    assert [(e.case_id, "duplicate case id" in e.message) for e in errors] == [("spec7-no-prefix", True)]
+
+
+def test_the_cli_lists_the_corpus_and_the_extra_cases(tmp_path):
+    own = _own_cases(tmp_path)
+    corpus = len(load_corpus()[0])
+    proc = run_cli("--extra-cases", str(own), "cases")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith(f"{corpus + 1} case(s), 0 faulty file entr(y/ies)")
+    assert OWN in proc.stdout
+    proc = run_cli("--cases", str(own), "cases")
+    assert proc.stdout.rstrip().endswith("1 case(s), 0 faulty file entr(y/ies)")

@@ -1,0 +1,293 @@
+"""The planted mutant family (tests/planted/mutants/) and ``python -m conformance mutants``
+(conformance/robustness/mutants.py): the family is well formed and its control plans as the
+pure-Python planner does; the kill / survivor bookkeeping on small results documents; the command
+end to end on three mutants; and (slow) the whole family: every non-equivalent mutant is killed
+under the contract profile.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+from conformance.robustness.mutants import (
+    MutantsError,
+    Score,
+    Verdict,
+    check_control,
+    check_run,
+    judge_results,
+    load_family,
+    render,
+)
+from impls.python_planner import launch as python_launch
+from tests.planted import mutants as family
+from tests.subproc import run_cli
+
+ALL = [family.CONTROL, *family.MUTANTS]
+
+
+def _launcher(key: str):
+    module, _, attr = family.planner_name(key).partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+# --- the family -------------------------------------------------------------------------------
+
+def test_family_has_at_least_32_mutants_and_some_equivalent_ones():
+    assert len(family.MUTANTS) >= 32
+    equivalent = {k: r for k, r in family.MUTANTS.items() if r}
+    assert equivalent and all(r.startswith("equivalent under contract: ") and
+                              r.endswith("killed under --profile project")
+                              for r in equivalent.values())
+
+
+@pytest.mark.parametrize("key", ALL)
+def test_every_mutant_is_a_launcher_with_the_planners_signature_and_a_one_line_bug(key):
+    launch = _launcher(key)
+    assert inspect.signature(launch) == inspect.signature(python_launch)
+    doc = launch.__doc__.strip()
+    assert "\n" not in doc
+    assert doc.startswith("Bug: ") or key == family.CONTROL
+
+
+def test_every_launcher_in_the_family_modules_is_registered():
+    found = set()
+    for path in Path(family.__file__).parent.glob("*.py"):
+        if path.stem == "__init__":
+            continue
+        module = importlib.import_module(f"{family.__name__}.{path.stem}")
+        found |= {f"{path.stem}:{name}" for name, value in vars(module).items()
+                  if hasattr(value, "planner_class")}  # made by base.launcher
+    assert found == set(ALL)
+
+
+def _kwargs(rpi, prefix, extend, *, rows=4, cols=16, lut=None, window=0, capacity=1 << 20,
+            seeds_len=None) -> dict:
+    n = len(rpi)
+    seeds_len = n if seeds_len is None else seeds_len
+    i64 = torch.int64
+    return dict(
+        req_pool_indices=torch.tensor(rpi, dtype=i64), prefix_lens=torch.tensor(prefix, dtype=i64),
+        extend_seq_lens=torch.tensor(extend, dtype=i64),
+        req_to_token=torch.arange(rows * cols, dtype=torch.int32).reshape(rows, cols),
+        full_to_swa_index_mapping=None if lut is None else torch.tensor(lut, dtype=i64),
+        out_verify_offsets_scratch=torch.full((4097,), 7, dtype=i64),
+        out_write_offsets=torch.full((seeds_len + 1,), 7, dtype=i64),
+        out_write_seed_slot_indices=torch.full((seeds_len,), 7, dtype=i64),
+        out_verify_num_valid=torch.full((1,), 7, dtype=torch.int32),
+        out_verify_enable=torch.full((1,), 7, dtype=torch.int32),
+        out_write_num_valid_reqs=torch.full((1,), 7, dtype=torch.int32),
+        swa_window_size=window, verify_capacity=capacity)
+
+
+CONTROL_INPUTS = [
+    ([1, 0, 2], [5, 99, 3], [1, 99, 1], {}),  # spec section 7, padding row in the middle
+    ([1, 2, 3, 1], [0, 4, 10, 40], [8, 1, -3, 2], {"seeds_len": 6}),  # past the row, negative
+    ([3, -1, 9, 2], [2, 5, 5, 0], [1, 1, 1, 4], {}),  # rows outside the table
+    ([1, 2], [3, 20], [1, 1], {"lut": [100 + i for i in range(9)], "window": 4, "capacity": 5}),
+    ([], [], [], {"seeds_len": 2}),
+]
+
+
+@pytest.mark.parametrize("rpi, prefix, extend, extra", CONTROL_INPUTS)
+def test_the_control_writes_what_the_pure_python_planner_writes(rpi, prefix, extend, extra):
+    want, got = _kwargs(rpi, prefix, extend, **extra), _kwargs(rpi, prefix, extend, **extra)
+    python_launch(**want)
+    _launcher(family.CONTROL)(**got)
+    for name, value in want.items():
+        if isinstance(value, torch.Tensor):
+            assert torch.equal(got[name], value), name
+
+
+def test_a_mutant_plants_its_bug():
+    """The seed-column mutant of the brief: spec section 7's rpi [2], prefix [7] reads column 7."""
+    kwargs = _kwargs([2], [7], [1])
+    _launcher("seeds:seed_column_prefix")(**kwargs)
+    assert kwargs["out_write_seed_slot_indices"].tolist() == [2 * 16 + 7]  # 38 is due
+
+
+def test_the_cached_plan_mutant_is_wrong_only_on_a_second_call():
+    launch = _launcher("stores:cached_plan")
+    kwargs = _kwargs([1], [3], [1])
+    launch(**kwargs)
+    assert kwargs["out_write_seed_slot_indices"].tolist() == [18]
+    kwargs["prefix_lens"] = torch.tensor([5])
+    launch(**kwargs)
+    assert kwargs["out_write_seed_slot_indices"].tolist() == [18]  # 20 is due: replayed
+
+
+# --- the bookkeeping --------------------------------------------------------------------------
+
+def _doc(*results: tuple[str, str, str], message: str = "") -> dict:
+    return {"complete": True, "results": [
+        {"planner": planner, "case": case, "status": status, "message": message}
+        for planner, case, status in results]}
+
+
+DIFFERS_TEXT = ("differs from project rule (case pins project; profile contract judges contract)\n"
+                "hazard-row-negative[m]  (cases/semantics/hazards.json $.cases[3])\n"
+                "  run 1 of 2 (fresh poison 'a')\n"
+                "  out_write_seed_slot_indices: 1 element(s) differ, first at index 1\n")
+
+
+@pytest.mark.parametrize("status", ["fail", "oob", "crash", "timeout", "xpass"])
+def test_a_failing_status_kills(status):
+    verdict = judge_results(_doc(("m", "a", "pass"), ("m", "b", status)), ["m"])["m"]
+    assert verdict.killed is True
+    assert verdict.statuses == Counter({"pass": 1, status: 1})
+
+
+@pytest.mark.parametrize("status", ["differs", "not-wrapper", "declared", "pass", "skip", "error"])
+def test_other_statuses_never_kill(status):
+    verdict = judge_results(_doc(("m", "a", status)), ["m"])["m"]
+    assert verdict.killed is False
+
+
+def test_differs_results_are_kept_with_their_first_line_and_what_differs():
+    doc = _doc(("m", "hazard-row-negative", "differs"), ("other", "x", "fail"),
+               message=DIFFERS_TEXT)
+    verdicts = judge_results(doc, ["m", "unseen"])
+    assert verdicts["m"].differs == [(
+        "hazard-row-negative",
+        "differs from project rule (case pins project; profile contract judges contract)",
+        "out_write_seed_slot_indices: 1 element(s) differ, first at index 1")]
+    assert verdicts["unseen"].killed is False and not verdicts["unseen"].statuses
+    assert "other" not in verdicts
+
+
+def _score(contract: dict[str, Verdict], project: dict[str, Verdict], reasons) -> Score:
+    return Score(reasons, {"contract": contract, "project": project})
+
+
+def test_kill_rate_survivors_and_wrong_declarations():
+    reasons = {"a": None, "b": None, "eq": "equivalent under contract: x", "bad": "equivalent "
+               "under contract: y"}
+    contract = {"a": Verdict(True, Counter(fail=2)), "b": Verdict(False, Counter(differs=1),
+                                                                   [("c1", "differs ...", "")]),
+                "eq": Verdict(False, Counter(differs=3)), "bad": Verdict(True, Counter(fail=1))}
+    project = {"a": Verdict(True, inferred=True), "b": Verdict(True, Counter(fail=1)),
+               "eq": Verdict(True, Counter(fail=3)), "bad": Verdict(True, Counter(fail=1))}
+    score = _score(contract, project, reasons)
+    assert score.kill_rate("contract") == (1, 2)
+    assert score.kill_rate("project") == (2, 2)
+    assert score.survivors("contract") == ["b"] and score.survivors("project") == []
+    assert score.wrong_declarations() == ["bad"]
+    assert score.equivalent_survivors() == []
+    assert score.failed()
+    text = render(score)
+    assert "kill rate --profile contract: 1/2 non-equivalent (50%)" in text
+    assert "kill rate --profile project: 2/2 non-equivalent (100%)" in text
+    assert "survivor: b (survives --profile contract)" in text
+    assert "    c1: differs ..." in text
+    assert "WRONG DECLARATION: bad is declared equivalent" in text
+    assert "  eq: equivalent under contract: x" in text
+    assert score.to_json()["mutants"][1]["contract"]["differs"] == [
+        {"case": "c1", "message": "differs ...", "detail": ""}]
+
+
+def test_all_killed_and_equivalents_killed_under_project_is_a_pass():
+    reasons = {"a": None, "eq": "equivalent under contract: x"}
+    score = _score({"a": Verdict(True, Counter(fail=1)), "eq": Verdict(False, Counter({"pass": 1}))},
+                   {"a": Verdict(True, inferred=True), "eq": Verdict(True, Counter(fail=1))},
+                   reasons)
+    assert not score.failed()
+    assert "killed (contract)" in render(score)
+
+
+def test_an_equivalent_mutant_that_survives_project_fails_the_score():
+    reasons = {"eq": "equivalent under contract: x"}
+    score = _score({"eq": Verdict(False)}, {"eq": Verdict(False, Counter(differs=1))}, reasons)
+    assert score.equivalent_survivors() == ["eq"] and score.failed()
+    assert "no case reached its bug" not in render(score)
+    assert "equivalent mutant not killed under project: eq" in render(score)
+
+
+def test_a_survivor_no_case_reaches_says_so():
+    score = _score({"a": Verdict(False, Counter({"pass": 3}))},
+                   {"a": Verdict(False, Counter({"pass": 3}))}, {"a": None})
+    assert "no case reached its bug (every case passed)" in render(score)
+
+
+@pytest.mark.parametrize("doc, code", [(None, 1), ({"complete": False}, 1),
+                                       ({"complete": True}, 2), ({"complete": True}, 4)])
+def test_an_unfinished_run_is_never_scored(doc, code):
+    with pytest.raises(MutantsError):
+        check_run(doc, code, "contract")
+
+
+def test_a_finished_run_is_scored():
+    check_run({"complete": True}, 1, "contract")
+    check_run({"complete": True}, 0, "project")
+
+
+def test_the_control_must_pass_every_case():
+    check_control(Verdict(False, Counter({"pass": 3, "skip": 1})), "contract")
+    for statuses in (Counter({"pass": 3, "fail": 1}), Counter({"differs": 1}), Counter()):
+        with pytest.raises(MutantsError, match="control"):
+            check_control(Verdict(False, statuses), "contract")
+
+
+def test_a_family_that_cannot_be_loaded_is_an_error():
+    with pytest.raises(MutantsError, match="no.such.family"):
+        load_family("no.such.family")
+    assert load_family("tests.planted.mutants")[0] == family.MUTANTS
+
+
+# --- the command ------------------------------------------------------------------------------
+
+def test_the_command_end_to_end_on_three_mutants(tmp_path):
+    """enable_ge dies on capacity-exact (total 3 == capacity 3); position_clamped_to_table only
+    differs on the past-row seed of hazard-prefix-past-row (a project rule: killed under project
+    only); num_valid_saturates survives: neither case reaches total >= 2^31."""
+    out = tmp_path / "score.json"
+    proc = run_cli("mutants", "--mutant", "scalars:enable_ge", "--mutant",
+                   "seeds:position_clamped_to_table", "--mutant", "scalars:num_valid_saturates",
+                   "--case", "capacity-exact", "--case", "hazard-prefix-past-row",
+                   "--json", str(out), timeout=600)
+    assert proc.returncode == 1, proc.stderr
+    assert "kill rate --profile contract: 1/2 non-equivalent (50%)" in proc.stdout
+    assert "survivor: scalars:num_valid_saturates (survives --profile contract and project)" \
+        in proc.stdout
+    assert "no case reached its bug" in proc.stdout
+    assert "mutants --profile contract" in proc.stderr  # progress
+    rows = {m["mutant"]: m for m in json.loads(out.read_text())["mutants"]}
+    assert rows["scalars:enable_ge"]["contract"]["killed"] is True
+    assert rows["scalars:enable_ge"]["contract"]["statuses"] == {"fail": 1, "pass": 1}
+    assert rows["scalars:enable_ge"]["project"] == {"killed": True, "inferred": True,
+                                                    "statuses": {}, "differs": []}
+    clamped = rows["seeds:position_clamped_to_table"]
+    assert clamped["equivalent"].startswith("equivalent under contract")
+    assert clamped["contract"]["killed"] is False
+    assert [d["case"] for d in clamped["contract"]["differs"]] == ["hazard-prefix-past-row"]
+    assert clamped["project"]["killed"] is True
+    assert rows["scalars:num_valid_saturates"]["contract"]["statuses"] == {"pass": 2}
+
+
+def test_the_command_refuses_an_unknown_mutant():
+    proc = run_cli("mutants", "--mutant", "seeds:no_such_bug")
+    assert proc.returncode == 2
+    assert "unknown mutant(s): seeds:no_such_bug" in proc.stderr
+
+
+@pytest.mark.slow
+def test_every_non_equivalent_mutant_is_killed_under_contract(tmp_path):
+    """The corpus's mutation score: 100% of the non-equivalent mutants killed under the default
+    contract profile, every equivalent one killed under project and none under contract."""
+    out = tmp_path / "score.json"
+    proc = run_cli("mutants", "--json", str(out), "--no-progress", timeout=1800)
+    assert out.exists(), proc.stderr
+    score = json.loads(out.read_text())
+    survivors = [m["mutant"] for m in score["mutants"]
+                 if m["equivalent"] is None and not m["contract"]["killed"]]
+    assert survivors == [], proc.stdout
+    rate = score["kill_rate"]["contract"]
+    assert rate["killed"] == rate["non_equivalent"] == sum(
+        1 for r in family.MUTANTS.values() if r is None)
+    assert proc.returncode == 0, proc.stdout

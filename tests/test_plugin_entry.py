@@ -1,0 +1,32 @@
+"""The plugin is loaded once, whether by the ``pytest11`` entry point of an install, by the root
+``conftest.py`` of a checkout, or by both (the entry point is named by the module, so pytest sees
+the conftest's ``pytest_plugins`` entry as loaded already)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import conformance.plugin.hooks as hooks
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_this_session_has_the_plugin_once_under_its_module_name(request):
+    manager = request.config.pluginmanager
+    assert [p for p in manager.get_plugins() if p is hooks] == [hooks]
+    assert manager.get_plugin("conformance.plugin.hooks") is hooks
+
+
+def test_the_root_conftest_alone_loads_it_without_entry_points(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # no pytest11 entry point is loaded
+    proc = subprocess.run([sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider",
+                           "--planner", "python", "--case", "spec7-no-prefix",
+                           "--results", str(tmp_path / "results.json")],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "1 passed" in proc.stdout
+    assert (tmp_path / "results.json").exists()

@@ -1,0 +1,137 @@
+"""The report reads the judge's verdicts (the results file's ``verdict``), on real runs of planted
+planners whose single bug is known (run ``d`` of ``tests/report_runs.py``):
+
+* the documented errors x planners table counts an error against a planner only when a step
+  expecting it failed: the seed bug of :func:`tests.planted.report_planners.seed_plus_one` fails
+  the valid steps of ``err-steps-*-between-valid`` cases and leaves every error row green, while
+  a wrong message (run ``b``) paints its row red; a result without a verdict is not judged;
+* the failure list holds every non-pass (``differs`` and ``declared`` included), each with the
+  rules that decide its differences and what differed, from the verdict's data.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from conformance.reporting import error_table
+from conformance.reporting.report import anchor, build, render_html, render_markdown, render_text
+from conformance.reporting.results_format import load_results
+from tests.report_runs import PAST_ROW, PLANNER, SEED, run
+
+BETWEEN_VALID = ("err-steps-dtype-between-valid", "err-steps-wrapper-and-capacity-between-valid")
+
+
+def _model(name: str = "d", doc: dict | None = None) -> dict:
+    return build(doc or load_results(run(name).results), check_stale=False)
+
+
+def _cells(model: dict, planner: str) -> dict[str, dict]:
+    return {row["id"]: row["cells"][planner] for row in model["catalog"] if planner in row["cells"]}
+
+
+def test_seed_bug_fails_cases_but_no_error_step():
+    model = _model()
+    by_id = {r["id"]: r for r in model["doc"]["results"]}
+    for case in BETWEEN_VALID:  # the cases fail (their valid steps), their error steps pass
+        result = by_id[f"{case}[{SEED}]"]
+        assert result["status"] == "fail"
+        assert result["verdict"]["error_steps"] and all(
+            s["ok"] for s in result["verdict"]["error_steps"])
+    assert by_id[f"err-steps-bs-exceeds-between-valid[{SEED}]"]["status"] == "declared"
+    cells = _cells(model, SEED)
+    assert set(cells) == {"dtype", "swa-lut-required", "verify-capacity-non-negative",
+                          "bs-exceeds-capacity"}
+    assert {k: (c["passed"], c["judged"], c["failed"], c["not_judged"]) for k, c in
+            cells.items()} == {"dtype": (2, 2, 0, 0), "swa-lut-required": (1, 1, 0, 0),
+                               "verify-capacity-non-negative": (1, 1, 0, 0),
+                               "bs-exceeds-capacity": (1, 1, 0, 0)}
+    assert error_table.failing_lines(model["catalog"]) == []
+    html = render_html(model)
+    table = html[html.index('id="catalog"'):html.index('id="hazards"')]
+    assert not re.search(r'<span class="bad"[^>]*>\d+/\d+</span>', table)
+    assert len(re.findall(r'<span class="ok">2/2</span>', table)) == 2  # dtype, both planners
+    assert "documented error steps: none failed" in render_text(model)
+    md = render_markdown(model)
+    row = next(ln for ln in md.splitlines() if ln.startswith("| `dtype`"))
+    assert [c.strip() for c in row.strip("|").split("|")] == ["`dtype`", "2", "2/2", "2/2"]
+
+
+def test_wrong_message_fails_its_error_row():
+    model = _model("b")  # the wrong error message on err-dtype-prefix-lens
+    assert _cells(model, PLANNER)["dtype"] == {
+        "passed": 0, "failed": 1, "judged": 1, "declared": 0, "not_judged": 0, "total": 1,
+        "ok": False}
+    assert error_table.failing_lines(model["catalog"]) == [f"dtype: {PLANNER} 0/1"]
+    html = render_html(model)
+    table = html[html.index('id="catalog"'):html.index('id="hazards"')]
+    assert '<span class="bad">0/1</span>' in table
+    text = render_text(model)
+    assert f"  dtype: {PLANNER} 0/1" in text.splitlines()
+
+
+def test_result_without_verdict_is_not_judged():
+    doc = copy.deepcopy(load_results(run("d").results))
+    crashed = next(r for r in doc["results"] if r["id"] == f"err-dtype-prefix-lens[{SEED}]")
+    crashed.update(status="crash", observed="crash", verdict=None,
+                   message="worker 'gw0' crashed while running it")
+    model = _model(doc=doc)
+    assert _cells(model, SEED)["dtype"] == {
+        "passed": 1, "failed": 0, "judged": 1, "declared": 0, "not_judged": 1, "total": 2,
+        "ok": True}
+    html = render_html(model)
+    table = html[html.index('id="catalog"'):html.index('id="hazards"')]
+    assert re.search(r'<span class="ok">1/1</span> <span class="muted">\+1 not judged</span>',
+                     table)
+    entry = next(f for f in model["failures"] if f["id"] == crashed["id"])
+    assert (entry["summary"], entry["rules"]) == ("worker 'gw0' crashed while running it", "")
+
+
+def test_differs_and_declared_are_listed_with_their_rules():
+    model = _model()
+    listed = {f["id"]: f for f in model["failures"]}
+    assert {i: f["status"] for i, f in listed.items()} == {
+        f"err-steps-dtype-between-valid[{SEED}]": "fail",
+        f"err-steps-wrapper-and-capacity-between-valid[{SEED}]": "fail",
+        f"hazard-prefix-past-row[{PAST_ROW}]": "differs",
+        f"err-steps-bs-exceeds-between-valid[{SEED}]": "declared"}
+    assert [f["judged"] for f in model["failures"]] == [False, False, True, True]  # bad first
+    differs = listed[f"hazard-prefix-past-row[{PAST_ROW}]"]
+    # the case clamps the seed to table[1, 15] = 31; reading past the row gives another value
+    assert re.fullmatch(r"out_write_seed_slot_indices\[0\]: got (\d+), expected 31",
+                        differs["summary"])
+    assert differs["summary"] != "out_write_seed_slot_indices[0]: got 31, expected 31"
+    assert differs["rules"] == "decided by: project rule past-row (2)"  # runs a and b
+    declared = listed[f"err-steps-bs-exceeds-between-valid[{SEED}]"]
+    assert declared["rules"] == "decided by: contract (6)"
+    assert declared["message"].startswith("declared divergence (fail), ")
+    html = render_html(model)
+    failures = html[html.index('<h2 id="failures">'):html.index('<h2 id="matrix-title">')]
+    assert "(4: 2 not passing, 2 judged, not failed)" in failures
+    assert ('<option value="judged">judged, not failed (differs, not-wrapper, '
+            'declared)</option>') in html
+    for f, status in ((differs, "differs"), (declared, "declared")):
+        target = re.escape(anchor("fail", f["case"], f["planner"]))
+        block = re.search(rf'<div class="entry judged" data-status="{status}" data-planner='
+                          rf'"{re.escape(f["planner"])}"[^>]*>\s*<details class="failure" id='
+                          rf'"{target}">(.*?)</details>', failures, re.S)
+        assert block, status
+        assert f'<span class="rules">{f["rules"]}</span>' in block.group(1)
+        assert "decided by:" in block.group(1).split("<pre>")[1]  # the diff, as the judge wrote it
+    assert "max-height" not in html[:html.index("</style>")]  # the list is no scroll box
+    matrix = html[html.index('<table id="matrix">'):]
+    assert f'href="#{anchor("fail", "hazard-prefix-past-row", PAST_ROW)}"' in matrix
+    text = render_text(model)
+    assert (f"  differs hazard-prefix-past-row[{PAST_ROW}]: {differs['summary']} (decided by: "
+            "project rule past-row (2))") in text.splitlines()
+
+
+def test_summary_comes_from_the_verdict_not_the_text():
+    doc = copy.deepcopy(load_results(run("d").results))
+    result = next(r for r in doc["results"] if r["id"] == f"hazard-prefix-past-row[{PAST_ROW}]")
+    result["message"] = "differs\n  header\n  text that says nothing of the difference"
+    entry = next(f for f in _model(doc=doc)["failures"] if f["id"] == result["id"])
+    assert entry["summary"].startswith("out_write_seed_slot_indices[0]: got ")
+    result["verdict"] = None  # without a verdict: the text's first detail line
+    entry = next(f for f in _model(doc=doc)["failures"] if f["id"] == result["id"])
+    assert entry["summary"] == "text that says nothing of the difference"
