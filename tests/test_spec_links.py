@@ -159,8 +159,8 @@ def test_a_docstring_naming_the_spec_names_existing_sections():
         if path.suffix != ".py" or path == Path(__file__).resolve() or (text := _text(path)) is None:
             continue  # this file spells the path in pieces and plants broken references
         for line in text.splitlines():
-            if "offsets-planner.md" not in line:
-                continue
+            if "``" not in line or "offsets-planner.md" not in line:
+                continue  # a docstring names a file as a ``literal``; code builds paths itself
             seen += 1
             if SPEC_PATH not in line:
                 broken.append(f"{path.relative_to(REPO)}: {line.strip()} (not {SPEC_PATH})")
