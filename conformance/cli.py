@@ -105,9 +105,13 @@ def _cmd_record(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         if args.write:
-            write_expectations(case, expectations)
-            print(f"wrote {len(expectations)} golden(s) into {display_path(case.path)} "
-                  f"({case_id}); check them against the spec and say how in golden_check")
+            if write_expectations(case, expectations):
+                print(f"wrote {len(expectations)} golden(s) into {display_path(case.path)} "
+                      f"({case_id}), marked needs_review; check them against the spec, say how "
+                      f"in golden_check and drop needs_review")
+            else:
+                print(f"{display_path(case.path)} ({case_id}) already holds these "
+                      f"{len(expectations)} golden(s): left as it is")
         else:
             print(dumps(expectations if len(expectations) > 1 else expectations[0]))
     return 0

@@ -20,17 +20,30 @@ UNCHECKED = ("recorded by `python -m conformance record` from the python planner
              "NOT yet checked against the spec")
 
 
-def write_expectations(case: Case, expectations: list[dict]) -> None:
-    """Store ``expectations`` in ``case``'s file (in place, case files' usual layout)."""
+def write_expectations(case: Case, expectations: list[dict]) -> bool:
+    """Store ``expectations`` in ``case``'s file (in place, case files' usual layout).
+
+    A golden that changes is no longer what anyone checked: the case's ``golden_check`` becomes
+    :data:`UNCHECKED` (any earlier note described the old golden) and ``needs_review`` is set
+    (``cases/schema.json``), until a person checks it and drops both. When every stored golden
+    already equals ``expectations``, the file is left as it is (its review still holds).
+
+    Returns:
+        True when the file was written, False when it already held these goldens.
+    """
     doc = json.loads(case.path.read_text())
     raw = doc
     if "cases" in doc:
         raw = next(c for c in doc["cases"] if c.get("id") == case.id)
+    stored = [step.get("expect") for step in raw["steps"]] if "steps" in raw else [raw.get("expect")]
+    if stored == expectations:
+        return False
     if "steps" in raw:
         for step, expect in zip(raw["steps"], expectations):
             step["expect"] = expect
     else:
         raw["expect"] = expectations[0]
-    if "golden_check" not in raw and "golden_check" not in doc.get("defaults", {}):
-        raw["golden_check"] = UNCHECKED
+    raw["golden_check"] = UNCHECKED
+    raw["needs_review"] = True
     case.path.write_text(dumps(doc) + "\n")
+    return True

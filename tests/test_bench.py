@@ -297,7 +297,7 @@ def test_goals_are_ratios_of_the_same_run_with_how_far_they_miss():
     ])
     got = {row[0]: row for row in goals.evaluate(benches)}
     row = got["eager, varying-bs, triton and numba-cuda"]
-    assert row[2].startswith("25 (numba-cuda varying-bs bs 4096)") and row[3].startswith(
+    assert row[2].startswith("25 (numba-cuda varying-bs bs 1..4096)") and row[3].startswith(
         "missed by 1.25x")
     ref = got["eager, varying-bs, triton and numba-cuda, vs the reference planner (upstream's launcher)"]
     assert ref[2].startswith("0.625") and ref[3].startswith("missed by 1.25x")
@@ -308,3 +308,11 @@ def test_goals_are_ratios_of_the_same_run_with_how_far_they_miss():
     assert got["replay device time at bs 4096"][3] == "met"
     assert got["python planner, eager, bs 4096"][3] == "not measured in this run"
     assert got["eager, varying-bs, their bound plans"][3] == "not measured in this run"
+    # the goals without figures are one line under the table of the measured ones
+    lines = goals.render(benches).splitlines()
+    missing = [ln for ln in lines if "not measured" in ln]
+    assert len(missing) == 1 and missing[0].startswith("4 of 10 goal(s) not measured in this run")
+    assert "python planner, eager, bs 4096" in missing[0]
+    assert sum(ln.startswith("| ") for ln in lines) == 1 + 6  # header and the 6 measured goals
+    assert goals.render([]).startswith("10 of 10 goal(s) not measured") and "\n" not in \
+        goals.render([])

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from conformance.corpus.hazards import HazardTagWarning
+from conformance.corpus.loader import load_corpus
 from conformance.robustness.isolation import should_isolate
 from tests.subproc import run_pytest
 
@@ -44,6 +46,19 @@ def isolation_corpus(directory: Path) -> Path:
         ]}
     (directory / "iso.json").write_text(json.dumps(doc))
     return directory
+
+
+def load_isolation_corpus(directory: Path):
+    """:func:`isolation_corpus` loaded in this process: (cases, faults).
+
+    iso-c-hang and iso-d-hazard-ok carry ``hazard`` only to run isolated (their values reach no row
+    of spec section 6), which the loader says with one HazardTagWarning each: asserted here, so the
+    tests that load this corpus print no warning."""
+    with pytest.warns(HazardTagWarning) as caught:
+        loaded = load_corpus([isolation_corpus(directory)])
+    assert sorted(str(w.message).split(":")[0] for w in caught) == [
+        f"{directory / 'iso.json'} $.cases[2]", f"{directory / 'iso.json'} $.cases[3]"]
+    return loaded
 
 
 def test_segfault_and_hang_fail_one_case_each_and_the_run_completes(tmp_path: Path):

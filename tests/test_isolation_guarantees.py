@@ -24,7 +24,7 @@ import pytest
 from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import WorkerPool, WorkerUnavailable, worker_env
 from tests.subproc import REPO, run_pytest
-from tests.test_isolate import isolation_corpus
+from tests.test_isolate import isolation_corpus, load_isolation_corpus
 
 PLAIN = ["-k", "iso-a-plain or iso-e-plain or iso-d-hazard-ok"]
 """iso-a-plain (prefix 7) sets off the planted planners; the other two must still pass."""
@@ -80,9 +80,7 @@ def test_changed_global_torch_state_is_reported_and_the_next_case_is_clean(tmp_p
 
 
 def _case(case_id: str = "iso-e-plain"):
-    from conformance.corpus.loader import load_corpus
-
-    cases, faults = load_corpus([isolation_corpus(Path(tempfile.mkdtemp()) / "cases")])
+    cases, faults = load_isolation_corpus(Path(tempfile.mkdtemp()) / "cases")
     assert not faults
     return next(c for c in cases if c.id == case_id)
 

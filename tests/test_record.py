@@ -59,11 +59,18 @@ def test_record_write_into_a_copy(tmp_path, capsys):
     before = {p: p.read_text() for p in copy.rglob("*.json") if p != target}
 
     assert cli.main(["--cases", str(copy), "record", source.id, "--write"]) == 0
-    assert f"wrote 3 golden(s) into {target}" in capsys.readouterr().out
+    assert f"wrote 3 golden(s) into {target} ({source.id}), marked needs_review" in \
+        capsys.readouterr().out
     (reloaded,) = [c for c in load_corpus([copy])[0] if c.id == source.id]
     assert [_committed(s) for s in reloaded.steps] == [_committed(s) for s in source.steps]
-    assert reloaded.golden_check == source.golden_check  # kept: the case already had one
+    # the old note described the wrong golden: replaced, and the case waits for a review
+    assert reloaded.golden_check == UNCHECKED and reloaded.needs_review
+    assert source.golden_check != UNCHECKED and not source.needs_review
     assert {p: p.read_text() for p in before} == before  # no other file touched
+    written = target.read_text()
+    assert cli.main(["--cases", str(copy), "record", source.id, "--write"]) == 0
+    assert "already holds these 3 golden(s): left as it is" in capsys.readouterr().out
+    assert target.read_text() == written
 
 
 def test_record_write_marks_a_golden_unchecked(tmp_path):
@@ -75,8 +82,11 @@ def test_record_write_marks_a_golden_unchecked(tmp_path):
     doc = json.loads(case.path.read_text())
     del doc["golden_check"]
     case.path.write_text(json.dumps(doc))
-    write_expectations(case, record_expectations(case))
-    assert json.loads(case.path.read_text())["golden_check"] == UNCHECKED
+    expectations = record_expectations(case)
+    expectations[0] = {**expectations[0], "out_verify_enable": 1 - expectations[0]["out_verify_enable"]}
+    assert write_expectations(case, expectations)  # a golden that changed
+    doc = json.loads(case.path.read_text())
+    assert doc["golden_check"] == UNCHECKED and doc["needs_review"] is True
 
 
 def _table_entry_outside(tmp_path):

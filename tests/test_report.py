@@ -152,12 +152,14 @@ def test_benchmarks_moved_beyond_their_noise(capsys):
     new, _ = load_bench(DATA / "bench-new.json")
     figures = moved(old, new)  # triton eager bs 4096 x1.5; python eager bs 64 x1.01 is noise
     assert [(m["planner"], m["mode"], m["bs"], round(m["ratio"], 3)) for m in figures] == [
-        ("triton", "eager", 4096, 1.5)]
+        ("triton", "eager", "4096", 1.5)]
     assert cli_main(["report", "--compare", str(DATA / "bench-old.json"),
                      str(DATA / "bench-new.json"), "--format", "markdown"]) == 0
     md = capsys.readouterr().out
-    assert "1 benchmark figure(s) moved beyond their noise" in md
-    assert re.search(r"\| triton +\| eager +\| +4096 \| +38\.19 \| +57\.29 \| 1\.50x", md), md
+    assert ("1 benchmark figure(s) moved beyond their noise (IQRs apart; 26 of 26 judged, >= 5 "
+            "rounds a side; rounds: old 200, new 200)") in md
+    assert re.search(r"\| triton +\| eager +\| - +\| 4096 +\| 38\.19 +\| 57\.29 +\| 1\.50x +\| 200/200",
+                     md), md
 
 
 def test_bench_names_without_params():
@@ -246,5 +248,6 @@ def test_compare_published_folders(capsys, tmp_path):
     text = capsys.readouterr().out
     assert text.splitlines()[2] == (
         "4 regression(s): 2 newly failing, 2 disappeared; 4 newly passing, 1 other status "
-        "changes, 2 appeared, 8 unchanged, 1 benchmark figure(s) moved beyond their noise")
-    assert re.search(r"^triton +eager +4096 +38\.19 +57\.29 +1\.50x$", text, re.M), text
+        "changes, 2 appeared, 8 unchanged, 1 benchmark figure(s) moved beyond their noise (IQRs "
+        "apart; 26 of 26 judged, >= 5 rounds a side; rounds: old 200, new 200)")
+    assert re.search(r"^triton +eager +- +4096 +38\.19 +57\.29 +1\.50x +200/200$", text, re.M), text

@@ -15,14 +15,13 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from conformance.corpus.loader import load_corpus
 from conformance.plugin.isolation_options import failure_report, status_of
 from conformance.robustness.isolated_case import case_request
 from conformance.robustness.isolation import WorkerPool
 from conformance.robustness.sanitizer import AccessError, parse_memcheck, sanitizer_prefix
 from tests.planted.hostile_planners import MEMCHECK_BLOCK
 from tests.subproc import run_pytest
-from tests.test_isolate import isolation_corpus
+from tests.test_isolate import isolation_corpus, load_isolation_corpus
 
 SAMPLE = """\
 ========= COMPUTE-SANITIZER
@@ -91,7 +90,7 @@ def _fake_sanitizer(folder: Path) -> Path:
 
 
 def test_each_access_error_is_tied_to_the_case_that_was_running(tmp_path):
-    cases = {c.id: c for c in load_corpus([isolation_corpus(tmp_path / "cases")])[0]}
+    cases = {c.id: c for c in load_isolation_corpus(tmp_path / "cases")[0]}
     planner = "tests.planted.hostile_planners:mimics_memcheck"
     fake = _fake_sanitizer(tmp_path / "bin")
     pool = WorkerPool(prefix=sanitizer_prefix("memcheck", str(fake)))
@@ -199,7 +198,7 @@ def test_a_sanitizer_that_refuses_the_device_stops_the_run(tmp_path):
                "raise SystemExit(1)", "--"]
     isolation = Isolation.__new__(Isolation)  # as __init__ leaves it with --sanitize memcheck
     isolation.sanitize, isolation.timeout, isolation.pool = "memcheck", 30.0, WorkerPool(refuses)
-    case = next(c for c in load_corpus([isolation_corpus(tmp_path / "cases")])[0]
+    case = next(c for c in load_isolation_corpus(tmp_path / "cases")[0]
                 if c.id == "iso-e-plain")
     item = SimpleNamespace(case=case, planner="python", avail=SimpleNamespace(device="cuda"),
                            session=SimpleNamespace(shouldstop=False), user_properties=[])

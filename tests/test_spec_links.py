@@ -156,11 +156,11 @@ def test_every_case_source_naming_the_spec_resolves():
 def test_a_docstring_naming_the_spec_names_existing_sections():
     broken, seen = [], 0
     for path in _tracked():
-        if path.suffix != ".py" or (text := _text(path)) is None:
-            continue
+        if path.suffix != ".py" or path == Path(__file__).resolve() or (text := _text(path)) is None:
+            continue  # this file spells the path in pieces and plants broken references
         for line in text.splitlines():
-            if "offsets-planner.md" not in line:
-                continue
+            if "``" not in line or "offsets-planner.md" not in line:
+                continue  # a docstring names a file as a ``literal``; code builds paths itself
             seen += 1
             if SPEC_PATH not in line:
                 broken.append(f"{path.relative_to(REPO)}: {line.strip()} (not {SPEC_PATH})")

@@ -21,6 +21,7 @@ import torch
 
 from conformance.corpus.loader import REPO_ROOT, load_corpus
 from conformance.engine.runner import ConformanceFailure, Target, run_case
+from conformance.plugin.summary import parse as parse_summary
 from impls.python_planner import launch as python_launch
 from tests.planted import wrong_planners as wp
 
@@ -355,11 +356,14 @@ def _pytest(*args: str) -> subprocess.CompletedProcess:
 
 
 def _summary_row(output: str, planner: str) -> list[str]:
-    for line in output.splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if cells and cells[0] == planner:
-            return cells
-    raise AssertionError(f"no summary row for {planner!r} in:\n{output}")
+    lines = output.splitlines()
+    if planner == "planner":
+        return next(ln.split() for ln in lines if ln.startswith("planner "))
+    start = lines.index(next(ln for ln in lines if "conformance summary" in ln))
+    rows = parse_summary(lines[start + 1:])
+    if planner not in rows:
+        raise AssertionError(f"no summary row for {planner!r} in:\n{output}")
+    return rows[planner]
 
 
 def test_pytest_end_to_end_catches_off_by_one():
@@ -373,8 +377,11 @@ def test_pytest_end_to_end_catches_off_by_one():
     assert f"pytest conformance/ --planner {name} --case spec7-prefill-and-decodes " in out
     assert re.search(r"^=+ conformance summary =+$", out, re.M), out
     header = _summary_row(out, "planner")
-    assert header == ["planner", "mode", "passed", "failed", "xfailed", "xpassed", "skipped",
+    assert header == ["planner", "mode", "pass", "fail", "xfail", "xpass", "skip",
                       "error", "oob", "differs", "not-wrapper", "declared", "seconds"]
+    summary = out.split("conformance summary")[1].splitlines()[1:]
+    summary = summary[:next(i for i, ln in enumerate(summary) if ln.startswith("="))]
+    assert max(len(line) for line in summary) <= 120  # the long planner name wraps in its column
     row = _summary_row(out, name)
     assert row[1:8] == ["external", "0", "1", "0", "0", "0", "0"]
     assert re.search(r"\b1 failed\b", out.splitlines()[-1]), out.splitlines()[-1]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from conformance.bench.summary_table import p50_us
+from conformance.bench.summary_table import bs_label, p50_us
 
 GPU_PLANNERS = ("triton", "numba-cuda")
 BOUND_PLANNERS = ("triton-bound", "numba-cuda-bound")
@@ -28,7 +28,7 @@ def _pick(benches, planners, mode, scenario=None):
 
 def _verdict(worst: float | None, target: float, what: str) -> str:
     if worst is None:
-        return "not measured in this run"
+        return NOT_MEASURED
     if worst <= target:
         return "met"
     return f"missed by {worst / target:.2f}x ({what})"
@@ -40,7 +40,7 @@ def _row(goal: str, target_text: str, picked: list, value, target: float) -> lis
     if not scored:
         return [goal, target_text, "-", _verdict(None, target, "")]
     worst, b = max(scored, key=lambda vb: vb[0])
-    where = f"{_p(b).get('planner')} {_p(b).get('scenario', 'reused')} bs {_p(b).get('bs')}"
+    where = f"{_p(b).get('planner')} {_p(b).get('scenario', 'reused')} bs {bs_label(b)}"
     return [goal, target_text, f"{worst:.3g} ({where})", _verdict(worst, target, where)]
 
 
@@ -84,6 +84,20 @@ def _vs_empty_triton(bench: dict, benches: list[dict]) -> float | None:
     return p50_us(bench) / floor[0] if floor else None
 
 
+NOT_MEASURED = "not measured in this run"
+
+
 def render(benches: list[dict]) -> str:
-    """The goals as a GitHub Markdown table."""
-    return tabulate(evaluate(benches), headers=HEADERS, tablefmt="github", disable_numparse=True)
+    """The measured goals as a GitHub Markdown table, then one line naming the goals this run has
+    no figures for (``N of M goal(s) not measured in this run: ...``); only that line when none
+    was measured (a CPU run, say)."""
+    rows = evaluate(benches)
+    measured = [r for r in rows if r[3] != NOT_MEASURED]
+    missing = [r[0] for r in rows if r[3] == NOT_MEASURED]
+    out = [tabulate(measured, headers=HEADERS, tablefmt="github", disable_numparse=True)
+           ] if measured else []
+    if missing:
+        out.append(f"{len(missing)} of {len(rows)} goal(s) {NOT_MEASURED} (they need the GPU "
+                   f"planners, their bound forms and a reference planner on a GPU): "
+                   + "; ".join(missing))
+    return "\n\n".join(out)

@@ -25,7 +25,6 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from tabulate import tabulate
 
 from conformance.plugin import gpu_pinning  # noqa: F401 - first: pins an xdist worker's GPU before CUDA use
 from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus, printable
@@ -43,6 +42,7 @@ from conformance.corpus.entries import LOAD, SHARED_PLANNERS
 from conformance.engine.inputs import new_poison_seed, poison_seed, set_poison_seed
 from conformance.engine.rerun import POISON_SEED_VARIABLE, RUN_SETTINGS
 from conformance.plugin.outcomes import OUTCOMES, outcome
+from conformance.plugin.summary import render as summary_lines
 from conformance.robustness.in_process import (
     PlannerEscape,
     guarded,
@@ -303,9 +303,7 @@ class Summary:
         if not self.tally or hasattr(config, "workerinput"):
             return
         terminalreporter.section("conformance summary")
-        table = tabulate(self.rows(), headers=["planner", "mode", *OUTCOMES, "seconds"],
-                         tablefmt="github")
-        for line in table.splitlines():
+        for line in summary_lines(self.rows()):
             terminalreporter.write_line(line)
         for planner, counts in sorted(self.special.items()):
             parts = ", ".join(f"{counts[s]} {s}" for s in SPECIAL_STATUSES if counts[s])

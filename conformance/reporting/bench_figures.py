@@ -6,7 +6,8 @@ A benchmark's planner, mode and batch size come from its ``params`` (``planner``
 ``bs``), else its ``extra_info``, else the group (mode) and the ``[planner-bs]`` suffix of its
 name. A benchmark is a **floor** (an empty kernel, a trivial torch op) when ``extra_info.floor``
 is set (its value, if a string, names it), or its planner starts with ``floor``. Times are
-pytest-benchmark's seconds, shown in microseconds: p50 (median), min, q1, q3.
+pytest-benchmark's seconds, shown in microseconds: p50 (median), min, q1, q3. A varying-bs figure
+shows its bs as the range it streamed (``1..4096``, from ``extra_info.bs_range``), never one bs.
 """
 
 from __future__ import annotations
@@ -48,11 +49,21 @@ class BenchRow:
     floor_name: str | None = None
     ratio_to_chain: float | None = None
     refused: str | None = None
+    bs_range: tuple[int, int] | None = None
 
     @property
     def iqr(self) -> float:
         """q3 - q1, us."""
         return self.q3 - self.q1
+
+    @property
+    def bs_label(self) -> str:
+        """The bs a figure measured: ``1..4096`` for a varying-bs stream (``extra_info.bs_range``,
+        else 1..bs), the bs otherwise, ``-`` for none."""
+        if self.scenario == "varying-bs" and (self.bs_range or self.bs is not None):
+            lo, hi = self.bs_range or (1, self.bs)
+            return f"{lo}..{hi}"
+        return "-" if self.bs is None else str(self.bs)
 
 
 def _param(bench: dict, name: str):
@@ -87,7 +98,15 @@ def _row(bench: dict) -> BenchRow:
                     scenario=_param(bench, "scenario"),
                     ratio_to_floor=extra.get("ratio_to_floor"), floor_name=extra.get("floor_name"),
                     ratio_to_chain=extra.get("ratio_to_chain"),
-                    refused=None if not extra.get(REFUSED) else str(extra[REFUSED]))
+                    refused=None if not extra.get(REFUSED) else str(extra[REFUSED]),
+                    bs_range=_bs_range(extra))
+
+
+def _bs_range(extra: dict) -> tuple[int, int] | None:
+    span = extra.get("bs_range")
+    if isinstance(span, (list, tuple)) and len(span) == 2 and all(isinstance(v, int) for v in span):
+        return int(span[0]), int(span[1])
+    return None
 
 
 def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
@@ -139,12 +158,12 @@ def table(rows: list[BenchRow]) -> list[dict]:
     for r in sorted(rows, key=lambda r: (r.mode, r.floor, r.planner, r.scenario or "", r.bs or 0)):
         if r.refused:
             out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
-                        "scenario": r.scenario or "-", "bs": "-" if r.bs is None else r.bs,
+                        "scenario": r.scenario or "-", "bs": r.bs_label,
                         "p50": f"refused: {r.refused}", "min": "-", "iqr": "-",
                         "rounds": r.rounds, "floor": r.floor, "ratio": "", "chain": ""})
             continue
         out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
-                    "scenario": r.scenario or "-", "bs": "-" if r.bs is None else r.bs,
+                    "scenario": r.scenario or "-", "bs": r.bs_label,
                     "p50": f"{r.p50:.2f}", "min": f"{r.min:.2f}", "iqr": f"{r.iqr:.2f}",
                     "rounds": r.rounds, "floor": r.floor, "ratio": ratio_text(r),
                     "chain": "" if r.ratio_to_chain is None
@@ -225,17 +244,43 @@ def _legend(x: float, y: float, colour: str, label: str, *, dashed: bool) -> str
             f'<text x="{x + 24}" y="{y + 4}">{escape(label[:22])}</text>')
 
 
+MIN_ROUNDS = 5
+"""The fewest rounds a side needs before :func:`moved` calls a move: with fewer, the quartiles are
+those of 1-4 samples (3 rounds: q1 and q3 are interpolated between the three values), and two runs
+of the same code land outside each other's IQR most of the time."""
+
+
 def moved(old: list[BenchRow], new: list[BenchRow]) -> list[dict]:
-    """Benchmarks present in both whose p50 moved beyond the noise: each run's p50 lies outside
-    the other run's IQR. Sorted by the size of the change, largest first."""
+    """Benchmarks present in both whose p50 moved beyond the noise: both sides have at least
+    :data:`MIN_ROUNDS` rounds and their IQRs [q1, q3] do not overlap. Sorted by the size of the
+    change, largest first; each with its scenario, bs label and the rounds of each side."""
     before = {r.key: r for r in old}
     out = []
     for r in new:
         o = before.get(r.key)
-        if o is None or not o.p50 or r.refused or o.refused:
+        if o is None or not o.p50 or r.refused or o.refused or min(o.rounds, r.rounds) < MIN_ROUNDS:
             continue
-        if not (o.q1 <= r.p50 <= o.q3) and not (r.q1 <= o.p50 <= r.q3):
-            out.append({"key": r.key, "planner": r.planner, "mode": r.mode, "bs": r.bs,
-                        "old": o.p50, "new": r.p50, "ratio": r.p50 / o.p50,
-                        "old_iqr": o.iqr, "new_iqr": r.iqr})
+        if o.q3 < r.q1 or r.q3 < o.q1:
+            out.append({"key": r.key, "planner": r.planner, "mode": r.mode, "bs": r.bs_label,
+                        "scenario": r.scenario or "-", "old": o.p50, "new": r.p50,
+                        "ratio": r.p50 / o.p50, "old_iqr": o.iqr, "new_iqr": r.iqr,
+                        "old_rounds": o.rounds, "new_rounds": r.rounds})
     return sorted(out, key=lambda m: -abs(math.log(m["ratio"])) if m["ratio"] > 0 else 0)
+
+
+def rounds_compared(old: list[BenchRow], new: list[BenchRow]) -> dict:
+    """What :func:`moved` could judge: ``figures`` (present in both, neither refused), ``judged`` (both sides with
+    at least :data:`MIN_ROUNDS` rounds), and the rounds of each side (``old`` / ``new``: the
+    fewest and most, one number when all are equal, e.g. ``"3"`` or ``"3-15"``)."""
+    before = {r.key: r for r in old}
+    pairs = [(before[r.key], r) for r in new
+             if r.key in before and not r.refused and not before[r.key].refused]
+
+    def span(values: list[int]) -> str:
+        return "-" if not values else str(min(values)) if min(values) == max(values) else \
+            f"{min(values)}-{max(values)}"
+
+    return {"figures": len(pairs),
+            "judged": sum(1 for o, r in pairs if min(o.rounds, r.rounds) >= MIN_ROUNDS),
+            "old": span([o.rounds for o, _ in pairs]), "new": span([r.rounds for _, r in pairs]),
+            "min_rounds": MIN_ROUNDS}

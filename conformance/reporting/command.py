@@ -1,7 +1,7 @@
 """The ``report`` subcommand of ``python -m conformance`` (arguments and dispatch only).
 
   report [RESULTS] [--bench BENCH_JSON] [--out PATH] [--publish DIR] [--format html|markdown|text]
-  report --compare OLD NEW [--format html|markdown|text] [--out PATH]
+  report --compare OLD NEW [--format html|markdown|text] [--out PATH] [--fail-on-regression]
 
 RESULTS defaults to ``reports/out/results.json`` (written by every ``pytest conformance/`` run).
 HTML goes to ``--out`` (default ``reports/report.html``, or ``reports/compare.html``; with
@@ -10,7 +10,7 @@ HTML goes to ``--out`` (default ``reports/report.html``, or ``reports/compare.ht
 
 Exit status: 0 when the report is written; 1 when it is written but the run is incomplete
 (interrupted, killed, stopped early: the report's first line says so), for --compare when either
-side is incomplete, and with --strict also when the results are stale (another commit, or a
+side is incomplete (and with --fail-on-regression when there is any regression), and with --strict also when the results are stale (another commit, or a
 planner's source changed since the run); 2 for unusable input or output (one-line error).
 """
 
@@ -38,6 +38,9 @@ def add_report_parser(sub) -> None:
     p.add_argument("--format", choices=("html", "markdown", "text"), default="html")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"),
                    help="compare two runs: results files, benchmark files or --publish folders")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="with --compare: exit 1 when there are regressions (newly failing or "
+                        "disappeared items), for a CI gate")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when the results are stale (another commit, or a planner's "
                         "source changed since the run), as for an incomplete run")
@@ -76,7 +79,8 @@ def run_report(args: argparse.Namespace) -> int:
             else:
                 fmt = "github" if args.format == "markdown" else "simple"
                 _emit(compare.render_markdown(model, fmt), args.out, None)
-            return 1 if model["incomplete"] else 0
+            failed = args.fail_on_regression and compare.regressions(model)
+            return 1 if model["incomplete"] or failed else 0
         if args.results.is_dir():  # a --publish folder: its results.json (and bench.json)
             folder, args.results = args.results, args.results / "results.json"
             if args.bench is None and (folder / "bench.json").exists():

@@ -7,8 +7,11 @@ by test id (``case-id[planner]``):
 * **newly failing**: not passing now (fail, error, crash, timeout, xpass), passing before;
 * **newly passing**: the reverse;
 * **other changes**: any other status change (pass -> skip, fail -> crash, ...);
-* **appeared** / **disappeared**: in one run only;
-* **benchmarks moved**: p50 outside the other run's IQR, both ways (:func:`report_bench.moved`).
+* **appeared** / **disappeared**: in one run only, among the planners both runs ran (runs of
+  different planners say so, :func:`planner_sets`, and compare only the common ones);
+* **benchmarks moved**: IQRs apart, with at least ``MIN_ROUNDS`` rounds a side
+  (:func:`report_bench.moved`); the headline says how many figures could be judged and the rounds
+  each side had.
 
 The headline leads with the regressions: newly failing and disappeared items (a case whose file
 became malformed, or that a run never reached), and each side whose run is incomplete
@@ -74,8 +77,10 @@ def compare(old: Path, new: Path) -> dict:
                             (("OLD", old_results), ("NEW", new_results))
                             if doc is not None and incomplete_reason(doc)}}
     if old_results is not None and new_results is not None:
-        before = {r["id"]: r for r in old_results["results"]}
-        after = {r["id"]: r for r in new_results["results"]}
+        model["planner_sets"] = planner_sets(old_results, new_results)
+        apart = set(model["planner_sets"]["only_old"]) | set(model["planner_sets"]["only_new"])
+        before = {r["id"]: r for r in old_results["results"] if r.get("planner") not in apart}
+        after = {r["id"]: r for r in new_results["results"] if r.get("planner") not in apart}
         sections = {"newly_failing": [], "newly_passing": [], "other_changes": [],
                     "appeared": [], "disappeared": []}
         for key, r in after.items():
@@ -97,8 +102,38 @@ def compare(old: Path, new: Path) -> dict:
             1 for k, r in after.items() if k in before and before[k]["status"] == r["status"]))
     if old_bench is not None and new_bench is not None:
         model["bench"] = report_bench.moved(old_bench, new_bench)
+        model["bench_rounds"] = report_bench.rounds_compared(old_bench, new_bench)
     model["changed_code"] = changed_code(model["old_fp"], model["new_fp"])
     return model
+
+
+def planner_sets(old: dict, new: dict) -> dict:
+    """The planners each run selected (its fingerprint's ``planners``): ``only_old`` and
+    ``only_new`` (their items are left out, ``left_out`` counts them) and ``both``; the shared
+    pseudo planners (validator, allocator, load) always count as both. Runs of different planners
+    are told apart instead of counting every item of a planner one run never selected as a
+    regression; a selected planner whose items an incomplete run never reached still counts."""
+    def selected(doc: dict) -> set[str]:
+        return set(((doc.get("fingerprint") or {}).get("planners") or {}))
+
+    old_p, new_p = selected(old), selected(new)
+    only = (old_p - new_p) | (new_p - old_p)
+    seen = {r.get("planner") for doc in (old, new) for r in doc["results"]}
+    return {"both": sorted(p for p in seen - only if p), "only_old": sorted(old_p - new_p),
+            "only_new": sorted(new_p - old_p),
+            "left_out": sum(1 for doc in (old, new) for r in doc["results"]
+                            if r.get("planner") in only)}
+
+
+def planner_line(model: dict) -> str:
+    """One line when the two runs ran different planners (empty when they ran the same)."""
+    sets = model.get("planner_sets")
+    if not sets or not (sets["only_old"] or sets["only_new"]):
+        return ""
+    only = "; ".join(f"only in {side}: {', '.join(sets[key])}" for side, key in
+                     (("OLD", "only_old"), ("NEW", "only_new")) if sets[key])
+    return (f"the runs ran different planners ({only}): compared on the {len(sets['both'])} "
+            f"planner(s) both ran, {sets['left_out']} item(s) of the others left out")
 
 
 def changed_code(old_fp: dict | None, new_fp: dict | None) -> list[str]:
@@ -143,10 +178,22 @@ def headline(model: dict) -> str:
                   if k not in REGRESSIONS]
         parts.append(f"{model['unchanged']} unchanged")
     if model["bench"] is not None:
-        parts.append(f"{len(model['bench'])} benchmark figure(s) moved beyond their noise")
+        parts.append(bench_line(model))
     if model.get("changed_code"):
         parts.append(f"planner code changed: {', '.join(model['changed_code'])}")
     return "; ".join(p for p in (lead, ", ".join(parts)) if p)
+
+
+def bench_line(model: dict) -> str:
+    """The benchmarks' part of the headline: moves called, how many figures could be judged, and
+    the rounds each side had."""
+    r = model["bench_rounds"]
+    rounds = f"rounds: old {r['old']}, new {r['new']}"
+    if not r["judged"]:
+        return (f"benchmarks: none of {r['figures']} figure(s) judged ({rounds}; a move needs "
+                f">= {r['min_rounds']} rounds a side)")
+    return (f"{len(model['bench'])} benchmark figure(s) moved beyond their noise (IQRs apart; "
+            f"{r['judged']} of {r['figures']} judged, >= {r['min_rounds']} rounds a side; {rounds})")
 
 
 def _rows(entries: list[dict], fmt: str) -> list[list]:
@@ -168,6 +215,8 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
         sides += f" ({' and '.join(model['incomplete'])} INCOMPLETE)"
     out = [f"{'## ' if md else ''}Conformance: {sides}", "",
            headline(model) or "nothing to compare"]
+    if planner_line(model):
+        out += ["", planner_line(model)]
     for key, title in SECTIONS if model["has_results"] else ():
         entries = model[key]
         if not entries:
@@ -181,11 +230,13 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
                 out += ["", f"<details><summary><code>{html_text(e['id'])}</code></summary>",
                         "", fenced(e["message"] or ""), "", "</details>"]
     if model["bench"]:
-        rows = [[m["planner"], m["mode"], m["bs"], f"{m['old']:.2f}", f"{m['new']:.2f}",
-                 f"{m['ratio']:.2f}x"] for m in model["bench"][:MAX_ROWS]]
+        rows = [[m["planner"], m["mode"], m["scenario"], m["bs"], f"{m['old']:.2f}",
+                 f"{m['new']:.2f}", f"{m['ratio']:.2f}x", f"{m['old_rounds']}/{m['new_rounds']}"]
+                for m in model["bench"][:MAX_ROWS]]
         out += ["", f"{'### ' if md else ''}Benchmarks moved beyond their noise", "",
-                tabulate(rows, headers=["planner", "mode", "bs", "old p50 us", "new p50 us",
-                                        "new/old"], tablefmt=fmt)]
+                tabulate(rows, headers=["planner", "mode", "scenario", "bs", "old p50 us",
+                                        "new p50 us", "new/old", "rounds old/new"],
+                         tablefmt=fmt, disable_numparse=True)]
     text = "\n".join(out)
     return (text if md else "\n".join(printable(line) for line in text.split("\n"))) + "\n"
 
@@ -197,4 +248,5 @@ def render_html(model: dict) -> str:
     env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.reporting", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("compare.html.j2").render(sections=SECTIONS, headline=headline(model),
+                                                      planners=planner_line(model),
                                                       lookup=model, **model)

@@ -201,10 +201,11 @@ def render_text(model: dict) -> str:
     else:
         out += ["documented error steps: none failed"]
     if model["bench"]:
-        rows = [[b["planner"], b["mode"], b["bs"], b["p50"], b["iqr"], b["ratio"]]
-                for b in model["bench"]["table"]]
-        out += ["", tabulate(rows, headers=["planner", "mode", "bs", "p50 us", "IQR", "vs floor"],
-                             tablefmt="simple")]
+        rows = [[b["planner"], b["mode"], b["scenario"], b["bs"], b["p50"], b["iqr"], b["rounds"],
+                 b["ratio"]] for b in model["bench"]["table"]]
+        out += ["", tabulate(rows, headers=["planner", "mode", "scenario", "bs", "p50 us", "IQR",
+                                            "rounds", "vs floor"], tablefmt="simple",
+                             disable_numparse=True)]
     return "\n".join(printable(line) for line in "\n".join(out).split("\n")) + "\n"
 
 

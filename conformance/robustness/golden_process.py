@@ -64,9 +64,10 @@ class GoldenProcess:
             except (BrokenPipeError, ValueError):
                 line = ""
         if not line:
-            self.close()
+            self._end_child()
             self._stderr.seek(0)
             tail = self._stderr.read().strip().splitlines()[-5:]
+            self.close()
             raise GoldenError("the golden process (python -m conformance.robustness."
                                  f"golden_process) died: {' | '.join(tail) or 'no output'}")
         answer = json.loads(line)
@@ -76,7 +77,17 @@ class GoldenProcess:
         return answer["expect"]
 
     def close(self) -> None:
-        """End the child (it exits on end of input); idempotent."""
+        """End the child (it exits on end of input), then close its pipes and its standard error
+        file (left open, each prints a ResourceWarning at exit); idempotent."""
+        self._end_child()
+        for stream in (self._proc.stdin, self._proc.stdout, self._stderr):
+            try:
+                stream.close()
+            except OSError:  # BrokenPipeError: unsent input to a child that is gone
+                pass
+
+    def _end_child(self) -> None:
+        """Close the child's input and wait for it (SIGKILL after 10 s); idempotent."""
         if self._proc.poll() is None:
             try:
                 self._proc.stdin.close()
