@@ -144,7 +144,7 @@ class _Judging:
                 if index < 0 or index >= lengths[name]:
                     what = "outside"
                 elif g == _at(before, i) and e != g:
-                    what = "never-written"
+                    what, proof = "never-written", None  # still what it held: nothing was read
                 elif e == _at(before, i):
                     what = "written"
                 else:
