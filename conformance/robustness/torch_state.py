@@ -192,6 +192,11 @@ def snapshot() -> dict[str, object]:
     return out
 
 
+LAZY_CUDA = ("CUDA RNG state", "CUDA current device and stream")
+"""Settings that exist only once CUDA is initialised (None before): the first CUDA op of a process
+creates them, which is no change a planner made."""
+
+
 def changes(before: dict[str, object], after: dict[str, object]) -> list[str]:
     """``["default dtype: torch.float32 -> torch.float64", ...]`` for every setting that differs
     (for ``torch bindings``: the names rebound)."""
@@ -199,6 +204,8 @@ def changes(before: dict[str, object], after: dict[str, object]) -> list[str]:
     for name in before:
         if before[name] == after.get(name):
             continue
+        if before[name] is None and name in LAZY_CUDA:
+            continue  # CUDA initialised by the case's first CUDA op: not a setting it changed
         if name == "torch bindings":
             out.append(f"{name}: rebound {', '.join(rebound(before[name], after[name]))}")
         else:
