@@ -63,10 +63,27 @@ def _entry(r: dict) -> dict:
             "message": r["message"]}
 
 
+class KindsError(ValueError):
+    """OLD and NEW hold no kind of file in common (a results file and a benchmark file)."""
+
+
+def _kinds(results, bench) -> str:
+    return " and ".join(k for k, v in (("results", results), ("benchmarks", bench)) if v is not None)
+
+
 def compare(old: Path, new: Path) -> dict:
-    """The comparison model of two runs (see the module docstring)."""
+    """The comparison model of two runs (see the module docstring).
+
+    Raises:
+        KindsError: the two sides have no kind in common: a results file against a benchmark
+            file compares nothing, which is a usage error, never "no regressions".
+    """
     old_results, old_bench, old_label = load_side(old)
     new_results, new_bench, new_label = load_side(new)
+    if (old_results is None or new_results is None) and (old_bench is None or new_bench is None):
+        raise KindsError(f"--compare {old_label} {new_label}: OLD holds "
+                         f"{_kinds(old_results, old_bench)}, NEW holds "
+                         f"{_kinds(new_results, new_bench)}: nothing of one kind on both sides")
     model = {"old": old_label, "new": new_label, "has_results": False, "bench": None,
              "old_fp": (old_results or {}).get("fingerprint"),
              "new_fp": (new_results or {}).get("fingerprint"),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 from pathlib import Path
 
 from tabulate import tabulate
@@ -25,7 +24,7 @@ from conformance.reporting.freshness import stale_reasons
 from conformance.reporting import divergence_profile
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
-from conformance.reporting.results_format import write_json_atomic
+from conformance.reporting.results_format import write_json_atomic, write_text_atomic
 from impls.errors import CATALOG
 from impls.registry import builtin_names
 
@@ -218,13 +217,27 @@ def render_markdown(model: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+class PublishError(OSError):
+    """A ``--publish`` folder that is, or holds, a symlink where a file would be written."""
+
+
 def publish(directory: Path, results: Path, html: str, bench: Path | None = None) -> list[Path]:
-    """Write ``index.html``, ``results.json`` (and ``bench.json``) into ``directory``."""
+    """Write ``index.html``, ``results.json`` (and ``bench.json``) into ``directory``, each
+    world-readable (0644 under the usual umask) and each by an atomic replace.
+
+    Raises:
+        PublishError: ``directory`` or one of those names in it is a symlink: nothing is written
+            through a link (a published page must land where the folder is, not where a link
+            points).
+    """
+    names = ["index.html", "results.json", *(["bench.json"] if bench is not None else [])]
+    links = [p for p in (directory, *(directory / n for n in names)) if p.is_symlink()]
+    if links:
+        raise PublishError(f"--publish {directory}: {links[0]} is a symlink; nothing is written "
+                           "through a link")
     directory.mkdir(parents=True, exist_ok=True)
-    written = [directory / "index.html", directory / "results.json"]
-    (directory / "index.html").write_text(html)
+    write_text_atomic(directory / "index.html", html)
     write_json_atomic(directory / "results.json", json.loads(Path(results).read_text()))
     if bench is not None:
-        shutil.copyfile(bench, directory / "bench.json")
-        written.append(directory / "bench.json")
-    return written
+        write_text_atomic(directory / "bench.json", Path(bench).read_text())
+    return [directory / n for n in names]
