@@ -64,3 +64,57 @@ def test_the_source_file_is_found_without_running_the_package_init(tmp_path, mon
     monkeypatch.syspath_prepend(str(tmp_path))
     assert current_file("trap.planner") == package / "planner.py"
     assert "trap" not in sys.modules
+
+
+def test_a_symlinked_folder_in_the_cases_is_a_load_fault(tmp_path):
+    from conformance.corpus.loader import load_corpus
+
+    real, cases = tmp_path / "real", tmp_path / "cases"
+    real.mkdir()
+    cases.mkdir()
+    shutil.copyfile(REPO / "cases" / "spec" / "section7-examples.json", real / "s7.json")
+    (cases / "linked").symlink_to(real, target_is_directory=True)
+    loaded, errors = load_corpus([cases])
+    assert loaded == []
+    assert [(e.path.name, e.json_path) for e in errors] == [("linked", "$")]
+    assert "symlink to a folder: not followed" in str(errors[0])
+
+
+@pytest.mark.parametrize("aborts", [["--planner", "no-such-planner"], ["--isolate-timeout", "0"],
+                                    ["--sanitize", "memcheck"]])
+def test_a_run_stopped_by_a_usage_error_leaves_no_stale_results(tmp_path, results, aborts):
+    from tests.subproc import run_pytest
+
+    if aborts[0] == "--sanitize":
+        pytest.importorskip("torch")
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("--sanitize memcheck runs on a machine with CUDA")
+    proc, _ = run_pytest(tmp_path, *aborts)  # --results tmp_path/results.json: the copied file
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    report = run_cli("report", str(results), "--format", "text")
+    assert report.returncode == 1
+    assert "the run did not finish" in report.stdout
+    assert "0 results" in report.stdout
+
+
+@pytest.mark.parametrize("where", ["case-file", "inside-cases", "other-file"])
+def test_results_never_replace_a_case_file_or_another_file(tmp_path, where):
+    from tests.subproc import run_pytest
+
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    case_file = cases / "s7.json"
+    shutil.copyfile(REPO / "cases" / "spec" / "section7-examples.json", case_file)
+    target = {"case-file": case_file, "inside-cases": cases / "new.json",
+              "other-file": tmp_path / "notes.txt"}[where]
+    if where == "other-file":
+        target.write_text("my notes")
+    before = {p: p.read_bytes() for p in (case_file, target) if p.exists()}
+    proc, _ = run_pytest(tmp_path, "--cases", str(cases), "--planner", "python",
+                         "--results", str(target))
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert f"--results {target}" in proc.stderr
+    assert {p: p.read_bytes() for p in before} == before
+    assert (where != "inside-cases") or not target.exists()

@@ -354,6 +354,12 @@ def case_files(directory: Path) -> list[Path]:
                   and DIVERGENCES_DIRNAME not in p.relative_to(directory).parts[:-1])
 
 
+def skipped_folders(directory: Path) -> list[Path]:
+    """Symlinks to folders below ``directory``, which :func:`case_files` does not follow (a link
+    could loop, or lead out of the corpus): each is a load fault, never silence."""
+    return sorted(p for p in directory.rglob("*") if p.is_symlink() and p.is_dir())
+
+
 def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list[CaseFileError]]:
     """Load every case below ``directories`` (default: the repository's ``cases/``).
 
@@ -366,6 +372,10 @@ def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list
         if not directory.is_dir():
             errors.append(CaseFileError(directory, "$", "no such cases directory"))
             continue
+        errors.extend(CaseFileError(link, "$", "a symlink to a folder: not followed, its case "
+                                               "files are not loaded (name the folder with "
+                                               "--cases, or copy it in)")
+                      for link in skipped_folders(directory))
         for path in case_files(directory):
             loaded, faults = load_file(path)
             errors.extend(faults)

@@ -26,7 +26,11 @@ from tabulate import tabulate
 
 from conformance.plugin import gpu_pinning  # noqa: F401 - first: pins an xdist worker's GPU before CUDA use
 from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus, printable
-from conformance.plugin.results_writer import ResultsWriter, add_results_options
+from conformance.plugin.results_writer import (
+    ResultsWriter,
+    add_results_options,
+    claim_results_file,
+)
 from conformance.engine.runner import (
     CaseBuildError,
     ConformanceFailure,
@@ -36,7 +40,7 @@ from conformance.engine.runner import (
     resolve_device,
     run_case,
 )
-from conformance.corpus.entries import LOAD, SHARED_PLANNERS
+from conformance.corpus.entries import LOAD, SHARED_PLANNERS, planner_name_error
 from conformance.plugin.outcomes import OUTCOMES, outcome
 from conformance.robustness.in_process import (
     PlannerEscape,
@@ -64,7 +68,7 @@ SPECIAL_STATUSES = ("oob", "crash", "timeout")
 the sanitizer: conformance/plugin/isolation_options.py)."""
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
     group = parser.getgroup("conformance", "offsets-planner conformance")
     group.addoption("--planner", action="append", default=[], metavar="NAME",
                     help="planner to run: python, triton, numba-cuda or module.path:callable "
@@ -74,6 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--cases", action="append", default=[], metavar="DIR", type=Path,
                     help="directory of case files (repeatable; default: the repo's cases/)")
     add_results_options(group)
+    config = pluginmanager.get_plugin("pytestconfig")
+    if config is not None:  # before any option is checked: see claim_results_file
+        claim_results_file(config)
 
 
 def _planner_names(config: pytest.Config) -> list[str]:
@@ -82,6 +89,9 @@ def _planner_names(config: pytest.Config) -> list[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     for name in config.getoption("planner"):
+        fault = planner_name_error(name)  # before anything is imported by that name
+        if fault:
+            raise pytest.UsageError(fault)
         a = availability(name)
         if not a.available and (":" in name or name not in builtin_names()):
             raise pytest.UsageError(a.reason)
