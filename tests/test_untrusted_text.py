@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -62,3 +63,80 @@ def test_repro_refuses_a_planner_that_is_not_a_dotted_name(tmp_path, name):
     assert proc.returncode == 2
     assert "module.path:callable" in proc.stderr
     assert not (tmp_path / "r.py").exists()
+
+
+FAKE = "vm\n# ALL 191 PASSED ![pwn](http://x/y.png) [link](http://x) <img src=x>"
+
+
+def _results_doc():
+    return json.loads((REPO / "reports" / "upstream" / "cpu-results.json").read_text())
+
+
+def _no_markdown_of_its_own(text: str) -> None:
+    """``FAKE`` appears only inside code spans: no heading, image, link or tag of its own."""
+    assert not any(line.startswith("# ALL") for line in text.splitlines())
+    outside = re.sub(r"(`+).*?\1", "", text)  # what renders as Markdown
+    assert "![pwn]" not in outside and "[link](" not in outside and "<img" not in outside
+
+
+def test_markdown_report_quotes_fingerprint_fields_and_stale_planner_names():
+    from conformance.reporting.report import build, render_markdown
+
+    doc = _results_doc()
+    doc["fingerprint"].update(host=FAKE, gpu=FAKE, date=FAKE)
+    doc["fingerprint"]["planners"][FAKE] = {
+        "available": True, "mode": "cpu", "device": "cpu", "reason": None,
+        "source": {"module": "impls.python_planner", "file": "impls/python_planner.py",
+                   "sha256": "0" * 64}}  # the checkout's file differs: stale
+    text = render_markdown(build(doc))
+    assert "source changed since the run" in text.splitlines()[0]
+    _no_markdown_of_its_own(text)
+
+
+def test_compare_markdown_quotes_changed_planner_names(tmp_path):
+    from conformance.reporting.compare import compare, render_markdown
+
+    old, new = _results_doc(), _results_doc()
+    for doc, sha in ((old, "1" * 64), (new, "2" * 64)):
+        doc["fingerprint"]["planners"] = {FAKE: {
+            "available": True, "mode": "cpu", "device": "cpu", "reason": None,
+            "source": {"module": "m", "file": "m.py", "sha256": sha}}}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    text = render_markdown(compare(tmp_path / "old.json", tmp_path / "new.json"))
+    assert "planner code changed" in text
+    _no_markdown_of_its_own(text)
+
+
+def test_bench_table_quotes_planner_and_mode_cells():
+    from conformance.bench.summary_table import render
+
+    bench = json.loads((REPO / "tests" / "data" / "bench-new.json").read_text())["benchmarks"]
+    for b in bench:
+        b["params"]["planner"] = FAKE
+    _no_markdown_of_its_own(render(bench))
+
+
+def test_bench_follow_up_command_is_shell_quoted(tmp_path, monkeypatch, capsys):
+    import shlex
+
+    import pytest as pytest_module
+
+    from conformance.bench import cli
+
+    path = tmp_path / "a b; touch PWNED" / "bench.json"
+    monkeypatch.setattr(pytest_module, "main", lambda args: 0)
+    cli.run_bench(cli_args(path))
+    line = capsys.readouterr().out.strip()
+    command = line[line.index("(") + 1:-1]
+    assert shlex.split(command) == ["python", "-m", "conformance", "report", "--bench", str(path)]
+
+
+def cli_args(path):
+    import argparse
+
+    from conformance.bench import cli
+
+    parser = argparse.ArgumentParser()
+    cli.add_parser(parser.add_subparsers())
+    return parser.parse_args(["bench", "--json", str(path)])

@@ -144,9 +144,10 @@ def regressions(model: dict) -> int:
     return found + len(model["incomplete"])
 
 
-def headline(model: dict) -> str:
+def headline(model: dict, quote=str) -> str:
     """One line: the regressions first (or "no regressions"), then the count of each other kind
-    of change."""
+    of change; ``quote`` renders the planner names read from the files (a code span each in
+    Markdown)."""
     titles = dict(SECTIONS)
     bad = [f"{side} run INCOMPLETE ({reason})" for side, reason in model["incomplete"].items()]
     if model["has_results"]:
@@ -162,7 +163,7 @@ def headline(model: dict) -> str:
     if model["bench"] is not None:
         parts.append(f"{len(model['bench'])} benchmark figure(s) moved beyond their noise")
     if model.get("changed_code"):
-        parts.append(f"planner code changed: {', '.join(model['changed_code'])}")
+        parts.append(f"planner code changed: {', '.join(map(quote, model['changed_code']))}")
     return "; ".join(p for p in (lead, ", ".join(parts)) if p)
 
 
@@ -180,11 +181,12 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
     In plain text the control characters of names and messages from the two files are escaped,
     never sent to the terminal."""
     md = fmt == "github"
-    sides = f"{model['old']} -> {model['new']}"
+    quote = code_span if md else str
+    sides = f"{quote(model['old'])} -> {quote(model['new'])}"
     if model["incomplete"]:
         sides += f" ({' and '.join(model['incomplete'])} INCOMPLETE)"
     out = [f"{'## ' if md else ''}Conformance: {sides}", "",
-           headline(model) or "nothing to compare"]
+           headline(model, quote) or "nothing to compare"]
     for key, title in SECTIONS if model["has_results"] else ():
         entries = model[key]
         if not entries:
@@ -198,7 +200,8 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
                 out += ["", f"<details><summary><code>{html_text(e['id'])}</code></summary>",
                         "", fenced(e["message"] or ""), "", "</details>"]
     if model["bench"]:
-        rows = [[m["planner"], m["mode"], m["bs"], f"{m['old']:.2f}", f"{m['new']:.2f}",
+        rows = [[quote(str(m["planner"])), quote(str(m["mode"])), m["bs"], f"{m['old']:.2f}",
+                 f"{m['new']:.2f}",
                  f"{m['ratio']:.2f}x"] for m in model["bench"][:MAX_ROWS]]
         out += ["", f"{'### ' if md else ''}Benchmarks moved beyond their noise", "",
                 tabulate(rows, headers=["planner", "mode", "bs", "old p50 us", "new p50 us",

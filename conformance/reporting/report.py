@@ -167,12 +167,16 @@ def _summary_table(model: dict, fmt: str) -> str:
     return tabulate(rows, headers=["planner", "mode", *STATUSES, "seconds"], tablefmt=fmt)
 
 
-def _head(model: dict) -> str:
+def _head(model: dict, quote=str) -> str:
+    """The line under the title; ``quote`` renders each fingerprint field read from the file
+    (:func:`~conformance.reporting.markdown.code_span` in Markdown: a host named
+    ``# ALL PASSED`` or ``![x](y)`` stays text)."""
     fp = model["fingerprint"]
     state = "INCOMPLETE" if model["incomplete"] else "complete"
     return (f"{model['total']} results, {model['bad']} not passing; run {state}, "
-            f"{fp['date']}, commit {(fp['commit'] or 'unknown')[:12]}"
-            f"{' (dirty)' if fp.get('dirty') else ''}, host {fp['host']}, GPU {fp['gpu']}")
+            f"{quote(str(fp['date']))}, commit {quote((fp['commit'] or 'unknown')[:12])}"
+            f"{' (dirty)' if fp.get('dirty') else ''}, host {quote(str(fp['host']))}, "
+            f"GPU {quote(str(fp['gpu']))}")
 
 
 def render_text(model: dict) -> str:
@@ -199,8 +203,8 @@ def render_text(model: dict) -> str:
 
 def render_markdown(model: dict) -> str:
     """A Markdown summary (for a pull request or a CI job summary)."""
-    title = "## Conformance" + (f": {warning(model)}" if warning(model) else "")
-    out = [title, "", _head(model), "", _summary_table(model, "github"), "",
+    title = "## Conformance" + (f": {code_span(warning(model))}" if warning(model) else "")
+    out = [title, "", _head(model, code_span), "", _summary_table(model, "github"), "",
            "### Divergence profile (spec §6)", "",
            divergence_profile.render(model["divergence"], "github")]
     judged = [r for r in model["doc"]["results"] if r["status"] in JUDGED]
