@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from conformance.corpus.loader import load_corpus
+from tests.planted.loud_planners import ESCAPES
 from tests.subproc import REPO, run_cli
 
 WRONG = "tests.planted.wrong_planners:off_by_one_scan"
@@ -140,3 +141,27 @@ def cli_args(path):
     parser = argparse.ArgumentParser()
     cli.add_parser(parser.add_subparsers())
     return parser.parse_args(["bench", "--json", str(path)])
+
+
+def test_control_characters_and_a_huge_message_are_escaped_and_cut(tmp_path):
+    from tests.subproc import run_pytest
+
+    cases = hostile_case_dir(
+        tmp_path, description=f"d {ESCAPES}", source={"kind": "project", "ref": f"r {ESCAPES}"},
+        xfail=[{"planner": "python", "reason": f"why {ESCAPES}"}])
+    proc, items = run_pytest(tmp_path, "--cases", str(cases), "--planner", "python", "--planner",
+                             "tests.planted.loud_planners:huge_message", "-rA", timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out[-3000:]
+    assert not any(c in out for c in "\x1b\x07\r\x9b")  # escaped, never raw
+    assert "\\x1b]0;owned\\x07" in out  # ... and still shown
+    assert len(out) < 200_000 and "characters in all]" in out
+    assert "conformance summary" in proc.stdout
+    doc = json.loads((tmp_path / "results.json").read_text())
+    [loud] = [r for r in doc["results"] if r["planner"].endswith("huge_message")]
+    assert loud["status"] == "fail" and len(loud["message"]) < 9000
+    assert loud["message"].endswith("characters in all]")
+    [xpass] = [r for r in doc["results"] if r["planner"] == "python"]
+    assert xpass["status"] in ("fail", "xpass") and "why \\x1b]0;owned" in xpass["message"]
+    report = run_cli("report", str(tmp_path / "results.json"), "--format", "text")
+    assert not any(c in report.stdout + report.stderr for c in "\x1b\x07\r\x9b")

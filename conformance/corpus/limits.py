@@ -21,3 +21,7 @@ MAX_CASE_FILE_BYTES = 1 << 27
 """Largest case file the loader reads (128 MiB: a few arrays at :data:`MAX_ARRAY_LEN` written out
 as JSON integers); a bigger one, or anything that is not a regular file (a FIFO, ``/dev/zero``
 behind a symlink), is one ``[load]`` fault and is never read."""
+MAX_KEPT_MESSAGE = 8192
+"""Characters of one message (a failure report, a planner's exception text, a skip or xfail
+reason) kept in the results file and printed on the terminal and in reports; a longer one is cut
+and ends ``... [truncated, N characters in all]`` (conformance/corpus/text.py)."""

@@ -26,6 +26,7 @@ from tabulate import tabulate
 
 from conformance.plugin import gpu_pinning  # noqa: F401 - first: pins an xdist worker's GPU before CUDA use
 from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus, printable
+from conformance.corpus.text import terminal_text
 from conformance.plugin.results_writer import (
     ResultsWriter,
     add_results_options,
@@ -148,7 +149,7 @@ class CaseFileItem(pytest.Item):
         raise ConformanceFailure(self.text)
 
     def repr_failure(self, excinfo, style=None):
-        return str(excinfo.value)
+        return terminal_text(str(excinfo.value))
 
     def reportinfo(self):
         # a line number, never None: pytest asserts one for a skipped item (a JSON file has no
@@ -166,10 +167,10 @@ class CaseItem(pytest.Item):
         self.user_properties.append(("case", case.id))
         self.extra_keyword_matches.update(case.tags)  # `-k hazard` selects by tag
         if avail is not None and not avail.available:
-            self.add_marker(pytest.mark.skip(reason=f"{planner}: {avail.reason}"))
+            self.add_marker(pytest.mark.skip(reason=terminal_text(f"{planner}: {avail.reason}")))
         for xfail in case.xfail:
             if fnmatch.fnmatchcase(planner, xfail["planner"]):
-                self.add_marker(pytest.mark.xfail(reason=xfail["reason"], strict=True,
+                self.add_marker(pytest.mark.xfail(reason=terminal_text(xfail["reason"]), strict=True,
                                                   raises=ConformanceFailure))
 
     def runtest(self) -> None:
@@ -213,7 +214,7 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ConformanceFailure):
-            text = str(excinfo.value)
+            text = terminal_text(str(excinfo.value))  # a planner's or a case's text: escaped, cut
             return text + (f"\n  hint: {no_driver_hint()}" if NO_DRIVER in text else "")
         return super().repr_failure(excinfo, style)
 

@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from conformance.corpus.loader import display_path
+from conformance.corpus.text import kept
 from conformance.paths import RESULTS_RELPATH
 from conformance.paths import DEFAULT_CASES_DIR, REPO_ROOT
 from conformance.plugin.junit import label_testcase
@@ -98,6 +99,12 @@ def _status(report: pytest.TestReport, props: dict) -> str | None:
 
 
 def _message(report: pytest.TestReport) -> str | None:
+    """The item's message as the results file keeps it: cut to MAX_KEPT_MESSAGE characters
+    (conformance/corpus/text.py)."""
+    return kept(_whole_message(report))
+
+
+def _whole_message(report: pytest.TestReport) -> str | None:
     if getattr(report, "conformance_message", None):  # conformance.plugin.profiles
         return report.conformance_message
     if report.skipped:

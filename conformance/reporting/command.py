@@ -20,6 +20,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from conformance.corpus.text import terminal_text
 from conformance.paths import DEFAULT_COMPARE_HTML, DEFAULT_REPORT_HTML, DEFAULT_RESULTS
 from conformance.reporting.results_format import ResultsError, load_results
 
@@ -108,11 +109,11 @@ def run_report(args: argparse.Namespace) -> int:
         _write_report(model, args)
     except (ResultsError, BenchError, FileNotFoundError, OutputError, compare.KindsError,
             report.PublishError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal_text(str(exc))}", file=sys.stderr)
         return 2
     warning = report.warning(model)
     if warning:  # also on stderr: Markdown and text may be going to a file
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {terminal_text(warning)}", file=sys.stderr)  # the file's text: escaped
     return 1 if model["incomplete"] or (args.strict and model["stale"]) else 0
 
 

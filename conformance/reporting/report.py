@@ -20,6 +20,7 @@ from tabulate import tabulate
 from conformance.reporting import bench_figures as report_bench
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.loader import printable
+from conformance.corpus.text import kept
 from conformance.reporting.freshness import stale_reasons
 from conformance.reporting import divergence_profile
 from conformance.reporting.markdown import code_span, fenced, html_text
@@ -65,7 +66,9 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
     Raises:
         BenchError: ``bench`` is not a usable pytest-benchmark file.
     """
-    results = doc["results"]
+    # a results file written by hand (or by an older harness) may hold a message of any length:
+    # the page keeps what the results writer keeps (README, Limits)
+    results = [{**r, "message": kept(r["message"])} for r in doc["results"]]
     modes = {n: p["mode"] or "unavailable" for n, p in doc["fingerprint"]["planners"].items()}
     planners = sorted({r["planner"] for r in results}, key=_order)
     summary = []
@@ -210,7 +213,8 @@ def render_markdown(model: dict) -> str:
     judged = [r for r in model["doc"]["results"] if r["status"] in JUDGED]
     if judged:
         out += ["", "### Judged, not failed", "", tabulate(
-            [[r["status"], code_span(r["id"]), code_span((r["message"] or "").splitlines()[0])]
+            [[r["status"], code_span(r["id"]),
+              code_span((kept(r["message"]) or "").splitlines()[0])]
              for r in judged], headers=["status", "test", "why"], tablefmt="github")]
     if model["failures"]:
         out += ["", "### Not passing", ""]
