@@ -118,13 +118,15 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
     return model
 
 
-def warning(model: dict) -> str | None:
-    """The report's first line when the results are not a whole run of this checkout's code."""
+def warning(model: dict, quote=str) -> str | None:
+    """The report's first line when the results are not a whole run of this checkout's code;
+    ``quote`` renders each stale reason (it names commits and planners read from the file: a code
+    span each in Markdown). The incomplete reason holds only counts and an exit code."""
     parts = []
     if model["incomplete"]:
         parts.append(f"INCOMPLETE RUN: {model['incomplete']}; only what finished is shown")
     if model["stale"]:
-        parts.append(f"STALE RESULTS: {'; '.join(model['stale'])}")
+        parts.append(f"STALE RESULTS: {'; '.join(map(quote, model['stale']))}")
     return " | ".join(parts) or None
 
 
@@ -206,7 +208,7 @@ def render_text(model: dict) -> str:
 
 def render_markdown(model: dict) -> str:
     """A Markdown summary (for a pull request or a CI job summary)."""
-    title = "## Conformance" + (f": {code_span(warning(model))}" if warning(model) else "")
+    title = "## Conformance" + (f": {warning(model, code_span)}" if warning(model) else "")
     out = [title, "", _head(model, code_span), "", _summary_table(model, "github"), "",
            "### Divergence profile (spec §6)", "",
            divergence_profile.render(model["divergence"], "github")]
