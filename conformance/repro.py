@@ -123,8 +123,8 @@ def render(case: Case, planner: str, command: str, note: str = "") -> str:
     about = {"case": case.id, "planner": f"{module}:{attr}", "description": case.description,
              "note": note, "case_file": case.location, "source": case.source,
              "written_by": command}
-    doc = ('"""Repro of one conformance case on one planner: ABOUT below says which, what the case\n'
-           "is and the rule it checks.\n\n"
+    doc = ('"""Repro of one conformance case on one planner: ABOUT below says which, what\n'
+           "the case is and the rule it checks.\n\n"
            "Standalone: needs torch and the planner's module only. Exit 0 and PASS when the\n"
            "planner meets the case; exit 1 and every difference printed when it does not.\n"
            '"""\n')

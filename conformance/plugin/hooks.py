@@ -170,8 +170,8 @@ class CaseItem(pytest.Item):
             self.add_marker(pytest.mark.skip(reason=terminal_text(f"{planner}: {avail.reason}")))
         for xfail in case.xfail:
             if fnmatch.fnmatchcase(planner, xfail["planner"]):
-                self.add_marker(pytest.mark.xfail(reason=terminal_text(xfail["reason"]), strict=True,
-                                                  raises=ConformanceFailure))
+                self.add_marker(pytest.mark.xfail(reason=terminal_text(xfail["reason"]),
+                                                  strict=True, raises=ConformanceFailure))
 
     def runtest(self) -> None:
         """Run the case in this process (see :mod:`conformance.robustness.in_process` for what is

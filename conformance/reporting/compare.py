@@ -68,7 +68,8 @@ class KindsError(ValueError):
 
 
 def _kinds(results, bench) -> str:
-    return " and ".join(k for k, v in (("results", results), ("benchmarks", bench)) if v is not None)
+    kinds = (("results", results), ("benchmarks", bench))
+    return " and ".join(k for k, v in kinds if v is not None)
 
 
 def compare(old: Path, new: Path) -> dict:
