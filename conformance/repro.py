@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import inspect
+import json
 import pprint
 import shlex
 import sys
@@ -23,6 +24,7 @@ from pathlib import Path
 import torch
 
 from conformance.corpus.arrays import evaluate
+from conformance.corpus.entries import planner_name_error
 from conformance.corpus.jsonfmt import dumps
 from conformance.corpus.loader import Case, display_path, load_corpus
 from conformance import repro_checks
@@ -70,11 +72,18 @@ def checks_source() -> str:
 
 def planner_import(name: str) -> tuple[str, str]:
     """(module, attribute) that imports planner ``name``: ``module.path:callable`` as given, a
-    built-in through its launcher. Raises UnknownPlanner, PlannerUnavailable."""
+    built-in through its launcher; both dotted Python identifiers (they are written into the
+    script's import line). Raises UnknownPlanner (a name of another form), PlannerUnavailable."""
+    fault = planner_name_error(name)
+    if fault:
+        raise UnknownPlanner(fault)
     if ":" in name:
         module, _, attr = name.partition(":")
         return module, attr
     launch = get_planner(name)
+    fault = planner_name_error(f"{launch.__module__}:{launch.__qualname__}")
+    if fault:
+        raise UnknownPlanner(fault)
     return launch.__module__, launch.__qualname__
 
 
@@ -108,18 +117,22 @@ def render(case: Case, planner: str, command: str, note: str = "") -> str:
               "req_to_token_set": s.inputs.get("req_to_token_set", []),
               "lut_set": s.inputs.get("lut_set", []), "overrides": s.overrides,
               "expect": _expect(s)} for s in case.steps]
-    doc = (f'"""Repro of conformance case {case.id} on {planner}.\n\n'
-           f"{case.description}\n{note}\n"
-           f"Case file: {case.location}; rule: {case.source['kind']} {case.source['ref']}.\n"
-           f"Written by: {command}\n"
+    # Every text the case file, the command line or the planner supplies is data: one JSON string
+    # in a Python string literal (repr), read back with json.loads, never source text or a
+    # docstring of its own (a description holding '"""' or "\\N{bogus}" stays a string).
+    about = {"case": case.id, "planner": f"{module}:{attr}", "description": case.description,
+             "note": note, "case_file": case.location, "source": case.source,
+             "written_by": command}
+    doc = ('"""Repro of one conformance case on one planner: ABOUT below says which, what\n'
+           "the case is and the rule it checks.\n\n"
            "Standalone: needs torch and the planner's module only. Exit 0 and PASS when the\n"
            "planner meets the case; exit 1 and every difference printed when it does not.\n"
            '"""\n')
     poisons = [{_dtype_name(k): v for k, v in POISONS[run].items()} for run in POISONS]
     dtypes = {name: _dtype_name(d) for name, d in OUTPUT_DTYPES.items()}
     data = "\n".join([
-        f"CASE = {case.id!r}",
-        f"PLANNER = {f'{module}:{attr}'!r}",
+        f"ABOUT = json.loads({json.dumps(about, ensure_ascii=True)!r})",
+        'CASE, PLANNER = ABOUT["case"], ABOUT["planner"]',
         f"GUARD, TAIL = {GUARD}, {TAIL}",
         f"TAIL_GARBAGE = {TAIL_GARBAGE!r}",
         f"TABLE_FILL = {TABLE_GUARD_GARBAGE[torch.int32]}  # guard zones around req_to_token",
@@ -140,7 +153,7 @@ def render(case: Case, planner: str, command: str, note: str = "") -> str:
         "",
         f"STEPS = {pprint.pformat(steps, width=100, compact=True, sort_dicts=False)}",
     ])
-    head = ("import os\nimport sys\n\nimport torch\n\n"
+    head = ("import json\nimport os\nimport sys\n\nimport torch\n\n"
             "DEVICE = os.environ.get(\"REPRO_DEVICE\") or (\"cuda\" if torch.cuda.is_available() "
             "else \"cpu\")\n"
             "if DEVICE == \"cpu\":  # no GPU: Triton's interpreter, Numba's CUDA simulator\n"
@@ -169,6 +182,10 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    fault = planner_name_error(args.planner)
+    if fault:
+        print(f"error: {fault}", file=sys.stderr)
+        return 2
     cases, errors = load_corpus(args.cases or None)
     by_id = {c.id: c for c in cases}
     if args.case not in by_id:

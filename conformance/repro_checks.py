@@ -116,11 +116,11 @@ def run_repro(planner, device, steps, make_table, make_lut, cfg):
             if want is not None:
                 message = want["message"].replace("{device}", str(outputs[
                     names["device_reference"]][1].device))
-                names = {c.__name__ for c in type(raised).__mro__} if raised else set()
+                classes = {c.__name__ for c in type(raised).__mro__} if raised else set()
                 if raised is None:
                     problems.append(f"{label}: expected {want['type']}: {message!r}; "
                                     f"the call returned normally")
-                elif want["type"] not in names or str(raised) != message:
+                elif want["type"] not in classes or str(raised) != message:
                     problems.append(f"{label}: expected {want['type']}: {message!r}; got "
                                     f"{type(raised).__name__}: {str(raised)!r}")
             elif raised is not None:

@@ -5,11 +5,13 @@ planted planner while the pure-Python planner passes it. Found cases go to tmp d
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
 from conformance.corpus.loader import load_corpus
 from conformance.cli import main as cli_main
+from conformance.robustness.found_cases import found_id
 from conformance.robustness.fuzz import check_plans, fuzz, with_golden
 from conformance.robustness.random_plans import random_plan, verify_total
 from conformance.robustness.progress import Progress
@@ -92,7 +94,9 @@ def test_planted_bug_is_found_shrunk_and_fails_the_suite(tmp_path: Path):
     assert result.plans == 30 and result.divergences["python"] == 0
     assert result.divergences[PLANTED] > 0 and len(result.written) == 1
     path = result.written[0]
-    assert path.parent == out and path.name.startswith("found-tests-planted-fuzz-planners-planted-s3-p")
+    assert path.parent == out and re.fullmatch(  # the id is a hash of the plan written
+        r"found-tests-planted-fuzz-planners-planted-[0-9a-f]{12}\.json", path.name)
+    assert path.stem == found_id(PLANTED, json.loads(path.read_text()))
     assert f"pytest conformance/ --planner {PLANTED} --cases " in logged[0]
     assert f"--case {path.stem}" in logged[0]
     cases, errors = load_corpus([out])

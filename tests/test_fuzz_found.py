@@ -61,18 +61,33 @@ def test_same_seed_twice_never_overwrites(tmp_path: Path):
 
 def test_long_planner_name_gets_a_short_stable_id(tmp_path: Path):
     assert len(LONG) == 100
-    case_id = found_id(LONG, 3, 4)
+    plan = {"inputs": {"req_pool_indices": [1]}, "expect": {"out_verify_num_valid": 0}}
+    case_id = found_id(LONG, plan)
     assert len(case_id) <= 70 and case_id.startswith("found-tests-planted-fuzz-planners-a-p-")
-    assert found_id(LONG, 3, 4) == case_id != found_id(LONG + "2", 3, 4)
-    assert found_id("x", 10**40, 7).startswith("found-x-s") and len(found_id("x", 10**40, 7)) < 40
+    assert found_id(LONG, plan) == case_id != found_id(LONG + "2", plan)
+    assert found_id("x", plan) != found_id("x", {**plan, "inputs": {"req_pool_indices": [2]}})
     proc = subprocess.run([sys.executable, "-c", "from conformance.robustness.found_cases import "
-                           f"found_id; print(found_id({LONG!r}, 3, 4))"],
+                           f"found_id; print(found_id({LONG!r}, {plan!r}))"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == case_id  # the same on every run (no salted hash())
     result, _ = _fuzz(tmp_path / "found", LONG)
     [path] = result.written
     cases, faults = load_corpus([tmp_path / "found"])
-    assert faults == [] and [c.id for c in cases] == [case_id] == [path.stem]
+    written = json.loads(path.read_text())
+    assert faults == [] and [c.id for c in cases] == [found_id(LONG, written)] == [path.stem]
+
+
+def test_the_same_plan_from_two_seeds_is_one_file(tmp_path: Path):
+    from conformance.robustness.fuzz import found_case
+    from conformance.robustness.random_plans import random_plan
+
+    plan = random_plan(3, 1)
+    a = found_case(plan, PLANTED, 0, 1, [], "failure")
+    b = found_case(plan, PLANTED, 2 ** 64, 9, [], "failure")  # another seed, the same plan
+    assert a["id"] == b["id"] != found_case(random_plan(3, 2), PLANTED, 0, 1, [], "f")["id"]
+    first, second = place(a, tmp_path), place(b, tmp_path)
+    assert (first.new, second.new, second.path) == (True, False, first.path)
+    assert [p.name for p in tmp_path.glob("*.json")] == [first.path.name]
 
 
 def test_unloadable_case_is_never_left_behind(tmp_path: Path):

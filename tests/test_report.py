@@ -158,7 +158,7 @@ def test_benchmarks_moved_beyond_their_noise(capsys):
     md = capsys.readouterr().out
     assert ("1 benchmark figure(s) moved beyond their noise (IQRs apart; 26 of 26 judged, >= 5 "
             "rounds a side; rounds: old 200, new 200)") in md
-    assert re.search(r"\| triton +\| eager +\| - +\| 4096 +\| 38\.19 +\| 57\.29 +\| 1\.50x +\| 200/200",
+    assert re.search(r"\| `triton` +\| `eager` +\| - +\| 4096 +\| 38\.19 +\| 57\.29 +\| 1\.50x +\| 200/200",
                      md), md
 
 

@@ -56,7 +56,7 @@ def test_repro_imports_torch_and_the_planner_only(tmp_path):
     tree = ast.parse(script.read_text())
     imported = {n.names[0].name if isinstance(n, ast.Import) else n.module
                 for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))}
-    assert imported == {"os", "sys", "torch", "tests.planted.wrong_planners"}
+    assert imported == {"json", "os", "sys", "torch", "tests.planted.wrong_planners"}
     bad = _run(script)
     assert bad.returncode == 1
     assert "expected ValueError: 'kv-canary: prefix_lens must have dtype torch.int64" in bad.stdout

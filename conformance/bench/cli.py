@@ -11,6 +11,7 @@ prints the table at the end. Without ``--json`` the pytest-benchmark JSON goes t
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 from conformance.paths import BENCH_DIR, DEFAULT_BENCH_JSON, OUTPUT_ROOT
@@ -63,5 +64,6 @@ def run_bench(args: argparse.Namespace) -> int:
     args.json.parent.mkdir(parents=True, exist_ok=True)
     code = int(pytest.main(pytest_args(args)))
     if code == 0:
-        print(f"benchmark JSON: {args.json} (python -m conformance report --bench {args.json})")
+        follow = shlex.join(["python", "-m", "conformance", "report", "--bench", str(args.json)])
+        print(f"benchmark JSON: {shlex.quote(str(args.json))} ({follow})")
     return code

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from conformance.reporting.markdown import code_span
+
 from conformance.bench.floors import CHAIN_OF_PLANNER, FLOOR_MODE, floor_of
 from conformance.bench.refusal import published, refused
 from conformance.reporting.bench_figures import format_ratio
@@ -159,5 +161,7 @@ def rows(benches: list[dict]) -> list[list]:
 
 
 def render(benches: list[dict]) -> str:
-    """The table as GitHub Markdown (:func:`rows` under :data:`HEADERS`)."""
-    return tabulate(rows(benches), headers=HEADERS, tablefmt="github", disable_numparse=True)
+    """The table as GitHub Markdown (:func:`rows` under :data:`HEADERS`); the planner and mode
+    cells, read from a benchmark file, are code spans (never Markdown of their own)."""
+    table = [[code_span(str(r[0])), code_span(str(r[1])), *r[2:]] for r in rows(benches)]
+    return tabulate(table, headers=HEADERS, tablefmt="github", disable_numparse=True)

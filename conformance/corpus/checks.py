@@ -16,14 +16,18 @@ from conformance.corpus.arrays import ArraySpecError, evaluate, spec_len
 from conformance.corpus.generators import DEFAULT_TABLE, lut_len, table_shape
 from conformance.corpus.limits import (
     MAX_ARRAY_LEN,
+    MAX_CASE_MEMORY,
     MAX_LUT_LEN,
     MAX_OVERRIDE_ELEMENTS,
+    MAX_PERMUTED_ELEMENTS,
     MAX_TABLE_ELEMENTS,
+    case_memory,
 )
 from impls.constants import PLAN_BS_BLOCK_SIZE, SCRATCH_MIN_LEN
 from impls.contract import (
     LUT_NAME,
     OUTPUT_NAMES,
+    output_lengths,
     REQUEST_INPUT_NAMES,
     SCALAR_NAMES,
     SCALAR_OUTPUT_NAMES,
@@ -120,6 +124,9 @@ def _table_error(table: dict) -> Fault | None:
     if rows * cols > MAX_TABLE_ELEMENTS:
         return "", (f"table {rows} x {cols} = {rows * cols} elements exceeds the limit of "
                     f"{MAX_TABLE_ELEMENTS}")
+    if table["generator"] == "permuted" and rows * cols > MAX_PERMUTED_ELEMENTS:
+        return "", (f"permuted table {rows} x {cols} = {rows * cols} elements exceeds the limit "
+                    f"of {MAX_PERMUTED_ELEMENTS} for a permutation (sorted at load time)")
     for r, row in enumerate(table.get("values", ())):
         i = _outside(row, INT32_MIN, INT32_MAX)
         if i is not None:
@@ -141,6 +148,8 @@ def _lut_error(lut: dict) -> Fault | None:
     n = lut_len(lut)
     if n > MAX_LUT_LEN:
         return ".len", f"LUT length {n} exceeds the limit of {MAX_LUT_LEN}"
+    if lut["generator"] == "permutation" and n > MAX_PERMUTED_ELEMENTS:
+        return ".len", f"permutation LUT length {n} exceeds the limit of {MAX_PERMUTED_ELEMENTS}"
     i = _outside(lut.get("values", ()), INT64_MIN, INT64_MAX)
     if i is not None:
         return f".values[{i}]", "a LUT value is outside int64"
@@ -210,6 +219,22 @@ def _step_values_error(inputs: dict, shared: dict, expects_error: bool) -> Fault
             return ".inputs.lut_set", "changes the LUT, which is null in this case"
         return _lut_set_error(inputs["lut_set"], lut_len(shared["lut"]), ".inputs.lut_set")
     return None
+
+
+def _memory_error(shared: dict, capacity: int, steps: int) -> Fault | None:
+    """A case whose estimated run (:func:`conformance.corpus.limits.case_memory`, from its buffer
+    lengths, table and LUT sizes and step count) needs more than MAX_CASE_MEMORY."""
+    outputs = sum(output_lengths(capacity, shared.get("scratch_len", SCRATCH_MIN_LEN)).values())
+    table = shared.get(TABLE_NAME) or DEFAULT_TABLE
+    rows, cols = table_shape(table)
+    lut = shared.get("lut")
+    need = case_memory(outputs, steps, rows * cols, 0 if lut is None else lut_len(lut))
+    if need <= MAX_CASE_MEMORY:
+        return None
+    return "$", (f"a run of this case needs about {need / 2**30:.1f} GiB ({steps} step(s) x "
+                 f"{outputs} output elements, a {rows} x {cols} table), over the limit of "
+                 f"{MAX_CASE_MEMORY / 2**30:.0f} GiB per case: use fewer steps or smaller "
+                 "buffers (cases/README.md, Limits)")
 
 
 def _launch_error(inputs: dict, bs: int, capacity: int) -> Fault | None:
@@ -285,6 +310,9 @@ def semantic_error(doc: dict) -> Fault | None:
         return "$" + size[0], size[1]
     bss = [_bs({**shared, **step.get("inputs", {})}) for step in steps]
     capacity = shared.get("write_req_capacity", max(bss))
+    memory = _memory_error(shared, capacity, len(steps)) if entry == "launcher" else None
+    if memory:
+        return memory
     for k, step in enumerate(steps):
         where = f"$.steps[{k}]" if "steps" in doc else "$"
         inputs = {**shared, **step.get("inputs", {})}

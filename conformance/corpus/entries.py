@@ -12,6 +12,8 @@ the report all import them.
 
 from __future__ import annotations
 
+import keyword
+
 VALIDATOR, ALLOCATOR, LOAD = "validator", "allocator", "load"
 SHARED_PLANNERS: dict[str, str] = {"validator": VALIDATOR, "allocate": ALLOCATOR}
 """Entry of a case that reaches shared code, not a planner -> the column its result is in."""
@@ -19,3 +21,19 @@ PSEUDO_PLANNERS: tuple[str, ...] = (VALIDATOR, ALLOCATOR, LOAD)
 """Planner-column names of results that belong to no planner, in report order: cases that reach
 only the shared validator, the buffer allocator's errors, and faults of case files found at load
 time."""
+
+
+def planner_name_error(name: str) -> str | None:
+    """Why ``name`` is not a planner name, or None when it is one: a built-in name (letters, digits,
+    ``-``) or ``pkg.mod:attr`` (dotted Python identifiers, no keyword), the only forms that are
+    ever imported, written into a repro script's import line or into a rerun command."""
+    module, colon, attr = name.partition(":")
+    if not colon:
+        if name and all(c.isascii() and (c.isalnum() or c == "-") for c in name):
+            return None
+        return f"planner name {name!r} is neither a built-in name nor module.path:callable"
+    parts = [*module.split("."), *attr.split(".")]
+    if all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
+        return None
+    return (f"planner {name!r} is not module.path:callable (dotted Python identifiers on each "
+            "side of one ':')")

@@ -26,7 +26,11 @@ from conformance.corpus.checks import semantic_error
 from impls.contract import REQUEST_INPUT_NAMES
 from conformance.corpus.element_rules import case_rules, kind_of, reached_rules
 from conformance.corpus.hazards import findings, hazard_tag_fault, out_of_contract
-from conformance.corpus.limits import MAX_CASE_FILE_BYTES
+from conformance.corpus.limits import (
+    MAX_CASE_FILE_BYTES,
+    MAX_FILE_PERMUTED_ELEMENTS,
+    MAX_PERMUTED_ELEMENTS,
+)
 
 DEFAULT_SUBJECT = "offsets-planner"
 """The kernel a case pins when its file names none; the only subject so far."""
@@ -303,7 +307,16 @@ def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
     else:
         items = [("$", doc)]
     cases, errors = [], []
+    sorted_elements = 0  # permuted-table elements the load-time checks sort, over the file
     for prefix, raw in items:
+        sorted_elements += _permuted_elements(raw)
+        if sorted_elements > MAX_FILE_PERMUTED_ELEMENTS:
+            case_id = raw.get("id") if isinstance(raw, dict) else None
+            errors.append(CaseFileError(path, prefix + ".inputs.req_to_token", (
+                f"the file's permuted tables reach {sorted_elements} elements with this case, over "
+                f"the limit of {MAX_FILE_PERMUTED_ELEMENTS} one file may sort at load time: split "
+                "the file"), case_id if isinstance(case_id, str) else None))
+            continue
         try:
             result = _check_case(raw, path, prefix)
         except Exception as exc:  # noqa: BLE001 - a loader bug must not stop the corpus
@@ -311,6 +324,18 @@ def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
                                                  f"{type(exc).__name__}: {exc}")
         (errors if isinstance(result, CaseFileError) else cases).append(result)
     return cases, errors
+
+
+def _permuted_elements(raw: object) -> int:
+    """Elements of the permuted table ``raw`` (a case dict, maybe malformed) names, else 0 (also
+    for one over MAX_PERMUTED_ELEMENTS: the case's own check refuses it, unsorted)."""
+    inputs = raw.get("inputs") if isinstance(raw, dict) else None
+    table = inputs.get("req_to_token") if isinstance(inputs, dict) else None
+    if not isinstance(table, dict) or table.get("generator") != "permuted":
+        return 0
+    rows, cols = table.get("max_reqs"), table.get("max_seq_len")
+    ok = all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (rows, cols))
+    return rows * cols if ok and rows * cols <= MAX_PERMUTED_ELEMENTS else 0
 
 
 def pins_fault(case: Case) -> tuple[str, str] | None:
@@ -356,6 +381,12 @@ def case_files(directory: Path) -> list[Path]:
                   and DIVERGENCES_DIRNAME not in p.relative_to(directory).parts[:-1])
 
 
+def skipped_folders(directory: Path) -> list[Path]:
+    """Symlinks to folders below ``directory``, which :func:`case_files` does not follow (a link
+    could loop, or lead out of the corpus): each is a load fault, never silence."""
+    return sorted(p for p in directory.rglob("*") if p.is_symlink() and p.is_dir())
+
+
 def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list[CaseFileError]]:
     """Load every case below ``directories`` (default: the repository's ``cases/``).
 
@@ -368,6 +399,10 @@ def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list
         if not directory.is_dir():
             errors.append(CaseFileError(directory, "$", "no such cases directory"))
             continue
+        errors.extend(CaseFileError(link, "$", "a symlink to a folder: not followed, its case "
+                                               "files are not loaded (name the folder with "
+                                               "--cases, or copy it in)")
+                      for link in skipped_folders(directory))
         for path in case_files(directory):
             loaded, faults = load_file(path)
             errors.extend(faults)

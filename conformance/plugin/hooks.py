@@ -28,7 +28,12 @@ import pytest
 
 from conformance.plugin import gpu_pinning  # noqa: F401 - first: pins an xdist worker's GPU before CUDA use
 from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus, printable
-from conformance.plugin.results_writer import ResultsWriter, add_results_options
+from conformance.corpus.text import terminal_text
+from conformance.plugin.results_writer import (
+    ResultsWriter,
+    add_results_options,
+    claim_results_file,
+)
 from conformance.engine.runner import (
     CaseBuildError,
     ConformanceFailure,
@@ -38,7 +43,7 @@ from conformance.engine.runner import (
     resolve_device,
     run_case,
 )
-from conformance.corpus.entries import LOAD, SHARED_PLANNERS
+from conformance.corpus.entries import LOAD, SHARED_PLANNERS, planner_name_error
 from conformance.engine.inputs import new_poison_seed, poison_seed, set_poison_seed
 from conformance.engine.rerun import POISON_SEED_VARIABLE, RUN_SETTINGS
 from conformance.plugin.outcomes import OUTCOMES, outcome
@@ -71,7 +76,7 @@ SPECIAL_STATUSES = ("oob", "crash", "timeout")
 the sanitizer: conformance/plugin/isolation_options.py)."""
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
     group = parser.getgroup("conformance", "offsets-planner conformance")
     group.addoption("--planner", action="append", default=[], metavar="NAME",
                     help="planner to run: python, triton, numba-cuda or module.path:callable "
@@ -85,6 +90,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          f"${POISON_SEED_VARIABLE}, else a fresh seed from os.urandom; recorded "
                          "in the results and in every rerun command)")
     add_results_options(group)
+    config = pluginmanager.get_plugin("pytestconfig")
+    if config is not None:  # before any option is checked: see claim_results_file
+        claim_results_file(config)
 
 
 def _seed(text: str) -> int:
@@ -134,6 +142,9 @@ def pytest_configure(config: pytest.Config) -> None:
     timeout = config.getoption("isolate_timeout")
     probe_all(config.getoption("planner"), timeout)  # external planners: in children, at once
     for name in config.getoption("planner"):
+        fault = planner_name_error(name)  # before anything is imported by that name
+        if fault:
+            raise pytest.UsageError(fault)
         a = availability(name, timeout)
         if not a.available and not a.fails and (":" in name or name not in builtin_names()):
             raise pytest.UsageError(a.reason)
@@ -190,10 +201,12 @@ class CaseFileItem(pytest.Item):
         raise ConformanceFailure(self.text)
 
     def repr_failure(self, excinfo, style=None):
-        return str(excinfo.value)
+        return terminal_text(str(excinfo.value))
 
     def reportinfo(self):
-        return (self.error.path if self.error else self.path), None, self.name
+        # a line number, never None: pytest asserts one for a skipped item (a JSON file has no
+        # line of the case to point at; 0 is the file's first)
+        return (self.error.path if self.error else self.path), 0, self.name
 
 
 class CaseItem(pytest.Item):
@@ -206,11 +219,11 @@ class CaseItem(pytest.Item):
         self.user_properties.append(("case", case.id))
         self.extra_keyword_matches.update(case.tags)  # `-k hazard` selects by tag
         if avail is not None and not avail.available and not avail.fails:
-            self.add_marker(pytest.mark.skip(reason=f"{planner}: {avail.reason}"))
+            self.add_marker(pytest.mark.skip(reason=terminal_text(f"{planner}: {avail.reason}")))
         for xfail in case.xfail:
             if fnmatch.fnmatchcase(planner, xfail["planner"]):
-                self.add_marker(pytest.mark.xfail(reason=xfail["reason"], strict=True,
-                                                  raises=ConformanceFailure))
+                self.add_marker(pytest.mark.xfail(reason=terminal_text(xfail["reason"]),
+                                                  strict=True, raises=ConformanceFailure))
 
     def runtest(self) -> None:
         """Run the case in this process (see :mod:`conformance.robustness.in_process` for what is
@@ -256,12 +269,13 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ConformanceFailure):
-            text = str(excinfo.value)
+            text = terminal_text(str(excinfo.value))  # a planner's or a case's text: escaped, cut
             return text + (f"\n  hint: {no_driver_hint()}" if NO_DRIVER in text else "")
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
-        return self.case.path, None, f"{self.case.id}[{self.planner}]"
+        # line 0, never None: pytest asserts a line for a skipped item (an unavailable planner)
+        return self.case.path, 0, f"{self.case.id}[{self.planner}]"
 
 
 class Summary:

@@ -27,6 +27,7 @@ from functools import partial
 import pytest
 import torch
 
+from conformance.corpus.text import terminal_text
 from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
 from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import (
@@ -213,7 +214,7 @@ def failure_report(item, status: str, answer: dict) -> str:
 
 def _repr_failure(original, excinfo, style=None):
     if isinstance(excinfo.value, IsolationFailure):
-        return str(excinfo.value)
+        return terminal_text(str(excinfo.value))  # the child's text: escaped and cut
     return original(excinfo, style)
 
 

@@ -21,8 +21,10 @@ fingerprint (commit, date, host, GPU, library versions, each planner's mode).
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
+import os
 import re
 import time
 from importlib.util import find_spec
@@ -31,7 +33,9 @@ from pathlib import Path
 import pytest
 
 from conformance.corpus.loader import display_path
+from conformance.corpus.text import kept
 from conformance.paths import INSTALLED, PACKAGE_DIR, RESULTS_RELPATH
+from conformance.paths import DEFAULT_CASES_DIR, REPO_ROOT
 from conformance.plugin.junit import label_testcase
 from conformance.corpus.section6 import out_of_contract
 from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, JUDGED, RANK, VERSION
@@ -99,6 +103,12 @@ def _status(report: pytest.TestReport, props: dict) -> str | None:
 
 
 def _message(report: pytest.TestReport) -> str | None:
+    """The item's message as the results file keeps it: cut to MAX_KEPT_MESSAGE characters
+    (conformance/corpus/text.py)."""
+    return kept(_whole_message(report))
+
+
+def _whole_message(report: pytest.TestReport) -> str | None:
     if getattr(report, "conformance_message", None):  # conformance.plugin.profiles
         return report.conformance_message
     if report.skipped:
@@ -125,6 +135,10 @@ class ResultsWriter:
         self.error: str | None = None
         given = config.getoption("results")
         self.path = given if given is not None else default_results_path(config)
+        cases = [Path(p) for p in config.getoption("cases") or []]
+        fault = None if self.off else not_a_results_path(self.path, cases)
+        if fault:
+            raise pytest.UsageError(f"--results {self.path}: {fault}")
         self.every = max(1, config.getoption("results_every"))
         self.results: dict[str, dict] = {}
         self.collected: int | None = None
@@ -261,6 +275,74 @@ def _arg_path(config: pytest.Config, arg: str) -> Path:
             origin = Path(spec.origin)
             return origin.parent if origin.name == "__init__.py" else origin
     return (config.invocation_params.dir / arg).resolve()
+
+
+def not_a_results_path(path: Path, cases: list[Path]) -> str | None:
+    """Why the run must not write its results to ``path``, or None: a path inside a case folder
+    (``cases``, default the repository's ``cases/``), or an existing file that is not a results
+    file (a case file, a report, anything a user keeps): never replaced."""
+    resolved = path.resolve()
+    for folder in cases or [DEFAULT_CASES_DIR]:
+        if resolved.is_relative_to(folder.resolve()):
+            return f"is inside the case folder {display_path(folder)}: a run never writes there"
+    if path.is_dir():
+        return "is a folder; name a results file"
+    if not path.exists():
+        return None
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode("utf-8", "replace")
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror}); a run replaces only a results file"
+    if re.search(r'"format"\s*:\s*"%s"' % re.escape(FORMAT), head) is None:
+        return ("exists and is not a conformance results file; a run replaces only a results "
+                "file (remove it, or name another path)")
+    return None
+
+
+def claim_results_file(config: pytest.Config) -> None:
+    """Before any option is checked (from the plugin's ``pytest_addoption``): replace the previous
+    run's results file with an empty, incomplete one when this run targets the corpus, so that a
+    run stopped by a usage error (a ``--planner`` typo, ``--isolate-timeout 0``, ``--sanitize`` on
+    a machine without CUDA) never leaves the previous run's file to be reported as this one's.
+
+    ``--results`` and the paths are read from the command line directly (pytest has not parsed it
+    yet); a path :func:`not_a_results_path` refuses is left alone (the writer then refuses it
+    with a usage error), and so is everything on a pytest-xdist worker, with ``--collect-only``,
+    ``--help`` or ``--version``."""
+    args = [str(a) for a in config.invocation_params.args]
+    early = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    early.add_argument("--results", type=Path)
+    early.add_argument("--cases", action="append", type=Path, default=[])
+    for flag in ("--collect-only", "--co", "--help", "-h", "--version", "-V"):
+        early.add_argument(flag, action="store_true", dest=flag.strip("-").replace("-", "_"))
+    try:
+        known, rest = early.parse_known_args(args)
+    except SystemExit:  # a malformed --results: pytest's own parse will say so
+        return
+    quiet = any(getattr(known, f, False) for f in ("collect_only", "co", "help", "h",
+                                                     "version", "V"))
+    if quiet or "PYTEST_XDIST_WORKER" in os.environ:
+        return
+    here = config.invocation_params.dir
+    anchor = (REPO_ROOT / "conformance" / "test_corpus.py").resolve()
+    # the path arguments: words that name something on disk (an option's value seldom does)
+    paths = [p for p in ((here / a.split("::", 1)[0]).resolve() for a in rest
+                         if not a.startswith("-")) if p.exists()]
+    if paths and not any(p == anchor or p in anchor.parents for p in paths):
+        return
+    path = known.results if known.results is not None else config.rootpath / DEFAULT_PATH
+    path = path if path.is_absolute() else here / path
+    if not_a_results_path(path, [c if c.is_absolute() else here / c for c in known.cases]):
+        return
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    try:
+        write_json_atomic(path, {"format": FORMAT, "version": VERSION, "complete": False,
+                                 "exitstatus": None, "started": now, "updated": now,
+                                 "args": args, "collected": None,
+                                 "fingerprint": run_fingerprint([]), "results": []})
+    except OSError:  # the writer says so at the end of the run, if the run gets that far
+        pass
 
 
 def targets_corpus(config: pytest.Config) -> bool:

@@ -20,6 +20,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from conformance.corpus.text import terminal_text
 from conformance.paths import DEFAULT_COMPARE_HTML, DEFAULT_REPORT_HTML, DEFAULT_RESULTS
 from conformance.reporting.results_format import ResultsError, load_results
 
@@ -66,11 +67,34 @@ def _emit(text: str, out: Path | None, default: Path | None) -> None:
     print(f"wrote {target}")
 
 
+def _own_input(args: argparse.Namespace) -> str | None:
+    """Why this command would write over one of its own inputs (``--out`` or a ``--publish``
+    file being the results or benchmark file it reads), or None."""
+    inputs = [p for p in (*(args.compare or ()), None if args.compare else args.results,
+                          args.bench) if p is not None]
+    if args.results is not None and not args.compare and args.results.is_dir():
+        inputs += [args.results / "results.json", args.results / "bench.json"]
+    targets = [("--out", args.out)] if args.out else []
+    if args.publish and not args.compare:
+        targets += [("--publish", args.publish / n) for n in ("index.html", "results.json",
+                                                              "bench.json")]
+    for option, target in targets:
+        for given in inputs:
+            if target.exists() and given.exists() and target.resolve() == given.resolve():
+                return (f"{option} {target}: is the input {given}; a report never writes over "
+                        "its own input")
+    return None
+
+
 def run_report(args: argparse.Namespace) -> int:
     """Run ``report``; returns the exit code (see the module docstring)."""
     from conformance.reporting import compare, report
     from conformance.reporting.bench_figures import BenchError
 
+    clash = _own_input(args)
+    if clash:
+        print(f"error: {clash}", file=sys.stderr)
+        return 2
     try:
         if args.compare:
             model = compare.compare(*args.compare)
@@ -87,12 +111,13 @@ def run_report(args: argparse.Namespace) -> int:
                 args.bench = folder / "bench.json"
         model = report.build(load_results(args.results), args.bench)
         _write_report(model, args)
-    except (ResultsError, BenchError, FileNotFoundError, OutputError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (ResultsError, BenchError, FileNotFoundError, OutputError, compare.KindsError,
+            report.PublishError) as exc:
+        print(f"error: {terminal_text(str(exc))}", file=sys.stderr)
         return 2
     warning = report.warning(model)
     if warning:  # also on stderr: Markdown and text may be going to a file
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {terminal_text(warning)}", file=sys.stderr)  # the file's text: escaped
     return 1 if model["incomplete"] or (args.strict and model["stale"]) else 0
 
 

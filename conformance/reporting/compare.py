@@ -66,10 +66,28 @@ def _entry(r: dict) -> dict:
             "message": r["message"]}
 
 
+class KindsError(ValueError):
+    """OLD and NEW hold no kind of file in common (a results file and a benchmark file)."""
+
+
+def _kinds(results, bench) -> str:
+    kinds = (("results", results), ("benchmarks", bench))
+    return " and ".join(k for k, v in kinds if v is not None)
+
+
 def compare(old: Path, new: Path) -> dict:
-    """The comparison model of two runs (see the module docstring)."""
+    """The comparison model of two runs (see the module docstring).
+
+    Raises:
+        KindsError: the two sides have no kind in common: a results file against a benchmark
+            file compares nothing, which is a usage error, never "no regressions".
+    """
     old_results, old_bench, old_label = load_side(old)
     new_results, new_bench, new_label = load_side(new)
+    if (old_results is None or new_results is None) and (old_bench is None or new_bench is None):
+        raise KindsError(f"--compare {old_label} {new_label}: OLD holds "
+                         f"{_kinds(old_results, old_bench)}, NEW holds "
+                         f"{_kinds(new_results, new_bench)}: nothing of one kind on both sides")
     model = {"old": old_label, "new": new_label, "has_results": False, "bench": None,
              "old_fp": (old_results or {}).get("fingerprint"),
              "new_fp": (new_results or {}).get("fingerprint"),
@@ -162,9 +180,10 @@ def regressions(model: dict) -> int:
     return found + len(model["incomplete"])
 
 
-def headline(model: dict) -> str:
+def headline(model: dict, quote=str) -> str:
     """One line: the regressions first (or "no regressions"), then the count of each other kind
-    of change."""
+    of change; ``quote`` renders the planner names read from the files (a code span each in
+    Markdown)."""
     titles = dict(SECTIONS)
     bad = [f"{side} run INCOMPLETE ({reason})" for side, reason in model["incomplete"].items()]
     if model["has_results"]:
@@ -180,7 +199,7 @@ def headline(model: dict) -> str:
     if model["bench"] is not None:
         parts.append(bench_line(model))
     if model.get("changed_code"):
-        parts.append(f"planner code changed: {', '.join(model['changed_code'])}")
+        parts.append(f"planner code changed: {', '.join(map(quote, model['changed_code']))}")
     return "; ".join(p for p in (lead, ", ".join(parts)) if p)
 
 
@@ -210,11 +229,12 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
     In plain text the control characters of names and messages from the two files are escaped,
     never sent to the terminal."""
     md = fmt == "github"
-    sides = f"{model['old']} -> {model['new']}"
+    quote = code_span if md else str
+    sides = f"{quote(model['old'])} -> {quote(model['new'])}"
     if model["incomplete"]:
         sides += f" ({' and '.join(model['incomplete'])} INCOMPLETE)"
     out = [f"{'## ' if md else ''}Conformance: {sides}", "",
-           headline(model) or "nothing to compare"]
+           headline(model, quote) or "nothing to compare"]
     if planner_line(model):
         out += ["", planner_line(model)]
     for key, title in SECTIONS if model["has_results"] else ():
@@ -230,8 +250,9 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
                 out += ["", f"<details><summary><code>{html_text(e['id'])}</code></summary>",
                         "", fenced(e["message"] or ""), "", "</details>"]
     if model["bench"]:
-        rows = [[m["planner"], m["mode"], m["scenario"], m["bs"], f"{m['old']:.2f}",
-                 f"{m['new']:.2f}", f"{m['ratio']:.2f}x", f"{m['old_rounds']}/{m['new_rounds']}"]
+        rows = [[quote(str(m["planner"])), quote(str(m["mode"])), m["scenario"], m["bs"],
+                 f"{m['old']:.2f}", f"{m['new']:.2f}", f"{m['ratio']:.2f}x",
+                 f"{m['old_rounds']}/{m['new_rounds']}"]
                 for m in model["bench"][:MAX_ROWS]]
         out += ["", f"{'### ' if md else ''}Benchmarks moved beyond their noise", "",
                 tabulate(rows, headers=["planner", "mode", "scenario", "bs", "old p50 us",

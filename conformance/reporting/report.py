@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 from pathlib import Path
 
 from tabulate import tabulate
@@ -21,11 +20,12 @@ from tabulate import tabulate
 from conformance.reporting import bench_figures as report_bench
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.loader import printable
+from conformance.corpus.text import kept
 from conformance.reporting.freshness import stale_reasons
 from conformance.reporting import divergence_profile, error_table, verdict_view
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
-from conformance.reporting.results_format import write_json_atomic
+from conformance.reporting.results_format import write_json_atomic, write_text_atomic
 from impls.registry import builtin_names
 
 def anchor(*parts: str | None) -> str:
@@ -83,7 +83,9 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
     Raises:
         BenchError: ``bench`` is not a usable pytest-benchmark file.
     """
-    results = doc["results"]
+    # a results file written by hand (or by an older harness) may hold a message of any length:
+    # the page keeps what the results writer keeps (README, Limits)
+    results = [{**r, "message": kept(r["message"])} for r in doc["results"]]
     modes = {n: p["mode"] or "unavailable" for n, p in doc["fingerprint"]["planners"].items()}
     planners = sorted({r["planner"] for r in results}, key=_order)
     summary = []
@@ -133,13 +135,15 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
     return model
 
 
-def warning(model: dict) -> str | None:
-    """The report's first line when the results are not a whole run of this checkout's code."""
+def warning(model: dict, quote=str) -> str | None:
+    """The report's first line when the results are not a whole run of this checkout's code;
+    ``quote`` renders each stale reason (it names commits and planners read from the file: a code
+    span each in Markdown). The incomplete reason holds only counts and an exit code."""
     parts = []
     if model["incomplete"]:
         parts.append(f"INCOMPLETE RUN: {model['incomplete']}; only what finished is shown")
     if model["stale"]:
-        parts.append(f"STALE RESULTS: {'; '.join(model['stale'])}")
+        parts.append(f"STALE RESULTS: {'; '.join(map(quote, model['stale']))}")
     return " | ".join(parts) or None
 
 
@@ -169,12 +173,16 @@ def _summary_table(model: dict, fmt: str) -> str:
     return tabulate(rows, headers=["planner", "mode", *STATUSES, "seconds"], tablefmt=fmt)
 
 
-def _head(model: dict) -> str:
+def _head(model: dict, quote=str) -> str:
+    """The line under the title; ``quote`` renders each fingerprint field read from the file
+    (:func:`~conformance.reporting.markdown.code_span` in Markdown: a host named
+    ``# ALL PASSED`` or ``![x](y)`` stays text)."""
     fp = model["fingerprint"]
     state = "INCOMPLETE" if model["incomplete"] else "complete"
     return (f"{model['total']} results, {model['bad']} not passing; run {state}, "
-            f"{fp['date']}, commit {(fp['commit'] or 'unknown')[:12]}"
-            f"{' (dirty)' if fp.get('dirty') else ''}, host {fp['host']}, GPU {fp['gpu']}")
+            f"{quote(str(fp['date']))}, commit {quote((fp['commit'] or 'unknown')[:12])}"
+            f"{' (dirty)' if fp.get('dirty') else ''}, host {quote(str(fp['host']))}, "
+            f"GPU {quote(str(fp['gpu']))}")
 
 
 def render_text(model: dict) -> str:
@@ -211,8 +219,8 @@ def render_text(model: dict) -> str:
 
 def render_markdown(model: dict) -> str:
     """A Markdown summary (for a pull request or a CI job summary)."""
-    title = "## Conformance" + (f": {warning(model)}" if warning(model) else "")
-    out = [title, "", _head(model), "", _summary_table(model, "github"), "",
+    title = "## Conformance" + (f": {warning(model, code_span)}" if warning(model) else "")
+    out = [title, "", _head(model, code_span), "", _summary_table(model, "github"), "",
            "### Divergence profile (spec §6)", "",
            divergence_profile.render(model["divergence"], "github")]
     out += ["", "### Documented errors x planners", "",
@@ -222,7 +230,8 @@ def render_markdown(model: dict) -> str:
     judged = [r for r in model["doc"]["results"] if r["status"] in JUDGED]
     if judged:
         out += ["", "### Judged, not failed", "", tabulate(
-            [[r["status"], code_span(r["id"]), code_span((r["message"] or "").splitlines()[0]),
+            [[r["status"], code_span(r["id"]),
+              code_span((kept(r["message"]) or "").splitlines()[0]),
               code_span(what_went_wrong(r)),
               code_span(rules) if (rules := verdict_view.rules(r)) else ""]
              for r in judged], headers=["status", "test", "why", "what", "rules"],
@@ -237,13 +246,27 @@ def render_markdown(model: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+class PublishError(OSError):
+    """A ``--publish`` folder that is, or holds, a symlink where a file would be written."""
+
+
 def publish(directory: Path, results: Path, html: str, bench: Path | None = None) -> list[Path]:
-    """Write ``index.html``, ``results.json`` (and ``bench.json``) into ``directory``."""
+    """Write ``index.html``, ``results.json`` (and ``bench.json``) into ``directory``, each
+    world-readable (0644 under the usual umask) and each by an atomic replace.
+
+    Raises:
+        PublishError: ``directory`` or one of those names in it is a symlink: nothing is written
+            through a link (a published page must land where the folder is, not where a link
+            points).
+    """
+    names = ["index.html", "results.json", *(["bench.json"] if bench is not None else [])]
+    links = [p for p in (directory, *(directory / n for n in names)) if p.is_symlink()]
+    if links:
+        raise PublishError(f"--publish {directory}: {links[0]} is a symlink; nothing is written "
+                           "through a link")
     directory.mkdir(parents=True, exist_ok=True)
-    written = [directory / "index.html", directory / "results.json"]
-    (directory / "index.html").write_text(html)
+    write_text_atomic(directory / "index.html", html)
     write_json_atomic(directory / "results.json", json.loads(Path(results).read_text()))
     if bench is not None:
-        shutil.copyfile(bench, directory / "bench.json")
-        written.append(directory / "bench.json")
-    return written
+        write_text_atomic(directory / "bench.json", Path(bench).read_text())
+    return [directory / n for n in names]

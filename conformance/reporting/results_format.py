@@ -18,7 +18,7 @@ from conformance.paths import RESULTS_SCHEMA_PATH
 
 __all__ = ["BAD", "FINISHED_EXIT_CODES", "FORMAT", "JUDGED", "PSEUDO_PLANNERS", "RANK", "STATUSES",
            "STATUS_TABLE", "VERSION", "ResultsError", "incomplete_reason", "load_results",
-           "write_json_atomic"]
+           "write_json_atomic", "write_text_atomic"]
 
 FORMAT, VERSION = "planner-conformance-results", 1
 """The ``format`` and ``version`` fields every results file carries."""
@@ -115,14 +115,33 @@ def incomplete_reason(doc: dict) -> str | None:
     return None
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` as :func:`write_json_atomic` writes a document."""
+    _write_atomic(path, lambda f: f.write(text))
+
+
 def write_json_atomic(path: Path, doc: dict) -> None:
-    """Write ``doc`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    """Write ``doc`` (indented JSON and a newline) to ``path``: see :func:`_write_atomic`."""
+
+    def dump(f) -> None:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+    _write_atomic(path, dump)
+
+
+def _write_atomic(path: Path, write) -> None:
+    """Write ``doc`` to ``path`` through a temporary file in the same folder and ``os.replace``
+    (which replaces a symlink at ``path``, never the file it points to). The file gets the mode
+    a plain ``open`` would give it (0644 under the usual umask 022), not mkstemp's 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

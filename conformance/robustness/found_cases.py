@@ -1,9 +1,11 @@
 """Found cases of ``python -m conformance fuzz``: their ids, and writing them without ever
 replacing a file the user may have reviewed.
 
-* An id is ``found-<planner slug>-s<seed>-p<plan>``; a long planner name (or seed) is cut and
-  followed by a stable hash of the whole, so the id stays well under the case schema's
-  100-character limit (``cases/schema.json``) whatever the planner is called.
+* An id is ``found-<planner slug>-<plan hash>``: the hash is of the plan itself (its inputs and
+  goldens as canonical JSON), so the same plan reached from two seeds (``--seed 0`` and
+  ``--seed 2**64`` draw the same plans: splitmix64 reads the seed mod 2^64) gets one id and one
+  file. A long planner name is cut and followed by a stable hash of the whole, so the id stays
+  well under the case schema's 100-character limit (``cases/schema.json``).
 * A file already there is never rewritten: the same plan (equal ``inputs``) is skipped and named;
   a different one (another golden, or a file the user edited) gets the next free name,
   ``<id>-2``, ``<id>-3``, ...
@@ -28,8 +30,8 @@ from conformance.corpus.loader import load_file
 
 SLUG_CHARS = 40
 """Longest planner slug kept whole in an id; a longer one is cut and hashed."""
-SEED_CHARS = 12
-"""Longest seed kept whole in an id."""
+PLAN_HASH_CHARS = 12
+"""Hex digits of the plan's SHA-256 in an id."""
 
 
 class FoundCaseError(RuntimeError):
@@ -50,11 +52,19 @@ def _short(text: str, whole: str, limit: int) -> str:
     return f"{text[:limit - 9].rstrip('-')}-{digest}"
 
 
-def found_id(planner: str, seed: int, index: int) -> str:
-    """The id of plan ``index`` of ``seed`` found on ``planner``: at most 6 + 40 + 14 + 2 + the
-    plan index's digits characters, the same for the same arguments on every machine."""
+def plan_digest(plan: dict) -> str:
+    """SHA-256 (hex) of a plan's ``inputs`` and ``expect`` as canonical JSON (sorted keys, no
+    spaces): the same plan gives the same digest whatever seed or index reached it."""
+    canonical = json.dumps({"inputs": plan["inputs"], "expect": plan["expect"]}, sort_keys=True,
+                           separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def found_id(planner: str, plan: dict) -> str:
+    """The id of ``plan`` (a case dict with ``inputs`` and ``expect``) found on ``planner``: at
+    most 6 + 40 + 1 + 12 characters, the same for the same plan on every machine."""
     return (f"found-{_short(slug(planner), planner, SLUG_CHARS)}"
-            f"-s{_short(str(seed), str(seed), SEED_CHARS)}-p{index}")
+            f"-{plan_digest(plan)[:PLAN_HASH_CHARS]}")
 
 
 @dataclass(frozen=True)

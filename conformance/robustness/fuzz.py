@@ -144,7 +144,7 @@ def found_case(raw: dict, planner: str, seed: int, index: int, steps: list[str],
     command = shlex.join(["python", "-m", "conformance", "fuzz", "--planner", planner,
                           "--seed", str(seed)])
     doc = {
-        "id": found_id(planner, seed, index),
+        "id": found_id(planner, raw),
         "description": f"Found by fuzzing planner {planner} (seed {seed}, plan {index}); "
                        f"shrunk by: {shrunk}. It failed with: {first_line}",
         "tags": tags,
