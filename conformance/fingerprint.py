@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import importlib
+import importlib.metadata
 import os
 import platform
 import subprocess
@@ -21,6 +22,13 @@ from conformance.paths import INSTALLED, REPO_ROOT
 
 
 def _version(module: str) -> str:
+    """The installed version of ``module``'s distribution, read from its metadata: importing
+    triton or numba.cuda here would fix their mode (interpreter, simulator) before the planners
+    choose it, so nothing is imported unless the metadata is missing."""
+    try:
+        return importlib.metadata.version(module.replace("_", "-"))
+    except importlib.metadata.PackageNotFoundError:
+        pass
     try:
         return str(importlib.import_module(module).__version__)
     except Exception as exc:  # not installed, or broken: say so rather than fail a benchmark
