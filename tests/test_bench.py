@@ -85,7 +85,7 @@ def test_cpu_run_writes_benchmark_json_with_fingerprint_and_ratios(tmp_path):
     assert len(rows_) == len(doc["benchmarks"]) and sum(r.floor for r in rows_) == 8
     table = proc.stdout[proc.stdout.index("benchmark table"):]
     assert "| planner " in table and "x floor" in table and "x chain" in table
-    assert table.count("| triton [interpreter] |") == 15 and table.count("| python [cpu] ") == 15
+    assert table.count("| `triton [interpreter]` |") == 15 and table.count("| `python [cpu]` ") == 15
     assert "| 1..1 " in table
 
 

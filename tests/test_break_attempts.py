@@ -162,7 +162,8 @@ def test_hostile_case_files_are_one_fault_each_and_never_read(tmp_path):
     assert "does not match" in text["newline-id.json"] and "\\n'" in text["newline-id.json"]
     assert "'spec7-\\u202edecode' does not match" in text["bidi-id.json"]
     assert all(line.isprintable() for line in text.values())
-    assert len(faults) == 7  # the loop symlink is not followed into duplicates
+    assert "loop" in text  # a symlinked folder is a fault of its own, never followed
+    assert len(faults) == 8
 
 
 def test_a_run_no_planner_can_turn_green_or_multiply(tmp_path):
@@ -171,7 +172,10 @@ def test_a_run_no_planner_can_turn_green_or_multiply(tmp_path):
     named in one printable line; every rerun command is shell-safe."""
     folder = _cases_dir(tmp_path, "c $(touch PWNED);x")
     planners = ["calls_pytest_skip", "calls_pytest_xfail", "raises_base_exception",
-                "forks_and_child_continues", "x;touch BROKEN"]
+                "forks_and_child_continues"]
+    bad = run_pytest(tmp_path, "--planner", f"{MODULE}:x;touch BROKEN", "--no-isolate")[0]
+    assert bad.returncode == 4 and "is not module.path:callable" in bad.stdout + bad.stderr
+    assert not (tmp_path / "BROKEN").exists() and not Path("BROKEN").exists()
     args = [arg for p in planners for arg in ("--planner", f"{MODULE}:{p}")]
     proc, items = run_pytest(tmp_path, *args, "--cases", str(folder), "--no-isolate", timeout=240)
     assert proc.returncode == 1, proc.stdout[-3000:]
@@ -181,7 +185,7 @@ def test_a_run_no_planner_can_turn_green_or_multiply(tmp_path):
         assert outcome[f"spec7-no-prefix[{MODULE}:{planner}]"] == "failed"
     for planner in planners[3:]:
         assert outcome[f"spec7-no-prefix[{MODULE}:{planner}]"] == "passed"
-    assert sum(name.endswith("[load]") for name in items) == 7
+    assert sum(name.endswith("[load]") for name in items) == 8
     assert "\x1b" not in proc.stdout and "esc\\x1b[31mRED\\nline.json@" in proc.stdout
     doc = json.loads((tmp_path / "results.json").read_text())
     assert doc["complete"] is True

@@ -23,7 +23,7 @@ from conformance.paths import REPO_ROOT
 
 from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
-from impls.contract import REQUEST_INPUT_NAMES
+from impls.contract import REQUEST_INPUT_NAMES, TABLE_NAME
 from conformance.corpus.element_rules import case_rules, kind_of, reached_rules
 from conformance.corpus.hazards import findings, hazard_tag_fault, out_of_contract
 from conformance.corpus.limits import (
@@ -330,7 +330,7 @@ def _permuted_elements(raw: object) -> int:
     """Elements of the permuted table ``raw`` (a case dict, maybe malformed) names, else 0 (also
     for one over MAX_PERMUTED_ELEMENTS: the case's own check refuses it, unsorted)."""
     inputs = raw.get("inputs") if isinstance(raw, dict) else None
-    table = inputs.get("req_to_token") if isinstance(inputs, dict) else None
+    table = inputs.get(TABLE_NAME) if isinstance(inputs, dict) else None
     if not isinstance(table, dict) or table.get("generator") != "permuted":
         return 0
     rows, cols = table.get("max_reqs"), table.get("max_seq_len")
