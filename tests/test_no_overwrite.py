@@ -14,7 +14,7 @@ import pytest
 from conformance.reporting.freshness import current_file
 from tests.subproc import REPO, run_cli
 
-RESULTS = REPO / "reports" / "upstream" / "cpu-results.json"
+RESULTS = REPO / "reports" / "upstream" / "0.5.23" / "results.json"
 BENCH = REPO / "tests" / "data" / "bench-new.json"
 
 
