@@ -14,6 +14,8 @@ from impls.contract import ARGUMENT_NAMES
 
 PKG = "sglang/kernels/ops/kv_canary"
 TRAP = "raise RuntimeError('a package __init__ of the wheel ran')\n"
+LAUNCHER = "launch_plan_offsets_kernel"
+"""The launcher's name in upstream's module (the one name the stand-in shares with it)."""
 
 
 def launcher_source(names=ARGUMENT_NAMES, imports: str = "") -> str:
@@ -21,7 +23,7 @@ def launcher_source(names=ARGUMENT_NAMES, imports: str = "") -> str:
     return (f"import torch\n{imports}"
             f"from sglang.kernels.ops.kv_canary.verify import _assert_contiguous\n"
             f"from sglang.kernels.ops.kv_canary import consts\n\n\n"
-            f"def launch_plan_offsets_kernel(\n    *,\n{params}) -> None:\n"
+            f"def {LAUNCHER}(\n    *,\n{params}) -> None:\n"
             f"    _assert_contiguous(prefix_lens, 'prefix_lens')\n")
 
 
