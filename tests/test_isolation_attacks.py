@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 
 import pytest
@@ -110,8 +111,10 @@ def test_rerun_commands_and_the_fingerprint_carry_the_poison_seed(attacked):
     _, _, results, _ = attacked
     seed = results["fingerprint"]["poison_seed"]
     assert isinstance(seed, int) and seed >= 0
-    assert all(r["rerun"].startswith(f"CONFORMANCE_POISON_SEED={seed} ")
-               for r in results["results"])
+    for r in results["results"]:
+        words = shlex.split(r["rerun"])
+        assignments = words[:next(i for i, w in enumerate(words) if "=" not in w)]
+        assert f"CONFORMANCE_POISON_SEED={seed}" in assignments, r["rerun"]
 
 
 def test_fuzz_judges_a_judge_patching_module_out_of_its_reach(tmp_path):
