@@ -11,6 +11,8 @@ import datetime
 import hashlib
 import importlib
 import importlib.metadata
+import importlib.util
+import json
 import os
 import platform
 import subprocess
@@ -19,6 +21,11 @@ import sys
 import torch
 
 from conformance.paths import INSTALLED, REPO_ROOT
+
+PROVENANCE_ATTR = "__planner_conformance__"
+"""Attribute of the synthetic top package (``sglang/__init__.py``) naming release, wheel and stand-ins;
+:func:`run_fingerprint` reads it from that file as text (it is a JSON literal), copies it into the
+results and hashes the tree's files of the wheel's RECORD."""
 
 
 def _version(module: str) -> str:
@@ -110,30 +117,56 @@ def run_fingerprint(planner_names: list[str]) -> dict:
 
 
 def upstream_release(planner: str) -> dict | None:
-    """For a ``module:attr`` planner loaded from a published release by ``python -m conformance
-    upstream`` (its synthetic top package carries ``__planner_conformance__``, see
-    :mod:`conformance.upstream.release_tree`): the release, the wheel and its SHA-256, the stand-ins,
-    and every module file of that package this process loaded with its SHA-256 as read now,
-    ``matches_record`` saying whether each wheel file equals the wheel's RECORD. None otherwise."""
+    """For a ``module:attr`` planner laid out from a published release by ``python -m conformance
+    upstream`` (its synthetic top package's ``__init__.py`` assigns :data:`PROVENANCE_ATTR` a
+    JSON literal, see :mod:`conformance.upstream.release_tree`): the release, the wheel and its
+    SHA-256, the stand-ins, every file of the wheel's RECORD found in that tree with its SHA-256 as
+    read now (``loaded``), and ``matches_record``: whether each of them equals the RECORD. None
+    otherwise.
+
+    Nothing is imported: the planner's code runs only in isolation children, so the top package
+    is found on ``sys.path`` (:func:`importlib.util.find_spec` of a top-level name executes
+    nothing) and its ``__init__.py`` is read as text."""
     top = planner.partition(":")[0].split(".")[0]
-    claimed = getattr(sys.modules.get(top), "__planner_conformance__", None)
-    if not isinstance(claimed, dict):
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
         return None
-    root = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules[top].__file__)))
-    loaded = {}
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
-        name = getattr(module, "__name__", "")
-        if not path or not (name == top or name.startswith(top + ".")):
-            continue
-        rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
-        with open(path, "rb") as handle:
-            loaded[rel] = hashlib.sha256(handle.read()).hexdigest()
+    if spec is None or not spec.origin or not spec.origin.endswith("__init__.py"):
+        return None
+    claimed = _claimed_provenance(spec.origin)
+    if claimed is None:
+        return None
+    root = os.path.dirname(os.path.dirname(os.path.abspath(spec.origin)))
     record = claimed.get("record", {})
-    wheel_files = {p: d for p, d in loaded.items() if p in record}
+    loaded = {}
+    for rel in sorted(record):
+        path = os.path.join(root, *rel.split("/"))
+        if os.path.isfile(path):
+            with open(path, "rb") as handle:
+                loaded[rel] = hashlib.sha256(handle.read()).hexdigest()
     return {"release": claimed.get("release"), "wheel": claimed.get("wheel"),
             "wheel_sha256": claimed.get("wheel_sha256"), "stand_ins": claimed.get("stand_ins", {}),
             "synthetic_packages": claimed.get("synthetic_packages", []),
-            "loaded": dict(sorted(loaded.items())),
-            "matches_record": bool(wheel_files) and set(wheel_files) == set(record)
-            and all(record[p] == d for p, d in wheel_files.items())}
+            "loaded": loaded,
+            "matches_record": bool(record) and set(loaded) == set(record)
+            and all(record[p] == d for p, d in loaded.items())}
+
+
+def _claimed_provenance(init_path: str) -> dict | None:
+    """The dict a laid-out release's ``__init__.py`` assigns to :data:`PROVENANCE_ATTR` (a
+    JSON literal after ``NAME = ``), None when the file has no such line or it is not JSON."""
+    try:
+        with open(init_path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    marker = f"{PROVENANCE_ATTR} = "
+    start = text.find(marker)
+    if start < 0:
+        return None
+    try:
+        claimed, _ = json.JSONDecoder().raw_decode(text, start + len(marker))
+    except ValueError:
+        return None
+    return claimed if isinstance(claimed, dict) else None

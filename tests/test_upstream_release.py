@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.fingerprint import upstream_release
 from conformance.upstream.command import default_cache
 from conformance.upstream.release_tree import ReleaseLayoutError, build_tree, verify_tree
 from conformance.upstream.wheel import FetchError, RecordError, fetch_wheel, open_wheel, record_hex
@@ -75,6 +76,22 @@ def test_fake_release_loads_without_any_package_init(tmp_path):
         assert hashlib.sha256((tree.site / path).read_bytes()).hexdigest() == digest
     with zipfile.ZipFile(wheel.path) as archive:
         assert (tree.site / "sglang/__init__.py").read_bytes() != archive.read("sglang/__init__.py")
+
+
+def test_the_fingerprint_names_the_wheel_without_importing_the_release(tmp_path, monkeypatch):
+    wheel_path = fake_wheels.make_wheel(tmp_path, fake_wheels.files())
+    tree = build_tree(open_wheel(wheel_path), tmp_path / "t")
+    monkeypatch.syspath_prepend(str(tree.site))
+    claimed = upstream_release(tree.planner)
+    assert "sglang" not in sys.modules  # found on sys.path, read as text, never run
+    assert claimed["matches_record"] is True
+    assert sorted(claimed["loaded"]) == sorted(tree.files)
+    assert claimed["loaded"] == tree.files
+    assert claimed["wheel_sha256"] == hashlib.sha256(Path(wheel_path).read_bytes()).hexdigest()
+    assert list(claimed["stand_ins"]) == ["sglang.kernels.jit.utils"]
+    (tree.site / fake_wheels.PKG / "consts.py").write_text("PLAN_BS_BLOCK_SIZE = 1\n")
+    assert upstream_release(tree.planner)["matches_record"] is False
+    assert upstream_release("impls.python_planner:launch") is None
 
 
 def test_a_file_that_differs_from_record_is_refused(tmp_path):

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from impls.contract import ARGUMENT_NAMES
+from conformance.fingerprint import PROVENANCE_ATTR
 from conformance.upstream.wheel import Wheel, sha256_hex
 
 LAUNCHER = "launch_plan_offsets_kernel"
@@ -54,9 +55,6 @@ def load_jit(*args, **kwargs):
 def make_cpp_args(*args, **kwargs):
     raise RuntimeError("planner-conformance stand-in for {module}: make_cpp_args is not available")
 '''
-PROVENANCE_ATTR = "__planner_conformance__"
-"""Attribute of the synthetic top package (``sglang/__init__.py``) naming release, wheel and stand-ins;
-:func:`conformance.fingerprint.run_fingerprint` copies it into the results and hashes what was loaded."""
 
 
 class ReleaseLayoutError(RuntimeError):
