@@ -23,6 +23,7 @@ from conformance.robustness.mutants import (
     check_control,
     check_run,
     judge_results,
+    list_family,
     load_family,
     render,
 )
@@ -55,6 +56,15 @@ def test_every_mutant_is_a_launcher_with_the_planners_signature_and_a_one_line_b
     doc = launch.__doc__.strip()
     assert "\n" not in doc
     assert doc.startswith("Bug: ") or key == family.CONTROL
+
+
+def test_list_names_every_mutant_with_its_bug_and_runs_nothing():
+    lines = list_family(family.__name__).splitlines()
+    assert [line.split()[0] for line in lines] == [*family.MUTANTS, family.CONTROL]
+    for line, key in zip(lines, family.MUTANTS):
+        assert _launcher(key).__doc__.strip() in line
+        assert (family.MUTANTS[key] or "") in line
+    assert lines[-1].endswith("(the control)")
 
 
 def test_every_launcher_in_the_family_modules_is_registered():

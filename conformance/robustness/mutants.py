@@ -294,7 +294,7 @@ def score_family(args) -> Score:
     if args.mutant:
         unknown = [m for m in args.mutant if m not in reasons]
         if unknown:
-            raise MutantsError(f"unknown mutant(s): {', '.join(unknown)} (see {args.family})")
+            raise MutantsError(f"unknown mutant(s): {', '.join(unknown)} (`mutants --list` names them)")
         reasons = {k: reasons[k] for k in args.mutant}
     names = {key: planner_name(key) for key in reasons}
     verdicts: dict[str, dict[str, Verdict]] = {}
@@ -323,8 +323,30 @@ def score_family(args) -> Score:
     return Score(reasons, verdicts)
 
 
+def list_family(module_name: str) -> str:
+    """One line per mutant of the family: its name, its bug (the first line of its docstring) and,
+    for an equivalent one, why; the control last."""
+    reasons, control, _ = load_family(module_name)
+    package = module_name
+    lines = []
+    for name in [*reasons, control]:
+        module, _, attr = name.partition(":")
+        try:
+            doc = getattr(importlib.import_module(f"{package}.{module}"), attr).__doc__ or ""
+        except (ImportError, AttributeError) as exc:
+            raise MutantsError(f"mutant {name!r} of {module_name} cannot be loaded: {exc}") from None
+        bug = (doc.strip().splitlines() or ["(no docstring)"])[0]
+        note = " (the control)" if name == control else (
+            f" ({reasons[name]})" if reasons[name] else "")
+        lines.append(f"{name:<40} {bug}{note}")
+    return "\n".join(lines)
+
+
 def main(args: argparse.Namespace) -> int:
     try:
+        if args.list:
+            print(list_family(args.family))
+            return 0
         score = score_family(args)
     except MutantsError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -353,4 +375,6 @@ def add_parser(sub) -> None:
     p.add_argument("--keep", type=Path, metavar="DIR",
                    help="keep each profile's results file and pytest log in DIR")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--list", action="store_true",
+                   help="print each mutant's name (what --mutant takes) and its bug, run nothing")
     p.set_defaults(func=main)
