@@ -13,7 +13,7 @@ import pytest
 from conformance.cli import main as cli_main
 from conformance.reporting.compare import compare
 from conformance.paths import RESULTS_SCHEMA_PATH as SCHEMA_PATH
-from conformance.reporting.report import build
+from conformance.reporting.report import build, run_command
 from conformance.reporting.results_format import ResultsError, load_results
 from conformance.reporting.bench_figures import _row, load_bench, moved
 from conformance.plugin.results_writer import write_json_atomic
@@ -191,6 +191,18 @@ def test_html_report_and_publish(capsys, tmp_path):
     assert html.count("<svg") == 2 and html.count("<polyline") == 6  # 3 planners x 2 modes
     assert html.count('stroke-dasharray="5,4"') == 4  # a floor line + its legend, per mode
     assert "6 not passing" in html
+    seed = json.loads(a.results.read_text())["fingerprint"]["poison_seed"]
+    command = re.search(r"Command: <code>([^<]*)</code>", html).group(1)
+    assert f"CONFORMANCE_POISON_SEED={seed} pytest conformance/ -p no:cacheprovider -q " in command
+
+
+def test_the_report_command_carries_only_the_rerun_variables_quoted():
+    doc = {"args": ["conformance/", "--case", "a b"], "environment": {
+        "PYTHONPATH": "/x y", "CONFORMANCE_POISON_SEED": "7", "X; rm -rf ~": "1", "LD_PRELOAD": "e"}}
+    assert run_command(doc) == \
+        "PYTHONPATH='/x y' CONFORMANCE_POISON_SEED=7 pytest conformance/ --case 'a b'"
+    assert run_command({"args": ["-q"], "environment": ["PYTHONPATH=/x"]}) == "pytest -q"
+    assert run_command({"args": ["-q"]}) == "pytest -q"
 
 
 def test_text_and_markdown_formats(capsys):

@@ -43,7 +43,8 @@ from conformance.reporting.results_format import write_json_atomic
 from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.plugin.outcomes import STATUS, outcome
 from impls.registry import chosen_planners
-from conformance.engine.rerun import case_dir_arg, load_rerun_command, rerun_command
+from conformance.engine.rerun import (RUN_ENVIRONMENT, RUN_SETTINGS, case_dir_arg,
+                                      load_rerun_command, rerun_command)
 from conformance.engine.inputs import poison_seed
 from conformance.fingerprint import run_fingerprint
 
@@ -227,7 +228,8 @@ class ResultsWriter:
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         return {"format": FORMAT, "version": VERSION, "complete": complete,
                 "exitstatus": exitstatus, "started": self.started, "updated": now,
-                "args": list(self.config.invocation_params.args), "collected": self.collected,
+                "args": list(self.config.invocation_params.args),
+                "environment": {**RUN_ENVIRONMENT, **RUN_SETTINGS}, "collected": self.collected,
                 "fingerprint": self.fingerprint, "results": results}
 
     def write(self, **kwargs) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from pathlib import Path
 
 from tabulate import tabulate
@@ -27,6 +26,7 @@ from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
 from conformance.reporting.results_format import write_json_atomic, write_text_atomic
 from impls.registry import builtin_names
+from conformance.engine.rerun import POISON_SEED_VARIABLE, RERUN_ENVIRONMENT, shell_command
 
 def anchor(*parts: str | None) -> str:
     """An HTML id from ``parts`` (``case-<id>``, ``fail-<case>--<planner>``)."""
@@ -155,6 +155,17 @@ def _bench(path: Path | None) -> dict:
                       "plots": report_bench.plots(rows)}}
 
 
+def run_command(doc: dict) -> str:
+    """The command that made the results document ``doc``, safe to paste into a shell: pytest with
+    its arguments, after the run's assignments of the variables a rerun needs (only those names:
+    the document is untrusted, so any other key is dropped, and values are quoted)."""
+    names = (*RERUN_ENVIRONMENT, POISON_SEED_VARIABLE)
+    env = doc.get("environment")
+    kept_env = {k: v for k, v in env.items() if k in names and isinstance(v, str)} \
+        if isinstance(env, dict) else {}
+    return shell_command(["pytest", *doc["args"]], kept_env)
+
+
 def render_html(model: dict) -> str:
     """The self-contained page."""
     import jinja2
@@ -162,7 +173,7 @@ def render_html(model: dict) -> str:
     env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.reporting", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("report.html.j2").render(
-        **model, warning=warning(model), command=shlex.join(["pytest", *model["doc"]["args"]]))
+        **model, warning=warning(model), command=run_command(model["doc"]))
 
 
 def _summary_table(model: dict, fmt: str) -> str:
