@@ -26,9 +26,9 @@ from types import ModuleType
 
 import torch
 
-from impls.contract import REQUEST_INPUT_NAMES
+from impls.contract import ARGUMENT_NAMES, REQUEST_INPUT_NAMES
 from impls.validate import validate_launch
-from impls.validate_cache import STABLE_NAMES, BufferSet, bind_set, stable_key
+from impls.validate_cache import STABLE_NAMES, BufferSet, bind_set, stable_key, stable_key_of
 
 
 class BoundPlan:
@@ -124,35 +124,66 @@ class BoundLauncher:
             key = None
         bound = None if key is None else self._bound.get(key)
         if bound is None:
-            stable = {name: launcher_kwargs[name] for name in STABLE_NAMES}
-            try:
-                bound = bind(self.planner, **stable)
-            except Exception:
-                # Spec section 4 orders request-tensor checks between buffer-set checks: the full
-                # validator on the whole call raises the error the unbound planner would.
-                validate_launch(**launcher_kwargs)
-                raise
-            if key is not None:
-                self._bound[key] = bound
-                while len(self._bound) > self.MAX_BOUND:
-                    self._bound.popitem(last=False)
+            bound = self._bind(key, launcher_kwargs)
         else:
             self._bound.move_to_end(key)
         bound(*request)
 
+    def plan_args(self, rpi, prefix, extend, t, lut, a, b, c, d, e, f, swa, cap) -> None:
+        """:meth:`__call__` of the 13 arguments given positionally in the order of
+        :data:`impls.contract.ARGUMENT_NAMES`: a hit costs the memo key and the per-step checks,
+        as the unbound planner's :func:`impls.validate_cache.lookup_args` does (no dict, no LRU
+        reordering; the LRU order is kept by misses only)."""
+        try:
+            bound = self._bound.get(stable_key_of(t, lut, a, b, c, d, e, f, swa, cap))
+        except Exception:  # not keyable: the dict path says what is wrong
+            bound = None
+        if bound is None:
+            self(dict(zip(ARGUMENT_NAMES, (rpi, prefix, extend, t, lut, a, b, c, d, e, f, swa,
+                                           cap))))
+            return
+        bound(rpi, prefix, extend)
+
+    def _bind(self, key: tuple | None, launcher_kwargs: dict) -> BoundPlan:
+        stable = {name: launcher_kwargs[name] for name in STABLE_NAMES}
+        try:
+            bound = bind(self.planner, **stable)
+        except Exception:
+            # Spec section 4 orders request-tensor checks between buffer-set checks: the full
+            # validator on the whole call raises the error the unbound planner would.
+            validate_launch(**launcher_kwargs)
+            raise
+        if key is not None:
+            self._bound[key] = bound
+            while len(self._bound) > self.MAX_BOUND:
+                self._bound.popitem(last=False)
+        return bound
+
 
 def bound_launcher(planner: ModuleType):
     """``planner``'s launcher through a :class:`BoundLauncher`: the same keyword-only signature
-    (``inspect.signature`` reads the planner's own, spec section 3), arguments, outputs and
-    errors; what the ``*-bound`` planners of :mod:`impls.registry` export as ``launch``."""
+    (spec section 3, checked against the planner's own), arguments, outputs and errors; what the
+    ``*-bound`` planners of :mod:`impls.registry` export as ``launch``. Its parameters are passed
+    on positionally (:meth:`BoundLauncher.plan_args`), so that a call in the launcher's shape costs
+    what the unbound planner's does."""
     through = BoundLauncher(planner)
+    plan_args = through.plan_args
 
-    def launch(**launcher_kwargs) -> None:
-        through(launcher_kwargs)
+    def launch(*, req_pool_indices, prefix_lens, extend_seq_lens, req_to_token,
+               full_to_swa_index_mapping, out_verify_offsets_scratch, out_write_offsets,
+               out_write_seed_slot_indices, out_verify_num_valid, out_verify_enable,
+               out_write_num_valid_reqs, swa_window_size, verify_capacity) -> None:
+        plan_args(req_pool_indices, prefix_lens, extend_seq_lens, req_to_token,
+                  full_to_swa_index_mapping, out_verify_offsets_scratch, out_write_offsets,
+                  out_write_seed_slot_indices, out_verify_num_valid, out_verify_enable,
+                  out_write_num_valid_reqs, swa_window_size, verify_capacity)
 
+    if tuple(inspect.signature(launch).parameters) != ARGUMENT_NAMES:
+        raise AssertionError("bound_launcher's parameters are not spec section 3's, in order")
     launch.__signature__ = inspect.signature(planner.launch)
     launch.__annotations__ = dict(planner.launch.__annotations__)
     launch.__doc__ = (f":func:`{planner.__name__}.launch` through "
                       f":class:`impls.bound_plan.BoundLauncher` (spec sections 3 to 5).")
     launch.__module__ = planner.__name__.replace("_planner", "_bound_planner")
+    launch.through = through  # its bound plans (tests read them)
     return launch

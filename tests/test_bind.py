@@ -105,6 +105,29 @@ def test_bound_planners_are_registered_launchers(planner):
     assert triton_planner.MODE is not None
 
 
+def test_the_launcher_shape_binds_once_per_buffer_set_and_rebinds_on_a_new_one():
+    from impls.bound_plan import BoundLauncher, bound_launcher
+
+    launch = bound_launcher(python_planner)
+    assert isinstance(launch.through, BoundLauncher) and not launch.through._bound
+    kw = make_kw(5)
+    for bs in (1, 9, 3):
+        step = fresh_outputs(request(kw, bs))
+        want = fresh_outputs(step)
+        launch(**step)
+        python_planner.launch(**want)
+        assert outputs(step) == outputs(want), bs
+    # fresh_outputs gives new output tensors each step: three buffer sets, three bound plans
+    assert len(launch.through._bound) == 3
+    step = request(kw, 4)
+    launch(**step)
+    launch(**request(kw, 2))  # the same buffers again: a hit
+    assert len(launch.through._bound) == 4
+    step = dict(step, swa_window_size=step["swa_window_size"] + 1)
+    launch(**step)
+    assert len(launch.through._bound) == 5
+
+
 def test_check_is_the_buffer_sets_per_step_check():
     kw = make_kw(5)
     bound = impls.bind(python_planner, **stable(kw))

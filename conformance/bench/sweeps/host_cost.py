@@ -12,7 +12,9 @@ Prints the wall-clock us per call of the fastest of ``--repeat`` runs of ``--cal
 * ``eager signature floor``: calling an empty function with the launcher's keyword-only signature
   (spec section 3) as ``f(**kw)``: the part of an eager call no planner can avoid;
 * ``triton host prep``: the Triton planner's per-call Python work before the kernel is invoked
-  (the memo, the prepared launch and the argument tuple), with the kernel replaced by a no-op.
+  (the memo, the prepared launch and the argument tuple), with the kernel replaced by a no-op;
+* ``triton-bound host prep``: the same for ``triton-bound`` called in the launcher's shape
+  (:func:`impls.bound_plan.bound_launcher`), which must cost no more than the unbound planner.
 
 Workloads are the suite's (:mod:`conformance.bench.workloads`, ``serving``, on the CPU). The
 figures are host work only; the suite (``python -m conformance bench``) judges the goals.
@@ -74,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
             lambda *a, **k: calls.append(None))})()
         return lambda c: tp.launch(**c)
 
+    def triton_bound_prep():
+        from impls import triton_bound_planner as tb
+
+        triton_prep()  # the same no-op kernel
+        return lambda c: tb.launch(**c)
+
     def numba_cells():
         from impls import numba_cuda_planner as nb
 
@@ -86,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         "python planner bs 4096 fresh": (lambda c: python_planner.launch(**c), fresh,
                                          max(args.calls // 100, 5)),
         "triton host prep varying-bs": (None, varying, args.calls),
+        "triton-bound host prep varying-bs": (None, varying, args.calls),
         "numba set_batch varying-bs": (None, requests, args.calls),
         "eager signature floor": (lambda c: _signature(**c), varying, args.calls),
     }
@@ -94,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         if only and not any(label.startswith(p) for p in only):
             continue
         if fn is None:
-            fn = triton_prep() if label.startswith("triton") else numba_cells()
+            fn = (triton_bound_prep() if label.startswith("triton-bound") else triton_prep()
+                  if label.startswith("triton") else numba_cells())
         for c in pool[:8]:
             fn(c)  # warm: validate the buffer set, build per-bs plans
         print(f"{label:32s} {_per_call_us(fn, pool, calls, args.repeat):10.2f} us/call", flush=True)
