@@ -316,3 +316,14 @@ def test_goals_are_ratios_of_the_same_run_with_how_far_they_miss():
     assert sum(ln.startswith("| ") for ln in lines) == 1 + 6  # header and the 6 measured goals
     assert goals.render([]).startswith("10 of 10 goal(s) not measured") and "\n" not in \
         goals.render([])
+
+
+def test_the_launcher_shape_sweep_times_each_planner_and_its_ratio(capsys):
+    from conformance.bench.sweeps import launcher_shape
+
+    assert launcher_shape.main(["--planner", "python", "--planner", "python", "--bs", "8",
+                                "--pool", "4", "--repeat", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["python", "python"]
+    assert lines[0].split()[1] == "cpu" and lines[0].endswith("1.00x")
+    assert all(float(line.split()[2]) > 0 for line in lines)

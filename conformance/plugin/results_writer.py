@@ -333,7 +333,10 @@ def claim_results_file(config: pytest.Config) -> None:
                          if not a.startswith("-")) if p.exists()]
     if paths and not any(p == anchor or p in anchor.parents for p in paths):
         return
-    path = known.results if known.results is not None else config.rootpath / DEFAULT_PATH
+    if not paths and INSTALLED and not ("--pyargs" in args and any(
+            w == "conformance" or w.startswith("conformance.") for w in rest)):
+        return  # an installed plugin in another repository's own test run: no corpus collected
+    path = known.results if known.results is not None else default_results_path(config)
     path = path if path.is_absolute() else here / path
     if not_a_results_path(path, [c if c.is_absolute() else here / c for c in known.cases]):
         return
