@@ -317,6 +317,11 @@ class Summary:
         if not self.tally or hasattr(config, "workerinput"):
             return
         terminalreporter.section("conformance summary")
+        isolation = config.pluginmanager.get_plugin("conformance-isolation")
+        where = isolation.sandbox_text() if isolation is not None else None
+        if where is not None:  # what the isolated cases ran in (conformance.plugin.isolation_options)
+            terminalreporter.write_line(terminal_text(f"isolation sandbox: {where}; judge "
+                                                      f"{isolation.judge_text()}"))
         for line in summary_lines(self.rows()):
             terminalreporter.write_line(line)
         for planner, counts in sorted(self.special.items()):
