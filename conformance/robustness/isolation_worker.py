@@ -144,8 +144,9 @@ def _exit_like(status: int) -> None:
     if code >= 0:
         os._exit(code)
     resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
-    signal.signal(-code, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {-code})
+    if -code not in (signal.SIGKILL, signal.SIGSTOP):  # those two have no handler nor mask
+        signal.signal(-code, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {-code})
     os.kill(os.getpid(), -code)
     os._exit(128 - code)
 

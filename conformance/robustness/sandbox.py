@@ -158,13 +158,13 @@ def kill_children(rounds: int = 10000) -> int:
     """SIGKILL and reap every child of this process until none is left (a subreaper's children
     include the orphans it adopted; a killed child's own children are adopted in turn). Returns
     how many were killed."""
-    killed = 0
+    killed: set[int] = set()
     for _ in range(rounds):
         pids = children()
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
+                killed.add(pid)
             except ProcessLookupError:
                 pass
         try:
@@ -172,6 +172,6 @@ def kill_children(rounds: int = 10000) -> int:
                 pass
         except ChildProcessError:
             if not children():
-                return killed
+                return len(killed)
         time.sleep(0.001)
-    return killed
+    return len(killed)
