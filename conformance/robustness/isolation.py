@@ -179,19 +179,21 @@ class Worker:
         self.where = str(answer.get("sandbox") or "none: the worker did not say")
         if self.sandbox == "none" and self.off_reason:
             self.where = f"none: {self.off_reason}"
-        self.watched = self._shepherd_pid()
+        self.watched, self.pid = self._outer_pids(answer["pid"])
 
-    def _shepherd_pid(self) -> int:
-        """The shepherd's pid as this process sees it: the process it started, or, in a sandbox,
-        that one's grandchild (outside -> PID 1 -> shepherd)."""
-        pid = self.proc.pid
-        if self.where.startswith(sandbox.NAMESPACE):
-            for _ in range(2):
-                below = sandbox.children(pid)
-                if not below:
-                    return self.proc.pid
-                pid = below[0]
-        return pid
+    def _outer_pids(self, reported: int) -> tuple[int, int]:
+        """(the shepherd's pid, the worker's) as this process sees them: the process it started
+        and the worker's own report, or, in a sandbox (whose pids are not ours), that process's
+        grandchild (outside -> PID 1 -> shepherd) and the shepherd's child."""
+        if not self.where.startswith(sandbox.NAMESPACE):
+            return self.proc.pid, reported
+        pids = [self.proc.pid]
+        for _ in range(3):
+            below = sandbox.children(pids[-1])
+            if not below:
+                return self.proc.pid, reported  # no children file: watch the process we started
+            pids.append(below[0])
+        return pids[2], pids[3]
 
     def _read_line(self, deadline: float) -> str | None:
         """The next reply line; None when ``deadline`` passes, ``""`` at EOF (the child died)."""

@@ -23,7 +23,8 @@ worker. The worker, whose capabilities are dropped, sees only the namespace's pr
 pytest, so it can signal it by no pid; and when the worker ends, the shepherd, then PID 1, end, and
 the kernel kills whatever is left in the namespace. Where the namespaces cannot be made the
 shepherd forks the worker as above, and the handshake says why (``"sandbox": "none: <why>"``);
-``--sandbox require`` refuses instead.
+``--sandbox require`` refuses instead. Unless ``--sandbox none`` the worker drops every capability
+either way: root without the namespaces then cannot ptrace the non-dumpable judge either.
 
 Stdout and stderr are the harness's log file (C code, CUDA and compute-sanitizer write there too);
 replies go to file descriptor ``N`` (one JSON object per line, the harness never unpickles them).
@@ -306,7 +307,7 @@ def main() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
     if not sandbox.die_with_parent() and os.getppid() != shepherd:
         os._exit(1)  # the shepherd died before the worker could follow it
-    if where.startswith(sandbox.NAMESPACE):
+    if args.sandbox != "none":  # also where the namespaces were refused (never with CUDA)
         kept = sandbox.drop_capabilities()
         if kept:
             where += f" (capabilities kept: {kept})"
