@@ -9,11 +9,12 @@
   other cases in-process;
 * ``--isolate-timeout S`` (default 60, must be > 0): seconds a case may take in the child;
 * ``--sandbox auto|namespace|none`` (default auto): whether the workers run in new user + PID +
-  mount namespaces (:mod:`conformance.robustness.sandbox`): ``auto`` where the kernel allows it and
-  the tensors live on the CPU (legacy CUDA IPC handles do not cross PID namespaces), ``namespace``
-  always (a worker that cannot have them does not start), ``none`` never. Unless ``none``, pytest's
-  own process is made non-dumpable at configure time. What the run had is the results
-  fingerprint's ``sandbox`` and the first line of the summary;
+  mount namespaces (:mod:`conformance.robustness.sandbox`): ``auto`` where the kernel allows it
+  and the tensors live on the CPU (legacy CUDA IPC handles do not cross PID namespaces),
+  ``namespace`` always (a worker that cannot have them does not start), ``none`` never. Unless
+  ``none``, pytest's own process is made non-dumpable at configure time when the run collects
+  the corpus. What the run had is the results fingerprint's ``sandbox`` and ``judge`` and the
+  first line of the summary;
 * ``--sanitize memcheck``: the children run under ``compute-sanitizer --tool memcheck``, every case
   isolated; a case during which the sanitizer reports an access error gets the status ``oob`` with
   the sanitizer's own lines. Without compute-sanitizer or a CUDA device the run stops at once with
@@ -35,8 +36,9 @@ import torch
 
 from conformance.corpus.text import terminal_text
 from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
-from conformance.robustness.isolated_case import case_request, judge_observed
+from conformance.plugin.results_writer import targets_corpus
 from conformance.robustness import sandbox
+from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import (
     DEFAULT_TIMEOUT,
     IsolationFailure,
@@ -115,7 +117,12 @@ class Isolation:
         self.pool = WorkerPool(prefix, cuda=torch.cuda.is_available(), sandbox=option)
         # Another process of this uid cannot ptrace pytest nor open its /proc/<pid>/mem (one with
         # CAP_SYS_PTRACE here can: the workers' namespaces and dropped capabilities stop that one)
-        self.judge_dumpable = "--sandbox none" if option == "none" else sandbox.non_dumpable()
+        if option == "none":
+            self.judge_dumpable = "--sandbox none"
+        elif not targets_corpus(config):  # the harness's own tests: debuggers still attach
+            self.judge_dumpable = "not a corpus run"
+        else:
+            self.judge_dumpable = sandbox.non_dumpable()
         self.isolated_anyway: set[str] = set()  # external planners under --no-isolate
         self.cpu_planners: set[str] = set()  # isolated planners whose tensors live on the CPU
         self.started: set[str] = set()  # planners whose worker was spawned

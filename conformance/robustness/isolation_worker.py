@@ -2,17 +2,17 @@
 [--sandbox namespace|require|none]`` (started by :mod:`conformance.robustness.isolation`, never by
 hand).
 
-Two processes, four in a sandbox. The one the harness starts is the *shepherd*: it forks the worker at once, before
-importing anything, and then only waits for it. The planner runs in the worker, whose parent
-(``os.getppid()``) is the shepherd, so a planner that signals "its parent" reaches the shepherd,
-never the harness. The shepherd blocks every catchable signal and never takes one but SIGCHLD: a
-signal sent to it stays pending, a SIGSTOP stops it, a SIGKILL kills it, and each of these is
-already visible in ``/proc/<shepherd>/status`` when the planner's ``kill()`` returns, so the
-harness, which looks there after every reply (:meth:`conformance.robustness.isolation.Worker.
+Two processes, four in a sandbox. The one the harness starts is the *shepherd*: it forks the worker
+at once, before importing anything, and then only waits for it. The planner runs in the worker,
+whose parent (``os.getppid()``) is the shepherd, so a planner that signals "its parent" reaches the
+shepherd, never the harness. The shepherd blocks every catchable signal and never takes one but
+SIGCHLD: a signal sent to it stays pending, a SIGSTOP stops it, a SIGKILL kills it, and each of
+these is already visible in ``/proc/<shepherd>/status`` when the planner's ``kill()`` returns, so
+the harness, which looks there after every reply (:meth:`conformance.robustness.isolation.Worker.
 tampered`), fails that case without a race. When the worker dies the shepherd dies the same way
-(same signal or exit code). Both run in their own session (``start_new_session``):
-``os.kill(0, ...)`` and ``os.killpg`` from the planner reach only them, and the harness kills the
-whole group. The shepherd is non-dumpable (the worker, same uid, cannot ptrace it nor open its
+(same signal or exit code). Both run in their own session (``start_new_session``): ``os.kill(0,
+...)`` and ``os.killpg`` from the planner reach only them, and the harness kills the whole group.
+The shepherd is non-dumpable (the worker, same uid, cannot ptrace it nor open its
 ``/proc/<pid>/mem``) and a child subreaper: an orphan the planner leaves (a ``setsid`` +
 double-fork daemon) becomes the shepherd's child, and is SIGKILLed when the worker ends.
 
