@@ -126,6 +126,7 @@ class Isolation:
         self.isolated_anyway: set[str] = set()  # external planners under --no-isolate
         self.cpu_planners: set[str] = set()  # isolated planners whose tensors live on the CPU
         self.started: set[str] = set()  # planners whose worker was spawned
+        self.reported: dict[str, str] = {}  # planner -> sandbox, from the reports (xdist workers')
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
@@ -158,6 +159,9 @@ class Isolation:
                                           "did not start"
             raise IsolationFailure(f"{case.id}[{item.planner}]  ({case.location})\n  {exc}") \
                 from None
+        worker = self.pool.get(item.planner)
+        if worker.where:  # for the controller's fingerprint and summary under xdist
+            item.user_properties.append(("sandbox", worker.where))
         status = status_of(answer)
         if status in ("observed", "state"):
             try:
@@ -180,7 +184,7 @@ class Isolation:
         sandbox (``user+pid namespace`` / ``none: <why>``), or ``planner: ...`` parts when the
         workers differ; before any worker started, what they will be asked for; None when no case
         ran isolated."""
-        got = self.pool.sandboxes()
+        got = {**self.reported, **self.pool.sandboxes()}
         if not got and not self.started:
             return None
         if not got:
@@ -193,6 +197,11 @@ class Isolation:
     def judge_text(self) -> str:
         """Whether pytest's process is non-dumpable (``non-dumpable`` / ``dumpable: <why>``)."""
         return "non-dumpable" if self.judge_dumpable is None else f"dumpable: {self.judge_dumpable}"
+
+    def pytest_runtest_logreport(self, report) -> None:
+        props = dict(report.user_properties)
+        if "sandbox" in props and "planner" in props:
+            self.reported[props["planner"]] = props["sandbox"]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session) -> None:
