@@ -65,7 +65,7 @@ from impls.registry import (
 )
 
 pytest_plugins = [
-    "conformance.plugin.isolation_options",  # --isolate, --no-isolate, --isolate-timeout, --sanitize
+    "conformance.plugin.isolation_options",  # --(no-)isolate, --isolate-timeout, --sandbox, --sanitize
     "conformance.plugin.profiles",  # --profile, --manifest: pins and known divergences
     "conformance.plugin.extra_cases",  # --extra-cases: a repository's own cases with the corpus
     "conformance.bench.plugin",  # conformance/bench: opt-in benchmarks, --bench-*
@@ -317,6 +317,11 @@ class Summary:
         if not self.tally or hasattr(config, "workerinput"):
             return
         terminalreporter.section("conformance summary")
+        isolation = config.pluginmanager.get_plugin("conformance-isolation")
+        where = isolation.sandbox_text() if isolation is not None else None
+        if where is not None:  # what isolated cases ran in (conformance.plugin.isolation_options)
+            terminalreporter.write_line(terminal_text(f"isolation sandbox: {where}; judge "
+                                                      f"{isolation.judge_text()}"))
         for line in summary_lines(self.rows()):
             terminalreporter.write_line(line)
         for planner, counts in sorted(self.special.items()):

@@ -8,6 +8,13 @@
 * by default an external planner's cases and the ``hazard`` cases run isolated, the built-ins'
   other cases in-process;
 * ``--isolate-timeout S`` (default 60, must be > 0): seconds a case may take in the child;
+* ``--sandbox auto|namespace|none`` (default auto): whether the workers run in new user + PID +
+  mount namespaces (:mod:`conformance.robustness.sandbox`): ``auto`` where the kernel allows it
+  and the tensors live on the CPU (legacy CUDA IPC handles do not cross PID namespaces),
+  ``namespace`` always (a worker that cannot have them does not start), ``none`` never. Unless
+  ``none``, pytest's own process is made non-dumpable at configure time when the run collects
+  the corpus. What the run had is the results fingerprint's ``sandbox`` and ``judge`` and the
+  first line of the summary;
 * ``--sanitize memcheck``: the children run under ``compute-sanitizer --tool memcheck``, every case
   isolated; a case during which the sanitizer reports an access error gets the status ``oob`` with
   the sanitizer's own lines. Without compute-sanitizer or a CUDA device the run stops at once with
@@ -29,6 +36,8 @@ import torch
 
 from conformance.corpus.text import terminal_text
 from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
+from conformance.plugin.results_writer import targets_corpus
+from conformance.robustness import sandbox
 from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import (
     DEFAULT_TIMEOUT,
@@ -71,6 +80,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--isolate-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT,
                     metavar="S",
                     help=f"seconds an isolated case may run, > 0 (default {DEFAULT_TIMEOUT:g})")
+    group.addoption("--sandbox", choices=("auto", "namespace", "none"), default="auto",
+                    help="run isolation workers in new user + PID + mount namespaces: auto (on "
+                         "the CPU, where the kernel allows), namespace (required), none "
+                         "(default auto)")
     group.addoption("--sanitize", choices=TOOLS, default=None, metavar="TOOL",
                     help="run the isolated children under compute-sanitizer --tool TOOL (memcheck); "
                          "an access error makes its case 'oob'; needs a CUDA device")
@@ -100,13 +113,24 @@ class Isolation:
             # The harness allocates every tensor the sanitized worker sees, and shares it through
             # CUDA IPC, which needs torch's caching allocator: an access that lands inside another
             # cached tensor is not memcheck's to see (the guard zones catch the near ones by value)
-        self.pool = WorkerPool(prefix, cuda=torch.cuda.is_available())
+        option = config.getoption("sandbox")
+        self.pool = WorkerPool(prefix, cuda=torch.cuda.is_available(), sandbox=option)
+        # Another process of this uid cannot ptrace pytest nor open its /proc/<pid>/mem (one with
+        # CAP_SYS_PTRACE here can: the workers' namespaces and dropped capabilities stop that one)
+        if option == "none":
+            self.judge_dumpable = "--sandbox none"
+        elif not targets_corpus(config):  # the harness's own tests: debuggers still attach
+            self.judge_dumpable = "not a corpus run"
+        else:
+            self.judge_dumpable = sandbox.non_dumpable()
         self.isolated_anyway: set[str] = set()  # external planners under --no-isolate
         self.cpu_planners: set[str] = set()  # isolated planners whose tensors live on the CPU
+        self.started: set[str] = set()  # planners whose worker was spawned
+        self.reported: dict[str, str] = {}  # planner -> sandbox, from the reports (xdist workers')
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
-        started = set()
+        started = self.started
         for item in items:
             avail = getattr(item, "avail", None)
             if avail is None or not avail.available or not hasattr(item, "case"):
@@ -135,6 +159,9 @@ class Isolation:
                                           "did not start"
             raise IsolationFailure(f"{case.id}[{item.planner}]  ({case.location})\n  {exc}") \
                 from None
+        worker = self.pool.get(item.planner)
+        if worker.where:  # for the controller's fingerprint and summary under xdist
+            item.user_properties.append(("sandbox", worker.where))
         status = status_of(answer)
         if status in ("observed", "state"):
             try:
@@ -151,6 +178,37 @@ class Isolation:
         if status in SPECIAL or status == "case-error":
             item.user_properties.append(("status", "error" if status == "case-error" else status))
         raise IsolationFailure(failure_report(item, status, answer))
+
+    def sandbox_text(self) -> str | None:
+        """What the isolated cases ran in, for the fingerprint and the summary: one worker's
+        sandbox (``user+pid namespace`` / ``none: <why>``), or ``planner: ...`` parts when the
+        workers differ; before any worker started, what they will be asked for; None when no case
+        ran isolated."""
+        got = {**self.reported, **self.pool.sandboxes()}
+        if not got and not self.started:
+            return None
+        if not got:
+            mode, why = self.pool.sandbox, self.pool.off_reason
+            return f"none: {why}" if mode == "none" else f"{sandbox.NAMESPACE} (to be tried)"
+        if len(set(got.values())) == 1:
+            return next(iter(got.values()))
+        return "; ".join(f"{p}: {w}" for p, w in sorted(got.items()))
+
+    def judge_text(self) -> str:
+        """Whether pytest's process is non-dumpable (``non-dumpable`` / ``dumpable: <why>``)."""
+        return "non-dumpable" if self.judge_dumpable is None else f"dumpable: {self.judge_dumpable}"
+
+    def pytest_runtest_logreport(self, report) -> None:
+        props = dict(report.user_properties)
+        if "sandbox" in props and "planner" in props:
+            self.reported[props["planner"]] = props["sandbox"]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session) -> None:
+        """End every worker (and, through its shepherd or its PID namespace, whatever it left
+        running) before the results file's final write, so that nothing of a planner's outlives
+        that write."""
+        self.pool.close()
 
     def pytest_terminal_summary(self, terminalreporter, config) -> None:
         if hasattr(config, "workerinput"):

@@ -224,6 +224,10 @@ class ResultsWriter:
             names = [n for n in names if n not in PSEUDO_PLANNERS]
             self.fingerprint = run_fingerprint(names)
             self.fingerprint["poison_seed"] = poison_seed()  # the run's fills (reruns set it)
+        isolation = self.config.pluginmanager.get_plugin("conformance-isolation")
+        if isolation is not None:  # what the isolated cases ran in (conformance.plugin.isolation_options)
+            self.fingerprint["sandbox"] = isolation.sandbox_text()
+            self.fingerprint["judge"] = isolation.judge_text()
         results = [e for e in self.results.values() if e["status"] is not None]
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         return {"format": FORMAT, "version": VERSION, "complete": complete,

@@ -34,7 +34,8 @@ import tempfile
 import time
 
 from conformance.engine.rerun import POISON_SEED_VARIABLE
-from conformance.robustness.isolation_worker import MARK, PROTOCOL
+from conformance.robustness import sandbox
+from conformance.robustness.isolation_worker import CLEAN_UP, MARK, PROTOCOL
 from conformance.robustness.sanitizer import AccessError, parse_memcheck
 from conformance.robustness.shared_tensors import send, socket_pair
 
@@ -102,10 +103,16 @@ class Worker:
         planner: the planner's name (the worker is never handed another planner's case).
         prefix: argv to run the worker under (e.g. compute-sanitizer's), or empty.
         env: the worker's environment (:func:`worker_env`).
+        sandbox: the worker's ``--sandbox`` (namespace, require or none,
+            :mod:`conformance.robustness.isolation_worker`); what it got is :attr:`where`.
     """
 
-    def __init__(self, planner: str, prefix: list[str], env: dict[str, str]) -> None:
-        self.planner, self.prefix, self.env = planner, list(prefix), env
+    def __init__(self, planner: str, prefix: list[str], env: dict[str, str],
+                 sandbox: str = "none", off_reason: str | None = None) -> None:
+        self.planner, self.prefix, self.env, self.sandbox = planner, list(prefix), env, sandbox
+        self.off_reason = off_reason  # why the sandbox is "none", when it was not tried
+        self.where: str | None = None  # the worker's sandbox, from its handshake
+        self.watched: int | None = None  # the shepherd: the parent the planner sees
         self.proc: subprocess.Popen | None = None
         self.log: int | None = None
         self.reply: int | None = None
@@ -119,6 +126,7 @@ class Worker:
         if self.proc is not None and self.proc.poll() is None:
             return
         self._close_fds()
+        self.where = self.watched = None
         log = tempfile.TemporaryFile(prefix="conformance-isolate-")  # unlinked at once
         self.log = os.dup(log.fileno())
         log.close()
@@ -126,7 +134,8 @@ class Worker:
         read_end, write_end = os.pipe()
         ours, theirs = socket_pair()
         cmd = [*self.prefix, sys.executable, "-m", "conformance.robustness.isolation_worker",
-               "--reply-fd", str(write_end), "--sock-fd", str(theirs.fileno())]
+               "--reply-fd", str(write_end), "--sock-fd", str(theirs.fileno()),
+               "--sandbox", self.sandbox]
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=self.log,
                                          stderr=self.log, pass_fds=(write_end, theirs.fileno()),
@@ -167,6 +176,24 @@ class Worker:
             raise WorkerUnavailable(f"isolation worker for {self.planner} did not start: {why}"
                                     + (f"\n{self.tail(0)}" if self.tail(0) else ""))
         self.pid, self._ready = answer["pid"], True
+        self.where = str(answer.get("sandbox") or "none: the worker did not say")
+        if self.sandbox == "none" and self.off_reason:
+            self.where = f"none: {self.off_reason}"
+        self.watched, self.pid = self._outer_pids(answer["pid"])
+
+    def _outer_pids(self, reported: int) -> tuple[int, int]:
+        """(the shepherd's pid, the worker's) as this process sees them: the process it started
+        and the worker's own report, or, in a sandbox (whose pids are not ours), that process's
+        grandchild (outside -> PID 1 -> shepherd) and the shepherd's child."""
+        if not self.where.startswith(sandbox.NAMESPACE):
+            return self.proc.pid, reported
+        pids = [self.proc.pid]
+        for _ in range(3):
+            below = sandbox.children(pids[-1])
+            if not below:
+                return self.proc.pid, reported  # no children file: watch the process we started
+            pids.append(below[0])
+        return pids[2], pids[3]
 
     def _read_line(self, deadline: float) -> str | None:
         """The next reply line; None when ``deadline`` passes, ``""`` at EOF (the child died)."""
@@ -182,7 +209,17 @@ class Worker:
         return line.decode()
 
     def kill(self) -> None:
-        """Kill the worker and its shepherd (their whole process group, if running) and wait."""
+        """Kill the worker and its shepherd (their whole process group, if running) and wait.
+        Outside a sandbox the shepherd is first told to kill every descendant (its adopted orphans
+        are in no group of ours); in one, the end of its PID 1 kills them."""
+        if self.proc is not None and self.proc.poll() is None:
+            if self.watched and not (self.where or "").startswith(sandbox.NAMESPACE):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGCONT)  # a stopped shepherd cannot clean up
+                    os.kill(self.watched, CLEAN_UP)
+                    self.proc.wait(timeout=2)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
         if self.proc is not None and self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -201,7 +238,7 @@ class Worker:
         if self.proc is None:
             return None
         try:
-            with open(f"/proc/{self.proc.pid}/status") as handle:
+            with open(f"/proc/{self.watched or self.proc.pid}/status") as handle:
                 fields = dict(line.split(":", 1) for line in handle if ":" in line)
         except OSError:
             fields = {"State": "X"}
@@ -382,11 +419,22 @@ class WorkerPool:
         prefix: argv every worker runs under (compute-sanitizer's), or empty; with a prefix the
             workers also get ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``.
         cuda: whether torch sees a CUDA device here (see :func:`worker_env`).
+        sandbox: ``auto`` (the namespaces on the CPU, where the kernel allows them; none where
+            CUDA is used, since legacy CUDA IPC handles do not cross PID namespaces), ``namespace``
+            (required: a worker that cannot make them does not start) or ``none``.
     """
 
-    def __init__(self, prefix: list[str] | None = None, cuda: bool = False) -> None:
+    def __init__(self, prefix: list[str] | None = None, cuda: bool = False,
+                 sandbox: str = "auto") -> None:
         self.prefix, self.cuda = list(prefix or []), cuda
         self.workers: dict[str, Worker] = {}
+        self.sandbox, self.off_reason = sandbox_mode(sandbox, cuda)
+        self._closed: dict[str, str] = {}
+
+    def sandboxes(self) -> dict[str, str]:
+        """What each worker that started got (planner -> ``user+pid namespace`` / ``none: why``),
+        closed ones included."""
+        return {**self._closed, **{p: w.where for p, w in self.workers.items() if w.where}}
 
     def get(self, planner: str) -> Worker:
         """The worker for ``planner`` (created, not yet started, on first use)."""
@@ -396,13 +444,31 @@ class WorkerPool:
                 # Under a sanitizer every tensor gets its own cudaMalloc: torch's caching allocator
                 # packs tensors into shared 2 MiB segments, inside which memcheck sees no bounds.
                 env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
-            self.workers[planner] = Worker(planner, self.prefix, env)
+            self.workers[planner] = Worker(planner, self.prefix, env, self.sandbox,
+                                           self.off_reason)
         return self.workers[planner]
 
     def close(self) -> None:
+        self._closed = self.sandboxes()
         for w in self.workers.values():
             w.close()
         self.workers.clear()
+
+
+def sandbox_mode(option: str, cuda: bool) -> tuple[str, str | None]:
+    """(the workers' ``--sandbox``, why it is none when not tried) for the ``--sandbox`` option
+    (``auto`` / ``namespace`` / ``none``) on a machine where torch does (``cuda``) or does not see
+    a CUDA device."""
+    if option == "none":
+        return "none", "--sandbox none"
+    if option == "namespace":
+        return "require", None
+    if cuda:
+        return "none", ("CUDA IPC handles are not known to open across PID namespaces "
+                        "(--sandbox namespace to try)")
+    if not sys.platform.startswith("linux"):
+        return "none", "not Linux"
+    return "namespace", None
 
 
 _SHARED: WorkerPool | None = None

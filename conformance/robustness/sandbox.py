@@ -1,0 +1,177 @@
+"""Linux process-isolation primitives for the judge and the isolation worker (``prctl``,
+``unshare``, ``mount``, ``capset`` through ctypes on libc; every function is a no-op returning a
+reason where the platform lacks it). What each one guarantees:
+
+* :func:`non_dumpable` (``PR_SET_DUMPABLE`` 0): another process of the same uid can no longer
+  ``ptrace`` this one nor open its ``/proc/<pid>/mem``, ``maps``, ``environ`` or ``fd`` entries
+  (``ptrace_may_access`` in the kernel, ``man 2 ptrace`` "Ptrace access mode checking"). It does not
+  stop a process that holds ``CAP_SYS_PTRACE`` in this process's user namespace (root in the
+  initial namespace): that one is stopped by :func:`new_user_pid_namespaces` plus
+  :func:`drop_capabilities`, which leave the worker no capability outside its own namespace.
+* :func:`child_subreaper` (``PR_SET_CHILD_SUBREAPER``): an orphaned descendant (a
+  ``setsid`` + double-fork daemon) is re-parented to this process, not to init, so that
+  :func:`kill_children` can end it (``man 2 prctl``).
+* :func:`new_user_pid_namespaces` (``unshare(CLONE_NEWUSER | CLONE_NEWPID)``, ``man 7
+  pid_namespaces``): the caller's *next child* is PID 1 of a new PID namespace. A process inside
+  sees and signals only processes inside (``kill`` takes a pid of the caller's namespace), and when
+  PID 1 ends the kernel SIGKILLs every other process in the namespace, daemons included.
+* :func:`private_proc` (``unshare(CLONE_NEWNS)`` and a fresh ``proc`` mount): ``/proc`` lists the
+  namespace's processes only.
+
+Legacy CUDA IPC handles cannot be opened across PID namespaces (openucx/ucx#11512,
+NVIDIA/nccl#360): :mod:`conformance.robustness.isolation` uses the namespaces on the CPU only,
+unless asked (``--sandbox namespace``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import time
+
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522  # linux/capability.h
+NAMESPACE = "user+pid namespace"
+"""The sandbox's name in the results fingerprint and the summary when the worker got one."""
+
+
+def _libc():
+    if not sys.platform.startswith("linux"):
+        raise OSError("not Linux")
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _call(name: str, *args) -> str | None:
+    """Call libc's ``name``; None on success, else ``"name: strerror"``."""
+    try:
+        func = getattr(_libc(), name)
+    except (OSError, AttributeError) as exc:
+        return f"{name}: {exc}"
+    if func(*args) != 0:
+        err = ctypes.get_errno()
+        return f"{name}: {os.strerror(err)}"
+    return None
+
+
+def prctl(option: int, value: int) -> str | None:
+    """``prctl(option, value, 0, 0, 0)``; None on success, else why not."""
+    return _call("prctl", option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                 ctypes.c_ulong(0))
+
+
+def non_dumpable() -> str | None:
+    """Make this process non-dumpable (no core file either); None on success."""
+    return prctl(PR_SET_DUMPABLE, 0)
+
+
+def is_dumpable() -> bool | None:
+    """``PR_GET_DUMPABLE`` (3): whether this process is dumpable, None where unknown."""
+    try:
+        return bool(_libc().prctl(3, 0, 0, 0, 0))
+    except (OSError, AttributeError):
+        return None
+
+
+def child_subreaper() -> str | None:
+    """Make this process the reaper of its orphaned descendants; None on success."""
+    return prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> bool:
+    """Ask Linux to send ``sig`` to this process when its parent exits (``PR_SET_PDEATHSIG``).
+    False where that is not available, or the parent already died."""
+    return prctl(PR_SET_PDEATHSIG, sig) is None and os.getppid() != 1
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def new_user_pid_namespaces() -> str | None:
+    """Move this process into a new user namespace (this uid and gid mapped to themselves, so files
+    keep their owner) and make its next child PID 1 of a new PID namespace. None on success, else
+    why not (``unshare: Operation not permitted`` where unprivileged user namespaces are off)."""
+    uid, gid = os.geteuid(), os.getegid()
+    why = _call("unshare", ctypes.c_int(CLONE_NEWUSER | CLONE_NEWPID))
+    if why:
+        return why
+    try:
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
+    except OSError as exc:
+        return f"uid_map: {exc.strerror or exc}"
+    return None
+
+
+def private_proc() -> str | None:
+    """In a new mount namespace (propagation private), mount a fresh ``/proc`` for this process's
+    PID namespace. Called by PID 1 of the namespace; None on success."""
+    why = _call("unshare", ctypes.c_int(CLONE_NEWNS))
+    if why:
+        return why
+    why = _call("mount", None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None)
+    if why:
+        return why
+    return _call("mount", b"proc", b"/proc", b"proc",
+                 ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC), None)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> str | None:
+    """Set ``no_new_privs`` and clear every capability of this process (effective, permitted,
+    inheritable): it can no longer unmount the private ``/proc``, nor regain capabilities by
+    ``execve`` of a root-owned or setuid program. None on success."""
+    why = prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if why:
+        return why
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    return _call("capset", ctypes.byref(header), data)
+
+
+def children(pid: int | None = None) -> list[int]:
+    """The pids of ``pid``'s children (this process's by default) from
+    ``/proc/<pid>/task/<pid>/children``; [] when it is gone or the kernel lacks the file."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            return [int(p) for p in handle.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def kill_children(rounds: int = 10000) -> int:
+    """SIGKILL and reap every child of this process until none is left (a subreaper's children
+    include the orphans it adopted; a killed child's own children are adopted in turn). Returns
+    how many were killed."""
+    killed: set[int] = set()
+    for _ in range(rounds):
+        pids = children()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except ProcessLookupError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            if not children():
+                return len(killed)
+        time.sleep(0.001)
+    return len(killed)
