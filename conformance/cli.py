@@ -1,4 +1,5 @@
-"""``python -m conformance``: list planners and cases, record goldens.
+"""``python -m conformance``: the harness's commands besides the pytest run (planners, cases,
+goldens, reports, fuzzing, the benchmark, manifests, bug-report scripts, mutants, releases).
 
 Subcommands:
   planners                 every built-in planner: available here?, mode, device, why not
@@ -11,17 +12,19 @@ Subcommands:
   fuzz --planner P [--planner Q ...] [--n N] [--seed S] [--out DIR] [--isolate]
                            random valid plans against the pure-Python planner; divergences are
                            shrunk and written as cases (default cases/found/, needs review)
-  bench [--planner P ...] [--bs 0,1,64] [--json PATH]
+  bench [--planner P ...] [--bs 0,1,64] [--mode M] [--scenario S] [--json PATH] [--report MD]
                            the benchmark suite (pytest conformance/bench) and its table
   manifest --from RESULTS [--from ...] --planner P [--out FILE]
                            draft a known-divergence manifest from real runs, for review
   repro CASE --planner P [--out FILE]
                            a standalone script (torch + the planner only) that reproduces a case
-  mutants [--mutant NAME ...] [--case ID ...] [--json PATH]
+  mutants [--list] [--mutant NAME ...] [--case ID ...] [--json PATH]
                            the corpus's mutation score: planted mutants killed per profile
   upstream RELEASE [RELEASE ...] [--wheel PATH]
                            sglang's published releases judged unchanged: results per release
                            under reports/upstream/RELEASE/, a matrix across them
+--cases DIR / --extra-cases DIR (a case folder instead of / as well as the corpus) go before the
+subcommand: ``python -m conformance --extra-cases DIR cases``.
 The tests themselves run under pytest: ``pytest conformance/ [--planner NAME] [--case ID]``.
 """
 

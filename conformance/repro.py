@@ -190,7 +190,9 @@ def run(args: argparse.Namespace) -> int:
     by_id = {c.id: c for c in cases}
     if args.case not in by_id:
         print(f"error: no case has id {args.case!r}"
-              + (f" ({len(errors)} case file fault(s))" if errors else ""), file=sys.stderr)
+              + (f" ({len(errors)} case file fault(s))" if errors else "")
+              + "; a case in a folder of your own: python -m conformance --extra-cases DIR repro "
+              "CASE --planner P (the folder options go before the subcommand)", file=sys.stderr)
         return 2
     case = by_id[args.case]
     if case.entry != "launcher":

@@ -69,9 +69,19 @@ def what_went_wrong(result: dict) -> str:
 
 def _entry(r: dict, cell: dict, row: dict) -> dict:
     """One entry of the failure list: the result, its summary, its rules and its anchors."""
-    return {**r, "anchor": cell["anchor"], "case_anchor": row["anchor"], "summary": cell["note"],
+    return {**r, "message": _without_rerun_line(r["message"], r["rerun"]),
+            "anchor": cell["anchor"], "case_anchor": row["anchor"], "summary": cell["note"],
             "more": verdict_view.more(r), "rules": verdict_view.rules(r),
             "judged": r["status"] in PASSING_JUDGED}
+
+
+def _without_rerun_line(message: str | None, rerun: str) -> str | None:
+    """``message`` less its last line when that line is ``  rerun: RERUN`` (the page shows the
+    rerun command once, on its own line under the report)."""
+    if not message:
+        return message
+    head, _, last = message.rstrip("\n").rpartition("\n")
+    return head if head and last.strip() == f"rerun: {rerun}" else message
 
 
 def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dict:
@@ -253,7 +263,7 @@ def render_markdown(model: dict) -> str:
         for f in bad:
             out += [f"<details><summary><b>{f['status']}</b> <code>{html_text(f['id'])}</code>: "
                     f"{html_text(f['summary'])}</summary>", "", fenced(f["message"] or ""), "",
-                    "</details>", ""]
+                    f"Rerun: {code_span(f['rerun'])}", "", "</details>", ""]
     return "\n".join(out) + "\n"
 
 
