@@ -41,6 +41,10 @@ def test_a_launcher_without_the_wrapper_check_fails_where_it_returns(tmp_path):
                                   "err-order-wrapper-before-bs-range": "not-wrapper",
                                   "spec7-decode-seed": "pass"}
     assert "external planners judged on: contract (--profile contract)" in proc.stdout
+    # only what applies to this run: no built-in planner ran, no manifest names this planner
+    assert "built-in planners judged on" not in proc.stdout
+    assert "manifest sglang-offsets-kernel.json" not in proc.stdout
+    assert "divergence profile: no case of this run reached a situation of spec §6" in proc.stdout
     assert "1 failed, 1 passed, 1 not-wrapper" in proc.stdout
     proc, _ = run_pytest(tmp_path, *args, "--profile", "all")
     assert proc.returncode == 1

@@ -205,21 +205,25 @@ class ProfileJudge:
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         if hasattr(config, "workerinput") or not self.results:
             return
-        external = sorted({r["planner"] for r in self.results.values()} - set(builtin_names()))
+        ran = {r["planner"] for r in self.results.values()}
+        external = sorted(ran - set(builtin_names()))
         tr = terminalreporter
         tr.section("conformance profile")
-        tr.write_line(f"built-in planners judged on: {'+'.join(PROFILES['all'])}")
+        if ran & set(builtin_names()):
+            tr.write_line(f"built-in planners judged on: {'+'.join(PROFILES['all'])}")
         if external:
             tr.write_line(f"external planners judged on: {'+'.join(PROFILES[self.profile])} "
                           f"(--profile {self.profile})")
         for m in self.manifests:
-            tr.write_line(f"manifest {m.path.name}: planner {m.planner}, "
-                          f"{len(m.divergences)} declared divergence(s)")
+            if any(m.names(name) for name in ran):  # only manifests that apply to this run
+                tr.write_line(f"manifest {m.path.name}: planner {m.planner}, "
+                              f"{len(m.divergences)} declared divergence(s)")
         if config.getoption("no_manifests"):
             tr.write_line("manifests: none applied (--no-manifests)")
         model = divergence_profile.profile(list(self.results.values()))
         if not divergence_profile.reached(model):
-            return  # no case of this run reached a situation of spec §6
+            tr.write_line("divergence profile: no case of this run reached a situation of spec §6")
+            return
         tr.write_line("divergence profile (what each planner does in spec §6's situations):")
         for line in divergence_profile.render(model).splitlines():
             tr.write_line("  " + line)
