@@ -1,9 +1,10 @@
 """The bench's own clocks, bound when this module is imported, and the checks of a timed loop.
 
 Imported by :mod:`conformance.bench.plugin` (a ``pytest_plugins`` entry), so before any planner is
-imported (``impls.registry`` imports a ``module:attr`` planner at configure time): a planner that
-rebinds ``time.perf_counter`` or ``torch.cuda.Event.elapsed_time`` at import (a published reward
-hack: gpu-mode/reference-kernels#162) changes names the bench no longer reads.
+imported (the bench resolves a planner, importing an external one's module, when its first
+benchmark runs): a planner that rebinds ``time.perf_counter`` or ``torch.cuda.Event.elapsed_time``
+at import (a published reward hack: gpu-mode/reference-kernels#162) changes names the bench no
+longer reads, and is seen rebinding them.
 
 * :func:`tampered`: which watched names (the clocks, the CUDA event methods, pytest-benchmark's
   runner and statistics, this module's own checks, and every name another bench module registers
@@ -14,16 +15,16 @@ hack: gpu-mode/reference-kernels#162) changes names the bench no longer reads.
   imported (before any planner is). A planner that rebinds a clock and puts it back before the
   loop ends is not seen by :func:`tampered`, but it cannot change these brackets either.
 * :class:`RoundClock`: the timer handed to pytest-benchmark's pedantic runner; it wraps a mode's
-  timer (:func:`conformance.bench.modes.timer_for`), records every round with the bound clock and
-  the bound ``elapsed_time``, and calls a hook between rounds (after the end reading: untimed).
+  timer (:func:`conformance.bench.modes.timer_for`), brackets every reading with the captured
+  ``monotonic_ns``, and calls a hook between rounds (after the end reading: untimed).
 * :func:`loop_mismatch`: the recorded rounds against pytest-benchmark's statistics and against
   the wall clock of the whole loop (host ns, device-synchronised on a GPU).
 
 The bench times a planner in its own process (pytest's): ``impls.registry.get_planner`` imports an
 external planner's module there, so the planner's code runs beside the clocks, the statistics and
 the re-judging. What it can still do there -- change these functions' default arguments or code
-objects, replace a round's timer object on the heap, read the judge's seed -- is outside what this
-module can see; README "Benchmarks" says so.
+objects, empty the watch list, replace a round's timer and its bracket together on the heap, read
+the judge's seed -- is outside what this module can see; README "Benchmarks" says so.
 """
 
 from __future__ import annotations
