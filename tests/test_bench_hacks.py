@@ -1,6 +1,6 @@
 """Each published benchmark reward hack, planted (tests/planted/bench_hacks.py), gets its figure
 refused with the reason; the honest pure-Python planner's figure is published. CPU, host mode
-``eager`` (the one mode an external planner has), bs 8, two rounds: three bench runs in all (the
+``eager`` (the one mode an external planner has), bs 8, two rounds: five bench runs in all (the
 patchers in runs of their own, since a patched clock is process-wide).
 
 ``elapsed_time_patched`` changes the figure only on a GPU (``replay``); here the rebinding itself
@@ -97,23 +97,35 @@ def test_refused_figures_show_their_reason_and_no_number_in_every_table(wrong_ru
 @pytest.mark.parametrize(("hack", "reason"), [
     ("perf_counter_patched", "timer tampered: time.perf_counter replaced"),
     ("elapsed_time_patched", "timer tampered: torch.cuda.Event.elapsed_time replaced"),
-    pytest.param("bench_clock_patched", "wall clock: round 0 is ", marks=pytest.mark.xfail(
-        reason="since the planner is no longer imported at configure time, the bench resolves "
-               "this patcher after its clocks are checked: the rebinding goes unseen (open)",
-        strict=False)),
+    # resolved after the timers were chosen: seen by the check right after the planner resolves
+    ("bench_clock_patched", "timer tampered: conformance.bench.timing.perf_counter replaced"),
 ])
 def test_a_planner_that_patches_a_clock_gets_every_figure_refused(tmp_path_factory, hack,
                                                                    reason):
     doc, _, code, _ = _bench_run(tmp_path_factory, [f"{HACKS}:{hack}"], "--bench-scenario",
                                  "reused")
     assert code == 1 and doc["benchmarks"]
+    mine = _planner_benches(doc)
     for b in doc["benchmarks"]:  # the planner's and the floors': the clock is process-wide
-        assert (refused(b) or "").startswith(reason), (b["name"], refused(b))
+        when = "when the planner was resolved" if b in mine else "after the bench bound it"
+        assert refused(b) == f"{reason} {when}", (b["name"], refused(b))
         assert b["stats"]["median"] is None
-    if hack == "bench_clock_patched":  # a quarter-speed clock: the timer reads ~1/4 of the wall
-        figure, wall = (float(x.split(" us")[0]) for x in
-                        refused(doc["benchmarks"][0]).split(" is ")[1].split(", "))
-        assert 0.15 < figure / wall < 0.35
+    assert len(mine) == 1 and len(doc["benchmarks"]) > 1
+
+
+def test_a_planner_that_slows_the_round_timer_unseen_is_refused_by_the_wall_clock(
+        tmp_path_factory):
+    doc, _, code, _ = _bench_run(tmp_path_factory, [f"{HACKS}:round_timer_slowed"],
+                                 "--bench-scenario", "reused")
+    (mine,) = _planner_benches(doc)
+    reason = refused(mine) or ""
+    assert code == 1 and reason.startswith("wall clock: round 0 is "), reason
+    assert mine["stats"]["median"] is None
+    # a quarter-speed clock: the timer reads ~1/4 of the independent bracket
+    figure, wall = (float(x.split(" us")[0]) for x in reason.split(" is ")[1].split(", "))
+    assert 0.15 < figure / wall < 0.35
+    floors = [b for b in doc["benchmarks"] if b not in _planner_benches(doc)]
+    assert floors and all(refused(b) is None for b in floors)  # only its own timer was swapped
 
 
 def _serving(bs: int):

@@ -29,7 +29,9 @@ def _roundtrip(seen: Observation) -> Observation:
 def test_observation_records_every_call_and_survives_json():
     case = CASES["spec7-prefill-and-decodes"]
     seen = observe(case, Target("python", python_launch, CPU))
-    assert [(s.run, s.index) for s in seen.steps] == [("a", 0), ("b", 0)]
+    assert [(s.run, s.index) for s in seen.steps] == [("a", 0), ("b", 0), ("plain", 0)]
+    assert [s.guard for s in seen.steps] == [GUARD, GUARD, 0]  # the plain run: no guard zones
+    assert seen.steps[2].outputs_after["out_write_offsets"] == [0, 8, 9, 10]
     first = seen.steps[0]
     assert first.raised is None and first.returned_none and first.returned_repr == "None"
     scratch = first.outputs_after["out_write_offsets"]
@@ -74,7 +76,7 @@ def test_an_incomplete_observation_is_never_a_pass():
     case = CASES["spec7-prefill-and-decodes"]
     seen = observe(case, Target("python", python_launch, CPU))
     seen.steps = seen.steps[:1]
-    with pytest.raises(ConformanceFailure, match="the observation holds 1 of 2 calls"):
+    with pytest.raises(ConformanceFailure, match="the observation holds 1 of 3 calls"):
         judge(case, seen, "python", CPU)
 
 

@@ -264,7 +264,7 @@ def test_off_by_one_report_in_full(cases):
         " expected poison poison poison [0] [8] [9] 10",
         " got poison poison poison [8] [9] [10] 10",
         " decided by: contract (3)",
-        " and 3 more difference(s) in 1 later call(s)",
+        " and 6 more difference(s) in 2 later call(s)",  # run b, then the plain run
         " rerun: pytest conformance/ --planner tests.planted.wrong_planners:off_by_one_scan "
         "--case spec7-prefill-and-decodes --results reports/out/rerun-spec7-prefill-and-decodes.json",
     ]

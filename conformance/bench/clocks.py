@@ -1,20 +1,30 @@
 """The bench's own clocks, bound when this module is imported, and the checks of a timed loop.
 
 Imported by :mod:`conformance.bench.plugin` (a ``pytest_plugins`` entry), so before any planner is
-imported (``impls.registry`` imports a ``module:attr`` planner at configure time): a planner that
-rebinds ``time.perf_counter`` or ``torch.cuda.Event.elapsed_time`` at import (a published reward
-hack: gpu-mode/reference-kernels#162) changes names the bench no longer reads.
+imported (the bench resolves a planner, importing an external one's module, when its first
+benchmark runs): a planner that rebinds ``time.perf_counter`` or ``torch.cuda.Event.elapsed_time``
+at import (a published reward hack: gpu-mode/reference-kernels#162) changes names the bench no
+longer reads, and is seen rebinding them.
 
 * :func:`tampered`: which watched names (the clocks, the CUDA event methods, pytest-benchmark's
-  runner and statistics) no longer hold what they held at import.
+  runner and statistics, this module's own checks, and every name another bench module registers
+  with :func:`watch`) no longer hold what they held when bound. The bench checks it after it
+  resolves a planner (before the planner's first call) and after every timed loop.
+* The real clock functions are also captured where no rebinding of a name reaches them: as default
+  arguments of :func:`synced_ns` and :meth:`RoundClock.__call__`, bound when this module is
+  imported (before any planner is). A planner that rebinds a clock and puts it back before the
+  loop ends is not seen by :func:`tampered`, but it cannot change these brackets either.
 * :class:`RoundClock`: the timer handed to pytest-benchmark's pedantic runner; it wraps a mode's
-  timer (:func:`conformance.bench.modes.timer_for`), records every round with the bound clock and
-  the bound ``elapsed_time``, and calls a hook between rounds (after the end reading: untimed).
+  timer (:func:`conformance.bench.modes.timer_for`), brackets every reading with the captured
+  ``monotonic_ns``, and calls a hook between rounds (after the end reading: untimed).
 * :func:`loop_mismatch`: the recorded rounds against pytest-benchmark's statistics and against
   the wall clock of the whole loop (host ns, device-synchronised on a GPU).
 
-What a planner running in the bench's process can still do (rebind this module's own names, say)
-is outside what this module can see; README "Benchmarks" says so.
+The bench times a planner in its own process (pytest's): ``impls.registry.get_planner`` imports an
+external planner's module there, so the planner's code runs beside the clocks, the statistics and
+the re-judging. What it can still do there -- change these functions' default arguments or code
+objects, empty the watch list, replace a round's timer and its bracket together on the heap, read
+the judge's seed -- is outside what this module can see; README "Benchmarks" says so.
 """
 
 from __future__ import annotations
@@ -56,9 +66,14 @@ _WATCHED = (
     ("pytest_benchmark Stats.min", _pb_stats.Stats, "min"),
     *((f"{__name__}.{name}", _SELF, name)
       for name in ("perf_counter", "perf_counter_ns", "cuda_synchronize", "elapsed_time",
-                   "monotonic_ns")),
+                   "monotonic_ns", "synced_ns", "tampered", "watch", "loop_mismatch",
+                   "RoundClock")),
+    (f"{__name__}.RoundClock.__call__", "RoundClock", "__call__"),
+    (f"{__name__}.RoundClock.rounds_s", "RoundClock", "rounds_s"),
 )
-_ORIGINALS = tuple(vars(owner).get(attr, getattr(owner, attr)) for _, owner, attr in _WATCHED)
+_WATCH: list[tuple[str, object, str, object]] = []
+"""(name, owner, attribute, value when bound) of every watched name: :data:`_WATCHED` at the end
+of this module's import, then what :func:`watch` adds."""
 
 MATCH_REL = 1e-6
 """Relative tolerance between a round as recorded here and as pytest-benchmark stored it."""
@@ -67,18 +82,29 @@ WALL_REL, WALL_ABS_S = 0.02, 50e-6
 + 50 us (the two readings of a bracket are taken one after the other)."""
 
 
+def _value(owner, attr: str):
+    return vars(owner).get(attr, getattr(owner, attr, None))
+
+
+def watch(module, *names: str) -> None:
+    """Watch ``module``'s ``names`` from now on: :func:`tampered` names any that is rebound later.
+    A bench module calls it at its import for the clocks and timers it holds (before any planner
+    is imported)."""
+    for attr in names:
+        _WATCH.append((f"{module.__name__}.{attr}", module, attr, _value(module, attr)))
+
+
 def tampered() -> list[str]:
     """The watched names (module docstring) whose value is no longer the one bound at import."""
-    return [name for (name, owner, attr), orig in zip(_WATCHED, _ORIGINALS)
-            if vars(owner).get(attr, getattr(owner, attr, None)) is not orig]
+    return [name for name, owner, attr, orig in _WATCH if _value(owner, attr) is not orig]
 
 
-def synced_ns() -> int:
-    """The bound ``perf_counter_ns`` after the bound ``torch.cuda.synchronize()`` (with CUDA):
-    host ns that include every stream's queued work."""
-    if CUDA:
-        cuda_synchronize()
-    return perf_counter_ns()
+def synced_ns(_sync=torch.cuda.synchronize, _ns=time.perf_counter_ns, _cuda=CUDA) -> int:
+    """Host ns from the real ``perf_counter_ns`` after the real ``torch.cuda.synchronize()`` (with
+    CUDA), both captured at import: ns that include every stream's queued work."""
+    if _cuda:
+        _sync()
+    return _ns()
 
 
 class RoundClock:
@@ -98,24 +124,24 @@ class RoundClock:
         self.between_ns = 0
         self.__name__ = getattr(base, "__name__", "timer")
 
-    def __call__(self):
+    def __call__(self, _wall=time.monotonic_ns, _ns=time.perf_counter_ns):
         value = self.base()
-        self.wall_ns.append(monotonic_ns())
+        self.wall_ns.append(_wall())  # the independent bracket: the real clock, captured at import
         self.values.append(value)
         if len(self.values) % 2 == 0 and self.between is not None:
-            t0 = perf_counter_ns()
+            t0 = _ns()
             self.between(len(self.values) // 2 - 1)
-            self.between_ns += perf_counter_ns() - t0
+            self.between_ns += _ns() - t0
         return value
 
-    def rounds_s(self) -> list[float]:
-        """Seconds of every complete round, from the bound clock (host timers) or the bound
-        ``Event.elapsed_time`` (event marks)."""
+    def rounds_s(self, _elapsed=torch.cuda.Event.elapsed_time) -> list[float]:
+        """Seconds of every complete round, from the timer's values (host timers) or the real
+        ``Event.elapsed_time`` captured at import (event marks)."""
         out = []
         for start, end in zip(self.values[0::2], self.values[1::2]):
             if hasattr(start, "event"):
                 end.event.synchronize()
-                out.append(elapsed_time(start.event, end.event) * 1e-3)
+                out.append(_elapsed(start.event, end.event) * 1e-3)
             else:
                 out.append(float(end) - float(start))
         return out
@@ -163,3 +189,13 @@ def loop_mismatch(clock: RoundClock, stored_per_call_s: list[float], iterations:
         return (f"wall clock: the rounds add up to {total * 1e3:.3f} ms, more than the "
                 f"{wall * 1e3:.3f} ms the whole loop took")
     return None
+
+
+def _bind_watched() -> None:
+    """Record the value of every name of :data:`_WATCHED` (the module's last statement)."""
+    for name, owner, attr in _WATCHED:
+        owner = globals()[owner] if isinstance(owner, str) else owner
+        _WATCH.append((name, owner, attr, _value(owner, attr)))
+
+
+_bind_watched()

@@ -1,7 +1,8 @@
 """A benchmark's figure refused, with the reason, wherever figures are shown.
 
 :func:`loop_refusal` runs after a benchmark's timed loop and names the first failed check, in this
-order: a watched clock or statistics function replaced (:func:`conformance.bench.clocks.tampered`),
+order: a watched clock or statistics function replaced, seen when the planner was resolved (before
+its first call) or after the loop (:func:`conformance.bench.clocks.tampered`),
 outputs judged wrong between rounds (:class:`conformance.bench.rejudge.RoundJudge`), the rounds
 against pytest-benchmark's statistics and the loop's wall clock
 (:func:`conformance.bench.clocks.loop_mismatch`). A refused benchmark keeps its entry, with
@@ -13,26 +14,35 @@ pytest-benchmark's own tables drop it, and its test fails.
 
 from __future__ import annotations
 
+import sys
+
 from conformance.bench import clocks
 from conformance.reporting.bench_figures import REFUSED
 
 _STATS_KEPT = ("rounds", "iterations")
+_TAMPERED, _LOOP_MISMATCH = clocks.tampered, clocks.loop_mismatch  # as bound before any planner
+
+
+def tampered_reason(when: str) -> str | None:
+    """``timer tampered: NAMES replaced WHEN`` when a watched name is rebound now, else None."""
+    changed = _TAMPERED()
+    return f"timer tampered: {', '.join(changed)} replaced {when}" if changed else None
 
 
 def loop_refusal(benchmark, clock: clocks.RoundClock, judge, iterations: int, wall_ns: int,
-                 host_timed: bool) -> str | None:
+                 host_timed: bool, resolved: str | None = None) -> str | None:
     """Why the figure just measured by ``benchmark`` (a pytest-benchmark fixture) cannot be
     published, or None. ``judge``: the loop's :class:`~conformance.bench.rejudge.RoundJudge`, or
-    None (floors)."""
-    changed = clocks.tampered()
-    if changed:
-        return f"timer tampered: {', '.join(changed)} replaced after the bench bound it"
+    None (floors); ``resolved``: :func:`tampered_reason` taken when the planner was resolved."""
+    reason = resolved or tampered_reason("after the bench bound it")
+    if reason:
+        return reason
     if judge is not None and judge.failure:
         return judge.failure
     if not clock.values or benchmark.stats is None:  # --benchmark-disable: nothing was timed
         return None
-    return clocks.loop_mismatch(clock, list(benchmark.stats.stats.data), iterations, wall_ns,
-                                host_timed)
+    return _LOOP_MISMATCH(clock, list(benchmark.stats.stats.data), iterations, wall_ns,
+                          host_timed)
 
 
 def refused(bench: dict) -> str | None:
@@ -53,3 +63,7 @@ def scrub(benches: list[dict]) -> list[dict]:
             b["stats"] = {k: (v if k in _STATS_KEPT else None) for k, v in b["stats"].items()
                           if k != "data"}
     return benches
+
+
+clocks.watch(sys.modules[__name__], "loop_refusal", "tampered_reason", "refused", "published",
+             "scrub")

@@ -14,9 +14,17 @@ request contents are redrawn and outputs re-judged against the pure-Python plann
 (:mod:`conformance.bench.rejudge`); the rounds are timed by the bench's own clock and checked
 against pytest-benchmark's statistics and the loop's wall clock (:mod:`conformance.bench.clocks`);
 a figure failing a check is refused with the reason and its test fails
-(:mod:`conformance.bench.refusal`). What an ``eager``, ``launch`` or ``replay`` benchmark timed is
-then run once more on poisoned outputs and checked the same way. No figure is asserted against a
-goal: speed is read from the table.
+(:mod:`conformance.bench.refusal`): the watched clock names are checked again right after the
+planner is resolved, before its first call, and after each timed loop. What an ``eager``,
+``launch`` or ``replay`` benchmark timed is then run once more on poisoned outputs and checked the
+same way. No figure is asserted against a goal: speed is read from the table.
+
+The planner runs in this process (pytest's), not in an isolation worker: a benchmark times the
+planner's calls in process, so resolving an external ``module:attr`` planner here
+(:func:`impls.registry.get_planner`, through :func:`conformance.bench.modes.planner_call`) imports
+its module beside the clocks, the statistics and the re-judging. The checks above catch what
+rebinds the watched names or changes what a round's timer reads; README "Benchmarks" says what
+they do not.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import torch
 from conformance.plugin import gpu_pinning
 from conformance.bench import timing as gt
 from conformance.bench import clocks, floors, modes, rejudge, workloads
-from conformance.bench.refusal import loop_refusal
+from conformance.bench.refusal import loop_refusal, tampered_reason
 from conformance.reporting.bench_figures import REFUSED
 from conformance.bench.plugin import bs_list, table_shape
 from conformance.engine.runner import resolve_device
@@ -140,13 +148,15 @@ def _check_plan(kw: dict, compare: bool = True) -> tuple:
     return rejudge.reference_values(kw, *(kw[n] for n in TABLE_INPUT_NAMES))
 
 
-def _run(benchmark, fn, device: torch.device, mode: str, config, pool: int = 1, judge=None):
+def _run(benchmark, fn, device: torch.device, mode: str, config, pool: int = 1, judge=None,
+         resolved: str | None = None):
     """First call (us), then the pedantic rounds of ``fn`` (a graph replay for ``replay``).
 
     With a pool of ``pool`` request-tensor sets, every set is called once after the first call and
     before timing: the steady state of a server, which has met each of its batch sizes before; a
     round then has at most ``pool`` calls (no contents met twice in a round). ``judge(timed,
-    total_rounds)`` makes the between-rounds step (:class:`conformance.bench.rejudge.RoundJudge`).
+    total_rounds)`` makes the between-rounds step (:class:`conformance.bench.rejudge.RoundJudge`);
+    ``resolved`` is the tampering seen when the planner was resolved (:func:`tampered_reason`).
     The rounds are timed through :class:`conformance.bench.clocks.RoundClock`; a figure that
     fails a check (:func:`conformance.bench.refusal.loop_refusal`) is refused: its reason goes to
     ``extra_info.refused`` and the test fails.
@@ -172,7 +182,7 @@ def _run(benchmark, fn, device: torch.device, mode: str, config, pool: int = 1, 
     wall = clocks.synced_ns() - t0
     if between is not None:
         benchmark.extra_info["judged_calls"] = between.judgments
-    reason = loop_refusal(benchmark, clock, between, iterations, wall, mode != "replay")
+    reason = loop_refusal(benchmark, clock, between, iterations, wall, mode != "replay", resolved)
     if reason:
         benchmark.extra_info[REFUSED] = reason
         pytest.fail(f"refused figure: {reason}", pytrace=False)
@@ -194,13 +204,14 @@ def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, worklo
               table=list(kw[TABLE_INPUT_NAMES[0]].shape), window=kw[SCALAR_NAMES[0]],
               bs_range=[1, bs] if scenario == "varying-bs" else [bs, bs], pool=len(pool))
     last = [0]
-    fn, one = modes.planner_call(planner, mode, pool, last)
+    fn, one = modes.planner_call(planner, mode, pool, last)  # resolves (imports) the planner
+    resolved = tampered_reason("when the planner was resolved")
     writes = mode in ("eager", "launch", "replay")
 
     def judge(timed, total_rounds):
         return rejudge.RoundJudge(pool, timed, last, scenario, total_rounds, outputs=writes)
 
-    first, timed = _run(benchmark, fn, device, mode, request.config, len(pool), judge)
+    first, timed = _run(benchmark, fn, device, mode, request.config, len(pool), judge, resolved)
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
     if writes:  # what was timed plans right (from poison)
         for name in OUTPUT_NAMES:

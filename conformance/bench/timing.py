@@ -11,7 +11,10 @@ differences against the IQR.
   replays with CUDA events. With ``prefill=True`` the stream is first held by a sleep kernel so
   that every replay is queued before the first runs: the events then see device time only, not
   the host's enqueue rate.
-* Clocks are :mod:`conformance.bench.clocks`' (bound before any planner is imported).
+* Clocks are :mod:`conformance.bench.clocks`' (bound before any planner is imported); the
+  timers handed to pytest-benchmark (:func:`synced_perf_counter`, :class:`EventClock`) hold the
+  real clock functions as default arguments, and this module's clock names are watched
+  (:func:`conformance.bench.clocks.watch`): a planner that rebinds one gets every figure refused.
 * :func:`host_time` — wall-clock per call of a host function (validation, an eager launch),
   synchronising once per batch so that queued GPU work is paid for.
 * :func:`synced_perf_counter` and :class:`EventClock` — the same two methods as timers for
@@ -21,11 +24,13 @@ differences against the IQR.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import torch
 from pytest_benchmark.stats import Stats
 
+from conformance.bench import clocks
 from conformance.bench.clocks import cuda_synchronize, perf_counter
 
 
@@ -128,15 +133,16 @@ def graph_replay_time(fn: Callable[[], object], *, calls_per_graph: int = 1, rep
     return summarize(samples)
 
 
-def synced_perf_counter() -> float:
-    """``perf_counter()`` (seconds) after ``torch.cuda.synchronize()`` when CUDA is present.
+def synced_perf_counter(_clock=perf_counter, _sync=cuda_synchronize, _cuda=clocks.CUDA) -> float:
+    """``perf_counter()`` (seconds) after ``torch.cuda.synchronize()`` when CUDA is present: the
+    real functions, captured when this module is imported (no rebinding of a name reaches them).
 
     As a pytest-benchmark timer it makes a round's wall time include the device work the round
     queued, as :func:`host_time` does (the sync costs a few us per round, not per call).
     """
-    if torch.cuda.is_available():
-        cuda_synchronize()
-    return perf_counter()
+    if _cuda:
+        _sync()
+    return _clock()
 
 
 class _Mark(float):
@@ -159,19 +165,26 @@ class EventClock:
     queue ``calls`` calls (about 20 us each, as :func:`graph_replay_time`), then records an event;
     the end call records an event; ``end - start`` is the device time between them. Use it for
     graph replays: the figure is device time per replay, not the host's enqueue rate.
+
+    ``event`` is the event class (default: the real ``torch.cuda.Event``, captured when this
+    module is imported; a test passes a stand-in).
     """
 
-    def __init__(self, calls: int, prefill: bool = True) -> None:
+    def __init__(self, calls: int, prefill: bool = True, event=torch.cuda.Event) -> None:
         self.sleep_cycles = int(calls * 20e-6 * 2.0e9) if prefill else 0
-        self._started = False
+        self._started, self._event = False, event
         self.__name__ = "EventClock"  # pytest-benchmark stores the timer's name in the JSON
 
-    def __call__(self) -> float:
+    def __call__(self, _clock=perf_counter) -> float:
         if not self._started and self.sleep_cycles:
             torch.cuda._sleep(self.sleep_cycles)
-        event = torch.cuda.Event(enable_timing=True)
+        event = self._event(enable_timing=True)
         event.record()
-        mark = _Mark(perf_counter())
+        mark = _Mark(_clock())
         mark.event = event
         self._started = not self._started
         return mark
+
+
+clocks.watch(sys.modules[__name__], "perf_counter", "cuda_synchronize", "synced_perf_counter",
+             "EventClock", "_Mark")

@@ -1,7 +1,8 @@
 """Judge an :class:`~conformance.engine.observe.Observation` against its case, element by element:
 no tensor, no planner, only the recorded data, so it can run in a process the planner never reached.
 
-For a launcher case, for every (run, step) in order, it compares
+For a launcher case, for every (run, step) in order -- the two poisoned runs, then the plain run
+of a case whose every step is valid (:mod:`conformance.engine.plain`) -- it compares
 * the error raised with the expected one (a subclass of the expected built-in class, exact
   message, catalog id), or that none was raised (spec section 4);
 * the value returned with None (spec section 3);
@@ -26,11 +27,11 @@ from conformance.corpus.loader import Case
 from conformance.corpus.section6 import BY_KEY
 from conformance.corpus.subject import subject_of
 from conformance.engine.diff import differing_indices, field_diff
-from conformance.engine.inputs import GUARD
 from conformance.engine.observe import Observation, Raised, StepObservation
 from conformance.engine.outside import outside_proof
 from conformance.engine.rerun import case_dir_arg, rerun_command
-from conformance.engine.steps import RUNS, expand_golden
+from conformance.engine.plain import PLAIN
+from conformance.engine.steps import expand_golden, runs_of
 from conformance.engine.verdict import Difference, VerdictData, rule_line
 from impls.errors import identify
 
@@ -134,12 +135,13 @@ class _Judging:
     def outputs(self, at, k: int, run: str, seen: StepObservation, expected: dict,
                 poison: dict, lengths: dict, rules: StepRules) -> None:
         """Every element of every output allocation equals ``expected`` (guard zones included)."""
+        guard = seen.guard
         for name in subject_of(self.case).outputs:
             want, got = expected[name], seen.outputs_after[name]
             before = seen.outputs_before.get(name, want)
             counts: Counter = Counter()
             for i in differing_indices(want, got):
-                index, e, g = i - GUARD, _at(want, i), _at(got, i)
+                index, e, g = i - guard, _at(want, i), _at(got, i)
                 proof = outside_proof(name, index, lengths[name], g)
                 if index < 0 or index >= lengths[name]:
                     what = "outside"
@@ -153,7 +155,7 @@ class _Judging:
                 self.add(at, diff, None)
                 counts[diff.rule] += 1
             if counts and at == self.first:
-                self.lines.extend(field_diff(name, want, got, offset=GUARD, length=lengths[name],
+                self.lines.extend(field_diff(name, want, got, offset=guard, length=lengths[name],
                                              poison=poison[name]).splitlines())
                 self.lines.append("  " + rule_line(counts))
 
@@ -206,6 +208,10 @@ def _at(values: list, i: int):
 
 def _where(k: int, n: int, r: int, run: str) -> str:
     where = f"step {k + 1} of {n}, " if n > 1 else ""
+    if run == PLAIN:
+        return where + ("the plain run (outputs zero-filled, every tensor in an allocation of its "
+                        "own, no poison, no guard zone, as a server hands them over): both "
+                        "poisoned runs matched, so this appeared only on plain buffers")
     where += f"run {r + 1} of 2 (fresh poison {run!r})"
     if r:
         where += (": the first run matched, so the output depends on what the buffers held "
@@ -237,7 +243,7 @@ def _judge_launcher(case: Case, seen: Observation, judging: _Judging) -> None:
         if step.error is None and step_seen.raised is not None:
             continue  # the raise is the difference; what it left unwritten follows from it
         if step.error is None:
-            expected = expand_golden(subject, expected, step.expect)
+            expected = expand_golden(subject, expected, step.expect, step_seen.guard)
         judging.outputs(at, k, run, step_seen, expected, poison, seen.output_lengths, rules)
     judging.data.error_steps = [{"step": k, "id": case.steps[k].error["id"], "ok": ok}
                                 for k, ok in sorted(error_ok.items())]
@@ -255,7 +261,7 @@ def judge(case: Case, observation: Observation, target_name: str, device) -> Ver
             verdict as data in ``.verdict``).
     """
     judging = _Judging(case, target_name, device)
-    want = len(RUNS) * len(case.steps) if case.entry == "launcher" else 1
+    want = len(runs_of(case)) * len(case.steps) if case.entry == "launcher" else 1
     if len(observation.steps) != want:
         raise ConformanceFailure(
             f"{case.id}[{target_name}]  ({case.location})\n  the observation holds "

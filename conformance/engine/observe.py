@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from conformance.corpus.loader import Case
-from conformance.engine.inputs import output_lengths
-from conformance.engine.steps import BuiltStep, CaseInputs, first_step
+from conformance.engine.inputs import GUARD, output_lengths
+from conformance.engine.steps import BuiltStep, CaseInputs, first_step, runs_of
 from impls.buffers import PlanBuffers
 from impls.contract import LUT_NAME, LUT_TENSOR_NAME, OUTPUT_NAMES
 from impls.validate import inner_args, validate_offsets_inputs, zero_lut
@@ -128,11 +128,13 @@ class InputState:
 
 @dataclass
 class StepObservation:
-    """What one call did. ``run``/``run_index`` name the poison run, ``index`` the step.
+    """What one call did. ``run``/``run_index`` name the run (a poison, or ``plain``), ``index``
+    the step.
 
     ``returned_repr`` is the launcher's return value's ``repr`` (None when it raised) and
     ``returned_none`` whether it was None (spec section 3: it must be). ``outputs_before`` /
-    ``outputs_after`` hold every output allocation, guard zones included.
+    ``outputs_after`` hold every output allocation, guard zones included; ``guard`` is how many
+    elements of guard zone lie before each output in it (0 in the plain run).
     """
 
     run: str
@@ -144,6 +146,7 @@ class StepObservation:
     outputs_before: dict[str, list] = field(default_factory=dict)
     outputs_after: dict[str, list] = field(default_factory=dict)
     inputs: list[InputState] = field(default_factory=list)
+    guard: int = GUARD
 
 
 @dataclass
@@ -212,7 +215,7 @@ def _sync(device: torch.device) -> None:
 
 
 def _observe_launch(built: BuiltStep, launch, device: torch.device) -> StepObservation:
-    seen = StepObservation(built.run, built.run_index, built.index)
+    seen = StepObservation(built.run, built.run_index, built.index, guard=built.guard)
     own_views = {id(b.view) for b in built.buffers.values()}
     snapshots = _snapshots(built.kwargs, own_views)
     seen.outputs_before = {name: _TOLIST(b.storage) for name, b in built.buffers.items()}
@@ -239,7 +242,8 @@ def _call(fn) -> Raised | None:
 def observe(case: Case, target) -> Observation:
     """Run ``case`` on ``target`` (a :class:`conformance.engine.runner.Target`) and record it.
 
-    A launcher case runs every step twice (runs ``a`` and ``b``); a validator case calls the shared
+    A launcher case runs every step twice (runs ``a`` and ``b``), and a third time on plain buffers
+    when every step is valid (:func:`conformance.engine.steps.runs_of`); a validator case calls the shared
     inner validator (impls/validate.py) with the case's derived integers; an allocate case calls
     :meth:`impls.buffers.PlanBuffers.allocate`.
 
@@ -253,7 +257,7 @@ def observe(case: Case, target) -> Observation:
         seen.output_lengths = output_lengths(case)
         # goldens=False: the judge expands the goldens; the observer (maybe a child process the
         # planner shares) never needs them, and the isolation worker is not even sent them
-        for built in inputs.steps(goldens=False):
+        for built in inputs.steps(runs=runs_of(case), goldens=False):
             seen.steps.append(_observe_launch(built, target.launch, device))
     elif case.entry == "validator":
         kwargs = first_step(case, device).kwargs

@@ -13,7 +13,10 @@ golden test, so that "the inputs of step k" means the same thing everywhere:
   (:data:`RUNS`); step k's ``req_to_token_set`` / ``lut_set`` are applied in place (they persist to
   later steps of the same run), then its overrides;
 * the expected state of every output allocation after step k is the state after step k-1 with step
-  k's golden written over its defined regions (an error step writes nothing).
+  k's golden written over its defined regions (an error step writes nothing);
+* a case whose every step is valid runs once more, as run :data:`PLAIN`, on tensors as a server
+  hands them over: zero-filled outputs and inputs with no guard zone nor tail, each in an
+  allocation of its own (:mod:`conformance.engine.plain`, :func:`runs_of`).
 
 Anything that fails while building (a table entry outside the table, a ``lut_set`` without a LUT, an
 override the machine cannot honour) is raised as :class:`CaseBuildError`: a fault of the case, never
@@ -39,10 +42,18 @@ from conformance.engine.inputs import (
     launcher_kwargs,
 )
 from conformance.corpus.subject import Subject, subject_of
+from conformance.engine.plain import PLAIN, has_plain_run, plain_outputs, plain_requests
+from impls.contract import REQUEST_INPUT_NAMES
 
 RUNS = ("a", "b")
 """The poison of each run of a launcher case: the second run, on freshly poisoned buffers, catches
 an output that depends on what the buffers held before (spec section 5)."""
+
+
+def runs_of(case: Case) -> tuple[str, ...]:
+    """The runs a case is observed in: :data:`RUNS`, then :data:`PLAIN` when every step of a
+    launcher case is valid (:func:`conformance.engine.plain.has_plain_run`)."""
+    return RUNS + (PLAIN,) if has_plain_run(case) else RUNS
 
 
 class CaseBuildError(Exception):
@@ -90,13 +101,16 @@ class BuiltStep:
     """One (run, step) of a case, ready to launch.
 
     Attributes:
-        run: the run's poison name (``a`` or ``b``); ``run_index`` its position in :data:`RUNS`.
+        run: the run's name (``a``, ``b`` or ``plain``); ``run_index`` its position in the
+            case's runs (:func:`runs_of`).
         index: the step's index in ``case.steps``; ``step`` the step itself.
         kwargs: the launcher's 13 keyword arguments, table/LUT changes and overrides applied.
-        buffers: the guarded output buffers (shared by every step and run of the case).
-        poison: {output name: the whole allocation (guard zones included) as poisoned for this run}.
+        buffers: the output buffers: the guarded ones (shared by every step of the poisoned
+            runs), or the plain run's own.
+        poison: {output name: the whole allocation (guard zones included) as filled for this run}.
         expected: {output name: the whole allocation as it must be after this step}, or None when
             built without goldens (``record``).
+        guard: elements of guard zone before each output in its allocation (0 in the plain run).
     """
 
     run: str
@@ -107,14 +121,16 @@ class BuiltStep:
     buffers: dict[str, OutputBuffer]
     poison: dict[str, list[int]]
     expected: dict[str, list[int]] | None
+    guard: int = GUARD
 
 
-def expand_golden(subject: Subject, previous: dict[str, list[int]], golden: dict) -> dict[str, list]:
+def expand_golden(subject: Subject, previous: dict[str, list[int]], golden: dict,
+                  guard: int = GUARD) -> dict[str, list]:
     """Expected output allocations after a valid step: ``previous`` (whole allocations, guard zones
-    included) with ``golden``'s values written from each tensor's element 0 (at index GUARD)."""
+    included) with ``golden``'s values written from each tensor's element 0 (at index ``guard``)."""
     out = {name: list(values) for name, values in previous.items()}
     for name, values in subject.golden_values(golden).items():
-        out[name][GUARD:GUARD + len(values)] = values
+        out[name][guard:guard + len(values)] = values
     return out
 
 
@@ -142,7 +158,8 @@ class CaseInputs:
         """Every (run, step) in order, over the same tensors.
 
         Args:
-            runs: poison names, one run of every step per name.
+            runs: run names, one run of every step per name: poison names (:data:`RUNS`) and
+                :data:`PLAIN` (see :func:`runs_of`).
             goldens: expand each valid step's golden into :attr:`BuiltStep.expected`; False for a
                 case whose goldens are not known yet (``record``).
         """
@@ -150,22 +167,29 @@ class CaseInputs:
         for r, run in enumerate(runs):
             for tensor, original in zip(self._tables(), self._pristine):
                 tensor.copy_(original)  # undo the previous run's step patches
-            for buffer in self.buffers.values():
-                buffer.poison(run)
-            poison = {name: b.storage.tolist() for name, b in self.buffers.items()}
+            if run == PLAIN:
+                buffers, guard = plain_outputs(case, self.device), 0
+                table, lut = (None if t is None else t.clone() for t in (self.table, self.lut))
+            else:
+                buffers, guard, table, lut = self.buffers, GUARD, self.table, self.lut
+                for buffer in buffers.values():
+                    buffer.poison(run)
+            poison = {name: b.storage.tolist() for name, b in buffers.items()}
             expected = poison if goldens else None
             for k, step in enumerate(case.steps):
                 where = step_json_path(case, k)
                 with _Building(case, f"{where}.inputs"):
-                    apply_patches(self.table, self.lut, step)
-                    kwargs = launcher_kwargs(step, self.device, self.table, self.lut,
-                                             self.buffers, self.requests)
+                    apply_patches(table, lut, step)
+                    kwargs = launcher_kwargs(step, self.device, table, lut, buffers,
+                                             None if run == PLAIN else self.requests)
+                    if run == PLAIN:
+                        kwargs.update(plain_requests(step, REQUEST_INPUT_NAMES, self.device))
                 with _Building(case, f"{where}.overrides"):
                     kwargs = apply_overrides(kwargs, step.overrides)
                 if goldens and step.error is None:
                     with _Building(case, f"{where}.expect"):
-                        expected = expand_golden(self.subject, expected, step.expect)
-                yield BuiltStep(run, r, k, step, kwargs, self.buffers, poison, expected)
+                        expected = expand_golden(self.subject, expected, step.expect, guard)
+                yield BuiltStep(run, r, k, step, kwargs, buffers, poison, expected, guard)
 
 
 def first_step(case: Case, device: torch.device | str) -> BuiltStep:

@@ -18,16 +18,22 @@ asserts its figure is refused with the reason below; the honest ``python`` plann
   device time (gpu-mode/reference-kernels#162). Effective only on a GPU (replay); on the CPU the
   rebinding is still seen. Refused: timer tampered.
 * ``bench_clock_patched``: resolving it rebinds the bench's own clock name
-  (``conformance.bench.timing.perf_counter``, which the host modes' timer is picked from) to a
-  clock at a quarter speed. Refused: wall clock (each round against the independent clock).
+  (``conformance.bench.timing.perf_counter``, which the host modes' timer was picked from) to a
+  clock at a quarter speed, after the bench chose its timers. Refused: timer tampered (the watched
+  names are checked again once the planner is resolved).
+* ``round_timer_slowed``: rebinds no name; inside the timed loop it finds the round's timer object
+  on the heap (``conformance.bench.clocks.RoundClock``) and swaps the clock it reads for one at a
+  quarter speed. Refused: wall clock (each round against the independent bracket, taken with the
+  real clock captured before any planner import).
 
-The three patchers patch when the harness resolves them (this module's ``__getattr__``), i.e. at
-the planner's import as the harness sees it, so that importing this module for another planner
-patches nothing.
+The first three patchers patch when the harness resolves them (this module's ``__getattr__``),
+i.e. at the planner's import as the harness sees it, so that importing this module for another
+planner patches nothing.
 """
 
 from __future__ import annotations
 
+import gc
 import time
 
 from impls import python_planner
@@ -99,6 +105,27 @@ def _slow_clock(real, factor: float):
     def clock():
         return real() * factor
     return clock
+
+
+def _slowed_since(real, t0: float, factor: float):
+    """``real`` at ``factor`` speed since its reading ``t0``."""
+    def clock():
+        return t0 + (real() - t0) * factor
+    return clock
+
+
+_SLOWED: list[object] = []
+
+
+def round_timer_slowed(**kw) -> None:
+    python_planner.launch(**kw)
+    if _SLOWED:
+        return
+    for obj in gc.get_objects():  # a round's timer exists only while its loop runs
+        if type(obj).__name__ == "RoundClock" and obj.values:
+            _SLOWED.append(obj)  # since this round's start reading: the round reads a quarter
+            obj.base = _slowed_since(obj.base, float(obj.values[-1]), 0.25)
+            return
 
 
 def _patch_perf_counter() -> None:

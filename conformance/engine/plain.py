@@ -1,0 +1,76 @@
+"""The plain run: a valid case once more on buffers as a server hands them over.
+
+Every other run of a case (:data:`conformance.engine.steps.RUNS`) calls the planner on outputs
+filled with this run's random poison inside guarded allocations, and on inputs with guard fills and
+garbage tails around them (:mod:`conformance.engine.inputs`). A planner that recognises those
+fixtures (a poison value where it must write, an allocation larger than its tensor, a guard fill
+before the table) could behave only then. So a case whose every step is valid (no expected error)
+runs once more, as run :data:`PLAIN`, with every tensor in an allocation of its own, of exactly its
+length:
+
+* outputs zero-filled (:data:`PLAIN_FILL`), except ``out_verify_enable``, which is 1;
+* ``req_to_token`` and the LUT copies of the case's tables, with no guard zones;
+* per-request inputs of exactly bs elements, no garbage tail, a new tensor every step.
+
+The judge (:mod:`conformance.engine.judge`) judges this run as the others, element by element:
+"untouched" elements must still hold what the plain fill (or an earlier step of the plain run) left
+there. A difference found only here is reported as appearing only on plain buffers.
+
+Why zeros (upstream's facts, sglang ``python/sglang/jit_kernel/kv_canary/``): ``WritePlan.allocate``
+and ``VerifyPlan.allocate`` (``write.py``, ``verify.py``) allocate the plan's outputs with
+``torch.empty`` in recent versions (``torch.zeros``, "all zeros", in earlier ones), except
+``VerifyPlan.enable``, allocated with ``torch.ones``; the server allocates each plan once and reuses
+it every forward step (``SingleForwardManager``, ``python/sglang/srt/kv_canary/runner/``: a later
+step finds the previous step's plan there, as a later step of the plain run does); the wrapper
+``launch_canary_plan_kernels`` (``plan/api.py``) zeroes ``write_offsets`` before every launch and
+takes the scratch from ``torch.empty``; the plan kernel's own tests zero the plans first
+(``zero_for_testing_``). ``torch.empty`` gives whatever the allocator holds -- zeros in practice on
+memory fresh from the driver (never promised), a stale plan on reused memory -- so zeros are the
+reproducible stand-in, and they are what ``write_offsets`` always holds when the planner is called.
+
+Cost: one more call per valid step, 94 calls over the 84 valid cases of the corpus on top of its
+428 (+22 % of the calls, +50 % of the valid cases' calls: an error step stops at validation).
+Measured when this run was added (CPU seconds of ``pytest conformance/ --planner P``, 2 shared
+cores, the run off / on, each measured two to four times): python 11.7 s / 12.1 s (about +5 %),
+the Triton interpreter 18.5 s / 23.8 s on average (about +30 %, +45 % at worst). Far from
+doubling, so every step of a valid case runs plain, not only the first: a later step then finds
+the previous step's plan in the buffers, as a server's next forward step does.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from conformance.corpus.arrays import evaluate
+from conformance.engine.inputs import OUTPUT_DTYPES, OutputBuffer, output_lengths
+
+PLAIN = "plain"
+"""The plain run's name (after the poisoned runs ``a`` and ``b``)."""
+PLAIN_FILL: dict[str, int] = {"out_verify_enable": 1}
+"""What each output holds before the plain run, when not 0: upstream allocates ``enable`` as 1."""
+
+
+def plain_fill(name: str) -> int:
+    """The value output ``name`` is filled with before the plain run."""
+    return PLAIN_FILL.get(name, 0)
+
+
+def has_plain_run(case) -> bool:
+    """Whether ``case`` runs plain too: a launcher case whose every step is valid."""
+    return case.entry == "launcher" and all(step.error is None for step in case.steps)
+
+
+def plain_outputs(case, device: torch.device) -> dict[str, OutputBuffer]:
+    """The outputs of ``case`` for the plain run: each its own allocation of exactly its length,
+    filled with :func:`plain_fill` (no guard zones: ``storage`` is ``view``)."""
+    buffers = {}
+    for name, n in output_lengths(case).items():
+        tensor = torch.full((n,), plain_fill(name), dtype=OUTPUT_DTYPES[name], device=device)
+        buffers[name] = OutputBuffer(tensor, tensor)
+    return buffers
+
+
+def plain_requests(step, names: tuple[str, ...], device: torch.device) -> dict[str, torch.Tensor]:
+    """``step``'s per-request inputs as plain int64 tensors of exactly bs elements (no tail)."""
+    return {name: torch.tensor(evaluate(step.inputs.get(name, [])), dtype=torch.int64,
+                               device=device) for name in names}
