@@ -261,11 +261,18 @@ def _probe_external(name: str, timeout: float | None) -> tuple[Availability, dic
     return _PROBED[name]
 
 
+PROBE_COMMAND: list[str] = [sys.executable, "-m", "impls.probe"]
+"""The command that probes an external planner (its name appended): :mod:`impls.probe` in a child.
+A harness may put a launcher of its own in front of it that runs the same probe in a sandbox (the
+pytest plugin does: ``conformance.robustness.probe_sandbox``); it must print what the probe prints
+and exit as it exits."""
+
+
 def _start_probe(name: str) -> subprocess.Popen:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] +
                                         [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    return subprocess.Popen([sys.executable, "-m", "impls.probe", name], stdin=subprocess.DEVNULL,
+    return subprocess.Popen([*PROBE_COMMAND, name], stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
                             start_new_session=True)
 

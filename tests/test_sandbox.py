@@ -28,6 +28,7 @@ from conformance.robustness import sandbox
 from conformance.robustness.isolation import WorkerPool, sandbox_mode
 from tests.subproc import REPO, run_pytest
 
+AT_IMPORT = "tests.planted.stops_judge_at_import"
 ATTACKS = "tests.planted.sandbox_attacks"
 CASE = "spec7-no-prefix"
 PROBE = textwrap.dedent("""
@@ -67,6 +68,8 @@ def sandboxed(tmp_path_factory):
     marks.mkdir()
     planners = ["pokes_judge_memory", "leaves_daemon"] + (["stops_judge"] if SANDBOXED else [])
     args = [arg for p in planners for arg in ("--planner", f"{ATTACKS}:{p}")]
+    if SANDBOXED:  # its top level stops pytest from the availability probe where unsandboxed
+        args += ["--planner", f"{AT_IMPORT}:launch"]
     os.environ["CONFORMANCE_SANDBOX_MARKS"] = str(marks)
     os.environ["CONFORMANCE_PLANTED_RESULTS"] = str(tmp / "results.json")
     try:
@@ -88,12 +91,11 @@ def test_every_attack_fails_its_case_and_the_run_ends_with_its_summary(sandboxed
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert proc.stdout.count("conformance summary") == 1
     assert results["complete"] is True and results["exitstatus"] == 1
-    status = {r["planner"].split(":")[1]: r["status"] for r in results["results"]}
+    status = {r["planner"]: r["status"] for r in results["results"]}
     assert set(status.values()) == {"fail"}, status
-    assert len(status) == (3 if SANDBOXED else 2)
+    assert len(status) == (4 if SANDBOXED else 2)
     for planner in status:
-        assert "out_verify_num_valid: 1 element(s) differ" in \
-            items[f"{CASE}[{ATTACKS}:{planner}]"].text
+        assert "out_verify_num_valid: 1 element(s) differ" in items[f"{CASE}[{planner}]"].text
 
 
 def test_the_fingerprint_and_the_summary_say_what_the_workers_ran_in(sandboxed):
@@ -113,6 +115,14 @@ def test_a_worker_finds_no_pytest_to_stop(sandboxed):
     lines = _marks(marks, "stops_judge")  # once per call of the case
     assert lines and set(lines) == {"umount /proc: Operation not permitted",
                                     "no pytest among my ancestors"}, lines
+
+
+@needs_namespaces
+def test_a_module_top_level_finds_no_pytest_to_stop_from_the_probe_nor_the_worker(sandboxed):
+    proc, _, results, marks, _ = sandboxed
+    lines = _marks(marks, "stops_judge_at_import")  # the probe's import, then the worker's
+    assert len(lines) >= 4 and set(lines) == {"umount /proc: Operation not permitted",
+                                              "no pytest among my ancestors"}, lines
 
 
 def test_a_worker_cannot_write_the_judges_memory(sandboxed):

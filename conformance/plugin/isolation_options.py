@@ -29,21 +29,25 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from functools import partial
 
 import pytest
 import torch
 
+from impls import registry
+
 from conformance.corpus.text import terminal_text
 from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
 from conformance.plugin.results_writer import targets_corpus
-from conformance.robustness import sandbox
+from conformance.robustness import probe_sandbox, sandbox
 from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import (
     DEFAULT_TIMEOUT,
     IsolationFailure,
     WorkerPool,
     WorkerUnavailable,
+    sandbox_mode,
     should_isolate,
 )
 from conformance.robustness.sanitizer import (
@@ -276,5 +280,9 @@ def _repr_failure(original, excinfo, style=None):
     return original(excinfo, style)
 
 
+@pytest.hookimpl(tryfirst=True)  # before the plugin's configure probes the external planners
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Isolation(config), "conformance-isolation")
+    if sandbox_mode(config.getoption("sandbox"), torch.cuda.is_available())[0] != "none":
+        # the probe imports the planner's module: its top level runs in the workers' sandbox too
+        registry.PROBE_COMMAND[:] = [sys.executable, "-m", probe_sandbox.__name__]

@@ -323,8 +323,9 @@ class Worker:
         Raises:
             ChildLost: the worker died, hung, was stopped or signalled (its case's answer).
         """
+        offset = self.log_size()  # before the send: a fast crash writes its stack at once
         self._send(message, fds, timeout)
-        return self._reply(deadline, timeout)
+        return self._reply(deadline, timeout, offset)
 
     def end(self, deadline: float, timeout: float) -> list[str]:
         """End the case; returns the torch state it changed (the worker's report).
@@ -332,8 +333,9 @@ class Worker:
         Raises:
             ChildLost: as :meth:`call`.
         """
+        offset = self.log_size()
         self._send({"end": self.cases}, [], timeout)
-        return self._reply(deadline, timeout).get("state_changed") or []
+        return self._reply(deadline, timeout, offset).get("state_changed") or []
 
     def _send(self, message: dict, fds: list[int], timeout: float | None) -> None:
         offset = self.log_size()
@@ -347,8 +349,9 @@ class Worker:
                                  "killed", "tail": self.tail(offset)}) from None
             raise ChildLost(self._death(offset)) from None
 
-    def _reply(self, deadline: float, timeout: float) -> dict:
-        offset = self.log_size()
+    def _reply(self, deadline: float, timeout: float, offset: int) -> dict:
+        """The worker's answer to what was sent when its log was ``offset`` bytes long (the tail
+        of a crash or hang is what it wrote since)."""
         line = self._read_line(deadline)
         answer = _json_or_none(line)
         tampered = self.tampered(alive=answer is not None)

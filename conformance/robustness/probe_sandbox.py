@@ -1,0 +1,76 @@
+"""``python -m conformance.robustness.probe_sandbox NAME``: the availability probe of an external
+planner (``python -m impls.probe NAME``, :mod:`impls.probe`) in the isolation workers' sandbox.
+
+The probe imports the planner's module, so the module's top level runs there: without a sandbox
+it could find pytest among its ancestors and stop it (SIGSTOP hangs the run), or leave a daemon
+behind. This launcher moves into new user + PID (+ mount) namespaces
+(:func:`conformance.robustness.sandbox.new_user_pid_namespaces`, :func:`~conformance.robustness.
+sandbox.private_proc`), runs the probe as PID 1's only child with every capability dropped, and
+ends as the probe ended; when the probe exits PID 1 exits too, and the kernel kills whatever the
+module left in the namespace. The probe's stdout is this process's (the pipe
+:mod:`impls.registry` reads). Where the namespaces are refused the probe runs as it would without
+this launcher, capabilities dropped.
+
+:mod:`impls.registry` runs this launcher instead of the plain probe when the pytest plugin says so
+(:data:`impls.registry.PROBE_COMMAND`): where the workers get the sandbox (``--sandbox auto`` on
+the CPU, ``--sandbox namespace``), :func:`conformance.robustness.isolation.sandbox_mode`.
+
+Not guarded: the probe's answer is what the module's process prints; a module can forge it
+(tests/test_sandbox.py keeps that as a strict xfail).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from conformance.robustness import sandbox
+
+PROBE_MODULE = "impls.probe"
+
+
+def _exec_probe(name: str) -> None:
+    sandbox.drop_capabilities()
+    os.execv(sys.executable, [sys.executable, "-m", PROBE_MODULE, name])
+
+
+def _exit_as(status: int) -> None:
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the probe of ``argv[0]`` in the sandbox; exits with the probe's code (128 + signal
+    when a signal ended it). Never returns."""
+    name = (sys.argv[1:] if argv is None else argv)[0]
+    sandbox.die_with_parent()
+    if sandbox.new_user_pid_namespaces():
+        _exec_probe(name)
+    init = os.fork()
+    if init:
+        _, status = os.waitpid(init, 0)  # PID 1 ends as the probe did
+        _exit_as(status)
+    sandbox.die_with_parent()
+    sandbox.private_proc()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    probe = os.fork()
+    if probe == 0:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        sandbox.die_with_parent()
+        _exec_probe(name)
+    while True:  # PID 1: reap whatever the module orphaned until the probe itself ends
+        signal.sigwaitinfo({signal.SIGCHLD})
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                os._exit(1)
+            if pid == 0:
+                break
+            if pid == probe:
+                _exit_as(status)
+
+
+if __name__ == "__main__":
+    main()
