@@ -164,8 +164,9 @@ def test_sandbox_mode_keeps_cuda_workers_out_of_pid_namespaces():
 
 @pytest.mark.parametrize("option, cuda, expected", [
     ("none", False, "none: --sandbox none"),
-    ("auto", True, "none: CUDA IPC handles are not known to open across PID namespaces "
-                   "(--sandbox namespace to try)"),
+    ("auto", True, "none: CUDA IPC handles are not known to open across PID namespaces on "
+                   "every driver (--sandbox namespace to try: they do on an H200, driver "
+                   "580.159, reports/gpu/2026-12-02-b)"),
     ("auto", False, sandbox.NAMESPACE if NAMESPACES else None),
 ])
 def test_a_worker_says_what_it_runs_in(option, cuda, expected):

@@ -467,8 +467,9 @@ def sandbox_mode(option: str, cuda: bool) -> tuple[str, str | None]:
     if option == "namespace":
         return "require", None
     if cuda:
-        return "none", ("CUDA IPC handles are not known to open across PID namespaces "
-                        "(--sandbox namespace to try)")
+        return "none", ("CUDA IPC handles are not known to open across PID namespaces on "
+                        "every driver (--sandbox namespace to try: they do on an H200, driver "
+                        "580.159, reports/gpu/2026-12-02-b)")
     if not sys.platform.startswith("linux"):
         return "none", "not Linux"
     return "namespace", None
