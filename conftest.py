@@ -1,5 +1,6 @@
 """Root conftest: loads the conformance plugin, so that ``pytest conformance/`` (and its options
-``--planner``, ``--case``, ``--cases``) work from the repository root.
+``--planner``, ``--case``, ``--cases``) work from the repository root; and shapes the project's own
+test run (``pytest`` with no path, so ``testpaths``: README's test command and ``pytest -m slow``).
 
 An install (``pip install -e .`` or the wheel) loads the same plugin first, through its ``pytest11``
 entry point named ``conformance.plugin.hooks``; pytest then finds this entry already loaded and
@@ -7,4 +8,58 @@ registers nothing twice. This line keeps a checkout without an install (``PYTHON
 ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``) working.
 """
 
+import os
+
+import pytest
+
 pytest_plugins = ["conformance.plugin.hooks"]
+
+SLOW_MODES = ("simulator", "interpreter")
+"""Modes of a GPU planner on a machine without a GPU (impls/registry.py): Numba's CUDA simulator
+and Triton's interpreter, which run the kernel in Python."""
+
+MAX_WORKERS = 4
+"""pytest-xdist workers of the project's run at most: one per CPU up to this (each imports torch,
+Triton and Numba; the largest test file bounds the run beyond it)."""
+
+
+def _project_run(config: pytest.Config) -> bool:
+    return config.args_source == pytest.Config.ArgsSource.TESTPATHS
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The project's run goes on one pytest-xdist worker per CPU (:data:`MAX_WORKERS` at most),
+    a test file to a worker (``--dist loadfile``: a module's shared runs stay in one process). Most
+    of its time is spent waiting on the ``pytest conformance/`` runs its tests start, one core
+    each. ``-n N`` (``-n 0``: none) decides instead; a path given (``pytest conformance/``, a
+    user's corpus run) never gets workers from here.
+
+    Runs ahead of pytest-xdist's own hook (both ``tryfirst``; a conftest's is called first), which
+    turns ``numprocesses`` into its workers. A worker (``workerinput``) starts none."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if (not _project_run(config) or hasattr(config, "workerinput")
+            or not config.pluginmanager.hasplugin("xdist") or (cpus or 1) < 2
+            or config.getoption("numprocesses", None) is not None
+            or config.getoption("collectonly")):
+        return
+    config.option.numprocesses = min(cpus, MAX_WORKERS)
+    config.option.dist = "loadfile"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The project's run marks the corpus on the ``-bound`` planners ``slow`` where they run on a
+    CPU stand-in (:data:`SLOW_MODES`): the same kernels as ``triton`` / ``numba-cuda``, whose corpus
+    stays in the default run, behind another launcher (about a minute on 2 cores under the
+    simulator). ``pytest -m slow`` runs them; ``pytest conformance/`` (a path given) and a machine
+    with a GPU run them as always.
+
+    Runs before ``-m`` deselects: pytest calls a conftest's hook ahead of its own mark plugin's
+    (registered first; pluggy calls the last registered first)."""
+    if not _project_run(config):
+        return
+    for item in items:
+        avail = getattr(item, "avail", None)  # a corpus item (conformance/plugin/hooks.py)
+        if str(getattr(item, "planner", "")).endswith("-bound") and avail is not None \
+                and avail.mode in SLOW_MODES:
+            item.add_marker(pytest.mark.slow)

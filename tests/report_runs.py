@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from tests.subproc import CHILD_ADDOPTS
+
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "data" / "report-cases"
 PLANNER = "tests.planted.report_planners:configurable"
@@ -74,8 +76,9 @@ def run(name: str) -> Run:
     bug, case_dirs, extra = RUNS[name]
     results = _workdir() / f"{name}.json"
     env = {**os.environ, "REPORT_TEST_BUG": bug, "PYTHONDONTWRITEBYTECODE": "1"}
-    for key in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
+    for key in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
         env.pop(key, None)
+    env["PYTEST_ADDOPTS"] = CHILD_ADDOPTS  # never this run's own
     planners = [a for p in PLANNERS.get(name, ("python", PLANNER)) for a in ("--planner", p)]
     args = [sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider", "-q",
             *planners, "--results", str(results),

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.corpus.loader import MAX_NESTING, load_corpus
 from tests.case_docs import case_doc
-from tests.subproc import run_cli, run_pytest
+from tests.subproc import cli, run_pytest
 
 GOOD = case_doc(
     "good-one",
@@ -175,7 +175,7 @@ def test_a_run_with_them_reports_each_as_load_and_runs_the_rest(bad_dir: Path, t
 
 
 def test_the_cases_command_lists_the_rest_and_the_faults(bad_dir: Path):
-    proc = run_cli("--cases", str(bad_dir), "cases")
+    proc = cli("--cases", str(bad_dir), "cases")
     assert "Traceback" not in proc.stdout + proc.stderr
     out = proc.stdout + proc.stderr
     assert "good-one" in out and "bs-past-capacity-expected" in out

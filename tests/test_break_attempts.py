@@ -26,7 +26,7 @@ from conformance.corpus.loader import load_corpus
 from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
 from conformance.robustness.in_process import PlannerEscape, guarded, torch_state_kept
 from tests.planted import break_planners as bp
-from tests.subproc import REPO, run_cli, run_pytest
+from tests.subproc import REPO, cli, run_pytest
 
 CPU = resolve_device("cpu")
 CASES = {case.id: case for case in load_corpus()[0]}
@@ -237,7 +237,7 @@ def test_hand_edited_results_are_refused_in_one_line_or_rendered_as_text(tmp_pat
             bad[key][index][field] = value
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(bad))
-        proc = run_cli("report", str(path), "--format", "text", timeout=120)
+        proc = cli("report", str(path), "--format", "text")
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert proc.stderr.startswith(f"error: {path}: at $.")
     hostile = json.loads(json.dumps(doc))
@@ -245,7 +245,7 @@ def test_hand_edited_results_are_refused_in_one_line_or_rendered_as_text(tmp_pat
                                  id="</td><script>alert(3)</script>")
     path = tmp_path / "hostile.json"
     path.write_text(json.dumps(hostile))
-    markdown = run_cli("report", str(path), "--format", "markdown", timeout=120).stdout
+    markdown = cli("report", str(path), "--format", "markdown").stdout
     # Before the fix the planner name went raw into the summary and divergence-profile tables.
     assert "| `<b>p</b>` |" in markdown and "| <b>p</b>" not in markdown
     for line in markdown.splitlines():
@@ -256,16 +256,15 @@ def test_hand_edited_results_are_refused_in_one_line_or_rendered_as_text(tmp_pat
                                   id="\x1b[31mred[p]")
     path = tmp_path / "terminal.json"
     path.write_text(json.dumps(terminal))
-    text = run_cli("report", str(path), "--format", "text", timeout=120).stdout
+    text = cli("report", str(path), "--format", "text").stdout
     assert "\x1b" not in text and "\\x1b]0;title\\x07\\x1b[2Jp" in text  # before the fix: raw
     clean = tmp_path / "clean.json"
     clean.write_text(json.dumps(doc))
-    text = run_cli("report", "--compare", str(clean), str(path), "--format", "text",
-                   timeout=120).stdout
+    text = cli("report", "--compare", str(clean), str(path), "--format", "text").stdout
     assert "\x1b" not in text and "\\x1b[31mred" in text  # before the fix: raw
     path = tmp_path / "hostile.json"
     page = tmp_path / "page.html"
-    assert run_cli("report", str(path), "--out", str(page), timeout=120).returncode in (0, 1)
+    assert cli("report", str(path), "--out", str(page)).returncode in (0, 1)
     assert "<script>alert" not in page.read_text() and "<b>p</b>" not in page.read_text()
 
 
@@ -277,7 +276,7 @@ def test_cases_option_on_a_file_or_an_empty_folder_says_so(tmp_path):
         assert not cases and [str(f).split(": at ")[1] for f in faults] == [
             "$: no such cases directory"]
     assert load_corpus([tmp_path / "empty"]) == ([], [])
-    proc = run_cli("--cases", str(tmp_path / "empty"), "cases", timeout=120)
+    proc = cli("--cases", str(tmp_path / "empty"), "cases")
     assert "0 case(s)" in proc.stdout, proc.stdout + proc.stderr
 
 

@@ -10,7 +10,7 @@ from conformance.corpus.loader import load_corpus
 from conformance.paths import DEFAULT_CASES_DIR
 from conformance.plugin.extra_cases import with_extra_cases
 from tests.case_docs import case_doc
-from tests.subproc import run_cli, run_pytest
+from tests.subproc import cli, run_pytest
 
 OWN = "own-decode"
 
@@ -61,9 +61,9 @@ def test_an_extra_case_id_already_in_the_corpus_is_a_load_fault(tmp_path):
 def test_the_cli_lists_the_corpus_and_the_extra_cases(tmp_path):
     own = _own_cases(tmp_path)
     corpus = len(load_corpus()[0])
-    proc = run_cli("--extra-cases", str(own), "cases")
+    proc = cli("--extra-cases", str(own), "cases")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.rstrip().endswith(f"{corpus + 1} case(s), 0 faulty file entr(y/ies)")
     assert OWN in proc.stdout
-    proc = run_cli("--cases", str(own), "cases")
+    proc = cli("--cases", str(own), "cases")
     assert proc.stdout.rstrip().endswith("1 case(s), 0 faulty file entr(y/ies)")

@@ -1,7 +1,7 @@
 """The planted mutant family (tests/planted/mutants/) and ``python -m conformance mutants``
 (conformance/robustness/mutants.py): the family is well formed and its control plans as the
-pure-Python planner does; the kill / survivor bookkeeping on small results documents; the command
-end to end on three mutants; and (slow) the whole family: every non-equivalent mutant is killed
+pure-Python planner does; the kill / survivor bookkeeping on small results documents; and (slow) the command
+end to end on three mutants and the whole family: every non-equivalent mutant is killed
 under the contract profile.
 """
 
@@ -252,6 +252,7 @@ def test_a_family_that_cannot_be_loaded_is_an_error():
 
 # --- the command ------------------------------------------------------------------------------
 
+@pytest.mark.slow  # two corpus runs with a worker per mutant: about 45 s on 2 cores
 def test_the_command_end_to_end_on_three_mutants(tmp_path):
     """enable_ge dies on capacity-exact (total 3 == capacity 3); position_clamped_to_table only
     differs on the past-row seed of hazard-prefix-past-row (a project rule: killed under project

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from conformance.reporting.freshness import current_file
-from tests.subproc import REPO, run_cli
+from tests.subproc import REPO, cli
 
 RESULTS = REPO / "reports" / "upstream" / "0.5.23" / "results.json"
 BENCH = REPO / "tests" / "data" / "bench-new.json"
@@ -27,7 +27,7 @@ def results(tmp_path):
 
 def test_report_refuses_to_write_over_its_own_input(results):
     before = results.read_bytes()
-    proc = run_cli("report", str(results), "--out", str(results), "--format", "markdown")
+    proc = cli("report", str(results), "--out", str(results), "--format", "markdown")
     assert proc.returncode == 2
     assert "never writes over its own input" in proc.stderr
     assert results.read_bytes() == before
@@ -38,11 +38,11 @@ def test_publish_refuses_a_symlinked_index_and_writes_readable_files(tmp_path, r
     site.mkdir()
     elsewhere.write_text("reviewed")
     (site / "index.html").symlink_to(elsewhere)
-    proc = run_cli("report", str(results), "--publish", str(site))
+    proc = cli("report", str(results), "--publish", str(site))
     assert proc.returncode == 2 and "symlink" in proc.stderr
     assert elsewhere.read_text() == "reviewed"
     (site / "index.html").unlink()
-    proc = run_cli("report", str(results), "--publish", str(site))
+    proc = cli("report", str(results), "--publish", str(site))
     assert proc.returncode == 0, proc.stderr
     for name in ("index.html", "results.json"):
         mode = stat.S_IMODE((site / name).stat().st_mode)
@@ -51,7 +51,7 @@ def test_publish_refuses_a_symlinked_index_and_writes_readable_files(tmp_path, r
 
 
 def test_compare_of_a_results_file_and_a_benchmark_file_is_a_usage_error(results):
-    proc = run_cli("report", "--compare", str(results), str(BENCH), "--format", "text")
+    proc = cli("report", "--compare", str(results), str(BENCH), "--format", "text")
     assert proc.returncode == 2
     assert "nothing of one kind on both sides" in proc.stderr
 
@@ -93,7 +93,7 @@ def test_a_run_stopped_by_a_usage_error_leaves_no_stale_results(tmp_path, result
             pytest.skip("--sanitize memcheck runs on a machine with CUDA")
     proc, _ = run_pytest(tmp_path, *aborts)  # --results tmp_path/results.json: the copied file
     assert proc.returncode == 4, proc.stdout + proc.stderr
-    report = run_cli("report", str(results), "--format", "text")
+    report = cli("report", str(results), "--format", "text")
     assert report.returncode == 1
     assert "the run did not finish" in report.stdout
     assert "0 results" in report.stdout

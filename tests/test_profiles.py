@@ -197,6 +197,7 @@ def test_section6_rows_come_from_values(case_id, rows):
     assert tuple(r for r in out_of_contract(case) if r != "write-offsets-past-bs") == rows
 
 
+@pytest.mark.slow  # a run under -n 2: three pytest processes, about 20 s on 2 cores
 def test_judged_statuses_travel_through_pytest_xdist(tmp_path):
     ids = ("hazard-prefix-past-row", "hazard-prefix-past-last-row", "spec7-decode-seed")
     proc, _ = run_pytest(tmp_path, "--planner", f"{PLANTED}:reads_past_row", "-n", "2",

@@ -12,12 +12,12 @@ import sys
 
 import pytest
 
-from tests.subproc import REPO, run_cli
+from tests.subproc import REPO, cli
 
 
 def _write(tmp_path, case_id: str, planner: str):
     out = tmp_path / f"{case_id}.py"
-    proc = run_cli("repro", case_id, "--planner", planner, "--out", str(out))
+    proc = cli("repro", case_id, "--planner", planner, "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -74,9 +74,9 @@ def test_repro_without_the_planners_module_says_so_and_gives_no_verdict(tmp_path
 
 
 def test_repro_refuses_unknown_case_and_non_launcher_case():
-    proc = run_cli("repro", "no-such-case", "--planner", "python")
+    proc = cli("repro", "no-such-case", "--planner", "python")
     assert proc.returncode == 2 and "no case has id 'no-such-case'" in proc.stderr
-    proc = run_cli("repro", "err-val-stride-zero", "--planner", "python")
+    proc = cli("repro", "err-val-stride-zero", "--planner", "python")
     assert proc.returncode == 2 and "is a validator case" in proc.stderr
 
 
@@ -88,8 +88,8 @@ def test_manifest_draft_from_a_results_file(tmp_path):
                "--case", "hazard-prefix-past-last-row", "--case", "hazard-prefix-past-row",
                "--case", "spec7-decode-seed")
     out = tmp_path / "draft.json"
-    proc = run_cli("manifest", "--from", str(tmp_path / "results.json"), "--planner", planner,
-                   "--out", str(out))
+    proc = cli("manifest", "--from", str(tmp_path / "results.json"), "--planner", planner,
+               "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
     # past the last row is outside the table: every outcome of such a read is declared; the
@@ -101,6 +101,6 @@ def test_manifest_draft_from_a_results_file(tmp_path):
                   "value, a guard-zone fill, a crash) changes from run to run",
         "status": ["fail", "oob"]}]
     assert doc["provenance"]["command"].startswith("python -m conformance manifest --from ")
-    again = run_cli("manifest", "--from", str(tmp_path / "results.json"), "--planner", planner,
-                    "--out", str(out))
+    again = cli("manifest", "--from", str(tmp_path / "results.json"), "--planner", planner,
+                "--out", str(out))
     assert again.returncode == 2 and "never overwritten" in again.stderr

@@ -15,7 +15,7 @@ import pytest
 
 from conformance.corpus.loader import load_corpus
 from tests.planted.loud_planners import ESCAPES
-from tests.subproc import REPO, run_cli
+from tests.subproc import REPO, cli
 
 WRONG = "tests.planted.wrong_planners:off_by_one_scan"
 CASE_ID = "spec7-prefill-and-decodes"
@@ -39,8 +39,8 @@ def test_repro_embeds_the_case_as_data_never_as_source(tmp_path):
     cases = hostile_case_dir(tmp_path, description=HOSTILE,
                              source={"kind": "project", "ref": HOSTILE})
     script = tmp_path / "repro.py"
-    proc = run_cli("--cases", str(cases), "repro", CASE_ID, "--planner", WRONG, "--note", HOSTILE,
-                   "--out", str(script))
+    proc = cli("--cases", str(cases), "repro", CASE_ID, "--planner", WRONG, "--note", HOSTILE,
+               "--out", str(script))
     assert proc.returncode == 0, proc.stderr
     text = script.read_text()
     tree = ast.parse(text)  # never a SyntaxError
@@ -60,7 +60,7 @@ def test_repro_embeds_the_case_as_data_never_as_source(tmp_path):
 @pytest.mark.parametrize("name", ["os:system; touch PWNED", "x\nimport os:y", "a:b:c",
                                   "tests.planted.wrong_planners:off_by_one_scan as p\nimport os"])
 def test_repro_refuses_a_planner_that_is_not_a_dotted_name(tmp_path, name):
-    proc = run_cli("repro", CASE_ID, "--planner", name, "--out", str(tmp_path / "r.py"))
+    proc = cli("repro", CASE_ID, "--planner", name, "--out", str(tmp_path / "r.py"))
     assert proc.returncode == 2
     assert "module.path:callable" in proc.stderr
     assert not (tmp_path / "r.py").exists()
@@ -163,5 +163,5 @@ def test_control_characters_and_a_huge_message_are_escaped_and_cut(tmp_path):
     assert loud["message"].endswith("characters in all]")
     [xpass] = [r for r in doc["results"] if r["planner"] == "python"]
     assert xpass["status"] in ("fail", "xpass") and "why \\x1b]0;owned" in xpass["message"]
-    report = run_cli("report", str(tmp_path / "results.json"), "--format", "text")
+    report = cli("report", str(tmp_path / "results.json"), "--format", "text")
     assert not any(c in report.stdout + report.stderr for c in "\x1b\x07\r\x9b")

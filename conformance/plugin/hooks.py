@@ -71,6 +71,9 @@ pytest_plugins = [
     "conformance.bench.plugin",  # conformance/bench: opt-in benchmarks, --bench-*
 ]
 ANCHOR = "test_corpus.py"
+LOADED_CASES = pytest.StashKey[tuple]()
+"""``config.stash`` entry: (the case folders, the ids of every case loaded from them) of this
+process's collection, which :mod:`.profiles` reads instead of loading the corpus again."""
 SPECIAL_STATUSES = ("oob", "crash", "timeout")
 """Results-file statuses of failed items the summary names under its table (crash isolation and
 the sanitizer: conformance/plugin/isolation_options.py)."""
@@ -164,7 +167,9 @@ class CorpusFile(pytest.File):
 
     def collect(self):
         config = self.config
-        cases, errors = load_corpus([p.resolve() for p in config.getoption("cases")] or None)
+        dirs = [p.resolve() for p in config.getoption("cases")] or None
+        cases, errors = load_corpus(dirs)
+        config.stash[LOADED_CASES] = (dirs, {case.id for case in cases})
         wanted = set(config.getoption("case"))
         for error in errors:
             if not wanted or error.case_id in wanted:

@@ -113,12 +113,14 @@ class ProfileJudge:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
-        from conformance.plugin.hooks import CaseFileItem  # hooks registers this module
+        from conformance.plugin.hooks import LOADED_CASES, CaseFileItem  # hooks registers this
 
         corpus = [i for i in items if hasattr(i, "case")]
         if not corpus:
             return
-        known = {c.id for c in load_corpus(self.dirs)[0]}  # every case, not just those selected
+        dirs, known = config.stash.get(LOADED_CASES, (None, None))  # every case, not the selected
+        if known is None or (dirs or [DEFAULT_CASES_DIR]) != self.dirs:
+            known = {c.id for c in load_corpus(self.dirs)[0]}
         faults = self.faults + unknown_cases(self.manifests, known)
         parent = corpus[0].parent
         for fault in faults:
