@@ -113,18 +113,9 @@ def _init(shepherd: int, status_fd: int) -> None:
     """PID 1 of the worker's namespace: reap whatever dies, and when the shepherd ends pass its
     wait status to the process outside (``status_fd``) and exit, which makes the kernel SIGKILL
     every process left in the namespace. Never returns."""
-    while True:
-        signal.sigwaitinfo({signal.SIGCHLD})
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                os._exit(1)
-            if pid == 0:
-                break
-            if pid == shepherd:
-                os.write(status_fd, f"{status}\n".encode())
-                os._exit(0)
+    status = sandbox.reap_until(shepherd)
+    os.write(status_fd, f"{status}\n".encode())
+    os._exit(0)
 
 
 def _outside(init: int, status_fd: int) -> None:

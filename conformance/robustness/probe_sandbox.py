@@ -59,17 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         sandbox.die_with_parent()
         _exec_probe(name)
-    while True:  # PID 1: reap whatever the module orphaned until the probe itself ends
-        signal.sigwaitinfo({signal.SIGCHLD})
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                os._exit(1)
-            if pid == 0:
-                break
-            if pid == probe:
-                _exit_as(status)
+    _exit_as(sandbox.reap_until(probe))  # PID 1: reaps what the module orphaned meanwhile
 
 
 if __name__ == "__main__":

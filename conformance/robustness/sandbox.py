@@ -143,6 +143,23 @@ def drop_capabilities() -> str | None:
     return _call("capset", ctypes.byref(header), data)
 
 
+def reap_until(child: int) -> int:
+    """As PID 1 of a namespace (SIGCHLD blocked): reap every process that ends, the orphans the
+    namespace re-parents to it included, until ``child`` does; returns ``child``'s wait status.
+    Exits (code 1) when no child is left to wait for."""
+    while True:
+        signal.sigwaitinfo({signal.SIGCHLD})
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                os._exit(1)
+            if pid == 0:
+                break
+            if pid == child:
+                return status
+
+
 def children(pid: int | None = None) -> list[int]:
     """The pids of ``pid``'s children (this process's by default) from
     ``/proc/<pid>/task/<pid>/children``; [] when it is gone or the kernel lacks the file."""
