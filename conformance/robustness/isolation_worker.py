@@ -305,7 +305,9 @@ def main() -> None:
     # No core files: a crash is reported from the signal and the log, and dumping a process that
     # holds torch (and a CUDA context) takes seconds to minutes.
     resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
-    faulthandler.enable(sys.stderr)  # a segfault prints the Python stack into the log
+    # a segfault prints the crashing thread's Python stack into the log (only that thread: the
+    # watchdog's and torch's idle threads would push it out of the last lines a report keeps)
+    faulthandler.enable(sys.stderr, all_threads=False)
     reply = os.fdopen(args.reply_fd, "w")
     import socket
 
