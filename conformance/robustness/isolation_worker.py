@@ -262,6 +262,7 @@ def _enter_namespaces(args, closed: tuple[int, ...]) -> str:
     os.close(status_read)
     sandbox.die_with_parent()  # SIGKILL, forced: the sender is outside the namespace
     why = sandbox.private_proc()
+    kept_writable = sandbox.read_only(sandbox.protected_paths()) if why is None else why
     shepherd = os.fork()
     if shepherd:
         for fd in closed:
@@ -269,7 +270,8 @@ def _enter_namespaces(args, closed: tuple[int, ...]) -> str:
         _init(shepherd, status_write)
     os.close(status_write)
     sandbox.die_with_parent()
-    return sandbox.NAMESPACE + (f" (/proc not private: {why})" if why else "")
+    return (sandbox.NAMESPACE + (f" (/proc not private: {why})" if why else "")
+            + (f" (harness files writable: {kept_writable})" if kept_writable else ""))
 
 
 def main() -> None:

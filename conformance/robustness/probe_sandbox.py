@@ -7,7 +7,9 @@ behind. This launcher moves into new user + PID (+ mount) namespaces
 (:func:`conformance.robustness.sandbox.new_user_pid_namespaces`, :func:`~conformance.robustness.
 sandbox.private_proc`), runs the probe as PID 1's only child with every capability dropped, and
 ends as the probe ended; when the probe exits PID 1 exits too, and the kernel kills whatever the
-module left in the namespace. The probe's stdout is this process's (the pipe
+module left in the namespace. The harness's checkout and the interpreter's folders are read-only
+there (:func:`~conformance.robustness.sandbox.read_only`): the module cannot rewrite a case file
+or plant bytecode that pytest imports later. The probe's stdout is this process's (the pipe
 :mod:`impls.registry` reads). Where the namespaces are refused the probe runs as it would without
 this launcher, capabilities dropped.
 
@@ -52,7 +54,8 @@ def main(argv: list[str] | None = None) -> None:
         _, status = os.waitpid(init, 0)  # PID 1 ends as the probe did
         _exit_as(status)
     sandbox.die_with_parent()
-    sandbox.private_proc()
+    if sandbox.private_proc() is None:
+        sandbox.read_only(sandbox.protected_paths())
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     probe = os.fork()
     if probe == 0:

@@ -33,7 +33,8 @@ import time
 
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
+MS_REC, MS_PRIVATE = 0x4000, 0x40000
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522  # linux/capability.h
 NAMESPACE = "user+pid namespace"
 """The sandbox's name in the results fingerprint and the summary when the worker got one."""
@@ -120,6 +121,53 @@ def private_proc() -> str | None:
         return why
     return _call("mount", b"proc", b"/proc", b"proc",
                  ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC), None)
+
+
+def protected_paths() -> list[str]:
+    """The folders a sandboxed process must not write: the harness's checkout (or, installed, the
+    site-packages folder that holds it: the corpus, the harness's code, ``reports/``, the
+    ``__pycache__`` folders pytest reads next) and the interpreter's prefixes and site-packages
+    (the bytecode of every module pytest imports later). Existing folders, outermost first."""
+    import site
+
+    from conformance.paths import REPO_ROOT
+
+    found = {str(REPO_ROOT), sys.prefix, sys.base_prefix, sys.exec_prefix,
+             *site.getsitepackages(), site.getusersitepackages()}
+    found = sorted((os.path.realpath(p) for p in found if p and os.path.isdir(p)), key=len)
+    return [p for i, p in enumerate(found)
+            if not any(p == q or p.startswith(q.rstrip("/") + "/") for q in found[:i])]
+
+
+def read_only(paths: list[str]) -> str | None:
+    """In this process's own mount namespace (after :func:`private_proc`), bind every folder of
+    ``paths`` onto itself read-only: a write under it fails with EROFS, for this process and
+    every child, while files opened elsewhere and passed in (the shared tensors' memory, the
+    log) stay writable. None when every folder was made read-only, else the first failure."""
+    for path in paths:
+        target = path.encode()
+        why = _call("mount", target, target, None, ctypes.c_ulong(MS_BIND | MS_REC), None)
+        if why is None:  # the remount keeps the flags the kernel locks in a user namespace
+            kept = _locked_flags(os.statvfs(path).f_flag)
+            why = _call("mount", None, target, None,
+                        ctypes.c_ulong(MS_BIND | MS_REMOUNT | MS_RDONLY | kept), None)
+        if why:
+            return f"{path}: {why}"
+    return None
+
+
+_ST_TO_MS = {2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC, 1024: 1024, 2048: 2048, 4096: 1 << 21}
+"""statvfs ``f_flag`` bits (ST_NOSUID, ST_NODEV, ST_NOEXEC, ST_NOATIME, ST_NODIRATIME,
+ST_RELATIME) -> the mount flag that keeps each on a remount (``man 2 mount``: a remount in a user
+namespace may not clear them)."""
+
+
+def _locked_flags(f_flag: int) -> int:
+    flags = 0
+    for st, ms in _ST_TO_MS.items():
+        if f_flag & st:
+            flags |= ms
+    return flags
 
 
 class _CapHeader(ctypes.Structure):
