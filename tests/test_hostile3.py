@@ -40,9 +40,10 @@ def _env(tree: Path) -> dict:
     return env
 
 
-def _pytest(tree: Path, results: Path, planners: list[str], cases: list[str]) -> subprocess.Popen:
+def _pytest(tree: Path, results: Path, planners: list[str], cases: list[str],
+            *more: str) -> subprocess.Popen:
     args = [a for p in planners for a in ("--planner", p)] + \
-        [a for c in cases for a in ("--case", c)]
+        [a for c in cases for a in ("--case", c)] + list(more)
     return subprocess.Popen(
         [sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider", "-q",
          "--results", str(results), "--isolate-timeout", "30", *args],
@@ -64,18 +65,20 @@ def _status(results: Path) -> dict[str, str]:
 def attacked(tmp_path_factory):
     """{run name: (exit status, output, {item id: status} or None)}, see the module docstring."""
     tmp = tmp_path_factory.mktemp("hostile3")
-    a, b, c, d = (_copy(tmp, n) for n in ("a", "b", "c", "d"))
+    a, b, c, d, e = (_copy(tmp, n) for n in ("a", "b", "c", "d", "e"))
     first = {
         "a1": _pytest(a, tmp / "a1.json", FIRST, [VALID, INVALID]),
         "b1": _pytest(b, tmp / "b1.json", [f"{ATTACKS}:plants_judge_bytecode"], [VALID]),
         "fuzz": subprocess.Popen(
             [sys.executable, "-m", "conformance", "fuzz", "--planner",
-             "tests.planted.hostile3_fuzz:launch", "--n", "4", "--seed", "1", "--jobs", "2",
+             "tests.planted.hostile3_fuzz:launch", "--n", "2", "--seed", "1", "--jobs", "2",
              "--out", str(tmp / "found"), "--no-progress"],
             cwd=c, env=_env(c), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+        "e1": _pytest(e, tmp / "e1.json", ["tests.planted.hostile3_green_run:launch"], [VALID],
+                      f"--junitxml={tmp / 'e1.xml'}"),
         "fuzz_same_run": subprocess.Popen(
             [sys.executable, "-m", "conformance", "fuzz", "--planner",
-             "tests.planted.hostile3_fuzz_same_run:launch", "--n", "3", "--seed", "1",
+             "tests.planted.hostile3_fuzz_same_run:launch", "--n", "2", "--seed", "1",
              "--out", str(tmp / "found-d"), "--no-progress"],
             cwd=d, env=_env(d), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
     }
@@ -89,9 +92,11 @@ def attacked(tmp_path_factory):
                              "--format", "text", "--strict"], cwd=b, env=_env(b),
                             capture_output=True, text=True, timeout=120)
     runs["report"] = (report.returncode, report.stdout + report.stderr)
+    runs["junit_e1"] = (0, (tmp / "e1.xml").read_text() if (tmp / "e1.xml").exists() else "")
     statuses = {name: _status(tmp / f"{name}.json") if (tmp / f"{name}.json").exists() else None
                 for name in runs}
-    return {name: (*runs[name], statuses[name]) for name in runs}, {"a": a, "b": b, "c": c, "d": d}
+    trees = {"a": a, "b": b, "c": c, "d": d, "e": e}
+    return {name: (*runs[name], statuses[name]) for name in runs}, trees
 
 
 def _item(case: str, planner: str) -> str:
@@ -133,6 +138,14 @@ def test_the_attacks_did_reach_the_disk_of_their_copy(attacked):
                                           ).read_bytes()
     pyc = isolated_case.parent / "__pycache__" / f"isolated_case.{sys.implementation.cache_tag}.pyc"
     assert b"a judge_observed that finds nothing" in pyc.read_bytes()
+
+
+def test_the_green_run_still_prints_its_failure_on_the_terminal(attacked):
+    """The planted terminal-summary code runs after the conformance summary was printed."""
+    runs, _ = attacked
+    code, out, _ = runs["e1"]
+    assert f"FAILED conformance/test_corpus.py::{VALID}[tests.planted.hostile3_green_run:launch]" \
+        in out, out[-3000:]
 
 
 # ---- still open --------------------------------------------------------------------------------
@@ -192,4 +205,17 @@ def test_fuzz_finds_a_planner_that_plants_the_fuzzers_judge_in_the_same_run(atta
     code, out, _ = runs["fuzz_same_run"]
     assert "divergences: tests.planted.hostile3_fuzz_same_run:launch (external) 0" not in out, \
         out[-2000:]
+    assert code == 1
+
+
+@pytest.mark.xfail(strict=True, reason="the probe runs the planner's module unsandboxed during "
+                   "collection, before pytest imports conformance.bench.goals (lazily, in the "
+                   "bench plugin's terminal summary of every run): its planted bytecode runs in "
+                   "pytest and rewrites the results, the JUnit XML and the exit status to green")
+def test_a_run_whose_planner_plants_the_terminal_summary_still_fails(attacked):
+    runs, _ = attacked
+    code, out, status = runs["e1"]
+    junit = runs["junit_e1"][1]
+    assert status[f"{VALID}[tests.planted.hostile3_green_run:launch]"] == "fail", out[-3000:]
+    assert "<failure" in junit
     assert code == 1
