@@ -1,12 +1,14 @@
-"""A hostile entrant's attacks on what the sandbox keeps (planners in
-``tests/planted/hostile3_attacks.py`` and ``hostile3_fuzz.py``), each with the verdict the harness
-should give. A strict xfail is an attack that still fools the harness (its reason names the hole).
+"""A hostile entrant's attacks on what the sandbox keeps and on what runs outside it (planners in
+``tests/planted/hostile3_attacks.py``, ``hostile3_fuzz.py``, ``hostile3_fuzz_same_run.py``,
+``hostile3_green_run.py``), each with the verdict the harness should give. A strict xfail is an
+attack that still fools the harness (its reason names the hole).
 
 The attacks write files, so every run here is on a copy of the checkout under ``tmp_path`` (code,
-corpus and planted planners, never this checkout's files), from one module-scoped fixture: three
-copies, two ``pytest conformance/`` runs on each of two of them (the second judged by what the
-first left on disk) and one ``python -m conformance fuzz --jobs 2`` on the third, run side by side.
-"""
+corpus and planted planners, never this checkout's files), from one module-scoped fixture on five
+copies, run side by side: two ``pytest conformance/`` runs on each of copies a and b (the second
+judged by what the first left on disk), one run on copy e (judged green by what its own probe
+planted), ``python -m conformance fuzz --jobs 2`` on copy c and ``fuzz`` (one job) on copy d; then
+``python -m conformance report --strict`` of b's second run."""
 
 from __future__ import annotations
 
