@@ -199,8 +199,8 @@ def test_fuzz_finds_a_planner_that_edits_the_reference_on_disk(attacked):
         not in out, out[-2000:]
 
 
-@pytest.mark.xfail(strict=True, reason="the probe runs the planner's module unsandboxed before fuzz "
-                   "imports conformance.robustness.isolated_case (lazily, on the first plan): "
+@pytest.mark.xfail(strict=True, reason="the probe runs the planner's module (its sandbox keeps the "
+                   "filesystem) before fuzz imports conformance.robustness.isolated_case (lazily, on the first plan): "
                    "its planted bytecode's judge_observed finds nothing, in that same run")
 def test_fuzz_finds_a_planner_that_plants_the_fuzzers_judge_in_the_same_run(attacked):
     runs, _ = attacked
@@ -210,8 +210,8 @@ def test_fuzz_finds_a_planner_that_plants_the_fuzzers_judge_in_the_same_run(atta
     assert code == 1
 
 
-@pytest.mark.xfail(strict=True, reason="the probe runs the planner's module unsandboxed during "
-                   "collection, before pytest imports conformance.bench.goals (lazily, in the "
+@pytest.mark.xfail(strict=True, reason="the probe runs the planner's module during collection (its "
+                   "sandbox keeps the filesystem), before pytest imports conformance.bench.goals (lazily, in the "
                    "bench plugin's terminal summary of every run): its planted bytecode runs in "
                    "pytest and rewrites the results, the JUnit XML and the exit status to green")
 def test_a_run_whose_planner_plants_the_terminal_summary_still_fails(attacked):

@@ -1,6 +1,6 @@
 """A planted planner that turns the very ``pytest conformance/`` run that judges it green: its
-module's top level runs first in the availability probe (``python -m impls.probe``, unsandboxed,
-during collection), and pytest's process imports ``conformance.bench.goals`` only later, in the
+module's top level runs first in the availability probe (``python -m impls.probe``, during collection;
+its sandbox keeps the filesystem), and pytest's process imports ``conformance.bench.goals`` only later, in the
 bench plugin's ``pytest_terminal_summary`` (every run, benchmarks or not). The top level plants
 that module's bytecode (CPython's and pytest's assertion-rewrite cache; the source untouched) with
 code that runs in pytest's process at the end of the run: every result rewritten as ``pass`` in
