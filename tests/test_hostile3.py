@@ -1,7 +1,11 @@
 """A hostile entrant's attacks on what the sandbox keeps and on what runs outside it (planners in
 ``tests/planted/hostile3_attacks.py``, ``hostile3_fuzz.py``, ``hostile3_fuzz_same_run.py``,
 ``hostile3_green_run.py``), each with the verdict the harness should give. A strict xfail is an
-attack that still fools the harness (its reason names the hole).
+attack that still fools the harness (its reason names the hole). The filesystem attacks (a case
+file's golden rewritten, the harness's bytecode planted, the reference edited, for the next run or
+for a module pytest imports later in the same run) are refused where the probe and the workers
+run in the sandbox, whose checkout and interpreter folders are read-only; without it (CUDA, or a
+kernel that refuses the namespaces) they are open, and their tests are strict xfails there.
 
 The attacks write files, so every run here is on a copy of the checkout under ``tmp_path`` (code,
 corpus and planted planners, never this checkout's files), from one module-scoped fixture on five
@@ -21,7 +25,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_sandbox import SANDBOXED as SANDBOX_HERE
+
 REPO = Path(__file__).resolve().parent.parent
+SANDBOXED = SANDBOX_HERE
+open_without_sandbox = pytest.mark.xfail(
+    not SANDBOXED, strict=True, reason="no sandbox for this run's workers and probe (the kernel "
+    "refused the namespaces, or CUDA): they keep write access to the checkout, so case files, "
+    "the reference and the harness's bytecode can be rewritten on disk")
+needs_sandbox = pytest.mark.skipif(not SANDBOXED, reason="the checkout is read-only only in the "
+                                   "sandbox")
 ATTACKS = "tests.planted.hostile3_attacks"
 VALID, INVALID = "spec7-no-prefix", "err-not-1d-req-pool-indices-2d"
 FIRST = [f"{ATTACKS}:edits_case_file", f"{ATTACKS}:right_when_named", f"{ATTACKS}:forges_raise"]
@@ -57,9 +70,11 @@ def _done(proc: subprocess.Popen) -> tuple[int, str]:
     return proc.returncode, out
 
 
-def _status(results: Path) -> dict[str, str]:
+def _status(results: Path) -> dict[str, str] | None:
+    """{item id: status} of a finished run; None when the run did not finish (a usage error)."""
     data = json.loads(results.read_text())
-    assert data["complete"] is True
+    if data["complete"] is not True:
+        return None
     return {r["id"]: r["status"] for r in data["results"]}
 
 
@@ -123,31 +138,39 @@ def test_the_run_that_edits_a_case_file_or_plants_bytecode_fails_itself(attacked
     assert runs["b1"][0] == 1
 
 
-def test_the_attacks_did_reach_the_disk_of_their_copy(attacked):
-    """What the next run is judged by (the copy's files, never this checkout's)."""
-    _, trees = attacked
-    case_file = json.loads((trees["a"] / "cases/spec/section7-examples.json").read_text())
-    edited = next(c for c in case_file["cases"] if c["id"] == VALID)
-    assert edited["expect"]["out_write_num_valid_reqs"] == 2  # the spec's golden is 1
-    source = trees["b"] / "conformance/engine/judge.py"
-    assert source.read_bytes() == (REPO / "conformance/engine/judge.py").read_bytes()
-    planted = sorted((source.parent / "__pycache__").glob("judge.*.pyc"))
-    assert len(planted) == 2  # CPython's and pytest's assertion-rewrite cache
-    assert all(b"a judge that never fails" in p.read_bytes() for p in planted)
-    assert "hostile3: reference edited" in (trees["c"] / "impls/python_planner.py").read_text()
-    isolated_case = trees["d"] / "conformance/robustness/isolated_case.py"
-    assert isolated_case.read_bytes() == (REPO / "conformance/robustness/isolated_case.py"
-                                          ).read_bytes()
-    pyc = isolated_case.parent / "__pycache__" / f"isolated_case.{sys.implementation.cache_tag}.pyc"
-    assert b"a judge_observed that finds nothing" in pyc.read_bytes()
+@needs_sandbox
+def test_the_attacks_never_reach_the_disk_of_their_copy(attacked):
+    """The sandbox makes the checkout read-only for the probe and the workers: the copies' case
+    file, harness bytecode and reference are as they were (each write failed with EROFS)."""
+    runs, trees = attacked
+    case = trees["a"] / "cases/spec/section7-examples.json"
+    assert case.read_bytes() == (REPO / "cases/spec/section7-examples.json").read_bytes()
+    for tree, module, marker in ((trees["b"], "conformance/engine/judge.py",
+                                  b"a judge that never fails"),
+                                 (trees["d"], "conformance/robustness/isolated_case.py",
+                                  b"a judge_observed that finds nothing"),
+                                 (trees["e"], "conformance/bench/goals.py", b"hostile3")):
+        cache = (tree / module).parent / "__pycache__"
+        stem = Path(module).stem
+        assert not any(marker in p.read_bytes() for p in cache.glob(f"{stem}.*.pyc")), module
+    reference = trees["c"] / "impls/python_planner.py"
+    assert reference.read_bytes() == (REPO / "impls/python_planner.py").read_bytes()
+    for run in ("a1", "b1", "a2", "b2"):
+        assert "Read-only file system" in runs[run][1], run
 
 
 def test_the_green_run_still_prints_its_failure_on_the_terminal(attacked):
-    """The planted terminal-summary code runs after the conformance summary was printed."""
+    """Unsandboxed, the planted terminal-summary code runs after the conformance summary was
+    printed; in the sandbox the module cannot plant it and the run stops with a usage error."""
     runs, _ = attacked
-    code, out, _ = runs["e1"]
-    assert f"FAILED conformance/test_corpus.py::{VALID}[tests.planted.hostile3_green_run:launch]" \
-        in out, out[-3000:]
+    code, out, status = runs["e1"]
+    if SANDBOXED:
+        assert code == 4 and status is None, out[-3000:]
+        assert "cannot import 'tests.planted.hostile3_green_run'" in out
+        assert "Read-only file system" in out
+    else:
+        assert f"FAILED conformance/test_corpus.py::{VALID}[tests.planted.hostile3_green_run:" \
+            "launch]" in out, out[-3000:]
 
 
 # ---- still open --------------------------------------------------------------------------------
@@ -161,18 +184,14 @@ def test_a_forged_exception_record_fails_the_error_case(attacked):
     assert runs["a1"][2][_item(INVALID, "forges_raise")] == "fail"
 
 
-@pytest.mark.xfail(strict=True, reason="the sandbox keeps the filesystem: a worker rewrites the "
-                   "case file's golden on disk, and the next run loads and judges by it (no "
-                   "digest of the corpus is checked)")
+@open_without_sandbox
 def test_a_golden_edited_on_disk_by_the_last_run_still_fails(attacked):
     runs, _ = attacked
     code, out, status = runs["a2"]
     assert status[_item(VALID, "edits_case_file")] == "fail", out[-3000:]
 
 
-@pytest.mark.xfail(strict=True, reason="the sandbox keeps the filesystem: a worker writes the "
-                   "harness's __pycache__ (source mtime and size in the header, the .py "
-                   "untouched), the next run imports a judge that never fails")
+@open_without_sandbox
 def test_a_judge_planted_in_bytecode_by_the_last_run_still_fails(attacked):
     runs, _ = attacked
     code, out, status = runs["b2"]
@@ -180,44 +199,39 @@ def test_a_judge_planted_in_bytecode_by_the_last_run_still_fails(attacked):
     assert code == 1
 
 
-@pytest.mark.xfail(strict=True, reason="report --strict checks the commit and planner sources, "
-                   "not the harness's loaded bytecode: a run judged by planted bytecode is "
-                   "reported green, exit 0")
+@open_without_sandbox
 def test_report_refuses_a_run_judged_by_planted_bytecode(attacked):
     runs, _ = attacked
     code, out, _ = runs["report"]
     assert code != 0 or "0 not passing" not in out, out[-2000:]
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz's golden process under --jobs starts after the "
-                   "planner's module ran in the probe: the module edits impls/python_planner.py "
-                   "on disk and the goldens agree with the wrong planner (0 divergences, exit 0)")
+@open_without_sandbox
 def test_fuzz_finds_a_planner_that_edits_the_reference_on_disk(attacked):
     runs, _ = attacked
     code, out, _ = runs["fuzz"]
-    assert code == 1 and "divergences: tests.planted.hostile3_fuzz:launch (external) 0" \
+    assert code in (1, 2) and "divergences: tests.planted.hostile3_fuzz:launch (external) 0" \
         not in out, out[-2000:]
+    assert code == 1 or "Read-only file system" in out  # 2: its module could not edit the disk
 
 
-@pytest.mark.xfail(strict=True, reason="the probe runs the planner's module (its sandbox keeps the "
-                   "filesystem) before fuzz imports conformance.robustness.isolated_case (lazily, on the first plan): "
-                   "its planted bytecode's judge_observed finds nothing, in that same run")
+@open_without_sandbox
 def test_fuzz_finds_a_planner_that_plants_the_fuzzers_judge_in_the_same_run(attacked):
     runs, _ = attacked
     code, out, _ = runs["fuzz_same_run"]
     assert "divergences: tests.planted.hostile3_fuzz_same_run:launch (external) 0" not in out, \
         out[-2000:]
-    assert code == 1
+    assert code == 1 or (code == 2 and "Read-only file system" in out)
 
 
-@pytest.mark.xfail(strict=True, reason="the probe runs the planner's module during collection (its "
-                   "sandbox keeps the filesystem), before pytest imports conformance.bench.goals (lazily, in the "
-                   "bench plugin's terminal summary of every run): its planted bytecode runs in "
-                   "pytest and rewrites the results, the JUnit XML and the exit status to green")
+@open_without_sandbox
 def test_a_run_whose_planner_plants_the_terminal_summary_still_fails(attacked):
     runs, _ = attacked
     code, out, status = runs["e1"]
     junit = runs["junit_e1"][1]
+    if code == 4:  # its module could not plant anything: a usage error, no results
+        assert status is None and "Read-only file system" in out, out[-3000:]
+        return
     assert status[f"{VALID}[tests.planted.hostile3_green_run:launch]"] == "fail", out[-3000:]
     assert "<failure" in junit
     assert code == 1

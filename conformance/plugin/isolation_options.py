@@ -29,13 +29,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from functools import partial
 
 import pytest
 import torch
-
-from impls import registry
 
 from conformance.corpus.text import terminal_text
 from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
@@ -47,7 +44,6 @@ from conformance.robustness.isolation import (
     IsolationFailure,
     WorkerPool,
     WorkerUnavailable,
-    sandbox_mode,
     should_isolate,
 )
 from conformance.robustness.sanitizer import (
@@ -283,6 +279,5 @@ def _repr_failure(original, excinfo, style=None):
 @pytest.hookimpl(tryfirst=True)  # before the plugin's configure probes the external planners
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Isolation(config), "conformance-isolation")
-    if sandbox_mode(config.getoption("sandbox"), torch.cuda.is_available())[0] != "none":
-        # the probe imports the planner's module: its top level runs in the workers' sandbox too
-        registry.PROBE_COMMAND[:] = [sys.executable, "-m", probe_sandbox.__name__]
+    # the probe imports the planner's module: its top level runs in the workers' sandbox too
+    probe_sandbox.use_for_probes(config.getoption("sandbox"), torch.cuda.is_available())

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.robustness.probe_sandbox import use_for_probes
 from conformance.corpus.loader import Case, display_path, make_case
 from conformance.corpus.hazards import HAZARD_TAG
 from conformance.paths import FOUND_CASES_DIR
@@ -225,7 +226,7 @@ def checked(planners: tuple[str, ...], n: int, seed: int, jobs: int, isolate: bo
     if jobs <= 1:
         yield from map(_check_task, tasks)
         return
-    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+    with multiprocessing.get_context("spawn").Pool(jobs, initializer=use_for_probes) as pool:
         pending: collections.deque = collections.deque()
         for task in tasks:
             pending.append(pool.apply_async(_check_task, (task,)))
@@ -251,6 +252,7 @@ def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_fo
     if n < 1:
         raise ValueError(f"fuzz: n must be at least 1, got {n}")
     golden_process()  # started before any planner under test is imported
+    use_for_probes()  # the planners' modules first run in the isolation workers' sandbox
     targets = {t.name: t for t in _targets(tuple(planners))}
     result = FuzzResult(0, {name: 0 for name in targets},
                         {name: availability(name).mode or "?" for name in targets})

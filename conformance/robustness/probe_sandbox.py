@@ -32,6 +32,24 @@ from conformance.robustness import sandbox
 PROBE_MODULE = "impls.probe"
 
 
+def use_for_probes(option: str = "auto", cuda: bool | None = None) -> bool:
+    """Make :mod:`impls.registry` probe external planners through this launcher where the
+    isolation workers get the sandbox (:func:`conformance.robustness.isolation.sandbox_mode` of
+    ``option`` on a machine where torch does, or does not, see ``cuda``); True when it does."""
+    from impls import registry
+
+    from conformance.robustness.isolation import sandbox_mode
+
+    if cuda is None:
+        import torch
+
+        cuda = torch.cuda.is_available()
+    if sandbox_mode(option, cuda)[0] == "none":
+        return False
+    registry.PROBE_COMMAND[:] = [sys.executable, "-m", __name__]
+    return True
+
+
 def _exec_probe(name: str) -> None:
     sandbox.drop_capabilities()
     os.execv(sys.executable, [sys.executable, "-m", PROBE_MODULE, name])
