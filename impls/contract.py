@@ -87,6 +87,8 @@ SCALAR_OUTPUT_NAMES: tuple[str, ...] = tuple(a.name for a in ARGUMENTS
 """The three one-element outputs: num_valid, enable, write_num_valid_reqs."""
 SCALAR_NAMES: tuple[str, ...] = tuple(a.name for a in ARGUMENTS if a.role == "scalar")
 """``swa_window_size, verify_capacity``: plain ints."""
+VERIFY_NUM_VALID_NAME, VERIFY_ENABLE_NAME, WRITE_NUM_VALID_REQS_NAME = SCALAR_OUTPUT_NAMES
+"""The three one-element outputs by name (spec section 3's order)."""
 SWA_WINDOW_NAME, VERIFY_CAPACITY_NAME = SCALAR_NAMES
 """The window (``W`` of spec section 5) and the verify capacity, by name."""
 TABLE_NAME: str = TABLE_INPUT_NAMES[0]

@@ -101,7 +101,7 @@ def test_differs_and_declared_are_listed_with_their_rules():
     assert re.fullmatch(r"out_write_seed_slot_indices\[0\]: got (\d+), expected 31",
                         differs["summary"])
     assert differs["summary"] != "out_write_seed_slot_indices[0]: got 31, expected 31"
-    assert differs["rules"] == "decided by: project rule past-row (2)"  # runs a and b
+    assert differs["rules"] == "decided by: project rule past-row (3)"  # runs a, b and plain
     declared = listed[f"err-steps-bs-exceeds-between-valid[{SEED}]"]
     assert declared["rules"] == "decided by: contract (2)"
     assert declared["message"].startswith("declared divergence (fail), ")
@@ -123,7 +123,7 @@ def test_differs_and_declared_are_listed_with_their_rules():
     assert f'href="#{anchor("fail", "hazard-prefix-past-row", PAST_ROW)}"' in matrix
     text = render_text(model)
     assert (f"  differs hazard-prefix-past-row[{PAST_ROW}]: {differs['summary']} (decided by: "
-            "project rule past-row (2))") in text.splitlines()
+            "project rule past-row (3))") in text.splitlines()
 
 
 def test_summary_comes_from_the_verdict_not_the_text():

@@ -103,7 +103,7 @@ def test_each_access_error_is_tied_to_the_case_that_was_running(tmp_path):
     finally:
         pool.close()
     assert {k: len(a["access_errors"]) for k, a in answers.items()} == {
-        "iso-e-plain": 0, "iso-a-plain": 2, "iso-d-hazard-ok": 0}  # prefix 7, runs a and b
+        "iso-e-plain": 0, "iso-a-plain": 3, "iso-d-hazard-ok": 0}  # prefix 7: runs a, b, plain
     assert [status_of(a) for a in answers.values()] == ["observed", "oob", "observed"]
     error = AccessError(**answers["iso-a-plain"]["access_errors"][0])
     assert (error.op, error.size, error.distance, error.allocation) == (

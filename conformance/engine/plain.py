@@ -43,10 +43,11 @@ import torch
 
 from conformance.corpus.arrays import evaluate
 from conformance.engine.inputs import OUTPUT_DTYPES, OutputBuffer, output_lengths
+from impls.contract import VERIFY_ENABLE_NAME
 
 PLAIN = "plain"
 """The plain run's name (after the poisoned runs ``a`` and ``b``)."""
-PLAIN_FILL: dict[str, int] = {"out_verify_enable": 1}
+PLAIN_FILL: dict[str, int] = {VERIFY_ENABLE_NAME: 1}
 """What each output holds before the plain run, when not 0: upstream allocates ``enable`` as 1."""
 
 
