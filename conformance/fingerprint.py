@@ -16,7 +16,6 @@ import json
 import os
 import platform
 import subprocess
-import sys
 
 import torch
 

@@ -28,7 +28,6 @@ and the last lines the child printed (faulthandler's stack included); its ``user
 from __future__ import annotations
 
 import argparse
-import os
 from functools import partial
 
 import pytest
