@@ -1,5 +1,6 @@
-"""Hypothesis profiles for the harness's own property tests, and a plain environment for the
-children the tests start.
+"""Hypothesis profiles for the harness's own property tests, a plain environment for the
+children the tests start, and one folder per test session for the runs several test files share
+(tests/report_runs.py).
 
 ``ci`` (the default) keeps each property test within CI time on one core; ``deep`` is the long
 search: ``pytest tests/ --hypothesis-profile=deep`` (10,000 examples per property test that does
@@ -7,6 +8,8 @@ not fix its own count).
 """
 
 import os
+import shutil
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -30,3 +33,18 @@ def _no_xdist_environment():
     saved = {name: os.environ.pop(name) for name in XDIST_VARIABLES if name in os.environ}
     yield
     os.environ.update(saved)
+
+
+SHARED_RUNS_VARIABLE = "CONFORMANCE_TEST_SHARED_RUNS"
+"""The folder of the session's shared runs (tests/report_runs.py): made by the process that starts
+the session (pytest-xdist's controller, or the only process), inherited by its workers, so that a
+run several test files read happens once per session, not once per worker."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or SHARED_RUNS_VARIABLE in os.environ:
+        return
+    folder = tempfile.mkdtemp(prefix="report-runs-")
+    os.environ[SHARED_RUNS_VARIABLE] = folder
+    config.add_cleanup(lambda: (os.environ.pop(SHARED_RUNS_VARIABLE, None),
+                                shutil.rmtree(folder, ignore_errors=True)))

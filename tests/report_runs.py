@@ -20,6 +20,7 @@ external planner cannot (its cases run in an isolation worker, whose death fails
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shutil
 import subprocess
@@ -28,6 +29,8 @@ import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from filelock import FileLock
 
 from tests.subproc import CHILD_ADDOPTS
 
@@ -65,6 +68,11 @@ class Run:
 
 @cache
 def _workdir() -> Path:
+    """The session's folder (tests/conftest.py), shared by its pytest-xdist workers; a folder of
+    this process's own where no session made one (this module used outside pytest)."""
+    shared = os.environ.get("CONFORMANCE_TEST_SHARED_RUNS")
+    if shared:
+        return Path(shared)
     path = Path(tempfile.mkdtemp(prefix="report-runs-"))
     atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
@@ -72,7 +80,22 @@ def _workdir() -> Path:
 
 @cache
 def run(name: str) -> Run:
-    """Run ``name`` (a key of :data:`RUNS`) once and return its :class:`Run`."""
+    """Run ``name`` (a key of :data:`RUNS`) once per test session and return its :class:`Run`:
+    the first process to ask runs it under a lock (filelock, which torch already installs), the
+    others read what it left (``NAME.done``: exit code and output)."""
+    done = _workdir() / f"{name}.done"
+    with FileLock(str(_workdir() / f"{name}.lock")):
+        if not done.exists():
+            finished = _start(name)
+            done.write_text(json.dumps({"returncode": finished.returncode,
+                                        "output": finished.output}))
+            return finished
+    saved = json.loads(done.read_text())
+    results = _workdir() / f"{name}.json"
+    return Run(results, saved["returncode"], saved["output"], results.with_suffix(".xml"))
+
+
+def _start(name: str) -> Run:
     bug, case_dirs, extra = RUNS[name]
     results = _workdir() / f"{name}.json"
     env = {**os.environ, "REPORT_TEST_BUG": bug, "PYTHONDONTWRITEBYTECODE": "1"}

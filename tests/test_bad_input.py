@@ -95,6 +95,7 @@ def _one_line_error(proc) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # five refused starts, each a whole pytest process: about 14 s on 2 cores
 def test_unknown_and_unimportable_planners_and_old_results_are_one_line(tmp_path: Path):
     results = tmp_path / "old-results.json"
     results.write_text(json.dumps({"format": "planner-conformance-results", "version": 999,

@@ -89,6 +89,7 @@ def test_cpu_run_writes_benchmark_json_with_fingerprint_and_ratios(tmp_path):
     assert "| 1..1 " in table
 
 
+@pytest.mark.slow  # a bench run under -n 2
 def test_xdist_workers_results_land_in_one_json(tmp_path):
     out = tmp_path / "bench.json"
     proc = _pytest("conformance/bench", "-n", "2", "--planner", "python", "--bench-bs", "0,1,8",

@@ -45,6 +45,7 @@ def _by_planner(doc: dict) -> dict[tuple[str, str], dict]:
     return {(b["params"]["planner"], b["params"]["scenario"]): b for b in _planner_benches(doc)}
 
 
+@pytest.mark.slow  # a bench run of every scenario, about 10 s on 2 cores
 def test_the_honest_planner_is_published_in_every_scenario(wrong_run):
     doc, _, _, _ = wrong_run
     benches = _by_planner(doc)

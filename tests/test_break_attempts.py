@@ -166,6 +166,7 @@ def test_hostile_case_files_are_one_fault_each_and_never_read(tmp_path):
     assert len(faults) == 8
 
 
+@pytest.mark.slow  # a whole run of several hostile planners, about 20 s on 2 cores
 def test_a_run_no_planner_can_turn_green_or_multiply(tmp_path):
     """In-process (``--no-isolate``): pytest.skip / xfail / a BaseException from a planner fail its
     case; a planner that forks runs the rest once; hostile case files are one [load] item each,
@@ -200,6 +201,7 @@ def test_a_run_no_planner_can_turn_green_or_multiply(tmp_path):
     assert not Path("PWNED").exists()
 
 
+@pytest.mark.slow  # a whole run of several hostile planners, about 20 s on 2 cores
 def test_isolated_planners_that_flood_close_stdio_hang_or_skip(tmp_path):
     planners = ["prints_megabytes", "closes_stdio", "sleeps", "calls_pytest_skip",
                 "hides_input_write"]

@@ -23,6 +23,7 @@ from tests.report_runs import PLANNER, run
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 INSTALL = "apt-get install chromium (Debian's package; .ci/run installs it)"
+pytestmark = pytest.mark.slow  # a whole run to report on, then a browser per page: about 30 s
 
 
 @pytest.fixture(autouse=True)

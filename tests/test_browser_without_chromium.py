@@ -19,8 +19,9 @@ def _run(ci: str | None) -> subprocess.CompletedProcess:
     env["PATH"] = bin_dir
     if ci is not None:
         env["CI"] = ci
+    # the browser tests are in the slow set (pyproject's marker): -m slow selects them
     return subprocess.run([sys.executable, "-m", "pytest", "tests/test_browser.py", "-p",
-                           "no:cacheprovider", "-rsf", "-k", "status_filter"], cwd=REPO, env=env,
+                           "no:cacheprovider", "-rsf", "-m", "slow", "-k", "status_filter"], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=120)
 
 

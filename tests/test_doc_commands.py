@@ -18,6 +18,7 @@ import pytest
 from conformance.cli import main as cli_main
 from conformance.corpus.loader import load_corpus
 from conformance.plugin.summary import HEADERS
+from tests.subproc import cli
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
@@ -121,9 +122,7 @@ def test_one_case_on_python_ends_with_the_summary(tmp_path):
     assert lines[head + 3].split()[:4] == ["python", "cpu", "1", "0"]
     assert re.search(r"\b1 passed\b", lines[-1])
     # report --format text on this one-result file
-    proc = subprocess.run([sys.executable, "-m", "conformance", "report", str(results),
-                           "--format", "text"], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+    proc = cli("report", str(results), "--format", "text")  # in this process: no planner
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith("1 results, 0 not passing; run complete")
 
@@ -136,9 +135,7 @@ def test_a_run_stopped_by_x_reads_as_reports_readme_says(tmp_path):
     proc = _pytest("--planner", WRONG, "--case", "spec7-prefill-and-decodes", "--case",
                    "spec7-decode-seed", "-x", "--results", str(results))
     assert proc.returncode == 1 and "stopping after 1 failures" in proc.stdout
-    report = subprocess.run([sys.executable, "-m", "conformance", "report", str(results),
-                             "--format", "text"], cwd=REPO, capture_output=True, text=True,
-                            timeout=120)
+    report = cli("report", str(results), "--format", "text")
     assert report.returncode == 1
     assert report.stdout.splitlines()[0].startswith(f"INCOMPLETE RUN: {documented.group(1)}")
 

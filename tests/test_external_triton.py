@@ -18,7 +18,8 @@ NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-o
 
 
 @NO_CUDA
-@pytest.mark.parametrize("isolation", [[], ["--no-isolate"]], ids=["isolated", "in-process"])
+@pytest.mark.parametrize("isolation", [[], pytest.param(["--no-isolate"], marks=pytest.mark.slow)],
+                         ids=["isolated", "in-process"])  # an external planner runs in a child either way
 def test_an_external_triton_planner_runs_interpreted_without_the_variable(tmp_path, monkeypatch,
                                                                           isolation):
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)

@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from conformance.corpus.loader import load_corpus
 from conformance.cli import main as cli_main
 from conformance.robustness.found_cases import found_id
@@ -86,6 +88,7 @@ def test_progress_bar_prints_deciles_off_a_terminal():
     assert len(lines) == 10 and lines[-1].startswith("fuzz [" + "#" * 30 + "] 50/50")
 
 
+@pytest.mark.slow  # a fuzz run and a pytest run, about 17 s on 2 cores
 def test_planted_bug_is_found_shrunk_and_fails_the_suite(tmp_path: Path):
     out = tmp_path / "found"
     logged: list[str] = []

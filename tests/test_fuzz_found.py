@@ -36,6 +36,7 @@ def _fuzz(out: Path, planner: str = PLANTED) -> tuple:
     return result, logged
 
 
+@pytest.mark.slow  # fuzz runs in their own processes, 13-25 s on 2 cores
 def test_same_seed_twice_never_overwrites(tmp_path: Path):
     out = tmp_path / "found"
     first, _ = _fuzz(out)
@@ -59,6 +60,7 @@ def test_same_seed_twice_never_overwrites(tmp_path: Path):
     assert faults == [] and sorted(c.id for c in cases) == [path.stem, f"{path.stem}-2"]
 
 
+@pytest.mark.slow  # fuzz runs in their own processes, 13-25 s on 2 cores
 def test_long_planner_name_gets_a_short_stable_id(tmp_path: Path):
     assert len(LONG) == 100
     plan = {"inputs": {"req_pool_indices": [1]}, "expect": {"out_verify_num_valid": 0}}
@@ -107,6 +109,7 @@ def _oracle_expect(case) -> dict:
                   step.inputs.get("verify_capacity", 1 << 20))
 
 
+@pytest.mark.slow  # fuzz runs in their own processes, 13-25 s on 2 cores
 def test_planner_that_patches_the_reference_cannot_poison_goldens(tmp_path: Path):
     out = tmp_path / "found"
     proc = subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--planner", POISONER,

@@ -27,6 +27,7 @@ import pytest
 
 from tests.test_sandbox import SANDBOXED as SANDBOX_HERE
 
+pytestmark = pytest.mark.slow  # five checkout copies, six whole runs and two fuzz runs: about 50 s on 2 cores
 REPO = Path(__file__).resolve().parent.parent
 SANDBOXED = SANDBOX_HERE
 open_without_sandbox = pytest.mark.xfail(

@@ -59,6 +59,7 @@ def attacked(tmp_path_factory):
     return proc, items, results, mark
 
 
+@pytest.mark.slow  # the attack battery: one run of a worker per attack, about 40 s on 2 cores
 def test_every_attack_fails_and_the_run_ends_with_its_summary(attacked):
     proc, _, results, _ = attacked
     assert proc.returncode == 1, proc.stdout[-3000:]
@@ -72,6 +73,7 @@ def test_every_attack_fails_and_the_run_ends_with_its_summary(attacked):
             assert status[planner] == verdict, (planner, status[planner])
 
 
+@pytest.mark.slow  # the attack battery: one run of a worker per attack, about 40 s on 2 cores
 def test_a_module_that_rebinds_the_judge_never_reaches_pytest(attacked):
     _, items, _, mark = attacked
     assert not mark.exists() or "pytest" not in mark.read_text()
@@ -79,6 +81,7 @@ def test_a_module_that_rebinds_the_judge_never_reaches_pytest(attacked):
     assert "the planner never wrote this element" in text
 
 
+@pytest.mark.slow  # the attack battery: one run of a worker per attack, about 40 s on 2 cores
 def test_observer_patches_and_mode_stacks_in_the_worker_do_not_hide_an_input_write(attacked):
     _, items, _, _ = attacked
     for planner in ("rebinds_observer", "pushes_function_mode"):
@@ -87,6 +90,7 @@ def test_observer_patches_and_mode_stacks_in_the_worker_do_not_hide_an_input_wri
         assert "extend_seq_lens: 1 element(s) differ, first at index 0" in text
 
 
+@pytest.mark.slow  # the attack battery: one run of a worker per attack, about 40 s on 2 cores
 def test_signals_to_the_parent_crash_only_their_case(attacked):
     _, items, results, _ = attacked
     texts = {p: items[f"{CASE}[{ATTACKS}:{p}]"].text for p in
@@ -101,12 +105,14 @@ def test_signals_to_the_parent_crash_only_their_case(attacked):
     assert results["exitstatus"] == 1  # pytest itself was neither stopped nor killed
 
 
+@pytest.mark.slow  # the attack battery: one run of a worker per attack, about 40 s on 2 cores
 def test_a_module_that_sleeps_at_import_times_out_like_a_call(attacked):
     _, items, _, _ = attacked
     text = items[f"{CASE}[tests.planted.sleeps_at_import:launch]"].text
     assert "did not finish in 10 s (the timeout of a call): stopped" in text
 
 
+@pytest.mark.slow  # the attack battery: one run of a worker per attack, about 40 s on 2 cores
 def test_rerun_commands_and_the_fingerprint_carry_the_poison_seed(attacked):
     _, _, results, _ = attacked
     seed = results["fingerprint"]["poison_seed"]

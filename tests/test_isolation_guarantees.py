@@ -29,6 +29,10 @@ from tests.test_isolate import isolation_corpus, load_isolation_corpus
 PLAIN = ["-k", "iso-a-plain or iso-e-plain or iso-d-hazard-ok"]
 """iso-a-plain (prefix 7) sets off the planted planners; the other two must still pass."""
 
+SAME_PATH = pytest.mark.slow
+"""The second isolation option of a test whose planner is external: it runs in a child under
+either option (the default run keeps one; ``pytest -m slow`` the other, about 10 s each)."""
+
 
 def _run(tmp_path: Path, planner: str, *args: str):
     cases = isolation_corpus(tmp_path / "cases")
@@ -38,7 +42,8 @@ def _run(tmp_path: Path, planner: str, *args: str):
     return proc, outcome, results
 
 
-@pytest.mark.parametrize("isolation", [[], ["--no-isolate"]], ids=["default", "no-isolate"])
+@pytest.mark.parametrize("isolation", [[], pytest.param(["--no-isolate"], marks=SAME_PATH)],
+                         ids=["default", "no-isolate"])
 def test_os_exit_zero_mid_corpus_fails_its_case_and_the_run_is_red(tmp_path, isolation):
     proc, outcome, results = _run(tmp_path, "tests.planted.crash_planners:exits_zero", *isolation)
     assert proc.returncode == 1, proc.stdout[-2000:]
@@ -54,7 +59,8 @@ def test_os_exit_zero_mid_corpus_fails_its_case_and_the_run_is_red(tmp_path, iso
     assert results["complete"] is True and results["exitstatus"] == 1
 
 
-@pytest.mark.parametrize("isolation", [[], ["--no-isolate"]], ids=["default", "no-isolate"])
+@pytest.mark.parametrize("isolation", [[], pytest.param(["--no-isolate"], marks=SAME_PATH)],
+                         ids=["default", "no-isolate"])
 def test_keyboard_interrupt_from_a_planner_fails_only_its_case(tmp_path, isolation):
     proc, outcome, results = _run(tmp_path, "tests.planted.crash_planners:interrupts", *isolation)
     assert proc.returncode == 1, proc.stdout[-2000:]
@@ -66,8 +72,8 @@ def test_keyboard_interrupt_from_a_planner_fails_only_its_case(tmp_path, isolati
     assert results["complete"] is True
 
 
-@pytest.mark.parametrize("isolation", [["--isolate"], ["--no-isolate"]],
-                         ids=["isolate", "no-isolate"])
+@pytest.mark.parametrize("isolation", [pytest.param(["--isolate"], marks=SAME_PATH),
+                                       ["--no-isolate"]], ids=["isolate", "no-isolate"])
 def test_changed_global_torch_state_is_reported_and_the_next_case_is_clean(tmp_path, isolation):
     proc, outcome, _ = _run(tmp_path, "tests.planted.hostile_planners:leaves_meta_device",
                             *isolation)
@@ -177,7 +183,8 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")  # a zombie has died; only its exit status is left
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "nan", "soon"])
+@pytest.mark.parametrize("value", ["0", pytest.param("-1", marks=SAME_PATH),
+                                   pytest.param("nan", marks=SAME_PATH), "soon"])
 def test_isolate_timeout_refuses_values_that_are_not_positive(tmp_path, value):
     proc, _ = run_pytest(tmp_path, "--isolate-timeout", value, "--planner", "python")
     assert proc.returncode == 4

@@ -29,6 +29,7 @@ def cases_args(*ids: str) -> list[str]:
     return [a for i in ids for a in ("--case", i)]
 
 
+@pytest.mark.slow  # two or three whole runs, about 20 s on 2 cores
 def test_a_launcher_without_the_wrapper_check_fails_where_it_returns(tmp_path):
     """Spec section 8: the wrapper decides only *which* error a step raises; a step that must
     raise and returned is the contract's failure, whatever the case pins."""
@@ -52,6 +53,7 @@ def test_a_launcher_without_the_wrapper_check_fails_where_it_returns(tmp_path):
     assert "judged on: contract+project+wrapper (--profile all)" in proc.stdout
 
 
+@pytest.mark.slow  # two or three whole runs, about 20 s on 2 cores
 def test_zero_d_is_a_project_rule(tmp_path):
     args = ["--planner", f"{PLANTED}:zero_d_index_error", "--no-isolate",
             *cases_args("err-not-1d-req-pool-indices-0d", "err-not-1d-prefix-lens")]
@@ -69,6 +71,7 @@ def test_zero_d_is_a_project_rule(tmp_path):
     assert statuses(tmp_path)["err-not-1d-req-pool-indices-0d"] == "fail"
 
 
+@pytest.mark.slow  # two or three whole runs, about 20 s on 2 cores
 def test_reading_outside_the_table_is_never_a_project_rule(tmp_path):
     ids = ("hazard-prefix-past-row", "hazard-prefix-past-last-row", "spec7-decode-seed")
     args = ["--planner", f"{PLANTED}:reads_past_row", "--no-isolate", *cases_args(*ids)]
@@ -88,6 +91,7 @@ def test_reading_outside_the_table_is_never_a_project_rule(tmp_path):
     assert "reads past the row x1, reads out of bounds x1" in proc.stdout
 
 
+@pytest.mark.slow  # two or three whole runs, about 20 s on 2 cores
 def test_declared_upstream_bug_and_strict_unexpected_pass(tmp_path):
     manifest = MANIFESTS / "window-overflow.json"
     ids = ("width-negative-prefix-int64-window", "width-int64-min-prefix-small-window")

@@ -71,6 +71,7 @@ def test_results_file_is_schema_valid_with_every_status():
     assert fp["torch"] and fp["numpy"] and fp["host"]
 
 
+@pytest.mark.slow  # a run under -n 2: about 20 s on 2 cores
 def test_xdist_workers_merge_into_one_file():
     b = run("b")
     doc = load_results(b.results)

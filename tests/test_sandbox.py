@@ -86,6 +86,7 @@ def _marks(marks, planner: str) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+@pytest.mark.slow  # the sandbox attack battery: one run of a worker per attack, about 30 s on 2 cores
 def test_every_attack_fails_its_case_and_the_run_ends_with_its_summary(sandboxed):
     proc, items, results, _, _ = sandboxed
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
@@ -98,6 +99,7 @@ def test_every_attack_fails_its_case_and_the_run_ends_with_its_summary(sandboxed
         assert "out_verify_num_valid: 1 element(s) differ" in items[f"{CASE}[{planner}]"].text
 
 
+@pytest.mark.slow  # the sandbox attack battery: one run of a worker per attack, about 30 s on 2 cores
 def test_the_fingerprint_and_the_summary_say_what_the_workers_ran_in(sandboxed):
     proc, _, results, _, _ = sandboxed
     where = results["fingerprint"]["sandbox"]
@@ -109,6 +111,7 @@ def test_the_fingerprint_and_the_summary_say_what_the_workers_ran_in(sandboxed):
     assert f"isolation sandbox: {where}; judge non-dumpable" in proc.stdout
 
 
+@pytest.mark.slow  # the sandbox attack battery: one run of a worker per attack, about 30 s on 2 cores
 @needs_namespaces
 def test_a_worker_finds_no_pytest_to_stop(sandboxed):
     _, _, _, marks, _ = sandboxed
@@ -117,6 +120,7 @@ def test_a_worker_finds_no_pytest_to_stop(sandboxed):
                                     "no pytest among my ancestors"}, lines
 
 
+@pytest.mark.slow  # the sandbox attack battery: one run of a worker per attack, about 30 s on 2 cores
 @needs_namespaces
 def test_a_module_top_level_finds_no_pytest_to_stop_from_the_probe_nor_the_worker(sandboxed):
     proc, _, results, marks, _ = sandboxed
@@ -125,6 +129,7 @@ def test_a_module_top_level_finds_no_pytest_to_stop_from_the_probe_nor_the_worke
                                               "no pytest among my ancestors"}, lines
 
 
+@pytest.mark.slow  # the sandbox attack battery: one run of a worker per attack, about 30 s on 2 cores
 def test_a_worker_cannot_write_the_judges_memory(sandboxed):
     _, _, _, marks, _ = sandboxed
     lines = _marks(marks, "pokes_judge_memory")  # three per call of the case
@@ -139,6 +144,7 @@ def test_a_worker_cannot_write_the_judges_memory(sandboxed):
         "shepherd: denied (PermissionError: Permission denied)"}, lines
 
 
+@pytest.mark.slow  # the sandbox attack battery: one run of a worker per attack, about 30 s on 2 cores
 def test_a_daemon_dies_with_its_worker_and_never_forges_the_results(sandboxed):
     _, _, results, marks, text = sandboxed
     lines = _marks(marks, "leaves_daemon")

@@ -125,6 +125,7 @@ def _path_without_sanitizer(tmp_path: Path, extra: Path | None = None) -> dict:
             "CUDA_HOME": str(tmp_path / "no-cuda")}
 
 
+@pytest.mark.slow  # refused starts, each a whole pytest process: about 11 s on 2 cores
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only refusal")
 def test_sanitize_without_the_sanitizer_or_a_gpu_refuses_to_run(tmp_path, monkeypatch):
     for key, value in _path_without_sanitizer(tmp_path).items():

@@ -35,6 +35,7 @@ def hostile_case_dir(tmp_path, **changes):
     return folder
 
 
+@pytest.mark.slow  # whole runs and a repro script run, about 13 s on 2 cores
 def test_repro_embeds_the_case_as_data_never_as_source(tmp_path):
     cases = hostile_case_dir(tmp_path, description=HOSTILE,
                              source={"kind": "project", "ref": HOSTILE})
@@ -143,6 +144,7 @@ def cli_args(path):
     return parser.parse_args(["bench", "--json", str(path)])
 
 
+@pytest.mark.slow  # whole runs and a repro script run, about 13 s on 2 cores
 def test_control_characters_and_a_huge_message_are_escaped_and_cut(tmp_path):
     from tests.subproc import run_pytest
 
