@@ -40,3 +40,45 @@ def test_a_long_external_planner_wraps_and_reads_back():
 def test_a_narrower_width_is_kept_too():
     lines = render([LONG], width=110)
     assert max(map(len, lines[:-1])) == 110 and parse(lines)[LONG[0]][0] == LONG[0]
+
+
+def _profile_model(planners: list[str]) -> dict:
+    from conformance.corpus.section6 import ROWS
+
+    rows = [{"key": r.key, "situation": r.situation, "project": r.project, "upstream": r.upstream,
+             "cells": {p: f"{r.project} x{k + 1}, reads out of bounds x1"
+                       for k, p in enumerate(planners)},
+             "cases": {p: [] for p in planners}} for r in ROWS]
+    return {"planners": planners, "rows": rows}
+
+
+def test_the_divergence_profile_fits_the_terminal_and_keeps_every_word():
+    from conformance.reporting.divergence_profile import render as profile_render
+
+    for count in (1, 3, 7):
+        planners = [f"tests.planted.some_module:planner_number_{k}" for k in range(count)]
+        model = _profile_model(planners)
+        text = profile_render(model, width=WIDTH - 2)
+        assert max(map(len, text.splitlines())) <= WIDTH - 2, count
+        words = text.split()
+        for row in model["rows"]:  # every word of every cell is still printed (wrapped)
+            for p in planners:
+                for word in row["cells"][p].split():
+                    assert word in words, (count, word)
+        # three planners fit beside each other at 118 columns; more go to further tables
+        assert text.count("spec §6 situation") == -(-count // 3), count
+    # without a width (Markdown, a report) the table is one line per row, as wide as it takes
+    wide = profile_render(_profile_model(["python"]))
+    assert len(wide.splitlines()) == 2 + len(_profile_model(["python"])["rows"])
+
+
+def test_a_note_wraps_at_words_and_never_breaks_a_planner_name():
+    from conformance.plugin.summary import note_lines
+
+    name = "tests.planted.divergent_planners:reads_past_row_" + "x" * 90  # longer than a line
+    lines = note_lines(f"isolation: {name} ran in a child all the same (--no-isolate applies to "
+                       "built-in planners: an external planner's code never runs in this process)")
+    assert lines[0] == "isolation:" and lines[1] == f"  {name}"  # alone on its line, whole
+    assert all(len(line) <= WIDTH for line in lines[2:])
+    assert " ".join(line.strip() for line in lines).endswith("never runs in this process)")
+    assert note_lines("short note") == ["short note"]

@@ -36,6 +36,7 @@ import torch
 from conformance.corpus.text import terminal_text
 from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
 from conformance.plugin.results_writer import targets_corpus
+from conformance.plugin.summary import note_lines
 from conformance.robustness import probe_sandbox, sandbox
 from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import (
@@ -213,16 +214,17 @@ class Isolation:
         if hasattr(config, "workerinput"):
             return
         for planner in sorted(self.isolated_anyway):
-            terminalreporter.write_line(
-                f"isolation: {planner} ran in a child all the same (--no-isolate applies to "
-                "built-in planners: an external planner's code never runs in this process)",
-                yellow=True)
+            for line in note_lines(f"isolation: {planner} ran in a child all the same "
+                                   "(--no-isolate applies to built-in planners: an external "
+                                   "planner's code never runs in this process)"):
+                terminalreporter.write_line(line, yellow=True)
         if self.sanitize:
             terminalreporter.write_line(f"sanitizer: every case ran under compute-sanitizer "
                                         f"--tool {self.sanitize}")
             for planner in sorted(self.cpu_planners):
-                terminalreporter.write_line(f"sanitizer: {planner} runs on the CPU, where "
-                                            "compute-sanitizer checks nothing", yellow=True)
+                for line in note_lines(f"sanitizer: {planner} runs on the CPU, where "
+                                       "compute-sanitizer checks nothing"):
+                    terminalreporter.write_line(line, yellow=True)
 
     def pytest_unconfigure(self, config) -> None:
         self.pool.close()

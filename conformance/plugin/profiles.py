@@ -42,6 +42,7 @@ from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifests, unknown_cases
 from conformance.engine.verdict import PROFILES, VerdictData, status_of
 from conformance.paths import DEFAULT_CASES_DIR
+from conformance.plugin.summary import WIDTH
 from conformance.reporting import divergence_profile
 from impls.registry import builtin_names
 
@@ -227,5 +228,5 @@ class ProfileJudge:
             tr.write_line("divergence profile: no case of this run reached a situation of spec §6")
             return
         tr.write_line("divergence profile (what each planner does in spec §6's situations):")
-        for line in divergence_profile.render(model).splitlines():
+        for line in divergence_profile.render(model, width=WIDTH - 2).splitlines():
             tr.write_line("  " + line)

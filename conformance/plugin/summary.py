@@ -12,6 +12,7 @@ whose other cells are blank.
 from __future__ import annotations
 
 import re
+import textwrap
 
 import tabulate as tabulate_module
 from tabulate import tabulate
@@ -34,6 +35,14 @@ _MIN_MODE = 12
 
 _NAME_BREAK = re.compile(r"(?<=[.:/_-])")  # a dotted module path breaks after its separators
 _WORD_BREAK = re.compile(r"(?<= )")
+
+
+def note_lines(text: str, width: int = WIDTH) -> list[str]:
+    """A one-paragraph note of the terminal summary on lines of at most ``width`` characters
+    (continuations indented two spaces; a word longer than a line, such as a planner's name, is
+    never broken)."""
+    return textwrap.wrap(text, width, subsequent_indent="  ", break_long_words=False,
+                         break_on_hyphens=False) or [""]
 
 
 def _width(column: list[str]) -> int:

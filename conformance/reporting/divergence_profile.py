@@ -74,10 +74,40 @@ def reached(model: dict) -> bool:
     return any(cell != "-" for row in model["rows"] for cell in row["cells"].values())
 
 
-def render(model: dict, fmt: str = "simple") -> str:
+FIXED_WIDTHS = (30, 22)
+"""Widest the situation and the project's rule may be in a table of :func:`render` given a width
+(their cells wrap on more lines beyond)."""
+MIN_PLANNER_WIDTH = 16
+"""Narrowest a planner's column may be in a table of :func:`render` given a width; planners that
+do not fit beside each other at it go to the next table."""
+
+
+def render(model: dict, fmt: str = "simple", width: int | None = None) -> str:
     """The profile as a table (tabulate's ``fmt``): one line per section-6 row. In ``github``
-    (Markdown) the planner names, read from a results file, are code spans."""
-    table = [[r["situation"], r["project"], *[r["cells"][p] for p in model["planners"]]]
+    (Markdown) the planner names, read from a results file, are code spans.
+
+    With ``width`` (a terminal's columns), no line is wider: cells wrap on more lines (tabulate's
+    ``maxcolwidths``, the situation and the rule within :data:`FIXED_WIDTHS`), and the planners
+    that do not fit at :data:`MIN_PLANNER_WIDTH` each go into further tables, one after another
+    with a blank line between."""
+    planners = model["planners"]
+    whole = _table(model, planners, fmt, None)
+    if width is None or max(map(len, whole.splitlines())) <= width:
+        return whole
+    gap = 2  # tabulate's "simple" format: two spaces between columns
+    room = width - sum(FIXED_WIDTHS) - 2 * gap
+    per_table = max(1, room // (MIN_PLANNER_WIDTH + gap))
+    tables = []
+    for start in range(0, max(len(planners), 1), per_table):
+        group = planners[start:start + per_table]
+        each = max(MIN_PLANNER_WIDTH, room // max(len(group), 1) - gap)
+        tables.append(_table(model, group, fmt, [*FIXED_WIDTHS, *[each] * len(group)]))
+    return "\n\n".join(tables)
+
+
+def _table(model: dict, planners: list[str], fmt: str, widths: list[int] | None) -> str:
+    table = [[r["situation"], r["project"], *[r["cells"][p] for p in planners]]
              for r in model["rows"]]
-    names = [code_span(p) if fmt == "github" else p for p in model["planners"]]
-    return tabulate(table, headers=["spec §6 situation", "this project", *names], tablefmt=fmt)
+    names = [code_span(p) if fmt == "github" else p for p in planners]
+    return tabulate(table, headers=["spec §6 situation", "this project", *names], tablefmt=fmt,
+                    maxcolwidths=widths, maxheadercolwidths=widths)
