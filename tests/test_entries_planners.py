@@ -128,6 +128,7 @@ def test_window_wider_than_prefix_is_the_whole_prefix(planner):
     assert got[POS] == [0, 1, 2] and got[SLOT] == [16, 17, 18] and got[PREV] == [-1, 16, 17]
 
 
+# Example 9: -1 in the table is not translated; a -1 LUT entry is returned as it is.
 def test_lut_sentinels_and_negative_slots_pass_through(planner):
     table = linear_table()
     table[1, 1] = -1  # a -1 slot in the table is not translated
