@@ -55,7 +55,7 @@ def oracle(rpi, prefix, table, lut, pool, valid, offset, window):
                 positions.append(pos)
                 prevs.append(slot(row, pos - 1) if pos >= 1 else -1)
                 token = -1
-                if pool is not None and 0 <= pos + offset < valid[r]:
+                if pool is not None and valid is not None and 0 <= pos + offset < valid[r]:
                     if 0 <= row < len(pool) and pos + offset < len(pool[0]):
                         token = pool[row][pos + offset]
                 tokens.append(token)
