@@ -147,3 +147,10 @@ def test_missing_and_unknown_keywords_are_type_errors(planner):
     kwargs["extend_seq_lens"] = kwargs["prefix_lens"]
     with pytest.raises(TypeError):
         planner(**kwargs)
+
+
+def test_a_non_tensor_is_a_type_error(planner):
+    kwargs = valid_kwargs()
+    kwargs["verify_enable"] = [1]
+    with pytest.raises(TypeError, match=r"^kv-canary: verify_enable must be a torch.Tensor, got list$"):
+        planner(**kwargs)

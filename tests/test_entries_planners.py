@@ -198,3 +198,16 @@ def test_many_random_mixes_python_planner_matches_the_oracle():
         kwargs, offsets, expected = build(rpi, prefix, **case)
         got = run(launch, kwargs)
         assert got == {name: tail(values, offsets[-1] + 3) for name, values in expected.items()}
+
+
+def test_bs_4096_mostly_padding(planner):
+    """The wrapper's largest batch: three live rows among 4093 padding rows (12-step search)."""
+    rpi, prefix = [0] * 4096, [7] * 4096
+    for r, (row, length) in {0: (1, 2), 2047: (2, 3), 4095: (3, 1)}.items():
+        rpi[r], prefix[r] = row, length
+    kwargs, offsets, expected = build(rpi, prefix, capacity=8)
+    assert offsets[-1] == 6
+    got = run(planner, kwargs)
+    assert got[SLOT] == [16, 17, 32, 33, 34, 48, POISON, POISON]
+    assert got[POS] == [0, 1, 0, 1, 2, 0, POISON, POISON]
+    assert got == {name: tail(values, 8) for name, values in expected.items()}
