@@ -15,8 +15,13 @@ from impls.contract import ARGUMENT_NAMES, ARGUMENTS, VALIDATED_TENSORS
 from impls.registry import builtin_names, builtin_module
 
 def _scanned() -> list[Path]:
+    """Every module of impls/ and conformance/ but the offsets planner's table and the packages of
+    other subjects (a folder of impls/ with a contract.py of its own: its arguments are its own
+    table's, some spelled like these)."""
     files = sorted([*(REPO_ROOT / "impls").rglob("*.py"), *(REPO_ROOT / "conformance").rglob("*.py")])
-    return [p for p in files if p.relative_to(REPO_ROOT).as_posix() != "impls/contract.py"]
+    others = [d for d in (REPO_ROOT / "impls").iterdir() if (d / "contract.py").is_file()]
+    return [p for p in files if p.relative_to(REPO_ROOT).as_posix() != "impls/contract.py"
+            and not any(d in p.parents for d in others)]
 
 
 def _spelled_names(tree: ast.AST) -> list[tuple[int, str]]:

@@ -78,6 +78,7 @@ INPUT_NAMES: tuple[str, ...] = tuple(a.name for a in ARGUMENTS
 """Every tensor a planner reads and must never modify (spec section 5)."""
 SCALAR_NAMES: tuple[str, ...] = tuple(a.name for a in ARGUMENTS if a.role == "scalar")
 LUT_NAME = "full_to_swa_index_mapping"
+TABLE_NAME = "req_to_token"
 POOL_NAME = "req_to_verify_expected_tokens"
 VALID_LENS_NAME = "req_to_verify_expected_tokens_valid_lens"
 SCRATCH_NAME = "verify_offsets_scratch"

@@ -26,6 +26,7 @@ from impls.entries_planner.contract import (
     POOL_NAME,
     SCALAR_NAMES,
     SCRATCH_NAME,
+    TABLE_NAME,
     VALID_LENS_NAME,
     VISIT_ORDER,
 )
@@ -130,7 +131,7 @@ def validate_entries_launch(**kwargs) -> EntriesLaunch:
     if scratch_len < bs + 1:
         raise_error("scratch-min-length", minimum=bs + 1, actual=scratch_len)
     offset, window = (_scalar(name, kwargs[name]) for name in SCALAR_NAMES)
-    table, lut = kwargs["req_to_token"], kwargs[LUT_NAME]
+    table, lut = kwargs[TABLE_NAME], kwargs[LUT_NAME]
     return EntriesLaunch(
         bs=bs, verify_capacity=derived["verify_capacity"],
         max_reqs=int(table.shape[0]), max_seq_len=int(table.shape[1]),

@@ -11,7 +11,10 @@
 #      judge with CUDA IPC) and one case with `--sandbox namespace` (does CUDA IPC cross a PID
 #      namespace?), only when STEPS names it;
 #   8. `launcher-shape`: the eager launcher-shape sweep, each -bound planner against the planner it
-#      binds (conformance/bench/sweeps/launcher_shape.py), only when STEPS names it.
+#      binds (conformance/bench/sweeps/launcher_shape.py), only when STEPS names it;
+#   9. `entries-gpu`: the entries planner's compiled Triton and Numba CUDA planners against the
+#      tests' oracle, CUDA-graph capture and replay (tests/test_entries_gpu.py), only when named;
+#  10. `one-pass`: the one-pass kernel sweep (conformance/bench/sweeps/one_pass.py), only when named.
 #
 #   OUT=/path/to/out bash reports/gpu/run_evidence.sh     # from the repository root
 #   BUILTINS="--planner python" SANITIZED="--planner python" OUT=/tmp/o bash reports/gpu/run_evidence.sh
@@ -70,5 +73,8 @@ run bench "${TB:-300}" "$PY" -m conformance bench --planner python "${BUILTINS[@
 run sandbox "${TS:-200}" bash -c "$PY -m pytest conformance/ -q -p no:cacheprovider --planner triton --isolate --results $W/sandbox-auto.json 2>&1 | tail -n 40; $PY -m pytest conformance/ -q -p no:cacheprovider --planner triton --isolate --sandbox namespace --case spec7-no-prefix --results $W/sandbox-namespace.json 2>&1 | tail -n 40"
 run launcher-shape "${TL:-120}" "$PY" -m conformance.bench.sweeps.launcher_shape --planner triton \
   --planner triton-bound --planner numba-cuda --planner numba-cuda-bound --bs 1024
+run entries-gpu "${TE:-200}" "$PY" -m pytest -q -p no:cacheprovider -rs tests/test_entries_gpu.py \
+  tests/test_entries_planners.py
+run one-pass "${TO:-420}" "$PY" -m conformance.bench.sweeps.one_pass --out "$W"
 step "done"
 tar -czf "$OUT/evidence.tgz" -C "$W" .
