@@ -10,9 +10,11 @@ other processes only ever add time) of:
 * ``reused``: the same 13 arguments every call (a graph-less server reusing its request tensors);
 * ``fresh``: new request tensors (same bs) every call, the buffer set unchanged;
 * ``varying-bs``: new request tensors with bs drawn from 1..4096;
-* ``key only`` / ``request checks only`` / ``call floor``: the parts of a hit (the key of the ten
-  buffer-set arguments; ``plan_for`` on the request tensors; an empty function of 13 positional
-  arguments), so that the sum says where the time goes;
+* ``fresh, keyed path``: ``fresh`` with the fast path refused (the last buffer set forgotten
+  before each call, which adds a list store): the Python key and checks, as before the fast path;
+* ``key only`` / ``request checks only`` / ``call floor``: the parts of a keyed hit (the key of
+  the ten buffer-set arguments; ``plan_for`` on the request tensors; an empty function of 13
+  positional arguments), so that the sum says where the time goes;
 
 and, for each, the ratio to ``call floor``. Workloads are the suite's (:mod:`conformance.bench.
 workloads`, ``serving``, bs 64 unless ``--bs``). A CPU figure: the lead's GPU run judges the goal
@@ -70,15 +72,25 @@ def main(argv: list[str] | None = None) -> int:
     for pool in (fresh, varying):  # the steady state: every buffer set and bs met once
         for a in pool:
             vc.lookup_args(*a)
+    last = vc._LAST
+
+    def keyed(*a):
+        last[0] = None  # no fast-path candidate: the keyed path
+        return vc.lookup_args(*a)
+
     measures = [
         ("call floor", _floor, reused),
         ("reused", vc.lookup_args, reused),
         ("fresh", vc.lookup_args, fresh),
         ("varying-bs", vc.lookup_args, varying),
+        ("fresh, keyed path", keyed, fresh),
         ("key only", vc.stable_key_of, stable),
         ("request checks only", entry.plan_for, requests),
     ]
     floor = None
+    from impls.metadata_guard import AVAILABLE
+
+    print(f"fast path (impls.metadata_guard) available: {AVAILABLE}")
     print(f"validation memo, us per call (fastest of {args.repeat} x {args.calls} calls; "
           f"bs {args.bs}, varying-bs 1..4096)")
     for name, fn, pool in measures:
