@@ -194,3 +194,16 @@ def test_without_guards_the_memo_reads_every_attribute(monkeypatch, keyed):
     step["out_write_offsets"].data = step["out_write_offsets"].view(torch.float64)
     assert raised(validate_cache.lookup, step) == expected_error(step)
     assert len(keyed) == 3  # no fast path: every call keyed
+
+
+def test_the_memo_cost_sweep_prints_each_path_and_its_ratio(capsys):
+    from conformance.bench.sweeps import memo_cost
+
+    assert memo_cost.main(["--calls", "200", "--repeat", "1", "--bs", "8"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "fast path (impls.metadata_guard) available: True"
+    rows = {ln[2:24].strip(): ln[24:].split() for ln in lines[2:]}
+    assert list(rows) == ["call floor", "reused", "fresh", "varying-bs", "fresh, keyed path",
+                          "key only", "request checks only"]
+    assert rows["call floor"][2] == "(" and rows["call floor"][3] == "1.0x"
+    assert all(float(r[0]) > 0 and r[1] == "us" for r in rows.values())

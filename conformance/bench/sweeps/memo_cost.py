@@ -17,9 +17,9 @@ other processes only ever add time) of:
   positional arguments), so that the sum says where the time goes;
 
 and, for each, the ratio to ``call floor``. Workloads are the suite's (:mod:`conformance.bench.
-workloads`, ``serving``, bs 64 unless ``--bs``). A CPU figure: the lead's GPU run judges the goal
-(``eager, reused ... vs the empty Triton launch``); on the CPU tensors' ``data_ptr`` and metadata
-reads cost about what they cost on a CUDA tensor (host-side ``TensorImpl`` fields either way).
+workloads`, ``serving``, bs 64 unless ``--bs``), on the CPU unless ``--device cuda``: host time
+either way (the memo reads host-side ``TensorImpl`` fields and launches nothing); the bench's
+eager goal (``eager, reused ... vs the empty Triton launch``) is judged on the GPU.
 """
 
 from __future__ import annotations
@@ -51,15 +51,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--bs", type=int, default=64)
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda: the tensors' device")
     args = parser.parse_args(argv)
 
     from impls import validate_cache as vc
     from impls.contract import ARGUMENT_NAMES, REQUEST_INPUT_NAMES
     from impls.validate_cache import STABLE_NAMES
 
-    spec = workloads.spec_for("serving", "cpu")
-    kw = workloads.build(4096, spec, "cpu")
-    small = workloads.build(args.bs, spec, "cpu")
+    spec = workloads.spec_for("serving", args.device)
+    kw = workloads.build(4096, spec, args.device)
+    small = workloads.build(args.bs, spec, args.device)
     as_args = lambda c: tuple(c[n] for n in ARGUMENT_NAMES)  # noqa: E731
     reused = [as_args(small)]
     fresh = [as_args(c) for c in workloads.request_pool(small, "fresh", size=16)]
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"fast path (impls.metadata_guard) available: {AVAILABLE}")
     print(f"validation memo, us per call (fastest of {args.repeat} x {args.calls} calls; "
-          f"bs {args.bs}, varying-bs 1..4096)")
+          f"{args.device} tensors, bs {args.bs}, varying-bs 1..4096)")
     for name, fn, pool in measures:
         us = _per_call_us(fn, pool, args.calls, args.repeat)
         floor = us if floor is None else floor
