@@ -263,6 +263,8 @@ def test_compare_published_folders(capsys, tmp_path):
     text = capsys.readouterr().out
     assert text.splitlines()[2] == (
         "4 regression(s): 2 newly failing, 2 disappeared; 4 newly passing, 1 other status "
-        "changes, 2 appeared, 8 unchanged, 1 benchmark figure(s) moved beyond their noise (IQRs "
-        "apart; 26 of 26 judged, >= 5 rounds a side; rounds: old 200, new 200)")
-    assert re.search(r"^triton +eager +- +4096 +38\.19 +57\.29 +1\.50x +200/200$", text, re.M), text
+        "changes, 2 appeared, 8 unchanged, 1 benchmark figure(s) moved beyond their noise (26 of "
+        "26 judged; repeats: old 1, new 1; rounds: old 200, new 200; a move needs >= 3 repeats a "
+        "side (every repeat apart) or, without repeats, >= 5 rounds a side (IQRs apart))")
+    assert re.search(r"^triton +eager +- +4096 +38\.19 +57\.29 +1\.50x +1/1 +200/200$", text,
+                     re.M), text
