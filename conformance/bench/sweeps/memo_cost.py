@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     for pool in (fresh, varying):  # the steady state: every buffer set and bs met once
         for a in pool:
             vc.lookup_args(*a)
-    last = vc._LAST
+    last = getattr(vc, "_LAST", [None])  # a tree before the fast path has none
 
     def keyed(*a):
         last[0] = None  # no fast-path candidate: the keyed path
