@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from conformance.cli import main as cli_main
-from conformance.reporting.bench_figures import MIN_ROUNDS, load_bench, moved, rounds_compared, table
+from conformance.reporting.bench_figures import load_bench, table
+from conformance.reporting.bench_noise import MIN_REPEATS, MIN_ROUNDS, moved, rounds_compared
 
 
 def _bench(scenario: str, bs: int, median_us: float, rounds: int, spread: float = 0.01,
@@ -46,7 +47,9 @@ def test_three_rounds_cannot_call_a_move(tmp_path: Path):
     assert [(m["scenario"], m["old_rounds"], m["new_rounds"]) for m in figures] == [
         ("fresh", MIN_ROUNDS, MIN_ROUNDS)]
     assert rounds_compared(rows_a, rows_b) == {"figures": 2, "judged": 1, "old": "3-5",
-                                               "new": "3-5", "min_rounds": MIN_ROUNDS}
+                                               "new": "3-5", "old_repeats": "1",
+                                               "new_repeats": "1", "min_rounds": MIN_ROUNDS,
+                                               "min_repeats": MIN_REPEATS}
 
 
 def test_overlapping_iqrs_are_noise(tmp_path: Path):
@@ -61,8 +64,9 @@ def test_compare_says_how_many_rounds_each_side_had(tmp_path: Path, capsys):
     new = _write(tmp_path / "b.json", [_bench("reused", 1, 160.0, 3)])
     assert cli_main(["report", "--compare", str(old), str(new), "--format", "text"]) == 0
     text = capsys.readouterr().out
-    assert ("benchmarks: none of 1 figure(s) judged (rounds: old 3, new 3; a move needs >= 5 "
-            "rounds a side)") in text
+    assert ("benchmarks: none of 1 figure(s) judged (repeats: old 1, new 1; rounds: old 3, new 3; "
+            "a move needs >= 3 repeats a side (every repeat apart) or, without repeats, >= 5 "
+            "rounds a side (IQRs apart))") in text
     assert "moved beyond" not in text
 
 

@@ -15,7 +15,8 @@ from conformance.reporting.compare import compare
 from conformance.paths import RESULTS_SCHEMA_PATH as SCHEMA_PATH
 from conformance.reporting.report import build, run_command
 from conformance.reporting.results_format import ResultsError, load_results
-from conformance.reporting.bench_figures import _row, load_bench, moved
+from conformance.reporting.bench_figures import _row, load_bench
+from conformance.reporting.bench_noise import moved
 from conformance.plugin.results_writer import write_json_atomic
 from tests.report_runs import PLANNER, ROOT, run
 
@@ -157,9 +158,10 @@ def test_benchmarks_moved_beyond_their_noise(capsys):
     assert cli_main(["report", "--compare", str(DATA / "bench-old.json"),
                      str(DATA / "bench-new.json"), "--format", "markdown"]) == 0
     md = capsys.readouterr().out
-    assert ("1 benchmark figure(s) moved beyond their noise (IQRs apart; 26 of 26 judged, >= 5 "
-            "rounds a side; rounds: old 200, new 200)") in md
-    assert re.search(r"\| `triton` +\| `eager` +\| - +\| 4096 +\| 38\.19 +\| 57\.29 +\| 1\.50x +\| 200/200",
+    assert ("1 benchmark figure(s) moved beyond their noise (26 of 26 judged; repeats: old 1, new "
+            "1; rounds: old 200, new 200; a move needs >= 3 repeats a side (every repeat apart) "
+            "or, without repeats, >= 5 rounds a side (IQRs apart))") in md
+    assert re.search(r"\| `triton` +\| `eager` +\| - +\| 4096 +\| 38\.19 +\| 57\.29 +\| 1\.50x +\| 1/1 +\| 200/200",
                      md), md
 
 
@@ -262,6 +264,8 @@ def test_compare_published_folders(capsys, tmp_path):
     text = capsys.readouterr().out
     assert text.splitlines()[2] == (
         "4 regression(s): 2 newly failing, 2 disappeared; 4 newly passing, 1 other status "
-        "changes, 2 appeared, 8 unchanged, 1 benchmark figure(s) moved beyond their noise (IQRs "
-        "apart; 26 of 26 judged, >= 5 rounds a side; rounds: old 200, new 200)")
-    assert re.search(r"^triton +eager +- +4096 +38\.19 +57\.29 +1\.50x +200/200$", text, re.M), text
+        "changes, 2 appeared, 8 unchanged, 1 benchmark figure(s) moved beyond their noise (26 of "
+        "26 judged; repeats: old 1, new 1; rounds: old 200, new 200; a move needs >= 3 repeats a "
+        "side (every repeat apart) or, without repeats, >= 5 rounds a side (IQRs apart))")
+    assert re.search(r"^triton +eager +- +4096 +38\.19 +57\.29 +1\.50x +1/1 +200/200$", text,
+                     re.M), text

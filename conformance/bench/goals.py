@@ -3,13 +3,23 @@
 Each goal reads only figures of the same run (:func:`conformance.bench.summary_table.annotate`)
 and says ``met`` or how far it misses (the worst benchmark and its ratio to the target). A goal
 whose figures are missing from the run (no GPU, a planner not selected) says so.
+
+With repeats (``bench --repeat N``, :mod:`conformance.reporting.bench_repeats`) a goal's value is
+taken in each repeat (a ratio against that repeat's own floor), the figure's value is the median
+of its N values, and the goal is judged on the worst figure's median, the range of its N values
+printed beside it (``21.3 (19.8..24.6 over 3 repeats)``): one run's figure moves by a third
+between runs on the same machine, so a goal judged on one run is noisy.
 """
 
 from __future__ import annotations
 
+from statistics import median
+
 from tabulate import tabulate
 
 from conformance.bench.summary_table import bs_label, p50_us
+from conformance.reporting.bench_figures import goal_cell
+from conformance.reporting.bench_repeats import by_figure, judged_on, repeat_of, repeats
 
 GPU_PLANNERS = ("triton", "numba-cuda")
 BOUND_PLANNERS = ("triton-bound", "numba-cuda-bound")
@@ -34,18 +44,41 @@ def _verdict(worst: float | None, target: float, what: str) -> str:
     return f"missed by {worst / target:.2f}x ({what})"
 
 
-def _row(goal: str, target_text: str, picked: list, value, target: float) -> list[str]:
-    scored = [(value(b), b) for b in picked]
-    scored = [(v, b) for v, b in scored if v is not None]
+def _row(goal: str, target_text: str, picked: list, value, target: float) -> dict:
+    """The goal's record (:data:`RECORD_KEYS`): its worst figure by the median over repeats."""
+    scored = []
+    for members in by_figure(picked).values():
+        values = [v for v in (value(b) for b in members) if v is not None]
+        if values:
+            scored.append((median(values), values, members[0]))
+    record = dict.fromkeys(RECORD_KEYS)
+    record.update(goal=goal, target=target_text, verdict=NOT_MEASURED)
     if not scored:
-        return [goal, target_text, "-", _verdict(None, target, "")]
-    worst, b = max(scored, key=lambda vb: vb[0])
+        return record
+    worst, values, b = max(scored, key=lambda s: s[0])
     where = f"{_p(b).get('planner')} {_p(b).get('scenario', 'reused')} bs {bs_label(b)}"
-    return [goal, target_text, f"{worst:.3g} ({where})", _verdict(worst, target, where)]
+    record.update(median=worst, low=min(values), high=max(values), repeats=len(values),
+                  where=where, verdict=_verdict(worst, target, where))
+    return record
+
+
+RECORD_KEYS = ("goal", "target", "median", "low", "high", "repeats", "where", "verdict")
+"""A goal's record (:func:`records`, the bench JSON's ``conformance_goals``): ``median`` the worst
+figure's value (the median of its ``repeats`` values, from ``low`` to ``high``), ``where`` that
+figure; all but goal, target and verdict None when not measured."""
+
+
+measured_text = goal_cell
+"""The "worst measured" cell (:func:`conformance.reporting.bench_figures.goal_cell`)."""
 
 
 def evaluate(benches: list[dict]) -> list[list[str]]:
     """One row per goal (:data:`HEADERS`)."""
+    return [[r["goal"], r["target"], measured_text(r), r["verdict"]] for r in records(benches)]
+
+
+def records(benches: list[dict]) -> list[dict]:
+    """One record per goal (:data:`RECORD_KEYS`)."""
     on_gpu = [b for b in benches if (b.get("extra_info") or {}).get("planner_mode") == "gpu"]
     us = lambda b: p50_us(b)  # noqa: E731
     extra = lambda key: (lambda b: (b.get("extra_info") or {}).get(key))  # noqa: E731
@@ -78,9 +111,10 @@ def evaluate(benches: list[dict]) -> list[list[str]]:
 
 
 def _vs_empty_triton(bench: dict, benches: list[dict]) -> float | None:
+    """p50 over the empty Triton launch's p50 (eager) of the same repeat."""
     floor = [p50_us(b) for b in benches
              if (b.get("extra_info") or {}).get("floor") == "empty-triton"
-             and _p(b).get("mode") == "eager"]
+             and _p(b).get("mode") == "eager" and repeat_of(b) == repeat_of(bench)]
     return p50_us(bench) / floor[0] if floor else None
 
 
@@ -94,8 +128,9 @@ def render(benches: list[dict]) -> str:
     rows = evaluate(benches)
     measured = [r for r in rows if r[3] != NOT_MEASURED]
     missing = [r[0] for r in rows if r[3] == NOT_MEASURED]
-    out = [tabulate(measured, headers=HEADERS, tablefmt="github", disable_numparse=True)
-           ] if measured else []
+    n = repeats(benches)
+    out = [f"Goals {judged_on(n)}", tabulate(measured, headers=HEADERS, tablefmt="github",
+                                  disable_numparse=True)] if measured else []
     if missing:
         out.append(f"{len(missing)} of {len(rows)} goal(s) {NOT_MEASURED} (they need the GPU "
                    f"planners, their bound forms and a reference planner on a GPU): "

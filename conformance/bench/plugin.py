@@ -8,8 +8,12 @@ Registered from :mod:`conformance.plugin.hooks` (``pytest_plugins``).
 * **Options**: ``--bench-bs 0,1,8`` (default :data:`DEFAULT_BS`), ``--bench-mode``,
   ``--bench-scenario``, ``--bench-workload`` (repeatable), ``--bench-rounds N``,
   ``--bench-table ROWSxCOLS``,
-  ``--bench-report PATH`` (the table and fingerprint as Markdown); planners come from
+  ``--bench-report PATH`` (the table and fingerprint as Markdown), ``--bench-repeat N`` (the
+  whole measurement N times: every benchmark gets a ``bench_repeat`` parameter 1..N, and the items
+  run repeat by repeat; :mod:`conformance.reporting.bench_repeats`); planners come from
   ``--planner`` (default every built-in).
+* **Goals in the JSON**: ``--benchmark-json`` gets ``conformance_goals``: ``repeats`` and one
+  record per serving goal (:func:`conformance.bench.goals.records`), which the report prints.
 * **Fingerprint**: pytest-benchmark's ``machine_info`` gets the run fingerprint
   (:func:`conformance.fingerprint.run_fingerprint`: GPU, driver, CUDA, torch, triton, numba, numpy,
   commit, each planner's mode) and the worker's GPU pinning.
@@ -55,6 +59,50 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="req_to_token shape (default 4096x32768 on the GPU, 4096x256 on the CPU)")
     group.addoption("--bench-report", type=Path, default=None, metavar="PATH",
                     help="also write the table and fingerprint as Markdown to PATH")
+    group.addoption("--bench-repeat", type=int, default=1, metavar="N",
+                    help="run the whole measurement N times; goals are judged on the median of "
+                         "the N repeats (default 1: goals on one run are noisy)")
+
+
+GOALS_KEY = "conformance_goals"
+"""Top-level key of the benchmark JSON holding ``repeats`` and the goal records."""
+
+
+def repeat_count(config: pytest.Config) -> int:
+    """``--bench-repeat`` (at least 1).
+
+    Raises:
+        pytest.UsageError: N < 1.
+    """
+    n = config.getoption("bench_repeat", 1) or 1
+    if n < 1:
+        raise pytest.UsageError(f"--bench-repeat {n}: must be at least 1")
+    return n
+
+
+@pytest.fixture
+def bench_repeat() -> int:
+    """The repeat index of a benchmark (1..N, parametrized under ``--bench-repeat N > 1``)."""
+    return 1
+
+
+def parametrize_repeats(metafunc: pytest.Metafunc) -> None:
+    """With ``--bench-repeat N > 1``, run the test once per repeat (ids ``...-repeat<i>``)."""
+    from conformance.reporting.bench_repeats import REPEAT_PARAM
+
+    n = repeat_count(metafunc.config)
+    if n > 1 and REPEAT_PARAM in metafunc.fixturenames:
+        metafunc.parametrize(REPEAT_PARAM, range(1, n + 1), ids=lambda i: f"repeat{i}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    """Repeat by repeat: every benchmark's repeat 1, then every repeat 2, ... (a stable sort), so
+    that each repeat is a whole measurement and the spread shows drift between them."""
+    from conformance.reporting.bench_repeats import REPEAT_PARAM
+
+    if repeat_count(config) > 1:
+        items.sort(key=lambda item: getattr(getattr(item, "callspec", None), "params", {})
+                   .get(REPEAT_PARAM, 0))
 
 
 def bs_list(config: pytest.Config) -> list[int]:
@@ -221,10 +269,13 @@ def pytest_benchmark_update_machine_info(config, machine_info: dict) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_benchmark_update_json(config, benchmarks, output_json: dict) -> None:
-    from conformance.bench.refusal import scrub
+    from conformance.bench import goals
+    from conformance.bench.refusal import published, scrub
     from conformance.bench.summary_table import annotate
 
-    annotate(scrub(output_json["benchmarks"]))
+    benches = annotate(scrub(output_json["benchmarks"]))
+    output_json[GOALS_KEY] = {"repeats": repeat_count(config),
+                              "goals": goals.records(published(benches))}
 
 
 @pytest.hookimpl(hookwrapper=True, optionalhook=True)

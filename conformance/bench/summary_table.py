@@ -13,7 +13,9 @@ planner's p50 at the same mode, bs, scenario and workload) and ``reference_plann
 ``ratio_to_reference`` (the same against the run's one ``module:attr`` planner, upstream's
 launcher, say), None where the other figure is missing. The report reads these fields; it computes no ratio.
 A refused figure (:mod:`conformance.bench.refusal`) gets no ratio, is no other's denominator, and
-its row reads ``refused: <reason>``.
+its row reads ``refused: <reason>``. With repeats (:mod:`conformance.reporting.bench_repeats`)
+every ratio is taken within one repeat (its own floors and python figures), and :func:`rows`
+shows one row per figure: the median of the repeats' p50s with their range beside it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from conformance.reporting.markdown import code_span
 from conformance.bench.floors import CHAIN_OF_PLANNER, FLOOR_MODE, floor_of
 from conformance.bench.refusal import published, refused
 from conformance.reporting.bench_figures import format_ratio
+from conformance.reporting.bench_repeats import by_repeat, merge, spread_text
 
 US = 1e6
 HEADERS = ["planner", "mode", "bs", "p50 us", "min us", "IQR us", "x floor", "floor", "x chain",
@@ -58,7 +61,14 @@ def external_planners(benches: list[dict]) -> list[str]:
 
 
 def annotate(benches: list[dict]) -> list[dict]:
-    """Add the ratio fields (module docstring) to every planner benchmark, in place; returns it."""
+    """Add the ratio fields (module docstring) to every planner benchmark, in place; returns it.
+    Each repeat is annotated on its own: a ratio's two figures come from the same repeat."""
+    for one in by_repeat(benches):
+        _annotate(one)
+    return benches
+
+
+def _annotate(benches: list[dict]) -> list[dict]:
     floors, chains = {}, {}
     every, benches = benches, published(benches)
     for b in benches:
@@ -114,8 +124,17 @@ def bs_label(bench: dict) -> str:
     return f"1..{p['bs']}" if p.get("scenario") == "varying-bs" else str(p["bs"])
 
 
+def _p50_cell(bench: dict) -> str:
+    """The p50 (us); with repeats the median of theirs, their range beside it."""
+    spread = (bench.get("extra_info") or {}).get("repeat_p50_us")
+    text = _fmt(p50_us(bench), ".2f")
+    return f"{text} ({spread_text(spread)})" if spread else text
+
+
 def rows(benches: list[dict]) -> list[list]:
-    """One row per (planner, mode (scenario), bs[, workload]), then the floors (:data:`HEADERS`)."""
+    """One row per (planner, mode (scenario), bs[, workload]), then the floors (:data:`HEADERS`);
+    with repeats one row per figure (:func:`conformance.reporting.bench_repeats.merge`)."""
+    benches = merge(benches)
     workloads = {_case(b)[3] for b in benches if _p(b).get("planner")}
     out, floor_rows = [], []
     for b in benches:
@@ -132,7 +151,7 @@ def rows(benches: list[dict]) -> list[list]:
         first = None if first is None else first / 1e3
         if extra.get("floor"):
             floor_rows.append([f"floor: {extra['floor']}", params.get("mode"), bs_label(b),
-                               _fmt(p50_us(b), ".2f"), *spread, "1", "-", "-", "-", "-",
+                               _p50_cell(b), *spread, "1", "-", "-", "-", "-",
                                _fmt(first, ".1f")])
             continue
         mode = f"{params.get('mode')} ({_case(b)[2]})"
@@ -141,7 +160,7 @@ def rows(benches: list[dict]) -> list[list]:
         planner = params.get("planner")
         if extra.get("planner_mode"):
             planner = f"{planner} [{extra['planner_mode']}]"
-        out.append([planner, mode, bs_label(b), _fmt(p50_us(b), ".2f"), *spread,
+        out.append([planner, mode, bs_label(b), _p50_cell(b), *spread,
                     _ratio(extra.get("ratio_to_floor")),
                     (extra.get("floor_name") or "-").split(" ")[0],
                     _ratio(extra.get("ratio_to_chain")), _ratio(extra.get("ratio_to_python")),

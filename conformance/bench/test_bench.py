@@ -8,7 +8,7 @@
 scenario (``reused``, ``fresh``, ``varying-bs``: how the request tensors arrive) with
 pytest-benchmark's pedantic mode; ``test_floor[floor-mode]`` times an empty floor and
 ``test_chain_floor[chain-mode-bs-workload]`` a dependent-load chain floor
-(:mod:`conformance.bench.floors`). Each records its first call separately
+(:mod:`conformance.bench.floors`); under ``--bench-repeat N`` each id ends in ``-repeat<i>``. Each records its first call separately
 (``extra_info.first_call_us``: compile or cache load + one run, us). Between rounds (untimed)
 request contents are redrawn and outputs re-judged against the pure-Python planner's plan
 (:mod:`conformance.bench.rejudge`); the rounds are timed by the bench's own clock and checked
@@ -39,7 +39,7 @@ from conformance.bench import timing as gt
 from conformance.bench import clocks, floors, modes, rejudge, workloads
 from conformance.bench.refusal import loop_refusal, tampered_reason
 from conformance.reporting.bench_figures import REFUSED
-from conformance.bench.plugin import bs_list, table_shape
+from conformance.bench.plugin import bs_list, parametrize_repeats, table_shape
 from conformance.engine.runner import resolve_device
 from impls.contract import OUTPUT_NAMES, SCALAR_NAMES, TABLE_INPUT_NAMES
 from impls.registry import availability, chosen_planners, default_device
@@ -104,6 +104,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                             chain, mode, bs, kind, marks=pytest.mark.benchmark(timer=timer),
                             id=f"{chain}-{mode}-{bs}-{kind}"))
         metafunc.parametrize(("chain", "mode", "bs", "workload"), params)
+    parametrize_repeats(metafunc)  # --bench-repeat N: every benchmark N times (id suffix)
 
 
 _WORKLOADS: dict[tuple, dict] = {}
@@ -190,7 +191,7 @@ def _run(benchmark, fn, device: torch.device, mode: str, config, pool: int = 1, 
 
 
 def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, workload: str,
-              request) -> None:
+              request, bench_repeat: int) -> None:
     avail = availability(planner)
     if not avail.available:
         pytest.skip(f"{planner}: {avail.reason}")
@@ -235,7 +236,8 @@ def _floor_device(floor: str, planner: str | None, mode: str) -> torch.device:
     return device
 
 
-def test_chain_floor(benchmark, chain: str, mode: str, bs: int, workload: str, request) -> None:
+def test_chain_floor(benchmark, chain: str, mode: str, bs: int, workload: str, request,
+                     bench_repeat: int) -> None:
     device = _floor_device(chain, floors.CHAIN_PLANNER[chain], mode)
     kw = workload_kwargs(bs, workload, device, request.config)
     eager, capturable = floors.chain_call(chain, kw)
@@ -249,7 +251,7 @@ def test_chain_floor(benchmark, chain: str, mode: str, bs: int, workload: str, r
     assert seeds == want
 
 
-def test_floor(benchmark, floor: str, mode: str, request) -> None:
+def test_floor(benchmark, floor: str, mode: str, request, bench_repeat: int) -> None:
     device = _floor_device(floor, _FLOOR_PLANNER.get(floor), mode)
     eager, capturable = floors.floor_call(floor, device)
     benchmark.extra_info.update(floor=floor)

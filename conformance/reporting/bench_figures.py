@@ -8,6 +8,9 @@ name. A benchmark is a **floor** (an empty kernel, a trivial torch op) when ``ex
 is set (its value, if a string, names it), or its planner starts with ``floor``. Times are
 pytest-benchmark's seconds, shown in microseconds: p50 (median), min, q1, q3. A varying-bs figure
 shows its bs as the range it streamed (``1..4096``, from ``extra_info.bs_range``), never one bs.
+A file of several repeats (``bench --repeat N``) reads as one row per figure, the median of the
+repeats with their p50s kept (:mod:`conformance.reporting.bench_repeats`), and its goal records
+(``conformance_goals``, written by the suite) are read as they are: the report never re-judges.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import re
 from dataclasses import dataclass, replace
 from html import escape
 from pathlib import Path
+
+from conformance.reporting import bench_repeats
 
 REFUSED = "refused"
 """``extra_info`` key of a benchmark whose figure the suite refused; its value is the reason
@@ -50,6 +55,13 @@ class BenchRow:
     ratio_to_chain: float | None = None
     refused: str | None = None
     bs_range: tuple[int, int] | None = None
+    repeat_p50s: tuple[float, ...] = ()
+    """The p50 of each repeat, us, sorted (empty for a figure of one repeat)."""
+
+    @property
+    def repeats(self) -> int:
+        """Repeats behind this row (1 without ``--repeat``)."""
+        return max(1, len(self.repeat_p50s))
 
     @property
     def iqr(self) -> float:
@@ -99,7 +111,15 @@ def _row(bench: dict) -> BenchRow:
                     ratio_to_floor=extra.get("ratio_to_floor"), floor_name=extra.get("floor_name"),
                     ratio_to_chain=extra.get("ratio_to_chain"),
                     refused=None if not extra.get(REFUSED) else str(extra[REFUSED]),
-                    bs_range=_bs_range(extra))
+                    bs_range=_bs_range(extra), repeat_p50s=_repeat_p50s(extra))
+
+
+def _repeat_p50s(extra: dict) -> tuple[float, ...]:
+    values = extra.get("repeat_p50_us")
+    if isinstance(values, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                        and math.isfinite(v) for v in values):
+        return tuple(sorted(float(v) for v in values))
+    return ()
 
 
 def _bs_range(extra: dict) -> tuple[int, int] | None:
@@ -110,15 +130,18 @@ def _bs_range(extra: dict) -> tuple[int, int] | None:
 
 
 def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
-    """The benchmarks of a pytest-benchmark JSON file and its machine/commit info.
+    """The benchmarks of a pytest-benchmark JSON file (one row per figure: repeats merged) and its
+    machine/commit info, with ``repeats`` (the most any figure has) and ``goals`` (the suite's
+    goal records, :func:`goal_records`; None in a file written before them).
 
     Raises:
-        BenchError: unreadable, not pytest-benchmark's format, no benchmarks, or a median that
-            is not a positive finite time (zero, negative, NaN).
+        BenchError: unreadable, not pytest-benchmark's format, no benchmarks, a median that
+            is not a positive finite time (zero, negative, NaN), or goal records of another shape.
     """
     try:
         doc = json.loads(Path(path).read_text())
-        rows = [_row(b) for b in doc["benchmarks"]]
+        rows = [_row(b) for b in bench_repeats.merge(doc["benchmarks"])]
+        repeats = bench_repeats.repeats(doc["benchmarks"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BenchError(f"{path}: not a pytest-benchmark JSON file ({type(exc).__name__}: "
                          f"{exc})") from exc
@@ -127,12 +150,54 @@ def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
         what = f"{len(unusable)} of {len(rows)} medians are zero, negative or NaN (first: " \
                f"{unusable[0].key}: {unusable[0].p50 / 1e6!r} s)" if unusable else "no benchmarks"
         raise BenchError(f"{path}: {what}: not a usable measurement")
-    info = {"datetime": doc.get("datetime"), "version": doc.get("version")}
+    info = {"datetime": doc.get("datetime"), "version": doc.get("version"), "repeats": repeats,
+            "goals": goal_records(path, doc)}
     for section in ("machine_info", "commit_info"):
         for k, v in (doc.get(section) or {}).items():
             if isinstance(v, (str, int, float, bool)) and k not in info:
                 info[k] = v
     return rows, info
+
+
+GOALS_KEY = "conformance_goals"
+"""Top-level key of the goal records in a benchmark JSON (:mod:`conformance.bench.plugin`)."""
+GOAL_FIELDS = {"goal": str, "target": str, "verdict": str, "where": (str, type(None)),
+               "median": (int, float, type(None)), "low": (int, float, type(None)),
+               "high": (int, float, type(None)), "repeats": (int, type(None))}
+
+
+def goal_records(path, doc: dict) -> list[dict] | None:
+    """The goal records of a benchmark JSON document, as the suite judged them; None for a file
+    without them (written before the suite recorded its goals).
+
+    Raises:
+        BenchError: ``conformance_goals`` that is not ``{"goals": [records]}`` of
+            :data:`GOAL_FIELDS` (one line naming the file and the first bad record).
+    """
+    section = doc.get(GOALS_KEY)
+    if section is None:
+        return None
+    records = section.get("goals") if isinstance(section, dict) else None
+    if not isinstance(records, list):
+        raise BenchError(f"{path}: {GOALS_KEY} is not {{\"goals\": [...]}}")
+    for i, r in enumerate(records):
+        bad = [k for k, kind in GOAL_FIELDS.items()
+               if not isinstance(r, dict) or not isinstance(r.get(k), kind)
+               or isinstance(r.get(k), bool)]
+        if bad:
+            raise BenchError(f"{path}: {GOALS_KEY} record {i}: field(s) {', '.join(bad)} "
+                             "missing or of the wrong type")
+    return [{k: r[k] for k in GOAL_FIELDS} for r in records]
+
+
+def goal_cell(record: dict) -> str:
+    """A goal's "worst measured" cell: its median, the range over the repeats beside it when
+    there were several, and where; ``-`` when not measured."""
+    if record["median"] is None:
+        return "-"
+    spread = "" if (record["repeats"] or 1) < 2 or record["low"] is None else \
+        f" ({record['low']:.3g}..{record['high']:.3g} over {record['repeats']} repeats)"
+    return f"{record['median']:.3g}{spread} ({record['where']})"
 
 
 def format_ratio(value: float | None) -> str:
@@ -152,19 +217,22 @@ def ratio_text(row: BenchRow) -> str:
 
 
 def table(rows: list[BenchRow]) -> list[dict]:
-    """Rows for the report's table: planner, mode, scenario, bs, p50, min, IQR, rounds and the
-    suite's own ratios to the empty floor and to the chain floor (never recomputed here)."""
+    """Rows for the report's table: planner, mode, scenario, bs, p50 (with repeats the median of
+    theirs, ``spread`` their range, ``repeats`` how many), min, IQR, rounds and the suite's own
+    ratios to the empty floor and to the chain floor (never recomputed here)."""
     out = []
     for r in sorted(rows, key=lambda r: (r.mode, r.floor, r.planner, r.scenario or "", r.bs or 0)):
         if r.refused:
             out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
                         "scenario": r.scenario or "-", "bs": r.bs_label,
                         "p50": f"refused: {r.refused}", "min": "-", "iqr": "-",
-                        "rounds": r.rounds, "floor": r.floor, "ratio": "", "chain": ""})
+                        "spread": "-", "repeats": r.repeats, "rounds": r.rounds, "floor": r.floor, "ratio": "", "chain": ""})
             continue
         out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
                     "scenario": r.scenario or "-", "bs": r.bs_label,
                     "p50": f"{r.p50:.2f}", "min": f"{r.min:.2f}", "iqr": f"{r.iqr:.2f}",
+                    "spread": bench_repeats.spread_text(list(r.repeat_p50s)),
+                    "repeats": r.repeats,
                     "rounds": r.rounds, "floor": r.floor, "ratio": ratio_text(r),
                     "chain": "" if r.ratio_to_chain is None
                     else f"{format_ratio(r.ratio_to_chain)}x"})
@@ -242,45 +310,3 @@ def _legend(x: float, y: float, colour: str, label: str, *, dashed: bool) -> str
     dash = ' stroke-dasharray="5,4"' if dashed else ' stroke-width="2"'
     return (f'<line x1="{x}" x2="{x + 18}" y1="{y}" y2="{y}" stroke="{colour}"{dash}/>'
             f'<text x="{x + 24}" y="{y + 4}">{escape(label[:22])}</text>')
-
-
-MIN_ROUNDS = 5
-"""The fewest rounds a side needs before :func:`moved` calls a move: with fewer, the quartiles are
-those of 1-4 samples (3 rounds: q1 and q3 are interpolated between the three values), and two runs
-of the same code land outside each other's IQR most of the time."""
-
-
-def moved(old: list[BenchRow], new: list[BenchRow]) -> list[dict]:
-    """Benchmarks present in both whose p50 moved beyond the noise: both sides have at least
-    :data:`MIN_ROUNDS` rounds and their IQRs [q1, q3] do not overlap. Sorted by the size of the
-    change, largest first; each with its scenario, bs label and the rounds of each side."""
-    before = {r.key: r for r in old}
-    out = []
-    for r in new:
-        o = before.get(r.key)
-        if o is None or not o.p50 or r.refused or o.refused or min(o.rounds, r.rounds) < MIN_ROUNDS:
-            continue
-        if o.q3 < r.q1 or r.q3 < o.q1:
-            out.append({"key": r.key, "planner": r.planner, "mode": r.mode, "bs": r.bs_label,
-                        "scenario": r.scenario or "-", "old": o.p50, "new": r.p50,
-                        "ratio": r.p50 / o.p50, "old_iqr": o.iqr, "new_iqr": r.iqr,
-                        "old_rounds": o.rounds, "new_rounds": r.rounds})
-    return sorted(out, key=lambda m: -abs(math.log(m["ratio"])) if m["ratio"] > 0 else 0)
-
-
-def rounds_compared(old: list[BenchRow], new: list[BenchRow]) -> dict:
-    """What :func:`moved` could judge: ``figures`` (present in both, neither refused), ``judged`` (both sides with
-    at least :data:`MIN_ROUNDS` rounds), and the rounds of each side (``old`` / ``new``: the
-    fewest and most, one number when all are equal, e.g. ``"3"`` or ``"3-15"``)."""
-    before = {r.key: r for r in old}
-    pairs = [(before[r.key], r) for r in new
-             if r.key in before and not r.refused and not before[r.key].refused]
-
-    def span(values: list[int]) -> str:
-        return "-" if not values else str(min(values)) if min(values) == max(values) else \
-            f"{min(values)}-{max(values)}"
-
-    return {"figures": len(pairs),
-            "judged": sum(1 for o, r in pairs if min(o.rounds, r.rounds) >= MIN_ROUNDS),
-            "old": span([o.rounds for o, _ in pairs]), "new": span([r.rounds for _, r in pairs]),
-            "min_rounds": MIN_ROUNDS}

@@ -9,9 +9,9 @@ by test id (``case-id[planner]``):
 * **other changes**: any other status change (pass -> skip, fail -> crash, ...);
 * **appeared** / **disappeared**: in one run only, among the planners both runs ran (runs of
   different planners say so, :func:`planner_sets`, and compare only the common ones);
-* **benchmarks moved**: IQRs apart, with at least ``MIN_ROUNDS`` rounds a side
-  (:func:`report_bench.moved`); the headline says how many figures could be judged and the rounds
-  each side had.
+* **benchmarks moved**: beyond the noise bound the two sides' repeats or rounds support
+  (:mod:`conformance.reporting.bench_noise`); the headline says how many figures could be judged
+  and the repeats and rounds each side had.
 
 The headline leads with the regressions: newly failing and disappeared items (a case whose file
 became malformed, or that a run never reached), and each side whose run is incomplete
@@ -29,6 +29,7 @@ from tabulate import tabulate
 
 from conformance.corpus.loader import printable
 from conformance.reporting import bench_figures as report_bench
+from conformance.reporting import bench_noise
 from conformance.reporting.report import what_went_wrong
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, incomplete_reason, load_results
@@ -119,8 +120,8 @@ def compare(old: Path, new: Path) -> dict:
         model.update(sections, has_results=True, unchanged=sum(
             1 for k, r in after.items() if k in before and before[k]["status"] == r["status"]))
     if old_bench is not None and new_bench is not None:
-        model["bench"] = report_bench.moved(old_bench, new_bench)
-        model["bench_rounds"] = report_bench.rounds_compared(old_bench, new_bench)
+        model["bench"] = bench_noise.moved(old_bench, new_bench)
+        model["bench_rounds"] = bench_noise.rounds_compared(old_bench, new_bench)
     model["changed_code"] = changed_code(model["old_fp"], model["new_fp"])
     return model
 
@@ -207,12 +208,14 @@ def bench_line(model: dict) -> str:
     """The benchmarks' part of the headline: moves called, how many figures could be judged, and
     the rounds each side had."""
     r = model["bench_rounds"]
-    rounds = f"rounds: old {r['old']}, new {r['new']}"
+    counts = (f"repeats: old {r['old_repeats']}, new {r['new_repeats']}; "
+              f"rounds: old {r['old']}, new {r['new']}")
+    need = (f"a move needs >= {r['min_repeats']} repeats a side (every repeat apart) or, "
+            f"without repeats, >= {r['min_rounds']} rounds a side (IQRs apart)")
     if not r["judged"]:
-        return (f"benchmarks: none of {r['figures']} figure(s) judged ({rounds}; a move needs "
-                f">= {r['min_rounds']} rounds a side)")
-    return (f"{len(model['bench'])} benchmark figure(s) moved beyond their noise (IQRs apart; "
-            f"{r['judged']} of {r['figures']} judged, >= {r['min_rounds']} rounds a side; {rounds})")
+        return f"benchmarks: none of {r['figures']} figure(s) judged ({counts}; {need})"
+    return (f"{len(model['bench'])} benchmark figure(s) moved beyond their noise "
+            f"({r['judged']} of {r['figures']} judged; {counts}; {need})")
 
 
 def _rows(entries: list[dict], fmt: str) -> list[list]:
@@ -252,11 +255,12 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
     if model["bench"]:
         rows = [[quote(str(m["planner"])), quote(str(m["mode"])), m["scenario"], m["bs"],
                  f"{m['old']:.2f}", f"{m['new']:.2f}", f"{m['ratio']:.2f}x",
-                 f"{m['old_rounds']}/{m['new_rounds']}"]
+                 f"{m['old_repeats']}/{m['new_repeats']}", f"{m['old_rounds']}/{m['new_rounds']}"]
                 for m in model["bench"][:MAX_ROWS]]
         out += ["", f"{'### ' if md else ''}Benchmarks moved beyond their noise", "",
                 tabulate(rows, headers=["planner", "mode", "scenario", "bs", "old p50 us",
-                                        "new p50 us", "new/old", "rounds old/new"],
+                                        "new p50 us", "new/old", "repeats old/new",
+                                        "rounds old/new"],
                          tablefmt=fmt, disable_numparse=True)]
     text = "\n".join(out)
     return (text if md else "\n".join(printable(line) for line in text.split("\n"))) + "\n"

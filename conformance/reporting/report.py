@@ -17,6 +17,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from conformance.reporting import bench_figures as report_bench
+from conformance.reporting import bench_repeats
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.loader import printable
 from conformance.corpus.text import kept
@@ -161,8 +162,24 @@ def _bench(path: Path | None) -> dict:
     if path is None:
         return {"bench": None}
     rows, info = report_bench.load_bench(path)
+    goals = [dict(g, measured=report_bench.goal_cell(g)) for g in info["goals"] or []]
     return {"bench": {"file": str(path), "info": info, "table": report_bench.table(rows),
-                      "plots": report_bench.plots(rows)}}
+                      "plots": report_bench.plots(rows), "goals": goals,
+                      "repeats": info["repeats"],
+                      "judged_on": bench_repeats.judged_on(info["repeats"])}}
+
+
+def _goal_lines(bench: dict, fmt: str) -> list[str]:
+    """The suite's goal table (``conformance_goals`` of the file) under its judged-on line; a line
+    saying so for a file written before the suite recorded its goals."""
+    if not bench["goals"]:
+        return ["", "serving goals: none recorded in this benchmark file"]
+    cell = code_span if fmt == "github" else str
+    rows = [[cell(g["goal"]), cell(g["target"]), cell(g["measured"]), cell(g["verdict"])]
+            for g in bench["goals"]]
+    return ["", f"serving goals, {bench['judged_on']}", "",
+            tabulate(rows, headers=["goal", "target", "worst measured", "verdict"], tablefmt=fmt,
+                     disable_numparse=True)]
 
 
 def run_command(doc: dict) -> str:
@@ -230,11 +247,15 @@ def render_text(model: dict) -> str:
     else:
         out += ["documented error steps: none failed"]
     if model["bench"]:
+        many = model["bench"]["repeats"] > 1
         rows = [[b["planner"], b["mode"], b["scenario"], b["bs"], b["p50"], b["iqr"], b["rounds"],
-                 b["ratio"]] for b in model["bench"]["table"]]
+                 b["ratio"], *([b["spread"], b["repeats"]] if many else [])]
+                for b in model["bench"]["table"]]
+        out += _goal_lines(model["bench"], "simple")
         out += ["", tabulate(rows, headers=["planner", "mode", "scenario", "bs", "p50 us", "IQR",
-                                            "rounds", "vs floor"], tablefmt="simple",
-                             disable_numparse=True)]
+                                            "rounds", "vs floor",
+                                            *(["p50 range", "repeats"] if many else [])],
+                             tablefmt="simple", disable_numparse=True)]
     return "\n".join(printable(line) for line in "\n".join(out).split("\n")) + "\n"
 
 
@@ -257,6 +278,8 @@ def render_markdown(model: dict) -> str:
               code_span(rules) if (rules := verdict_view.rules(r)) else ""]
              for r in judged], headers=["status", "test", "why", "what", "rules"],
             tablefmt="github")]
+    if model["bench"]:
+        out += ["", "### Benchmarks", *_goal_lines(model["bench"], "github")]
     bad = [f for f in model["failures"] if not f["judged"]]
     if bad:
         out += ["", "### Not passing", ""]

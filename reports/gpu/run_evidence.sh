@@ -6,7 +6,8 @@
 #   4. upstream's launcher (if importable) under memcheck, judged with its manifest;
 #   5. the harness's GPU-only tests;
 #   6. the benchmark suite with every planner, bound forms and upstream's (only when STEPS names
-#      `bench`: STEPS="fingerprint bench" runs just that);
+#      `bench`: STEPS="fingerprint bench" runs just that; REPEAT=3 judges each goal on the median
+#      of three repeats in the one run);
 #   7. `sandbox`: an isolated corpus run on CUDA (the sandbox's CUDA fallback, a non-dumpable
 #      judge with CUDA IPC) and one case with `--sandbox namespace` (does CUDA IPC cross a PID
 #      namespace?), only when STEPS names it;
@@ -69,7 +70,7 @@ run gpu-tests "${TT:-200}" "$PY" -m pytest -q -p no:cacheprovider tests/test_tri
   tests/test_numba_cuda_planner.py tests/test_sanitizer.py tests/test_hostile.py tests/test_isolate.py \
   tests/test_bind.py tests/test_validate_cache.py tests/test_upstream_manifest.py
 run bench "${TB:-300}" "$PY" -m conformance bench --planner python "${BUILTINS[@]}" --planner "$UPSTREAM" \
-  --json "$W/bench.json" --report "$W/bench.md"
+  --repeat "${REPEAT:-1}" --json "$W/bench.json" --report "$W/bench.md"
 run sandbox "${TS:-200}" bash -c "$PY -m pytest conformance/ -q -p no:cacheprovider --planner triton --isolate --results $W/sandbox-auto.json 2>&1 | tail -n 40; $PY -m pytest conformance/ -q -p no:cacheprovider --planner triton --isolate --sandbox namespace --case spec7-no-prefix --results $W/sandbox-namespace.json 2>&1 | tail -n 40"
 run launcher-shape "${TL:-120}" "$PY" -m conformance.bench.sweeps.launcher_shape --planner triton \
   --planner triton-bound --planner numba-cuda --planner numba-cuda-bound --bs 1024
