@@ -15,7 +15,9 @@
 #      binds (conformance/bench/sweeps/launcher_shape.py), only when STEPS names it;
 #   9. `entries-gpu`: the entries planner's compiled Triton and Numba CUDA planners against the
 #      tests' oracle, CUDA-graph capture and replay (tests/test_entries_gpu.py), only when named;
-#  10. `one-pass`: the one-pass kernel sweep (conformance/bench/sweeps/one_pass.py), only when named.
+#  10. `one-pass`: the one-pass kernel sweep (conformance/bench/sweeps/one_pass.py), only when named;
+#  11. `memo-cost`: the validation memo's per-call cost on the GPU
+#      (conformance/bench/sweeps/memo_cost.py --device cuda), only when named.
 #
 #   OUT=/path/to/out bash reports/gpu/run_evidence.sh     # from the repository root
 #   BUILTINS="--planner python" SANITIZED="--planner python" OUT=/tmp/o bash reports/gpu/run_evidence.sh
@@ -77,5 +79,6 @@ run launcher-shape "${TL:-120}" "$PY" -m conformance.bench.sweeps.launcher_shape
 run entries-gpu "${TE:-200}" "$PY" -m pytest -q -p no:cacheprovider -rs tests/test_entries_gpu.py \
   tests/test_entries_planners.py
 run one-pass "${TO:-420}" "$PY" -m conformance.bench.sweeps.one_pass --out "$W"
+run memo-cost "${TK:-120}" "$PY" -m conformance.bench.sweeps.memo_cost --device cuda
 step "done"
 tar -czf "$OUT/evidence.tgz" -C "$W" .
