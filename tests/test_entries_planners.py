@@ -13,7 +13,7 @@ import random
 import pytest
 import torch
 
-from impls.entries_planner import PLANNERS, get_planner
+from impls.entries_planner import PLANNERS, get_planner, planner_mode
 from tests.entries_oracle import POISON, build, linear_pool, linear_table, outputs
 
 SLOT, TOKEN, POS, PREV = ("out_verify_slot_indices", "out_verify_expected_tokens",
@@ -22,10 +22,23 @@ SLOT, TOKEN, POS, PREV = ("out_verify_slot_indices", "out_verify_expected_tokens
 
 @pytest.fixture(scope="module", params=list(PLANNERS))
 def planner(request):
+    """The planner's launcher; a compiled one (``gpu`` mode) gets CUDA copies of the CPU tensors
+    the tests build, and every tensor is copied back after the launch (outputs to compare, inputs
+    to check they were left as they were)."""
     try:
-        return get_planner(request.param)
+        launch = get_planner(request.param)
     except RuntimeError as exc:
         pytest.skip(str(exc))
+    if planner_mode(request.param) != "gpu":
+        return launch
+
+    def on_cuda(**kwargs):
+        moved = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+        launch(**moved)
+        for name, tensor in moved.items():
+            if isinstance(tensor, torch.Tensor):
+                kwargs[name].copy_(tensor.cpu())
+    return on_cuda
 
 
 def run(planner, kwargs) -> dict[str, list[int]]:
