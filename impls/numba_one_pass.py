@@ -86,7 +86,7 @@ def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
         raise ValueError(f"threads={threads} must be a multiple of 32 in [32, 1024]")
     if design == "single":
         chunk = max(bs, 1)
-    chunk = chunk or threads
+    chunk = chunk or (nb.SIM_CHUNK if SIMULATED else threads)
     blocks = max(1, -(-bs // chunk))
     if blocks > 128:
         raise ValueError(f"{blocks} blocks exceed the workspace's 128 tiles")
@@ -103,7 +103,9 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
         design: ``single``, ``blocked`` or ``lookback`` (module docstring).
         threads: threads per block (GPU; the simulator always takes :data:`SIM_THREADS`); default
             1024 for ``single``, 256 otherwise.
-        chunk: requests per block (``single``: all of them); default ``threads``.
+        chunk: requests per block (``single``: all of them); default ``threads`` on the GPU,
+            :data:`impls.numba_cuda_planner.SIM_CHUNK` in the simulator (its threads are Python
+            threads: many small blocks that each re-read the requests before them are slow).
         launcher_kwargs: the 13 keyword arguments of spec section 3.
 
     Raises:

@@ -158,3 +158,20 @@ def test_sweep_marks_wrong_and_failed_candidates(tmp_path, monkeypatch):
     group = [{"kernel": "one-pass planted", "check": "WRONG: x", "p50": 0.1},
              {"kernel": "one-pass x", "check": "same", "p50": 2.0}]
     assert one_pass.best_candidate(group)["p50"] == 2.0  # a wrong one is never chosen
+
+
+def test_triton_candidates_compile_for_sm90():
+    """The compiled path (not the interpreter's) accepts every kernel variant: a child compiles them
+    for sm_90 with Triton's bundled ptxas (tests/one_pass_sm90.py)."""
+    import os
+    import subprocess
+    import sys
+
+    from conformance.paths import REPO_ROOT
+
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    out = subprocess.run([sys.executable, "-m", "tests.one_pass_sm90"], cwd=REPO_ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    lines = [line for line in out.stdout.splitlines() if ": " in line]
+    assert out.returncode == 0 and len(lines) == 6, out.stdout + out.stderr[-2000:]
+    assert all(": ok, " in line for line in lines), out.stdout

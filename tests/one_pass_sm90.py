@@ -1,0 +1,50 @@
+"""Compile every Triton one-pass candidate config the sweep times for an H200 (sm_90) without a GPU:
+``TRITON_INTERPRET=0 python -m tests.one_pass_sm90`` (Triton's bundled ptxas; no device needed).
+
+Prints one line per config, ``BLOCK TILE LOOKBACK SPLIT NPROG warps: ok`` or the compile error, and
+exits 1 if any failed: what the interpreter cannot see (its numpy semantics accept what the
+compiler refuses: a loop-carried value whose type changes, an unsupported atomic, a bad layout)
+fails here, not on the lead's GPU run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ["TRITON_INTERPRET"] = "0"
+
+import triton  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+
+from impls import triton_one_pass as top  # noqa: E402
+
+POINTERS = ["*i64"] * 3 + ["*i32"] + ["*i64"] * 4 + ["*i32"] * 3 + ["*i64"]
+CONSTEXPRS = ("BLOCK", "TILE", "HAS_LUT", "LOOKBACK", "SPLIT", "NPROG")
+CONFIGS = [(32, 32, False, 0, 2, 1), (4096, 4096, False, 0, 2, 32), (4096, 4096, False, 64, 2, 16),
+           (4096, 512, False, 0, 8, 8), (4096, 128, True, 0, 32, 4), (512, 32, True, 0, 16, 1)]
+
+
+def main() -> int:
+    kernel = top._one_pass_kernel
+    names = kernel.arg_names
+    signature = dict(zip(names, POINTERS + ["i64"] * 7 + ["constexpr"] * len(CONSTEXPRS)))
+    failed = 0
+    for block, tile, lookback, split, nprog, warps in CONFIGS:
+        values = dict(zip(CONSTEXPRS, (block, tile, True, lookback, split, nprog)))
+        src = ASTSource(fn=kernel, signature=signature,
+                        constexprs={(names.index(n),): v for n, v in values.items()})
+        label = f"{block} {tile} {lookback} {split} {nprog} {warps}"
+        try:
+            compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32),
+                                      options={"num_warps": warps})
+            print(f"{label}: ok, {len(compiled.asm['cubin'])} cubin bytes")
+        except Exception as exc:  # noqa: BLE001 - printed, and the exit status says so
+            failed += 1
+            print(f"{label}: {type(exc).__name__}: {exc}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
