@@ -195,7 +195,7 @@ def config_for(design: str, bs: int, tile: int | None, num_warps: int | None,
 
 
 def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None = None,
-                split: int = 0, **launcher_kwargs) -> None:
+                split: int = 0, **launcher_kwargs):
     """Plan with candidate ``design`` (:data:`DESIGNS`); the launcher of spec section 3 otherwise.
 
     Args:
@@ -206,6 +206,10 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
         split: 0 for ``tl.cumsum`` over the tile, else a two-level scan of rows of ``split`` lanes.
         launcher_kwargs: the 13 keyword arguments of spec section 3 (validated by the shared,
             memoised validator, :func:`impls.validate_cache.lookup`).
+
+    Returns:
+        What Triton's launch returns: on the GPU the compiled kernel (``n_regs``, ``n_spills``:
+        registers and spilled registers per thread, for the sweep), in the interpreter None.
 
     Raises:
         PlanError: (a ``ValueError``) any check of spec section 4, before anything is launched.
@@ -223,9 +227,9 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
             plan.bs, plan.req_to_token_stride0, plan.max_reqs, plan.max_seq_len, plan.lut_len,
             window, min(plan.verify_capacity, tp._INT64_MAX))
     with torch.cuda.device(buffers.device) if MODE == "gpu" else _null():
-        _one_pass_kernel[(grid,)](*args, BLOCK=block, TILE=tile, HAS_LUT=plan.has_swa_lut,
-                                  LOOKBACK=lookback, SPLIT=split, NPROG=nprog,
-                                  num_warps=warps)
+        return _one_pass_kernel[(grid,)](*args, BLOCK=block, TILE=tile, HAS_LUT=plan.has_swa_lut,
+                                         LOOKBACK=lookback, SPLIT=split, NPROG=nprog,
+                                         num_warps=warps)
 
 
 class _null:

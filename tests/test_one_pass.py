@@ -132,7 +132,7 @@ def test_sweep_dry_run(tmp_path, monkeypatch, capsys):
     designs = {(f, d) for f in ("triton", "numba-cuda") for d in top.DESIGNS}
     assert {(r.split("|")[1].strip(), r.split("|")[3].strip()[len("one-pass "):])
             for r in rows} == designs
-    assert all(r.rstrip(" |").endswith("same") for r in rows), rows
+    assert all(r.split("|")[8].strip() == "same" for r in rows), rows
     assert report.count("| chain floor") >= 4 and report.count("| current planner") == 4
 
 
@@ -175,3 +175,37 @@ def test_triton_candidates_compile_for_sm90():
     lines = [line for line in out.stdout.splitlines() if ": " in line]
     assert out.returncode == 0 and len(lines) == 6, out.stdout + out.stderr[-2000:]
     assert all(": ok, " in line for line in lines), out.stdout
+
+
+def test_sweep_timed_path_with_a_stand_in_clock(monkeypatch):
+    """The GPU path of the sweep (timing, floor choice, ratios, the check after the replays, the
+    summary's goal) on the CPU, with graph replays replaced by three plain calls and times drawn
+    from a fixed sequence."""
+    from conformance.bench import timing
+    from conformance.bench.sweeps import one_pass
+
+    times = iter([3.0, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1])
+
+    def stand_in(fn, **_):
+        for _ in range(3):
+            fn()
+        return timing.summarize([next(times)])
+
+    monkeypatch.setattr(timing, "graph_replay_time", stand_in)
+    rows = one_pass.sweep_one("triton", 64, CPU, dry_run=False, deadline=float("inf"))
+    assert [(r["kernel"], r["config"]) for r in rows] == [
+        ("chain floor", "BLOCK 32, 1 warps"), ("chain floor", "BLOCK 64, 2 warps"),
+        ("current planner", "default"), ("one-pass single", "num_warps 1"),
+        ("one-pass single", "num_warps 2"), ("one-pass blocked", "tile 32, num_warps 1"),
+        ("one-pass lookback", "tile 32, num_warps 1")]
+    assert [r.get("floor") for r in rows[:2]] == [False, True]  # 2.0 us beats 3.0
+    assert [r["p50"] for r in rows] == [3.0, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1]
+    assert [round(r["ratio"], 3) for r in rows] == [1.5, 1.0, 1.25, 4.5, 1.2, 1.35, 1.05]
+    assert all(r["check"] == "same" for r in rows[3:])
+    best = one_pass.best_candidate(rows)
+    assert (best["kernel"], best["p50"]) == ("one-pass lookback", 2.1)
+    summary = one_pass.summary(rows)
+    line = next(x for x in summary.splitlines() if "| triton" in x)
+    assert [c.strip() for c in line.split("|")[1:-1]] == [
+        "triton", "64", "2.00 (BLOCK 64, 2 warps)", "2.50",
+        "one-pass lookback [tile 32, num_warps 1]", "2.10", "1.05x", "met"]
