@@ -178,7 +178,9 @@ def config_for(design: str, bs: int, tile: int | None, num_warps: int | None,
     """
     if design not in DESIGNS:
         raise ValueError(f"unknown design {design!r}: use one of {', '.join(DESIGNS)}")
-    block = max(32, tp.block_for(bs))
+    if not 0 <= bs <= 4096:
+        raise ValueError(f"bs={bs} must be in [0, 4096]")
+    block = max(32, 1 << max(0, bs - 1).bit_length())  # the smallest power of two >= bs
     if design == "single":
         tile = block
     tile = tile or 512

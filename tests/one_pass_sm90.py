@@ -1,6 +1,7 @@
 """Compile every Triton one-pass candidate config the sweep times for an H200 (sm_90) without a GPU:
 ``TRITON_INTERPRET=0 python -m tests.one_pass_sm90`` (Triton's bundled ptxas; no device needed).
 
+``--all``: every config the GPU sweep launches (a minute or so), else six representative ones.
 Prints one line per config, ``BLOCK TILE LOOKBACK SPLIT NPROG warps: ok`` or the compile error, and
 exits 1 if any failed: what the interpreter cannot see (its numpy semantics accept what the
 compiler refuses: a loop-carried value whose type changes, an unsupported atomic, a bad layout)
@@ -26,12 +27,31 @@ CONFIGS = [(32, 32, False, 0, 2, 1), (4096, 4096, False, 0, 2, 32), (4096, 4096,
            (4096, 512, False, 0, 8, 8), (4096, 128, True, 0, 32, 4), (512, 32, True, 0, 16, 1)]
 
 
+def sweep_configs() -> list[tuple]:
+    """Every distinct (BLOCK, TILE, LOOKBACK, SPLIT, NPROG, warps) the GPU sweep launches."""
+    from conformance.bench.sweeps.one_pass import BATCHES
+    from conformance.bench.sweeps.one_pass_calls import candidates
+
+    out = set()
+    for bs in BATCHES:
+        for label, text, _make in candidates("triton", bs):
+            design = label.split()[-1]
+            cfg = dict(part.split() for part in text.split(", ")) if text != "default" else {}
+            tile, warps, split = (int(cfg[k]) if k in cfg else None for k in ("tile", "num_warps",
+                                                                             "split"))
+            block, tile, warps, grid = top.config_for(design, bs, tile, warps, split or 0)
+            nprog = max(2, 1 << (max(1, grid) - 1).bit_length())
+            out.add((block, tile, design == "lookback" and grid > 1, split or 0, nprog, warps))
+    return sorted(out)
+
+
 def main() -> int:
+    configs = sweep_configs() if "--all" in sys.argv else CONFIGS
     kernel = top._one_pass_kernel
     names = kernel.arg_names
     signature = dict(zip(names, POINTERS + ["i64"] * 7 + ["constexpr"] * len(CONSTEXPRS)))
     failed = 0
-    for block, tile, lookback, split, nprog, warps in CONFIGS:
+    for block, tile, lookback, split, nprog, warps in configs:
         values = dict(zip(CONSTEXPRS, (block, tile, True, lookback, split, nprog)))
         src = ASTSource(fn=kernel, signature=signature,
                         constexprs={(names.index(n),): v for n, v in values.items()})

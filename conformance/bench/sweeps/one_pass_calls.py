@@ -37,8 +37,8 @@ def chain_floors(framework: str, bs: int) -> list[Entry]:
     shape that fits bs: Triton ``BLOCK`` 32..1024 with 1-8 warps, Numba 32..1024 threads."""
     top = max(32, min(1024, _pow2_at_least(bs)))
     if framework == "triton":
-        shapes = [(b, w) for b, w in ((32, 1), (64, 2), (128, 4), (256, 4), (512, 4), (512, 8),
-                                      (1024, 8)) if b <= top]
+        shapes = [(b, w) for b, w in ((32, 1), (64, 1), (64, 2), (128, 2), (128, 4), (256, 4),
+                                      (256, 8), (512, 4), (512, 8), (1024, 8)) if b <= top]
         return [("chain floor", f"BLOCK {b}, {w} warps", _triton_chain(b, w)) for b, w in shapes]
     threads = [t for t in (32, 64, 128, 256, 512, 1024) if t <= top]
     return [("chain floor", f"{t} threads", _numba_chain(t)) for t in threads]
@@ -128,7 +128,8 @@ def candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
             out.append(_triton_candidate("single", num_warps=w))
         if block >= 512 and not dry_run:
             out.append(_triton_candidate("single", num_warps=warps[-1], split=64))
-        for tile, w in ((32, 1), (128, 4), (256, 4), (256, 8), (512, 8)):
+        for tile, w in ((32, 1), (64, 2), (128, 2), (128, 4), (256, 4), (256, 8), (512, 8),
+                        (512, 16)):
             if _several(tile, bs, dry_run):
                 out.append(_triton_candidate("blocked", tile=tile, num_warps=w))
                 out.append(_triton_candidate("lookback", tile=tile, num_warps=w))
@@ -136,7 +137,8 @@ def candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
     singles = (256, 1024) if bs > 256 else (max(32, min(1024, (bs + 31) // 32 * 32)),)
     for t in singles[:1] if dry_run else singles:
         out.append(_numba_candidate("single", threads=t))
-    for threads, chunk in ((32, 32), (128, 128), (256, 256), (256, 512), (512, 512)):
+    for threads, chunk in ((32, 32), (64, 64), (128, 128), (128, 256), (256, 256), (256, 512),
+                           (512, 512), (512, 1024)):
         if _several(chunk, bs, dry_run):
             out.append(_numba_candidate("blocked", threads=threads, chunk=chunk))
             out.append(_numba_candidate("lookback", threads=threads, chunk=chunk))
