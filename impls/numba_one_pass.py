@@ -9,7 +9,10 @@ Designs (:data:`DESIGNS`), chosen with ``design=`` on :func:`plan_launch`:
 * ``lookback``: ``ceil(bs / chunk)`` blocks that take their chunk by ticket and add the totals
   published by earlier chunks (the workspace of :func:`workspace`, zeroed once per device, kept
   valid by the kernel itself, also under CUDA-graph replay; one launch at a time per workspace, as
-  on one stream; a launch killed midway leaves it invalid: :func:`reset_workspace`).
+  on one stream; a launch killed midway leaves it invalid: :func:`reset_workspace`);
+* ``lookback-pid``: the same with the chunk by block index, the ticket (for the epoch) taken after
+  the table gathers: no round trip before the inputs, but it relies on every block being resident
+  at once (:mod:`impls.numba_one_pass_kernel`).
 
 Launches go through Numba's ordinary launch on torch's current stream (GPU) or the simulator (CPU
 tensors): device time, not launch cost, is what these candidates are for. Mode: that of
@@ -26,7 +29,7 @@ from impls.constants import NO_SEED, REQ_POOL_IDX_PADDING
 from impls.contract import REQUEST_INPUT_NAMES
 from impls.validate_cache import lookup
 
-DESIGNS = ("single", "blocked", "lookback")
+DESIGNS = ("single", "blocked", "lookback", "lookback-pid")
 SIMULATED = nb.SIMULATED
 SIM_THREADS = 32
 """Threads per block in the simulator (each one a Python thread there)."""
@@ -100,7 +103,7 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
     """Plan with candidate ``design``; the launcher of spec section 3 otherwise.
 
     Args:
-        design: ``single``, ``blocked`` or ``lookback`` (module docstring).
+        design: one of :data:`DESIGNS` (module docstring).
         threads: threads per block (GPU; the simulator always takes :data:`SIM_THREADS`); default
             1024 for ``single``, 256 otherwise.
         chunk: requests per block (``single``: all of them); default ``threads`` on the GPU,
@@ -150,3 +153,4 @@ def launcher(design: str, **config):
 launch_single = launcher("single")
 launch_blocked = launcher("blocked")
 launch_lookback = launcher("lookback")
+launch_lookback_pid = launcher("lookback-pid")

@@ -17,8 +17,11 @@ arrival order: every earlier tile's block has started), the block that draws the
 ``(1 << 16) - gridDim.x`` (the epoch advances, the count returns to 0), each block publishes its
 two totals and then a flag ``epoch + 1`` (``threadfence`` between), and spins on the flags of
 earlier tiles with atomic reads. The workspace stays valid from launch to launch, also under
-CUDA-graph replay, with no reset (:mod:`impls.numba_one_pass`). Guards: spec section 6, as the
-default kernel's.
+CUDA-graph replay, with no reset (:mod:`impls.numba_one_pass`). ``lookback-pid``: the tile is the
+block index and thread 0 takes the ticket (for the epoch only) after the block's table gathers are
+issued, so no round trip precedes the inputs; it relies on the whole grid being resident at once
+(at most 128 blocks), which CUDA does not promise; the bounded spin makes a violation wrong
+outputs, not a hang. Guards: spec section 6, as the default kernel's.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ instead of a hang)."""
 
 def build_kernel(*, design: str, use_shuffle: bool, padding: int, no_seed: int, max_threads: int,
                  items: int, unroll: int = 4):
-    """The kernel's Python function for ``design`` (``single``, ``blocked`` or ``lookback``).
+    """The kernel's Python function for ``design`` (``single``, ``blocked``, ``lookback`` or
+    ``lookback-pid``).
 
     Args:
         use_shuffle: warp-shuffle scan plus one shared pass over warp totals (GPU only), else a
@@ -53,7 +57,8 @@ def build_kernel(*, design: str, use_shuffle: bool, padding: int, no_seed: int, 
     slots = 32 if use_shuffle else max_threads
     full_mask = 0xFFFFFFFF
     blocked = design == "blocked"
-    lookback = design == "lookback"
+    lookback = design in ("lookback", "lookback-pid")
+    by_ticket = design == "lookback"
 
     def plan_offsets(rpi, prefix, extend, table, lut, out_verify, out_write, out_seed,
                      out_num_valid, out_enable, out_reqs, ws, bs, lut_len, window, capacity,
@@ -64,7 +69,7 @@ def build_kernel(*, design: str, use_shuffle: bool, padding: int, no_seed: int, 
         ticket_cell = cuda.shared.array(1, np.int64)
         blk = cuda.blockIdx.x
         epoch = 0
-        if lookback and nblocks > 1:
+        if lookback and by_ticket and nblocks > 1:
             if tid == 0:
                 t = cuda.atomic.add(ws, 0, 1)
                 ticket_cell[0] = t
@@ -128,6 +133,11 @@ def build_kernel(*, design: str, use_shuffle: bool, padding: int, no_seed: int, 
                         base_v += max(min(pre[k], window) if window > 0 else pre[k], 0)
                         base_w += max(ext[k], 0)
                 r0 += unroll * nthreads
+        if lookback and not by_ticket and nblocks > 1 and tid == 0:
+            t = cuda.atomic.add(ws, 0, 1)  # the epoch, after this block's gathers are issued
+            ticket_cell[0] = t
+            if (t & 0xFFFF) == nblocks - 1:
+                cuda.atomic.add(ws, 0, 65536 - nblocks)
         if lut_len > 0:
             for k in range(items):  # round 3: the LUT (a negative slot passes untranslated)
                 if seed[k] >= 0:
@@ -214,6 +224,8 @@ def build_kernel(*, design: str, use_shuffle: bool, padding: int, no_seed: int, 
             base_w = s3[nthreads - 1]
         if lookback and nblocks > 1:
             cuda.syncthreads()  # the scan's last reads of s2 and s3 are done
+            if not by_ticket:
+                epoch = ticket_cell[0] >> 16
             tag = epoch + 1
             if tid == nthreads - 1:  # publish this tile's totals, then its flag
                 ws[AGG_V + blk] = inc_v

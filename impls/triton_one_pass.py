@@ -25,6 +25,13 @@ Designs (:data:`DESIGNS`), chosen with ``design=`` on :func:`plan_launch`:
   count returns to 0, so the next launch (same stream, after this one) finds stale flags with an
   old tag and a zero count. The workspace is thus valid under CUDA-graph replay with no reset
   kernel; a launch that is killed midway leaves it invalid (reallocate: :func:`reset_workspace`).
+  One launch at a time per workspace (one stream), as a server's planning step is;
+* ``lookback-pid``: the same, but the tile is the program id and the ticket (still taken, for the
+  epoch) is issued after the inputs' loads, so it costs no dependent round trip before them. An
+  earlier tile's program is then not known to have started: this relies on the whole grid being
+  resident at once (at most 128 small programs; an H200 has 132 SMs), which CUDA does not promise
+  when other work holds the SMs. The bounded spin (:data:`SPIN_LIMIT`) turns a violation into
+  wrong outputs, not a hang.
 
 The program that owns the last tile writes the totals and the three scalars through one-lane
 masked vector stores (triton#5048), as the default planner does.
@@ -40,7 +47,7 @@ from impls.validate_cache import lookup
 
 triton, tl = tp.triton, tp.tl
 MODE = tp.MODE
-DESIGNS = ("single", "blocked", "lookback")
+DESIGNS = ("single", "blocked", "lookback", "lookback-pid")
 MAX_PROGRAMS = 128
 """Most programs of a ``blocked`` or ``lookback`` launch (4096 lanes / 32-lane tiles)."""
 _FLAGS, _AGG_V, _AGG_W = 8, 8 + MAX_PROGRAMS, 8 + 2 * MAX_PROGRAMS
@@ -62,21 +69,34 @@ if triton is not None:
         lut_len: tl.int64, window: tl.int64, capacity: tl.int64,
         BLOCK: tl.constexpr, TILE: tl.constexpr, HAS_LUT: tl.constexpr,
         LOOKBACK: tl.constexpr, SPLIT: tl.constexpr, NPROG: tl.constexpr,
+        TICKET: tl.constexpr,
     ):
+        tile_id = tl.program_id(0)
         if LOOKBACK:
-            ticket = tl.atomic_add(ws_ptr, 1)  # acq_rel, gpu scope: epoch << 16 | count
-            epoch = ticket >> 16
-            tile_id = ticket & 0xFFFF
-            if tile_id == tl.num_programs(0) - 1:  # every program has its ticket: next epoch
-                tl.atomic_add(ws_ptr, 65536 - tl.num_programs(0))
-        else:
-            tile_id = tl.program_id(0)
-        start = tile_id * TILE
+            if TICKET:  # the tile by ticket: its inputs wait for the atomic
+                ticket = tl.atomic_add(ws_ptr, 1)  # acq_rel, gpu scope: epoch << 16 | count
+                epoch = ticket >> 16
+                tile_id = (ticket & 0xFFFF).to(tl.int32)
+                if tile_id == tl.num_programs(0) - 1:  # every program has its ticket
+                    tl.atomic_add(ws_ptr, 65536 - tl.num_programs(0))
+        start = tile_id.to(tl.int64) * TILE
         lane = start + tl.arange(0, TILE)
         live = lane < bs
         zero = (lane * 0).to(tl.int64)
-        row, prefix, active, verify_len, write_len = _lengths(
-            rpi_ptr, prefix_ptr, extend_ptr, lane, live, window)
+        row = tl.load(rpi_ptr + lane, mask=live, other=0)
+        prefix = tl.load(prefix_ptr + lane, mask=live, other=0)
+        extend = tl.load(extend_ptr + lane, mask=live, other=0)
+        if LOOKBACK:
+            if not TICKET:  # the tile by program id: the ticket overlaps the inputs' loads
+                ticket = tl.atomic_add(ws_ptr, 1)
+                epoch = ticket >> 16
+                if (ticket & 0xFFFF) == tl.num_programs(0) - 1:
+                    tl.atomic_add(ws_ptr, 65536 - tl.num_programs(0))
+        # Spec section 5, as impls.triton_planner._lengths (which also loads): W > 0 is W.
+        active = live & (row != 0)
+        in_window = tl.where(window > 0, tl.minimum(prefix, zero + window), prefix)
+        verify_len = tl.where(active, tl.maximum(in_window, zero), zero)
+        write_len = tl.where(active, tl.maximum(extend, zero), zero)
         own_v = tl.sum(verify_len, axis=0)
         own_w = tl.sum(write_len, axis=0)
         if LOOKBACK:
@@ -201,7 +221,7 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
     """Plan with candidate ``design`` (:data:`DESIGNS`); the launcher of spec section 3 otherwise.
 
     Args:
-        design: ``single``, ``blocked`` or ``lookback`` (module docstring).
+        design: one of :data:`DESIGNS` (module docstring).
         tile: lanes per program, a power of two in [32, 4096] (``single``: ignored, the whole
             batch); default 512.
         num_warps: warps per program (default by tile: 4 up to 128 lanes, 8 up to 512, else 16).
@@ -222,7 +242,7 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
     plan, buffers = lookup(launcher_kwargs)
     block, tile, warps, grid = config_for(design, plan.bs, tile, num_warps, split)
     window = 0 if plan.swa_window_size <= 0 else min(plan.swa_window_size, tp._INT64_MAX)
-    lookback = design == "lookback" and grid > 1
+    lookback = design in ("lookback", "lookback-pid") and grid > 1
     ws = workspace(buffers.device) if lookback else buffers.tensors[-1]
     nprog = max(2, 1 << (max(1, grid) - 1).bit_length())
     args = (*(launcher_kwargs[n] for n in REQUEST_INPUT_NAMES), *buffers.tensors, ws,
@@ -231,7 +251,7 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
     with torch.cuda.device(buffers.device) if MODE == "gpu" else _null():
         return _one_pass_kernel[(grid,)](*args, BLOCK=block, TILE=tile, HAS_LUT=plan.has_swa_lut,
                                          LOOKBACK=lookback, SPLIT=split, NPROG=nprog,
-                                         num_warps=warps)
+                                         TICKET=design == "lookback", num_warps=warps)
 
 
 class _null:
@@ -254,3 +274,4 @@ def launcher(design: str, **config):
 launch_single = launcher("single")
 launch_blocked = launcher("blocked", tile=512)
 launch_lookback = launcher("lookback", tile=512)
+launch_lookback_pid = launcher("lookback-pid", tile=512)

@@ -26,8 +26,9 @@ CPU = torch.device("cpu")
 CANDIDATES = [
     ("triton", "single", {}), ("triton", "single", {"split": 32}),
     ("triton", "blocked", {"tile": 128}), ("triton", "lookback", {"tile": 128}),
+    ("triton", "lookback-pid", {"tile": 128}),
     ("numba", "single", {}), ("numba", "blocked", {"chunk": 512}),
-    ("numba", "lookback", {"chunk": 512}),
+    ("numba", "lookback", {"chunk": 512}), ("numba", "lookback-pid", {"chunk": 512}),
 ]
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]
@@ -84,8 +85,9 @@ def test_bs_edges_match_python(framework, design, config):
         assert_same(plan(framework, design, {**config, **big}, kw), expected(kw), kw)
 
 
+@pytest.mark.parametrize("design", ["lookback", "lookback-pid"])
 @pytest.mark.parametrize("framework", ["triton", "numba"])
-def test_lookback_workspace_resets_itself(framework):
+def test_lookback_workspace_resets_itself(framework, design):
     """Word 0 is epoch << 16 | tickets: after each multi-program launch the count is back to 0 and
     the epoch one further; a one-program launch leaves it alone."""
     module = top if framework == "triton" else nop
@@ -95,7 +97,7 @@ def test_lookback_workspace_resets_itself(framework):
     assert before & 0xFFFF == 0
     for k, bs in enumerate((300, 5, 513)):
         kw = random_case(bs, k, "swa")
-        assert_same(plan(framework, "lookback", config, kw), expected(kw), kw)
+        assert_same(plan(framework, design, config, kw), expected(kw), kw)
     assert int(ws[0]) == before + 2 * 65536  # bs 5 is one program: no ticket
 
 
@@ -175,7 +177,7 @@ def test_triton_candidates_compile_for_sm90():
     out = subprocess.run([sys.executable, "-m", "tests.one_pass_sm90"], cwd=REPO_ROOT, env=env,
                          capture_output=True, text=True, timeout=300)
     lines = [line for line in out.stdout.splitlines() if ": " in line]
-    assert out.returncode == 0 and len(lines) == 6, out.stdout + out.stderr[-2000:]
+    assert out.returncode == 0 and len(lines) == 7, out.stdout + out.stderr[-2000:]
     assert all(": ok, " in line for line in lines), out.stdout
 
 
@@ -186,7 +188,7 @@ def test_sweep_timed_path_with_a_stand_in_clock(monkeypatch):
     from conformance.bench import timing
     from conformance.bench.sweeps import one_pass
 
-    times = iter([3.0, 2.2, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1])
+    times = iter([3.0, 2.2, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1, 2.3])
 
     def stand_in(fn, **_):
         for _ in range(3):
@@ -200,10 +202,11 @@ def test_sweep_timed_path_with_a_stand_in_clock(monkeypatch):
         ("chain floor", "BLOCK 64, 2 warps"),
         ("current planner", "default"), ("one-pass single", "num_warps 1"),
         ("one-pass single", "num_warps 2"), ("one-pass blocked", "tile 32, num_warps 1"),
-        ("one-pass lookback", "tile 32, num_warps 1")]
+        ("one-pass lookback", "tile 32, num_warps 1"),
+        ("one-pass lookback-pid", "tile 32, num_warps 1")]
     assert [r.get("floor") for r in rows[:3]] == [False, False, True]  # the fastest shape
-    assert [r["p50"] for r in rows] == [3.0, 2.2, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1]
-    assert [round(r["ratio"], 3) for r in rows] == [1.5, 1.1, 1.0, 1.25, 4.5, 1.2, 1.35, 1.05]
+    assert [r["p50"] for r in rows] == [3.0, 2.2, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1, 2.3]
+    assert [round(r["ratio"], 3) for r in rows] == [1.5, 1.1, 1.0, 1.25, 4.5, 1.2, 1.35, 1.05, 1.15]
     assert all(r["check"] == "same" for r in rows[4:])
     best = one_pass.best_candidate(rows)
     assert (best["kernel"], best["p50"]) == ("one-pass lookback", 2.1)

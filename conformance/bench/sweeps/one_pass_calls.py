@@ -133,6 +133,7 @@ def candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
             if _several(tile, bs, dry_run):
                 out.append(_triton_candidate("blocked", tile=tile, num_warps=w))
                 out.append(_triton_candidate("lookback", tile=tile, num_warps=w))
+                out.append(_triton_candidate("lookback-pid", tile=tile, num_warps=w))
         return out
     singles = (256, 1024) if bs > 256 else (max(32, min(1024, (bs + 31) // 32 * 32)),)
     for t in singles[:1] if dry_run else singles:
@@ -142,6 +143,7 @@ def candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
         if _several(chunk, bs, dry_run):
             out.append(_numba_candidate("blocked", threads=threads, chunk=chunk))
             out.append(_numba_candidate("lookback", threads=threads, chunk=chunk))
+            out.append(_numba_candidate("lookback-pid", threads=threads, chunk=chunk))
     return out
 
 
