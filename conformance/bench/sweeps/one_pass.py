@@ -18,7 +18,7 @@ draws (:func:`conformance.bench.sweeps.one_pass_calls.hazard_kwargs`). A candida
 
 It prints one Markdown table and writes it to ``DIR/one_pass.md`` with the machine fingerprint.
 ``--dry-run``: on the CPU (Triton's interpreter, Numba's simulator), bs 1 and 64, one config per
-design, the correctness path only, no timing.
+design, one out-of-contract draw, the correctness path only, no timing.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def sweep_one(framework: str, bs: int, device: torch.device, dry_run: bool,
     cur = current(framework)
     reference = outputs_of(cur[2], kw)
     checks = [(kw, reference)]
-    for seed in (1, 2):
+    for seed in (1,) if dry_run else (1, 2):  # the simulator takes ~0.3 s a launch
         hk = hazard_kwargs(bs, seed, device)
         checks.append((hk, outputs_of(cur[2], hk)))
     rows = []
