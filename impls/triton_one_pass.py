@@ -51,9 +51,11 @@ DESIGNS = ("single", "blocked", "lookback", "lookback-pid")
 MAX_PROGRAMS = 128
 """Most programs of a ``blocked`` or ``lookback`` launch (4096 lanes / 32-lane tiles)."""
 _FLAGS, _AGG_V, _AGG_W = 8, 8 + MAX_PROGRAMS, 8 + 2 * MAX_PROGRAMS
-SPIN_LIMIT = 1 << 16
+SPIN_LIMIT = 1 << 12
 """Most polls of the flags before a look-back program gives up (its outputs are then wrong, which
-a check sees, instead of a hang that would take the GPU run with it)."""
+a check sees, instead of a hang that would take the GPU run with it). 4096 polls of about 1 us:
+a few ms, against the few us an earlier tile takes to publish; small, so that a sweep that meets
+a violation still finishes."""
 WORKSPACE_LEN = 8 + 3 * MAX_PROGRAMS
 """int64 words of the look-back workspace: the ticket/epoch word, then flags, verify totals and
 write totals of each tile."""
