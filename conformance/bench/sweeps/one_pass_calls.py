@@ -1,0 +1,184 @@
+"""What :mod:`conformance.bench.sweeps.one_pass` times: per framework and bs, the chain floor at
+each launch shape, the current planner and every one-pass candidate with its config sweep; and
+the random inputs its correctness check runs.
+
+A call is ``(label, config text, make)`` where ``make(kw)`` returns a zero-argument call of the
+launch on the launcher arguments ``kw`` (spec section 3), capturable in a CUDA graph on the GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from impls.contract import REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
+from impls.constants import SCRATCH_MIN_LEN
+
+FRAMEWORKS = ("triton", "numba-cuda")
+Make = Callable[[dict], Callable[[], object]]
+Entry = tuple[str, str, Make]
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+def _chain_args(kw: dict):
+    rpi, prefix, extend = (kw[n] for n in REQUEST_INPUT_NAMES)
+    table, lut = (kw[n] for n in TABLE_INPUT_NAMES)
+    lut_len = 0 if lut is None else int(lut.shape[0])
+    lut = lut if lut is not None else torch.zeros(1, dtype=torch.int64, device=rpi.device)
+    return rpi, prefix, extend, table, lut, kw["out_write_seed_slot_indices"], lut_len
+
+
+def chain_floors(framework: str, bs: int) -> list[Entry]:
+    """The chain floor (:mod:`conformance.bench.chain_triton` / ``chain_numba``) at every launch
+    shape that fits bs: Triton ``BLOCK`` 32..1024 with 1-8 warps, Numba 32..1024 threads."""
+    top = max(32, min(1024, _pow2_at_least(bs)))
+    if framework == "triton":
+        shapes = [(b, w) for b, w in ((32, 1), (64, 1), (64, 2), (128, 2), (128, 4), (256, 4),
+                                      (256, 8), (512, 4), (512, 8), (1024, 8)) if b <= top]
+        return [("chain floor", f"BLOCK {b}, {w} warps", _triton_chain(b, w)) for b, w in shapes]
+    threads = [t for t in (32, 64, 128, 256, 512, 1024) if t <= top]
+    return [("chain floor", f"{t} threads", _numba_chain(t)) for t in threads]
+
+
+def _triton_chain(block: int, warps: int) -> Make:
+    def make(kw):
+        from conformance.bench.chain_triton import chain_kernel
+
+        rpi, prefix, extend, table, lut, out, lut_len = _chain_args(kw)
+        bs, grid = int(rpi.shape[0]), max(1, -(-int(rpi.shape[0]) // block))
+        args = (rpi, prefix, extend, table, lut, out, bs, table.stride(0), table.shape[0],
+                table.shape[1], lut_len)
+        return lambda: chain_kernel[(grid,)](*args, BLOCK=block, HAS_LUT=lut_len > 0,
+                                             num_warps=warps)
+    return make
+
+
+def _numba_chain(threads: int) -> Make:
+    def make(kw):
+        from numba import cuda
+
+        from conformance.bench.chain_numba import chain_kernel
+
+        *tensors, lut_len = _chain_args(kw)
+        bs = int(tensors[0].shape[0])
+        grid = max(1, -(-bs // threads))
+        if tensors[0].device.type != "cuda":
+            arrays = [t.numpy() for t in tensors]
+            return lambda: chain_kernel[grid, threads](*arrays, bs, lut_len)
+        views = [cuda.as_cuda_array(t, sync=False) for t in tensors]
+
+        def on_torch_stream():
+            stream = cuda.external_stream(torch.cuda.current_stream().cuda_stream)
+            chain_kernel[grid, threads, stream](*views, bs, lut_len)
+        return on_torch_stream
+    return make
+
+
+def current(framework: str) -> Entry:
+    """The default planner's ``launch`` (its own configuration)."""
+    def make(kw):
+        if framework == "triton":
+            from impls.triton_planner import launch
+        else:
+            from impls.numba_cuda_planner import launch
+        return lambda: launch(**kw)
+    return ("current planner", "default", make)
+
+
+def _triton_candidate(design: str, **config) -> Entry:
+    def make(kw):
+        from impls.triton_one_pass import plan_launch
+
+        return lambda: plan_launch(design=design, **config, **kw)
+    text = ", ".join(f"{k} {v}" for k, v in config.items()) or "default"
+    return (f"one-pass {design}", text, make)
+
+
+def _numba_candidate(design: str, **config) -> Entry:
+    def make(kw):
+        from impls.numba_one_pass import plan_launch
+
+        return lambda: plan_launch(design=design, **config, **kw)
+    text = ", ".join(f"{k} {v}" for k, v in config.items()) or "default"
+    return (f"one-pass {design}", text, make)
+
+
+def _several(tile: int, bs: int, dry_run: bool) -> bool:
+    """Whether a multi-program config of ``tile`` lanes a program is swept at bs: only when it
+    gives more than one program; 32-lane tiles (many programs, one warp) only up to bs 512 on the
+    GPU, and only they in a dry run (the smallest bs that still gives several programs)."""
+    if tile >= bs:
+        return False
+    return tile == 32 if dry_run else (tile > 32 or bs <= 512)
+
+
+def candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
+    """Every candidate and config for ``bs``: multi-program designs only where they give more than
+    one program. ``dry_run``: one config per design (interpreter and simulator are slow)."""
+    out: list[Entry] = []
+    if framework == "triton":
+        block = max(32, _pow2_at_least(bs))
+        warps = {32: (1, 2), 64: (1, 2), 128: (2, 4)}.get(block, (4, 8, 16) if block <= 1024
+                                                           else (16, 32))
+        for w in warps[:1] if dry_run else warps:
+            out.append(_triton_candidate("single", num_warps=w))
+        if block >= 512 and not dry_run:
+            out.append(_triton_candidate("single", num_warps=warps[-1], split=64))
+        for tile, w in ((32, 1), (64, 2), (128, 2), (128, 4), (256, 4), (256, 8), (512, 8),
+                        (512, 16)):
+            if _several(tile, bs, dry_run):
+                out.append(_triton_candidate("blocked", tile=tile, num_warps=w))
+                out.append(_triton_candidate("lookback", tile=tile, num_warps=w))
+                out.append(_triton_candidate("lookback-pid", tile=tile, num_warps=w))
+        return out
+    singles = (256, 1024) if bs > 256 else (max(32, min(1024, (bs + 31) // 32 * 32)),)
+    for t in singles[:1] if dry_run else singles:
+        out.append(_numba_candidate("single", threads=t))
+    for threads, chunk in ((32, 32), (64, 64), (128, 128), (128, 256), (256, 256), (256, 512),
+                           (512, 512), (512, 1024)):
+        if _several(chunk, bs, dry_run):
+            out.append(_numba_candidate("blocked", threads=threads, chunk=chunk))
+            out.append(_numba_candidate("lookback", threads=threads, chunk=chunk))
+            out.append(_numba_candidate("lookback-pid", threads=threads, chunk=chunk))
+    return out
+
+
+def hazard_kwargs(bs: int, seed: int, device: torch.device) -> dict:
+    """Launcher arguments with out-of-contract values (spec section 6): padding rows, rows < 0
+    and >= max_reqs, prefixes past the row and negative, negative extends, negative table slots,
+    a short LUT (slots clamp), a window around the prefixes; outputs poisoned at random, spare
+    capacity. Drawn on the CPU with ``seed``, then moved to ``device``."""
+    g = torch.Generator().manual_seed(seed * 7919 + bs)
+
+    def ints(n, lo, hi):
+        return torch.randint(lo, hi, (n,), generator=g, dtype=torch.int64)
+
+    max_reqs, max_seq_len = 37, 300
+    pick = torch.rand(bs, generator=g)
+    rows = ints(bs, 1, max_reqs)
+    rows[pick < 0.2] = 0
+    rows[(pick >= 0.2) & (pick < 0.3)] = -3
+    rows[(pick >= 0.3) & (pick < 0.4)] = max_reqs + 1
+    prefix = ints(bs, -5, max_seq_len + 20)
+    extend = ints(bs, -3, 9)
+    table = torch.randint(-(1 << 20), 1 << 20, (max_reqs, max_seq_len), generator=g,
+                          dtype=torch.int32)
+    lut = ints(41, -(1 << 40), 1 << 40)
+    total = int(torch.where(rows != 0, prefix.clamp(min=0, max=150), 0).sum())
+    cap = bs + 3
+    kw = {"req_pool_indices": rows, "prefix_lens": prefix, "extend_seq_lens": extend,
+          "req_to_token": table, "full_to_swa_index_mapping": lut, "swa_window_size": 150,
+          "verify_capacity": max(0, total - 2)}
+    for name, dtype, n in (("out_verify_offsets_scratch", torch.int64, SCRATCH_MIN_LEN + 3),
+                           ("out_write_offsets", torch.int64, cap + 1),
+                           ("out_write_seed_slot_indices", torch.int64, cap),
+                           ("out_verify_num_valid", torch.int32, 1),
+                           ("out_verify_enable", torch.int32, 1),
+                           ("out_write_num_valid_reqs", torch.int32, 1)):
+        info = torch.iinfo(dtype)
+        kw[name] = torch.randint(info.min, info.max, (n,), generator=g, dtype=dtype)
+    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kw.items()}

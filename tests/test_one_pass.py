@@ -1,0 +1,230 @@
+"""The one-pass candidates (impls/triton_one_pass.py, impls/numba_one_pass.py) on the CPU stand-ins
+(Triton's interpreter, Numba's simulator): corpus cases judged as a conformance run judges them,
+random plans at the bs edges byte for byte against the pure-Python planner, the look-back
+workspace's state after launches, and the sweep's dry run (conformance/bench/sweeps/one_pass.py),
+including a planted wrong and a planted raising candidate.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conformance.corpus.loader import load_corpus
+from conformance.engine.runner import Target, run_case
+from impls import numba_one_pass as nop
+from impls import triton_one_pass as top
+from tests.planted import wrong_planners
+from tests.test_triton_planner import assert_same, expected, on, random_case
+
+pytestmark = pytest.mark.skipif(top.MODE != "interpreter" or not nop.SIMULATED,
+                                reason="CPU stand-ins only (the GPU figures come from the sweep)")
+CPU = torch.device("cpu")
+
+# (framework, design, config): every design of both, with configs that give several programs
+# from small bs on (the simulator always runs 32 threads a block).
+CANDIDATES = [
+    ("triton", "single", {}), ("triton", "single", {"split": 32}),
+    ("triton", "blocked", {"tile": 128}), ("triton", "lookback", {"tile": 128}),
+    ("triton", "lookback-pid", {"tile": 128}),
+    ("numba", "single", {}), ("numba", "blocked", {"chunk": 512}),
+    ("numba", "lookback", {"chunk": 512}), ("numba", "lookback-pid", {"chunk": 512}),
+]
+IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
+       for f, d, c in CANDIDATES]
+
+
+def plan(framework: str, design: str, config: dict, kw: dict) -> dict:
+    """Run one candidate on a copy of ``kw``; the copy."""
+    dev = on(kw, "cpu")
+    module = top if framework == "triton" else nop
+    module.plan_launch(design=design, **config, **dev)
+    return dev
+
+
+def _subset():
+    """The first corpus case of each tag among those that reach a kernel (no documented error),
+    and the first documented error: the errors are the shared validator's, the same for every
+    candidate. (The whole corpus: ``pytest conformance/ --planner impls.triton_one_pass:launch_lookback``.)"""
+    cases, errors = load_corpus()
+    assert not errors and len(cases) > 100
+    chosen: dict[str, object] = {}
+    for case in cases:
+        if "documented-error" in case.tags:
+            chosen.setdefault("documented-error", case)
+            continue
+        for tag in case.tags:
+            chosen.setdefault(tag, case)
+    return list({c.id: c for c in chosen.values()}.values())
+
+
+@pytest.mark.parametrize(("framework", "design", "config"), CANDIDATES, ids=IDS)
+def test_corpus_subset_passes(framework, design, config):
+    module = top if framework == "triton" else nop
+    cases = _subset()
+    if framework == "numba":  # the simulator is slow: large batches are in the bs edges test
+        cases = [c for c in cases if not c.id.startswith("random-")
+                 and {"hazard", "steps"} & set(c.tags)]
+    launch = module.launcher(design, **config)
+    for case in cases:
+        run_case(case, Target(f"{framework}-one-pass-{design}", launch, CPU))  # raises on a failure
+
+
+@pytest.mark.slow  # every case on every candidate: about 1 min (Triton) + 4 min (Numba) on 2 cores
+@pytest.mark.parametrize(("framework", "design", "config"), CANDIDATES, ids=IDS)
+def test_whole_corpus_passes(framework, design, config):
+    module = top if framework == "triton" else nop
+    launch = module.launcher(design, **config)
+    cases, errors = load_corpus()
+    assert not errors
+    for case in cases:
+        run_case(case, Target(f"{framework}-one-pass-{design}", launch, CPU))
+
+
+EDGES = (0, 1, 31, 32, 33, 511, 512, 513, 4095, 4096)
+SCENARIOS = ("plain", "swa", "hazard")
+LARGE = {"tile": 1024, "chunk": 1024}
+"""Tiles at bs 4095 and 4096 (interpreter and simulator cost grows with programs x lanes)."""
+
+
+@pytest.mark.parametrize(("framework", "design", "config"), CANDIDATES, ids=IDS)
+def test_bs_edges_match_python(framework, design, config):
+    for i, bs in enumerate(EDGES):
+        if framework == "numba" and bs == 4095 and design != "lookback":
+            continue  # the simulator is slow: bs 4096 once per framework and design
+        scenario = SCENARIOS[i % 3]
+        kw = random_case(bs, i, scenario)
+        big = {k: LARGE[k] for k in config if k in LARGE} if bs >= 4095 else {}
+        assert_same(plan(framework, design, {**config, **big}, kw), expected(kw), kw)
+
+
+@pytest.mark.parametrize("design", ["lookback", "lookback-pid"])
+@pytest.mark.parametrize("framework", ["triton", "numba"])
+def test_lookback_workspace_resets_itself(framework, design):
+    """Word 0 is epoch << 16 | tickets: after each multi-program launch the count is back to 0 and
+    the epoch one further; a one-program launch leaves it alone."""
+    module = top if framework == "triton" else nop
+    config = {"tile": 128} if framework == "triton" else {"chunk": 256}
+    ws = module.workspace(CPU)
+    before = int(ws[0])
+    assert before & 0xFFFF == 0
+    for k, bs in enumerate((300, 5, 513)):
+        kw = random_case(bs, k, "swa")
+        assert_same(plan(framework, design, config, kw), expected(kw), kw)
+    assert int(ws[0]) == before + 2 * 65536  # bs 5 is one program: no ticket
+
+
+def test_configs_refused():
+    with pytest.raises(ValueError, match="design"):
+        top.config_for("scan", 8, None, None, 0)
+    with pytest.raises(ValueError, match="tile=48"):
+        top.config_for("blocked", 8, 48, None, 0)
+    with pytest.raises(ValueError, match="split=3"):
+        top.config_for("single", 64, None, None, 3)
+    assert top.config_for("single", 4096, None, None, 0) == (4096, 4096, 16, 1)
+    assert top.config_for("lookback", 4096, 128, 4, 0) == (4096, 128, 4, 32)
+    with pytest.raises(ValueError, match="design"):
+        nop.launch_shape("scan", 8, None, None)
+    with pytest.raises(ValueError, match="blocks exceed"):
+        nop.launch_shape("blocked", 4096, None, 16)
+    assert nop.launch_shape("single", 4096, None, None) == (1, 32, 4096, 128)
+
+
+def test_default_planners_unchanged():
+    """The candidates add no design to the default planners: same configuration tables."""
+    from impls import numba_cuda_planner, triton_planner
+
+    assert triton_planner.CONFIG[4096] == (512, 16)
+    assert numba_cuda_planner.GPU_THREADS == 512
+    assert not hasattr(triton_planner, "DESIGNS") and not hasattr(numba_cuda_planner, "DESIGNS")
+
+
+def test_sweep_dry_run(tmp_path, monkeypatch, capsys):
+    from conformance.bench.sweeps import one_pass
+
+    assert one_pass.main(["--dry-run", "--out", str(tmp_path)]) == 0
+    report = (tmp_path / "one_pass.md").read_text()
+    assert "gpu=none (CPU only)" in report and "dry run" in report
+    rows = [line for line in report.splitlines() if "| one-pass" in line]
+    designs = {(f, d) for f in ("triton", "numba-cuda") for d in top.DESIGNS}
+    assert {(r.split("|")[1].strip(), r.split("|")[3].strip()[len("one-pass "):])
+            for r in rows} == designs
+    assert all(r.split("|")[8].strip() == "same" for r in rows), rows
+    assert report.count("| chain floor") >= 4 and report.count("| current planner") == 4
+
+
+def test_sweep_marks_wrong_and_failed_candidates(tmp_path, monkeypatch):
+    from conformance.bench.sweeps import one_pass
+
+    def raising(**kw):
+        raise RuntimeError("planted: no kernel")
+
+    planted = [("one-pass planted", "off by one", lambda kw: lambda: wrong_planners.off_by_one_scan(**kw)),
+               ("one-pass planted", "seed past bs", lambda kw: lambda: wrong_planners.writes_seed_past_bs(**kw)),
+               ("one-pass planted", "raises", lambda kw: lambda: raising(**kw))]
+    monkeypatch.setattr(one_pass, "candidates", lambda framework, bs, dry_run: planted)
+    rc = one_pass.main(["--dry-run", "--out", str(tmp_path), "--bs", "64",
+                        "--framework", "triton"])
+    assert rc == 1  # a candidate that raised
+    rows = {line.split("|")[4].strip(): line.split("|")[8].strip()
+            for line in (tmp_path / "one_pass.md").read_text().splitlines()
+            if "| one-pass planted" in line}
+    assert rows["off by one"].startswith("WRONG: out_write_offsets[")
+    assert rows["seed past bs"].startswith("WRONG: out_write_seed_slot_indices[64]")
+    assert rows["raises"] == "FAILED: RuntimeError: planted: no kernel"
+    group = [{"kernel": "one-pass planted", "check": "WRONG: x", "p50": 0.1},
+             {"kernel": "one-pass x", "check": "same", "p50": 2.0}]
+    assert one_pass.best_candidate(group)["p50"] == 2.0  # a wrong one is never chosen
+
+
+def test_triton_candidates_compile_for_sm90():
+    """The compiled path (not the interpreter's) accepts every kernel variant: a child compiles them
+    for sm_90 with Triton's bundled ptxas (tests/one_pass_sm90.py)."""
+    import os
+    import subprocess
+    import sys
+
+    from conformance.paths import REPO_ROOT
+
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    out = subprocess.run([sys.executable, "-m", "tests.one_pass_sm90"], cwd=REPO_ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    lines = [line for line in out.stdout.splitlines() if ": " in line]
+    assert out.returncode == 0 and len(lines) == 7, out.stdout + out.stderr[-2000:]
+    assert all(": ok, " in line for line in lines), out.stdout
+
+
+def test_sweep_timed_path_with_a_stand_in_clock(monkeypatch):
+    """The GPU path of the sweep (timing, floor choice, ratios, the check after the replays, the
+    summary's goal) on the CPU, with graph replays replaced by three plain calls and times drawn
+    from a fixed sequence."""
+    from conformance.bench import timing
+    from conformance.bench.sweeps import one_pass
+
+    times = iter([3.0, 2.2, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1, 2.3])
+
+    def stand_in(fn, **_):
+        for _ in range(3):
+            fn()
+        return timing.summarize([next(times)])
+
+    monkeypatch.setattr(timing, "graph_replay_time", stand_in)
+    rows = one_pass.sweep_one("triton", 64, CPU, dry_run=False, deadline=float("inf"))
+    assert [(r["kernel"], r["config"]) for r in rows] == [
+        ("chain floor", "BLOCK 32, 1 warps"), ("chain floor", "BLOCK 64, 1 warps"),
+        ("chain floor", "BLOCK 64, 2 warps"),
+        ("current planner", "default"), ("one-pass single", "num_warps 1"),
+        ("one-pass single", "num_warps 2"), ("one-pass blocked", "tile 32, num_warps 1"),
+        ("one-pass lookback", "tile 32, num_warps 1"),
+        ("one-pass lookback-pid", "tile 32, num_warps 1")]
+    assert [r.get("floor") for r in rows[:3]] == [False, False, True]  # the fastest shape
+    assert [r["p50"] for r in rows] == [3.0, 2.2, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1, 2.3]
+    assert [round(r["ratio"], 3) for r in rows] == [1.5, 1.1, 1.0, 1.25, 4.5, 1.2, 1.35, 1.05, 1.15]
+    assert all(r["check"] == "same" for r in rows[4:])
+    best = one_pass.best_candidate(rows)
+    assert (best["kernel"], best["p50"]) == ("one-pass lookback", 2.1)
+    summary = one_pass.summary(rows)
+    line = next(x for x in summary.splitlines() if "| triton" in x)
+    assert [c.strip() for c in line.split("|")[1:-1]] == [
+        "triton", "64", "2.00 (BLOCK 64, 2 warps)", "2.50",
+        "one-pass lookback [tile 32, num_warps 1]", "2.10", "1.05x", "met"]
