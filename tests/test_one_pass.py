@@ -32,6 +32,11 @@ CANDIDATES = [
 ]
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]
+SIMULATED_SLOW = pytest.mark.slow
+"""The Numba candidates but the look-back, in the simulator: 3-7 s each a test on 2 cores (the
+default run keeps one Numba design; ``pytest -m slow`` runs the others)."""
+PARAMS = [pytest.param(*c, id=i, marks=SIMULATED_SLOW if c[0] == "numba" and c[1] != "lookback"
+                       else ()) for c, i in zip(CANDIDATES, IDS)]
 
 
 def plan(framework: str, design: str, config: dict, kw: dict) -> dict:
@@ -58,7 +63,7 @@ def _subset():
     return list({c.id: c for c in chosen.values()}.values())
 
 
-@pytest.mark.parametrize(("framework", "design", "config"), CANDIDATES, ids=IDS)
+@pytest.mark.parametrize(("framework", "design", "config"), PARAMS)
 def test_corpus_subset_passes(framework, design, config):
     module = top if framework == "triton" else nop
     cases = _subset()
@@ -87,7 +92,7 @@ LARGE = {"tile": 1024, "chunk": 1024}
 """Tiles at bs 4095 and 4096 (interpreter and simulator cost grows with programs x lanes)."""
 
 
-@pytest.mark.parametrize(("framework", "design", "config"), CANDIDATES, ids=IDS)
+@pytest.mark.parametrize(("framework", "design", "config"), PARAMS)
 def test_bs_edges_match_python(framework, design, config):
     for i, bs in enumerate(EDGES):
         if framework == "numba" and bs == 4095 and design != "lookback":
