@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 import torch
 
-from impls.contract import REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
+from impls.contract import (BY_NAME, INPUT_NAMES, OUTPUT_NAMES, REQUEST_INPUT_NAMES, SCALAR_NAMES,
+                            TABLE_INPUT_NAMES)
 from impls.constants import SCRATCH_MIN_LEN
 
 FRAMEWORKS = ("triton", "numba-cuda")
@@ -29,7 +30,7 @@ def _chain_args(kw: dict):
     table, lut = (kw[n] for n in TABLE_INPUT_NAMES)
     lut_len = 0 if lut is None else int(lut.shape[0])
     lut = lut if lut is not None else torch.zeros(1, dtype=torch.int64, device=rpi.device)
-    return rpi, prefix, extend, table, lut, kw["out_write_seed_slot_indices"], lut_len
+    return rpi, prefix, extend, table, lut, kw[OUTPUT_NAMES[2]], lut_len  # the seed slots
 
 
 def chain_floors(framework: str, bs: int) -> list[Entry]:
@@ -170,15 +171,14 @@ def hazard_kwargs(bs: int, seed: int, device: torch.device) -> dict:
     lut = ints(41, -(1 << 40), 1 << 40)
     total = int(torch.where(rows != 0, prefix.clamp(min=0, max=150), 0).sum())
     cap = bs + 3
-    kw = {"req_pool_indices": rows, "prefix_lens": prefix, "extend_seq_lens": extend,
-          "req_to_token": table, "full_to_swa_index_mapping": lut, "swa_window_size": 150,
-          "verify_capacity": max(0, total - 2)}
-    for name, dtype, n in (("out_verify_offsets_scratch", torch.int64, SCRATCH_MIN_LEN + 3),
-                           ("out_write_offsets", torch.int64, cap + 1),
-                           ("out_write_seed_slot_indices", torch.int64, cap),
-                           ("out_verify_num_valid", torch.int32, 1),
-                           ("out_verify_enable", torch.int32, 1),
-                           ("out_write_num_valid_reqs", torch.int32, 1)):
+    window, capacity = SCALAR_NAMES
+    kw = dict(zip(INPUT_NAMES, (rows, prefix, extend, table, lut)))
+    kw.update({window: 150, capacity: max(0, total - 2)})
+    # spec section 3's output lengths: scratch >= PLAN_BS_BLOCK_SIZE + 1, write offsets cap + 1,
+    # seed slots cap, three one-element scalars (contract order)
+    lengths = (SCRATCH_MIN_LEN + 3, cap + 1, cap, 1, 1, 1)
+    for name, n in zip(OUTPUT_NAMES, lengths):
+        dtype = BY_NAME[name].dtype
         info = torch.iinfo(dtype)
         kw[name] = torch.randint(info.min, info.max, (n,), generator=g, dtype=dtype)
     return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
