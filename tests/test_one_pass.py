@@ -33,10 +33,10 @@ CANDIDATES = [
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]
 SIMULATED_SLOW = pytest.mark.slow
-"""The Numba candidates but the look-back, in the simulator: 3-7 s each a test on 2 cores (the
-default run keeps one Numba design; ``pytest -m slow`` runs the others)."""
-PARAMS = [pytest.param(*c, id=i, marks=SIMULATED_SLOW if c[0] == "numba" and c[1] != "lookback"
-                       else ()) for c, i in zip(CANDIDATES, IDS)]
+"""The Numba candidates, in the simulator: 3-7 s each a test on 2 cores; candidates, not the
+default planners (``pytest -m slow`` runs them; the default run keeps the Triton designs)."""
+PARAMS = [pytest.param(*c, id=i, marks=SIMULATED_SLOW if c[0] == "numba" else ())
+          for c, i in zip(CANDIDATES, IDS)]
 
 
 def plan(framework: str, design: str, config: dict, kw: dict) -> dict:
@@ -144,6 +144,7 @@ def test_default_planners_unchanged():
     assert not hasattr(triton_planner, "DESIGNS") and not hasattr(numba_cuda_planner, "DESIGNS")
 
 
+@pytest.mark.slow  # both frameworks' candidates in the stand-ins: about 9 s on 2 cores
 def test_sweep_dry_run(tmp_path, monkeypatch, capsys):
     from conformance.bench.sweeps import one_pass
 
