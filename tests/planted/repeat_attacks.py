@@ -1,0 +1,73 @@
+"""Planted planners that game ``bench --repeat N`` (the whole measurement N times, goals on the
+median of the N repeats), each wrapping the pure-Python planner (``impls/python_planner.py``).
+``tests/test_repeat_attacks.py`` runs the bench on them and asserts the verdict the harness should
+give.
+
+* ``wrong_in_repeat2``: right in repeat 1 and 3, one write offset off on every call of repeat 2;
+  it tells repeats apart by the test id pytest puts in ``PYTEST_CURRENT_TEST``
+  (``...-repeat2] (call)``). Its repeat 2 must be refused, and the figure (the merge of the
+  repeats) with it.
+* ``last_iteration_only``: reads pytest-benchmark's runner frame (``sys._getframe``): inside a
+  timed round it computes only on the round's last iteration (the call whose outputs the
+  between-rounds judge reads) and does nothing on the others; outside the timed loop (the judge's
+  probes, the poisoned-output check) it computes. Its timed calls are mostly no-ops: the figure
+  is that of about one call in ``iterations``.
+* ``wrong_when_timed``: one write offset off on every call made inside pytest-benchmark's runner,
+  right otherwise (so the judge's probes are right, the last timed call of a round is not).
+* ``wrong_when_untimed``: the reverse: right inside the runner, wrong on every other call.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from impls import python_planner
+from impls.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES
+
+RPI = REQUEST_INPUT_NAMES[0]
+WRONG_REPEAT = "-repeat2]"
+
+
+def _off_by_one(kw: dict) -> None:
+    if kw[RPI].shape[0]:
+        kw[OUTPUT_NAMES[1]][1] += 1  # write offsets[1]: defined for every bs >= 1
+
+
+def wrong_in_repeat2(**kw) -> None:
+    python_planner.launch(**kw)
+    if WRONG_REPEAT in os.environ.get("PYTEST_CURRENT_TEST", ""):
+        _off_by_one(kw)
+
+
+def _runner_frame():
+    """pytest-benchmark's ``runner`` frame when called from inside a timed round, else None."""
+    frame = sys._getframe(2)
+    for _ in range(6):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "runner" and "pytest_benchmark" in frame.f_code.co_filename:
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def last_iteration_only(**kw) -> None:
+    frame = _runner_frame()
+    if frame is not None:
+        loops, i = frame.f_locals.get("loops_range"), frame.f_locals.get("_")
+        if loops and i is not None and i != loops[-1]:
+            return  # not the round's last call: nobody reads these outputs
+    python_planner.launch(**kw)
+
+
+def wrong_when_timed(**kw) -> None:
+    python_planner.launch(**kw)
+    if _runner_frame() is not None:
+        _off_by_one(kw)
+
+
+def wrong_when_untimed(**kw) -> None:
+    python_planner.launch(**kw)
+    if _runner_frame() is None:
+        _off_by_one(kw)
