@@ -15,10 +15,18 @@ give.
 * ``wrong_when_timed``: one write offset off on every call made inside pytest-benchmark's runner,
   right otherwise (so the judge's probes are right, the last timed call of a round is not).
 * ``wrong_when_untimed``: the reverse: right inside the runner, wrong on every other call.
+* ``markup_when_judged``: right, except that when the between-rounds judge
+  (``conformance.bench.rejudge.RoundJudge``) is on the stack it raises an error whose message is
+  HTML and Markdown: the refusal reason quotes it in the benchmark table.
+* ``poses_as_triton``: on its first call in each test (each repeat) finds its own pytest-benchmark fixture on the heap
+  (``gc``) and rewrites its ``params`` planner to ``triton`` and its ``extra_info.planner_mode``
+  to ``gpu``; it plans as ``last_iteration_only``. The JSON entry then reads as a GPU triton
+  figure, which the serving goals judge.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -71,3 +79,31 @@ def wrong_when_untimed(**kw) -> None:
     python_planner.launch(**kw)
     if _runner_frame() is None:
         _off_by_one(kw)
+
+
+MARKUP = "<img src=x onerror=alert(1)> **bold** [link](http://example.invalid)"
+
+
+def markup_when_judged(**kw) -> None:
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "__call__" and "rejudge" in frame.f_code.co_filename:
+            raise RuntimeError(MARKUP)
+        frame = frame.f_back
+    python_planner.launch(**kw)
+
+
+_POSED_IN: list[str] = []
+POSE = {"planner": "triton"}
+
+
+def poses_as_triton(**kw) -> None:
+    test = os.environ.get("PYTEST_CURRENT_TEST", "")
+    if test not in _POSED_IN:  # once per test (per repeat): the heap walk is not in later calls
+        _POSED_IN.append(test)
+        for obj in gc.get_objects():
+            if type(obj).__name__ == "BenchmarkFixture" and isinstance(obj.params, dict) \
+                    and str(obj.params.get("planner", "")).endswith(":poses_as_triton"):
+                obj.params.update(POSE)
+                obj.extra_info["planner_mode"] = "gpu"
+    last_iteration_only(**kw)
