@@ -134,14 +134,15 @@ def test_a_planners_error_message_is_text_in_the_bench_report(repeat_run):
 @pytest.fixture(scope="module")
 def posing_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "bench.json"
-    proc = _pytest("conformance/bench", "--planner", f"{ATTACKS}:poses_as_triton", "--bench-bs",
+    proc = _pytest("conformance/bench", "--planner", f"{ATTACKS}:poses_as_triton",
+                   "--planner", f"{ATTACKS}:slows_the_floor", "--bench-bs",
                    "1", "--bench-rounds", "2", "--bench-mode", "eager", "--bench-scenario",
                    "varying-bs", "--bench-repeat", "3", f"--benchmark-json={out}")
     assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(out.read_text()), proc.returncode
 
 
-@pytest.mark.slow  # a bench run of its own, about 6 s on 2 cores
+@pytest.mark.slow  # a bench run of its own (2 planners x 3 repeats), about 6 s on 2 cores
 @pytest.mark.xfail(strict=True, reason="goals trust the entry's params planner and "
                    "extra_info.planner_mode, which a planner can rewrite on its own "
                    "pytest-benchmark fixture (gc): an external planner on a CPU-only machine gets "
@@ -152,6 +153,21 @@ def test_a_cpu_run_of_an_external_planner_measures_no_gpu_goal(posing_run):
     assert doc["machine_info"]["gpu"] == "none (CPU only)"
     record = {r["goal"]: r for r in doc["conformance_goals"]["goals"]}[VARYING]
     assert record["verdict"] == goals.NOT_MEASURED, record
+
+
+@pytest.mark.slow  # shares the bench run above (about 6 s on 2 cores)
+@pytest.mark.xfail(strict=True, reason="conformance.bench.floors.floor_call is on no watch list: "
+                   "a planner that rebinds it makes every later floor time extra work (truly: the "
+                   "wall clock agrees), and its ratio to the floor is published, shrunk, in every "
+                   "repeat")
+def test_a_planner_that_slows_the_floor_it_is_divided_by_gets_no_ratio(posing_run):
+    doc, _ = posing_run
+    floors = [b for b in doc["benchmarks"] if (b.get("extra_info") or {}).get("floor")]
+    mine = _entries(doc, f"{ATTACKS}:slows_the_floor")
+    assert floors and sorted(mine) == [1, 2, 3]
+    for i, b in mine.items():
+        assert refused(b) or b["extra_info"].get("ratio_to_floor") is None, \
+            (i, b["extra_info"].get("ratio_to_floor"))
 
 
 # --- goals over repeats, as the plugin computes them -------------------------------------------
