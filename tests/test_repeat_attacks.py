@@ -25,7 +25,8 @@ from conformance.reporting.bench_noise import moved
 from tests.test_bench import _planner_benches, _pytest
 
 ATTACKS = "tests.planted.repeat_attacks"
-PLANTED = ("wrong_in_repeat2", "last_iteration_only", "wrong_when_untimed", "markup_when_judged")
+PLANTED = ("wrong_in_repeat2", "raises_in_repeat2", "last_iteration_only", "wrong_when_untimed",
+           "markup_when_judged")
 VARYING = "eager, varying-bs, triton and numba-cuda"
 REUSED = "eager, reused, triton and numba-cuda, vs the empty Triton launch"
 
@@ -79,6 +80,21 @@ def test_every_repeat_of_a_planner_caught_in_one_repeat_is_refused_in_the_json(r
     for i in (1, 3):
         assert refused(by_repeat[i]), (i, by_repeat[i]["stats"]["median"])
         assert by_repeat[i]["extra_info"].get("ratio_to_python") is None
+
+
+@pytest.mark.slow  # shares the bench run above (about 9 s on 2 cores)
+@pytest.mark.xfail(strict=True, reason="a repeat whose test errored leaves no entry, and a figure "
+                   "is the merge of the entries there are: a planner that raises in the repeat "
+                   "where it would be slow or caught gets a published figure (and goal) of the "
+                   "other repeats, '2 repeats' in a run of 3")
+def test_a_planner_that_errors_in_one_repeat_gets_no_published_figure(repeat_run):
+    doc, stdout, code, path = repeat_run
+    name = f"{ATTACKS}:raises_in_repeat2"
+    assert sorted(_entries(doc, name)) == [1, 3] and code == 1  # repeat 2 errored: no entry
+    assert "test_plan[tests.planted.repeat_attacks:raises_in_repeat2-eager-64-reused-serving-" \
+           "repeat2]" in stdout
+    row = next(r for r in rows(doc["benchmarks"]) if r[0].startswith(name))
+    assert row[3].startswith("refused") or row[3] == "-", row
 
 
 @pytest.mark.slow  # shares the bench run above (about 9 s on 2 cores)

@@ -7,6 +7,9 @@ give.
   it tells repeats apart by the test id pytest puts in ``PYTEST_CURRENT_TEST``
   (``...-repeat2] (call)``). Its repeat 2 must be refused, and the figure (the merge of the
   repeats) with it.
+* ``raises_in_repeat2``: right in repeat 1 and 3, raises on every call of repeat 2 (told apart
+  as ``wrong_in_repeat2`` does): that repeat's test errors before anything is timed, so it leaves
+  no benchmark entry at all.
 * ``last_iteration_only``: reads pytest-benchmark's runner frame (``sys._getframe``): inside a
   timed round it computes only on the round's last iteration (the call whose outputs the
   between-rounds judge reads) and does nothing on the others; outside the timed loop (the judge's
@@ -50,6 +53,12 @@ def wrong_in_repeat2(**kw) -> None:
     python_planner.launch(**kw)
     if WRONG_REPEAT in os.environ.get("PYTEST_CURRENT_TEST", ""):
         _off_by_one(kw)
+
+
+def raises_in_repeat2(**kw) -> None:
+    if WRONG_REPEAT in os.environ.get("PYTEST_CURRENT_TEST", ""):
+        raise RuntimeError("repeat 2: no figure")
+    python_planner.launch(**kw)
 
 
 def _runner_frame():
