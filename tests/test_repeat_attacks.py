@@ -3,8 +3,8 @@ on the files it writes, each asserting the verdict the harness should give. Plan
 tests/planted/repeat_attacks.py. Where the harness is fooled the test is a strict xfail whose
 reason names the hole.
 
-One CPU bench run (eager, reused, bs 64, 2 rounds, 3 repeats) of the honest ``python`` planner
-and three planted ones; the rest builds benchmark dicts and files by hand and runs them through
+Two CPU bench runs (eager, 2 rounds, 3 repeats): reused at bs 64 with the honest ``python``
+planner and five planted ones, varying-bs at bs 1 with two more; the rest builds benchmark dicts and files by hand and runs them through
 the functions the plugin and the report use (``annotate``, ``scrub``, ``published``,
 ``goals.records``, ``load_bench``, ``report --compare``).
 """
