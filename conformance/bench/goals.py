@@ -13,10 +13,12 @@ between runs on the same machine, so a goal judged on one run is noisy.
 
 from __future__ import annotations
 
+from math import isfinite
 from statistics import median
 
 from tabulate import tabulate
 
+from conformance.bench.refusal import refused
 from conformance.bench.summary_table import bs_label, p50_us
 from conformance.reporting.bench_figures import goal_cell
 from conformance.reporting.bench_repeats import by_figure, judged_on, repeat_of, repeats
@@ -44,19 +46,45 @@ def _verdict(worst: float | None, target: float, what: str) -> str:
     return f"missed by {worst / target:.2f}x ({what})"
 
 
-def _row(goal: str, target_text: str, picked: list, value, target: float) -> dict:
-    """The goal's record (:data:`RECORD_KEYS`): its worst figure by the median over repeats."""
+def _where(b: dict) -> str:
+    return f"{_p(b).get('planner')} {_p(b).get('scenario', 'reused')} bs {bs_label(b)}"
+
+
+def _row(goal: str, target_text: str, picked: list, value, target: float,
+         expected: int = 1) -> dict:
+    """The goal's record (:data:`RECORD_KEYS`): its worst figure by the median over repeats.
+
+    ``picked`` holds every entry of the goal's figures, refused ones too: a goal is never judged
+    on what is left of a figure after a refusal, nor on a figure with fewer than ``expected``
+    repeats (a repeat whose test errored leaves no entry): the verdict then says which figure
+    could not be judged, and the goal is not met."""
+    record = dict.fromkeys(RECORD_KEYS)
+    record.update(goal=goal, target=target_text, verdict=NOT_MEASURED)
+    for members in by_figure(picked).values():
+        bad = next((b for b in members if refused(b)), None)
+        if bad is not None:
+            record["where"] = _where(bad)
+            record["verdict"] = f"not judged: a figure was refused ({_where(bad)})"
+            return record
+        values = [value(b) for b in members]
+        if any(v is not None and not isfinite(v) for v in values):
+            record["where"] = _where(members[0])
+            record["verdict"] = f"not judged: a figure is not finite ({_where(members[0])})"
+            return record
+        if any(v is not None for v in values) and len(members) < expected:
+            record["where"] = _where(members[0])
+            record["verdict"] = (f"not judged: {_where(members[0])} has {len(members)} of "
+                                 f"{expected} repeats")
+            return record
     scored = []
     for members in by_figure(picked).values():
         values = [v for v in (value(b) for b in members) if v is not None]
         if values:
             scored.append((median(values), values, members[0]))
-    record = dict.fromkeys(RECORD_KEYS)
-    record.update(goal=goal, target=target_text, verdict=NOT_MEASURED)
     if not scored:
         return record
     worst, values, b = max(scored, key=lambda s: s[0])
-    where = f"{_p(b).get('planner')} {_p(b).get('scenario', 'reused')} bs {bs_label(b)}"
+    where = _where(b)
     record.update(median=worst, low=min(values), high=max(values), repeats=len(values),
                   where=where, verdict=_verdict(worst, target, where))
     return record
@@ -78,7 +106,11 @@ def evaluate(benches: list[dict]) -> list[list[str]]:
 
 
 def records(benches: list[dict]) -> list[dict]:
-    """One record per goal (:data:`RECORD_KEYS`)."""
+    """One record per goal (:data:`RECORD_KEYS`), from every entry of the run, refused ones too
+    (:func:`_row`: a goal with a refused figure, or a figure short of the run's repeats, is not
+    judged)."""
+    n = repeats(benches)
+    row = lambda *args: _row(*args, expected=n)  # noqa: E731
     on_gpu = [b for b in benches if (b.get("extra_info") or {}).get("planner_mode") == "gpu"]
     us = lambda b: p50_us(b)  # noqa: E731
     extra = lambda key: (lambda b: (b.get("extra_info") or {}).get(key))  # noqa: E731
@@ -87,24 +119,24 @@ def records(benches: list[dict]) -> list[dict]:
     for planners, label in ((GPU_PLANNERS, "triton and numba-cuda"),
                             (BOUND_PLANNERS, "their bound plans")):
         eager += [
-            _row(f"eager, varying-bs, {label}", "<= 20 us",
+            row(f"eager, varying-bs, {label}", "<= 20 us",
                  _pick(on_gpu, planners, "eager", "varying-bs"), us, 20.0),
-            _row(f"eager, varying-bs, {label}, vs the reference planner (upstream's launcher)",
+            row(f"eager, varying-bs, {label}, vs the reference planner (upstream's launcher)",
                  "<= 0.5x", _pick(on_gpu, planners, "eager", "varying-bs"),
                  extra("ratio_to_reference"), 0.5),
-            _row(f"eager, reused, {label}, vs the empty Triton launch", "<= 1.3x",
+            row(f"eager, reused, {label}, vs the empty Triton launch", "<= 1.3x",
                  _pick(on_gpu, planners, "eager", "reused"),
                  lambda b: _vs_empty_triton(b, benches), 1.3),
         ]
     return [
         *eager,
-        _row("bound plan, per-step validation", "<= 3 us",
+        row("bound plan, per-step validation", "<= 3 us",
              _pick(on_gpu, BOUND_PLANNERS, "validate"), us, 3.0),
-        _row("replay device time vs the chain floor", "<= 1.3x", replay, extra("ratio_to_chain"),
+        row("replay device time vs the chain floor", "<= 1.3x", replay, extra("ratio_to_chain"),
              1.3),
-        _row("replay device time at bs 4096", "<= 3.5 us",
+        row("replay device time at bs 4096", "<= 3.5 us",
              [b for b in replay if _p(b).get("bs") == 4096], us, 3.5),
-        _row("python planner, eager, bs 4096", "<= 5000 us",
+        row("python planner, eager, bs 4096", "<= 5000 us",
              [b for b in _pick(benches, ("python",), "eager") if _p(b).get("bs") == 4096], us,
              5000.0),
     ]

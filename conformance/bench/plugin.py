@@ -216,14 +216,13 @@ class BenchResults:
     @pytest.hookimpl(trylast=True)  # after pytest-benchmark's own tables: the table ends the run
     def pytest_terminal_summary(self, terminalreporter) -> None:
         from conformance.bench import goals
-        from conformance.bench.refusal import published
         from conformance.bench.summary_table import annotate, render
 
         benches = self.benches()
         if not benches or hasattr(self.config, "workerinput"):
             return
         table = render(annotate(benches))
-        goal_table = goals.render(published(benches))
+        goal_table = goals.render(benches)  # refused entries too: a goal is never judged on the rest
         fp = fingerprint_line(self.config)
         terminalreporter.section("benchmark table (us per call; ratios in the same run)")
         terminalreporter.write_line(fp)
@@ -270,12 +269,12 @@ def pytest_benchmark_update_machine_info(config, machine_info: dict) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_benchmark_update_json(config, benchmarks, output_json: dict) -> None:
     from conformance.bench import goals
-    from conformance.bench.refusal import published, scrub
+    from conformance.bench.refusal import scrub
     from conformance.bench.summary_table import annotate
 
     benches = annotate(scrub(output_json["benchmarks"]))
     output_json[GOALS_KEY] = {"repeats": repeat_count(config),
-                              "goals": goals.records(published(benches))}
+                              "goals": goals.records(benches)}
 
 
 @pytest.hookimpl(hookwrapper=True, optionalhook=True)

@@ -181,6 +181,9 @@ def rows(benches: list[dict]) -> list[list]:
 
 def render(benches: list[dict]) -> str:
     """The table as GitHub Markdown (:func:`rows` under :data:`HEADERS`); the planner and mode
-    cells, read from a benchmark file, are code spans (never Markdown of their own)."""
-    table = [[code_span(str(r[0])), code_span(str(r[1])), *r[2:]] for r in rows(benches)]
+    cells, read from a benchmark file, are code spans (never Markdown of their own), and so is a
+    refused figure's reason (it can quote a planner's exception message)."""
+    table = [[code_span(str(r[0])), code_span(str(r[1])), r[2],
+              code_span(r[3]) if str(r[3]).startswith("refused: ") else r[3], *r[4:]]
+             for r in rows(benches)]
     return tabulate(table, headers=HEADERS, tablefmt="github", disable_numparse=True)

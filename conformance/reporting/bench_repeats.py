@@ -70,9 +70,19 @@ def _median(values: list) -> float | None:
 
 
 def merge(benches: list[dict]) -> list[dict]:
-    """One entry per figure (module docstring); a figure of one repeat is its entry unchanged."""
+    """One entry per figure (module docstring); a figure of one repeat is its entry unchanged.
+
+    A figure with fewer entries than the run's most (:func:`repeats`) is refused: a repeat whose
+    test errored (or was deselected) leaves no entry, and the others alone are no figure."""
     out = []
+    expected = repeats(benches)
     for key, members in by_figure(benches).items():
+        if len(members) < expected:
+            short = dict(members[0], extra_info=dict(members[0].get("extra_info") or {}))
+            short["extra_info"].setdefault(
+                "refused", f"{len(members)} of {expected} repeats measured: a repeat left no "
+                "figure (its test errored or did not run)")
+            members = [short, *members[1:]]
         if len(members) == 1:
             out.append(members[0])
             continue
