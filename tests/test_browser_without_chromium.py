@@ -25,6 +25,7 @@ def _run(ci: str | None) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # a pytest run of the browser tests each, with the slow set's: together about 11 s
 @pytest.mark.skipif(os.name != "posix", reason="PATH handling")
 def test_a_missing_chromium_skips_with_the_install_command():
     proc = _run(None)
@@ -33,6 +34,7 @@ def test_a_missing_chromium_skips_with_the_install_command():
     assert "Chromium is not installed: apt-get install chromium" in proc.stdout
 
 
+@pytest.mark.slow  # a pytest run of the browser tests each, with the slow set's: together about 11 s
 @pytest.mark.skipif(os.name != "posix", reason="PATH handling")
 def test_a_missing_chromium_fails_under_ci():
     proc = _run("true")

@@ -47,6 +47,7 @@ for has_lut in (False, True):
 '''
 
 
+@pytest.mark.slow  # Triton compiles every entries-kernel variant for sm_90 on the CPU: about 9 s
 @pytest.mark.parametrize("int_type", ["i32", "i64"])
 def test_the_kernel_compiles_for_sm90(int_type, tmp_path):
     pytest.importorskip("triton.backends.nvidia")

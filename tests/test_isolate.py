@@ -61,6 +61,7 @@ def load_isolation_corpus(directory: Path):
     return loaded
 
 
+@pytest.mark.slow  # a crash and a hang that waits out its timeout: about 16 s on 2 cores (tests/test_isolation_guarantees.py keeps a dying worker in the default run)
 def test_segfault_and_hang_fail_one_case_each_and_the_run_completes(tmp_path: Path):
     cases = isolation_corpus(tmp_path / "cases")
     proc, items = run_pytest(tmp_path, "--cases", str(cases), "--planner", CRASHY,

@@ -19,7 +19,7 @@ def _testcases(name: str) -> dict[str, ET.Element]:
     return {case.get("name"): case for case in root.iter("testcase")}
 
 
-@pytest.mark.parametrize("name", ["a", "b"])  # b runs under -n 2
+@pytest.mark.parametrize("name", ["a", pytest.param("b", marks=pytest.mark.slow)])  # b: -n 2
 def test_testcases_are_named_by_case_id_and_grouped_by_case_file(name):
     cases = _testcases(name)
     doc = load_results(run(name).results)

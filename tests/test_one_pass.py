@@ -17,8 +17,9 @@ from impls import triton_one_pass as top
 from tests.planted import wrong_planners
 from tests.test_triton_planner import assert_same, expected, on, random_case
 
-pytestmark = pytest.mark.skipif(top.MODE != "interpreter" or not nop.SIMULATED,
-                                reason="CPU stand-ins only (the GPU figures come from the sweep)")
+pytestmark = [pytest.mark.slow,  # candidates, not the default planners: about 20 s on 2 cores
+              pytest.mark.skipif(top.MODE != "interpreter" or not nop.SIMULATED,
+                                reason="CPU stand-ins only (the GPU figures come from the sweep)")]
 CPU = torch.device("cpu")
 
 # (framework, design, config): every design of both, with configs that give several programs

@@ -223,6 +223,7 @@ def test_judged_statuses_travel_through_pytest_xdist(tmp_path):
     assert all(part in last for part in ("1 passed", "1 differs", "1 declared")), last
 
 
+@pytest.mark.slow  # two whole runs, about 20 s on 2 cores (tests/test_element_verdicts.py keeps the rule in the default run)
 def test_a_contract_bug_on_a_project_case_is_a_failure_not_a_difference(tmp_path):
     """A case that pins a project rule excuses only what that rule decides (the seed of a row
     read past its end): an off-by-one write-offsets scan there is the contract's failure."""

@@ -113,6 +113,7 @@ def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["results.json"]  # no temporary left
 
 
+@pytest.mark.slow  # compares with run b, a run under -n 2 (tests/report_runs.py): about 20 s on 2 cores
 def test_compare_two_real_runs():
     model = compare(run("a").results, run("b").results)
     ids = {k: [(e["id"], e.get("old_status"), e["status"]) for e in model[k]]
@@ -130,6 +131,7 @@ def test_compare_two_real_runs():
     assert model["unchanged"] == 8 and model["bench"] is None
 
 
+@pytest.mark.slow  # compares with run b, a run under -n 2 (tests/report_runs.py): about 20 s on 2 cores
 def test_compare_markdown_and_html(capsys, tmp_path):
     a, b = str(run("a").results), str(run("b").results)
     assert cli_main(["report", "--compare", a, b, "--format", "markdown"]) == 0
@@ -253,6 +255,7 @@ def test_build_orders_failures_first_and_counts():
                              "swa", "validator"]
 
 
+@pytest.mark.slow  # compares with run b, a run under -n 2 (tests/report_runs.py): about 20 s on 2 cores
 def test_compare_published_folders(capsys, tmp_path):
     """``--publish`` folders carry results and benchmarks; comparing them compares both."""
     for name, bench in (("a", "bench-old.json"), ("b", "bench-new.json")):
