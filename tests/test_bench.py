@@ -20,7 +20,7 @@ from conformance.reporting.bench_figures import load_bench
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _pytest(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def _pytest(*args: str, timeout: float = 400) -> subprocess.CompletedProcess:
     drop = ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")
     env = {k: v for k, v in os.environ.items() if k not in drop}
     return subprocess.run([sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider",
