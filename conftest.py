@@ -15,7 +15,7 @@ import pytest
 pytest_plugins = ["conformance.plugin.hooks"]
 
 SLOW_MODES = ("simulator", "interpreter")
-"""Modes of a GPU planner on a machine without a GPU (impls/registry.py): Numba's CUDA simulator
+"""Modes of a GPU planner on a machine without a GPU (impls/offsets_planner/registry.py): Numba's CUDA simulator
 and Triton's interpreter, which run the kernel in Python."""
 
 MAX_WORKERS = 4

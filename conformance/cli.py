@@ -11,7 +11,8 @@ Subcommands:
   report --compare OLD NEW  a run's results as a page, or what changed between two runs
   fuzz --planner P [--planner Q ...] [--n N] [--seed S] [--out DIR] [--isolate]
                            random valid plans against the pure-Python planner; divergences are
-                           shrunk and written as cases (default cases/found/, needs review)
+                           shrunk and written as cases (default cases/offsets-planner/found/,
+                           needs review)
   bench [--planner P ...] [--bs 0,1,64] [--mode M] [--scenario S] [--json PATH] [--report MD]
                            the benchmark suite (pytest conformance/bench) and its table
   manifest --from RESULTS [--from ...] --planner P [--out FILE]
@@ -23,6 +24,9 @@ Subcommands:
   upstream RELEASE [RELEASE ...] [--wheel PATH]
                            sglang's published releases judged unchanged: results per release
                            under reports/upstream/RELEASE/, a matrix across them
+  upstream-entries RELEASE --out DIR [--wheel PATH | --tree DIR --no-layout]
+                           a release's entries kernel built by sglang's own JIT (tvm-ffi,
+                           ninja, nvcc) and judged on this GPU, or why it could not be
 --cases DIR / --extra-cases DIR (a case folder instead of / as well as the corpus) go before the
 subcommand: ``python -m conformance --extra-cases DIR cases``.
 The tests themselves run under pytest: ``pytest conformance/ [--planner NAME] [--case ID]``.
@@ -45,7 +49,8 @@ from conformance.paths import INSTALLED, PACKAGED_DATA
 from conformance.reporting.command import add_report_parser
 from conformance.plugin.extra_cases import with_extra_cases
 from conformance.upstream import command as upstream_command
-from impls.registry import planners
+from conformance.upstream import entries_command as upstream_entries_command
+from impls.offsets_planner.registry import planners
 
 
 def _cmd_planners(args: argparse.Namespace) -> int:
@@ -125,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", action="append", type=Path, metavar="DIR",
-                        help="case directory (repeatable; default: the repo's cases/)")
+                        help="case directory (repeatable; default: the repo's "
+                             "cases/offsets-planner/)")
     parser.add_argument("--extra-cases", action="append", type=Path, metavar="DIR",
                         help="case directory to use as well as the corpus (repeatable)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -144,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     repro.add_parser(sub)
     mutants.add_parser(sub)
     upstream_command.add_parser(sub)
+    upstream_entries_command.add_parser(sub)
     args = parser.parse_args(argv)
     args.cases = with_extra_cases(args.cases, args.extra_cases)
     args.argv = list(sys.argv[1:] if argv is None else argv)

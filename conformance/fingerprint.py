@@ -94,7 +94,7 @@ def run_fingerprint(planner_names: list[str]) -> dict:
 
     Machine and library fields come from :func:`fingerprint`.
     """
-    from impls.registry import availability, source_digest
+    from impls.offsets_planner.registry import availability, source_digest
 
     status = _git("status", "--porcelain", "--untracked-files=no")
     planners = {}

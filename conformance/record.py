@@ -25,8 +25,9 @@ def write_expectations(case: Case, expectations: list[dict]) -> bool:
 
     A golden that changes is no longer what anyone checked: the case's ``golden_check`` becomes
     :data:`UNCHECKED` (any earlier note described the old golden) and ``needs_review`` is set
-    (``cases/schema.json``), until a person checks it and drops both. When every stored golden
-    already equals ``expectations``, the file is left as it is (its review still holds).
+    (``cases/offsets-planner/schema.json``), until a person checks it and drops both. When every
+    stored golden already equals ``expectations``, the file is left as it is (its review still
+    holds).
 
     Returns:
         True when the file was written, False when it already held these goldens.

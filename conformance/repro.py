@@ -31,10 +31,10 @@ from conformance import repro_checks
 from conformance.engine.inputs import (GUARD, OUTPUT_DTYPES, POISONS, SCALAR_DEFAULTS,
                                        TABLE_GUARD_GARBAGE, TAIL, TAIL_GARBAGE, build_tables,
                                        output_lengths)
-from impls.contract import (ARGUMENTS, DEVICE_REFERENCE, LUT_NAME, OUTPUT_NAMES,
+from impls.offsets_planner.contract import (ARGUMENTS, DEVICE_REFERENCE, LUT_NAME, OUTPUT_NAMES,
                             REQUEST_INPUT_NAMES, SCALAR_NAMES, SCALAR_OUTPUT_NAMES, TABLE_NAME)
 from conformance.engine.rerun import RUN_ENVIRONMENT, shell_command
-from impls.registry import UnknownPlanner, get_planner
+from impls.offsets_planner.registry import UnknownPlanner, get_planner
 
 MAIN = '''
 

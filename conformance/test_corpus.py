@@ -1,4 +1,6 @@
-"""Anchor of the JSON corpus: ``conformance/plugin/hooks.py`` collects the cases from ``cases/`` here.
+"""Anchor of the case corpus: ``conformance/plugin/hooks.py`` collects every subject's cases from
+``cases/`` here.
 
-Nothing to edit: add a case by adding a JSON file under ``cases/`` (see cases/README.md).
+Nothing to edit: add a case by adding a file to its subject's folder under ``cases/`` (see
+cases/README.md).
 """

@@ -1,36 +1,8 @@
-"""Offsets planners behind one interface (spec ``docs/spec/offsets-planner.md``).
+"""The kernel subjects, one package each, every one with its own spec (``docs/spec/<subject>.md``),
+contract table, validator, error catalog and planners:
 
-* :func:`get_planner` returns a planner: a keyword-only launcher with the signature of spec
-  section 3 (``python``, ``triton``, ``numba-cuda``, or any ``module.path:attr``).
-* :func:`planners` lists the built-in ones as (name, :class:`Availability`) pairs.
-* :mod:`impls.validate` is the one validator all of them share (spec section 4);
-  :mod:`impls.errors` its message catalog; :mod:`impls.buffers` the output-buffer allocator.
-* :func:`bind` binds a planner to a buffer set validated once (:mod:`impls.bound_plan`): a server's
-  hot path, each step checking only its three request tensors.
+* :mod:`impls.offsets_planner`: the offsets planner (``docs/spec/offsets-planner.md``);
+* :mod:`impls.entries_planner`: the entries planner (``docs/spec/entries-planner.md``).
+
+This package imports neither: a subject is imported by name.
 """
-
-from impls.bound_plan import BoundPlan, bind
-from impls.buffers import PlanBuffers
-from impls.errors import CATALOG, PlanError
-from impls.registry import (
-    Availability,
-    PlannerUnavailable,
-    UnknownPlanner,
-    availability,
-    get_planner,
-    planners,
-)
-
-__all__ = [
-    "CATALOG",
-    "Availability",
-    "BoundPlan",
-    "PlanBuffers",
-    "PlanError",
-    "PlannerUnavailable",
-    "UnknownPlanner",
-    "availability",
-    "bind",
-    "get_planner",
-    "planners",
-]

@@ -8,6 +8,9 @@ that the scratch it builds is the exclusive prefix sum the spec requires.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import torch
 
 POISON = -777_777
@@ -15,6 +18,9 @@ POISON = -777_777
 SCRATCH_GARBAGE = 1 << 40
 """What the scratch holds past [bs]: a planner that reads there plans nonsense."""
 ROW_LEN = 16
+CASE_FOLDER = Path(__file__).resolve().parents[1] / "cases" / "entries-planner"
+"""The entries cases, JSON Lines (format: its README)."""
+DTYPES = {"int32": torch.int32, "int64": torch.int64}
 
 
 def linear_table(max_reqs: int = 4, max_seq_len: int = ROW_LEN) -> torch.Tensor:
@@ -105,3 +111,41 @@ def outputs(kwargs) -> dict[str, list[int]]:
     return {name: kwargs[name].tolist() for name in (
         "out_verify_slot_indices", "out_verify_expected_tokens", "out_verify_expected_positions",
         "out_verify_prev_slot_indices")}
+
+
+def load_cases(folder: Path = CASE_FOLDER) -> list[dict]:
+    """Every case of ``folder/*.jsonl``, one JSON object a line, files in name order."""
+    return [json.loads(line) for path in sorted(Path(folder).glob("*.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def materialise(case, device=None):
+    """(kwargs, oracle offsets, oracle entries) for one case's ``inputs`` (cases README), its
+    tensors on ``device`` (default CPU); the case's ``change`` is applied there."""
+    spec = dict(case["inputs"])
+    shape = spec.pop("table", {"rows": 4, "cols": 16})
+    table = linear_table(shape["rows"], shape["cols"])
+    for row, pos, value in spec.pop("table_set", []):
+        table[row, pos] = value
+    lut = None
+    if (lut_spec := spec.pop("lut", None)) is not None:
+        lut = torch.arange(lut_spec["len"], dtype=torch.int64) + lut_spec["plus"]
+        for index, value in lut_spec.get("set", []):
+            lut[index] = value
+    pool = None
+    if (pool_spec := spec.pop("pool", None)) is not None:
+        pool = linear_pool(pool_spec["rows"], pool_spec["cols"], pool_spec["base"])
+    change = spec.pop("change", {})
+    kwargs, offsets, expected = build(
+        spec.pop("req_pool_indices"), spec.pop("prefix_lens"), table=table, lut=lut, pool=pool,
+        valid=spec.pop("valid_lens", None), offset=spec.pop("kv_token_id_vs_position_offset", 0),
+        window=spec.pop("swa_window_size", 0), capacity=spec.pop("capacity"),
+        enable=spec.pop("verify_enable", None), scratch=spec.pop("scratch", None))
+    assert not spec, f"unknown input fields {sorted(spec)}"
+    if device is not None:
+        kwargs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+    from impls.entries_planner.subject import changed  # the cases README's `change`, written once
+
+    for name, how in change.items():
+        kwargs[name] = changed(kwargs[name], how)
+    return kwargs, offsets, expected

@@ -1,6 +1,6 @@
 """An independent oracle for goldens: spec sections 5 and 6 restated with numpy arrays.
 
-Shares no code with ``impls/python_planner.py`` (a different author's reading of the spec, written
+Shares no code with ``impls/offsets_planner/python_planner.py`` (a different author's reading of the spec, written
 vectorised rather than as a loop), so a golden both agree on is evidence, not an echo.
 Lengths are numpy arrays of Python ints (dtype object), so ``prefix - W`` is exact whatever the
 values; sums are wrapped to int64 at the end, as the planners' int64 outputs hold them.

@@ -41,9 +41,10 @@ def _env() -> dict:
     return env
 
 
-def run_pytest(tmp: Path, *args: str, timeout: float = 300) -> tuple[subprocess.CompletedProcess,
-                                                                     dict[str, Item]]:
-    """``pytest conformance/ ARGS`` from the repository root; results go under ``tmp``.
+def run_pytest(tmp: Path, *args: str, timeout: float = 300,
+               env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict[str, Item]]:
+    """``pytest conformance/ ARGS`` from the repository root; results go under ``tmp``; ``env``:
+    variables set on top of this process's.
 
     Returns:
         (the completed process, {item name: Item}); the dict is empty when no XML was written.
@@ -52,8 +53,8 @@ def run_pytest(tmp: Path, *args: str, timeout: float = 300) -> tuple[subprocess.
     cmd = [sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider",
            "--results", str(tmp / "results.json"), f"--junitxml={xml}", "-o", "junit_family=xunit1",
            *args]
-    proc = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True,
-                          timeout=timeout)
+    proc = subprocess.run(cmd, cwd=REPO, env={**_env(), **(env or {})}, capture_output=True,
+                          text=True, timeout=timeout)
     items: dict[str, Item] = {}
     if xml.exists():
         for case in ET.parse(xml).getroot().iter("testcase"):

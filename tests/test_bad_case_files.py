@@ -185,7 +185,8 @@ def test_the_cases_command_lists_the_rest_and_the_faults(bad_dir: Path):
 
 @pytest.mark.parametrize(("change", "path", "message"), [
     ({"tags": ["hazard\n"]}, "$.tags[0]", "unknown tag 'hazard\\n': the tags are declared in "
-                                          "cases/schema.json ($defs/tag): spec-example, "),
+                                          "cases/offsets-planner/schema.json ($defs/tag): "
+                                          "spec-example, "),
     ({"tags": ["hazrd"]}, "$.tags[0]", "unknown tag 'hazrd'"),
     ({"id": "good-one\n"}, "$.id",
      "id 'good-one\\n' does not match '^[a-z0-9][a-z0-9._-]*$' in full"),

@@ -151,7 +151,7 @@ def test_fresh_entries_have_their_own_contents_and_refresh_redraws_them_in_place
     import torch
 
     from conformance.bench import rejudge, workloads
-    from impls import python_planner
+    from impls.offsets_planner import python_planner
 
     kw = _serving(64)
     pool = workloads.request_pool(kw, "fresh", size=8, seed=3)

@@ -1,4 +1,4 @@
-"""Bound plans (``impls.bind``, impls/bound_plan.py): the buffer set validated once, each step
+"""Bound plans (``impls.offsets_planner.bind``, impls/offsets_planner/bound_plan.py): the buffer set validated once, each step
 checked with the same messages and order as spec section 4, outputs byte for byte those of the
 unbound planners."""
 
@@ -7,15 +7,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-import impls
-from impls import python_planner, triton_planner, validate_cache
-from impls.errors import PlanError
-from impls.registry import availability, get_planner
-from impls.validate import validate_launch
-from impls.validate_cache import STABLE_NAMES
+import impls.offsets_planner
+from impls.offsets_planner import python_planner, triton_planner, validate_cache
+from impls.offsets_planner.errors import PlanError
+from impls.offsets_planner.registry import availability, get_planner
+from impls.offsets_planner.validate import validate_launch
+from impls.offsets_planner.validate_cache import STABLE_NAMES
 from tests.test_validate_cache import _mutations, expected_error, make_kw, raised, request
 
-from impls.contract import REQUEST_INPUT_NAMES as REQUEST
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES as REQUEST
 
 
 def stable(kw: dict) -> dict:
@@ -41,7 +41,7 @@ def test_bound_steps_equal_the_unbound_planner(planner):
         pytest.skip(availability(planner).reason)
     device = availability(planner).device
     kw = on(make_kw(5), device)
-    bound = impls.bind(planner, **stable(kw))
+    bound = impls.offsets_planner.bind(planner, **stable(kw))
     for bs in (0, 1, 9, 33):
         step = on(request(kw, bs), device)
         for name in [n for n in kw if n.startswith("out_")]:
@@ -55,7 +55,7 @@ def test_bound_steps_equal_the_unbound_planner(planner):
 @pytest.mark.parametrize("name", list(_mutations(make_kw())))
 def test_every_per_step_change_raises_the_validators_error(name):
     kw = make_kw(5, capacity=5000 if name == "bs past the block" else 64)
-    bound = impls.bind(python_planner, **stable(kw))
+    bound = impls.offsets_planner.bind(python_planner, **stable(kw))
     bad = _mutations(kw)[name]
     bad = {**kw, **{n: bad[n] for n in REQUEST}}
     want = expected_error(bad)
@@ -68,15 +68,15 @@ def test_bind_raises_the_first_buffer_set_error():
     kw = make_kw(5)
     bad = dict(stable(kw), out_write_offsets=torch.zeros(3, dtype=torch.int64))
     with pytest.raises(PlanError) as err:
-        impls.bind("triton", **bad)
+        impls.offsets_planner.bind("triton", **bad)
     assert err.value.error_id == "write-offsets-len-mismatch"
     with pytest.raises(TypeError, match="missing"):
-        impls.bind("triton", **{n: kw[n] for n in STABLE_NAMES[:-1]})
+        impls.offsets_planner.bind("triton", **{n: kw[n] for n in STABLE_NAMES[:-1]})
 
 
 def test_unbindable_planner_is_refused():
     with pytest.raises(TypeError, match="cannot be bound"):
-        impls.bind(validate_cache, **stable(make_kw(5)))
+        impls.offsets_planner.bind(validate_cache, **stable(make_kw(5)))
 
 
 def test_bound_launcher_keeps_spec_order_when_both_parts_are_wrong():
@@ -106,7 +106,7 @@ def test_bound_planners_are_registered_launchers(planner):
 
 
 def test_the_launcher_shape_binds_once_per_buffer_set_and_rebinds_on_a_new_one():
-    from impls.bound_plan import BoundLauncher, bound_launcher
+    from impls.offsets_planner.bound_plan import BoundLauncher, bound_launcher
 
     launch = bound_launcher(python_planner)
     assert isinstance(launch.through, BoundLauncher) and not launch.through._bound
@@ -130,7 +130,7 @@ def test_the_launcher_shape_binds_once_per_buffer_set_and_rebinds_on_a_new_one()
 
 def test_check_is_the_buffer_sets_per_step_check():
     kw = make_kw(5)
-    bound = impls.bind(python_planner, **stable(kw))
+    bound = impls.offsets_planner.bind(python_planner, **stable(kw))
     assert bound.check == bound.buffers.plan_for
     step = request(kw, 7)
     assert bound.check(*[step[n] for n in REQUEST]) == validate_launch(**step)

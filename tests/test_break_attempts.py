@@ -131,7 +131,7 @@ def test_a_write_a_thread_makes_after_the_launcher_returned_is_caught():
 
 def _cases_dir(tmp: Path, name: str) -> Path:
     """A cases folder with one good case and files that must each be one [load] fault."""
-    src = json.loads((REPO / "cases/spec/section7-examples.json").read_text())
+    src = json.loads((REPO / "cases/offsets-planner/spec/section7-examples.json").read_text())
     folder = tmp / name
     (folder / "sub").mkdir(parents=True)
     (folder / "good.json").write_text(json.dumps({**src, "cases": [src["cases"][0]]}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conformance.corpus.arrays import spec_len
 from conformance.corpus.loader import load_corpus
-from impls.errors import CATALOG
+from impls.offsets_planner.errors import CATALOG
 
 CASES, FAULTS = load_corpus()
 ENTRY_OF_REACH = {"launcher": "launcher", "validator": "validator", "allocate": "allocate"}

@@ -1,5 +1,5 @@
-"""The cheap commands of README.md, cases/README.md and reports/README.md, run as written, print what
-those documents show: the planners, the case list, a recorded golden, a one-case run, a failure
+"""The cheap commands of README.md, cases/offsets-planner/README.md and reports/README.md, run as
+written, print what those documents show: the planners, the case list, a recorded golden, a one-case run, a failure
 with its rerun line, the summary table, and the report's first line for a run stopped by ``-x``.
 (The README's summary table is checked against the printer in tests/test_readme.py.)"""
 
@@ -22,7 +22,7 @@ from tests.subproc import cli
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
-CASES_README = (REPO / "cases" / "README.md").read_text()
+CASES_README = (REPO / "cases" / "offsets-planner" / "README.md").read_text()
 REPORTS_README = (REPO / "reports" / "README.md").read_text()
 WRONG = "tests.planted.wrong_planners:off_by_one_scan"
 

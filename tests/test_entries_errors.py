@@ -11,7 +11,7 @@ import torch
 
 from impls.entries_planner import PLANNERS, get_planner
 from impls.entries_planner.errors import CATALOG, identify
-from impls.errors import PlanError
+from impls.offsets_planner.errors import PlanError
 from tests.entries_oracle import POISON, build, linear_pool
 
 META = torch.device("meta")

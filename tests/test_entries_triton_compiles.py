@@ -26,10 +26,10 @@ torch.cuda.is_available = lambda: True
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-import impls
-fake = types.ModuleType("impls.triton_planner")
+import impls.offsets_planner
+fake = types.ModuleType("impls.offsets_planner.triton_planner")
 fake.MODE, fake._UNAVAILABLE = "gpu", None
-sys.modules["impls.triton_planner"] = fake
+sys.modules["impls.offsets_planner.triton_planner"] = fake
 from impls.entries_planner import triton_planner as m
 kernel = m._entries_kernel
 int_type = sys.argv[1]

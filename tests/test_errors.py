@@ -1,5 +1,5 @@
-"""The error catalog (impls/errors.py): spec section 4's messages, their ids, and the allocator's
-errors (impls/buffers.py)."""
+"""The error catalog (impls/offsets_planner/errors.py): spec section 4's messages, their ids, and the allocator's
+errors (impls/offsets_planner/buffers.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import string
 import pytest
 import torch
 
-from impls.buffers import PlanBuffers
-from impls.constants import SCRATCH_MIN_LEN
-from impls.errors import CATALOG, PlanError, identify
+from impls.offsets_planner.buffers import PlanBuffers
+from impls.offsets_planner.constants import SCRATCH_MIN_LEN
+from impls.offsets_planner.errors import CATALOG, PlanError, identify
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from conformance.robustness.fuzz import check_plans, fuzz, with_golden
 from conformance.robustness.random_plans import random_plan, verify_total
 from conformance.robustness.progress import Progress
 from conformance.robustness.shrink import shrink
-from impls.constants import PLAN_BS_BLOCK_SIZE
+from impls.offsets_planner.constants import PLAN_BS_BLOCK_SIZE
 from tests.subproc import run_pytest
 
 PLANTED = "tests.planted.fuzz_planners:planted"

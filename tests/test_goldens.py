@@ -13,7 +13,7 @@ import pytest
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.loader import load_corpus
 from conformance.engine.steps import CaseInputs, RUNS
-from impls.contract import LUT_NAME
+from impls.offsets_planner.contract import LUT_NAME
 from tests.oracle import oracle
 
 CASES, _ = load_corpus()

@@ -2,8 +2,8 @@
 
 * a planner that skips work on a repeated input is caught by the runner's second run on fresh poison;
 * one that replays the previous call's outputs for the same buffers, bs and scalars passed every
-  case of the corpus; ``cases/semantics/steps-same-shape.json`` (consecutive decode steps: same bs,
-  new values) was added for it and is the one case that catches it;
+  case of the corpus; ``cases/offsets-planner/semantics/steps-same-shape.json`` (consecutive
+  decode steps: same bs, new values) was added for it and is the one case that catches it;
 * ones that write to their inputs are caught by the input snapshots (garbage tails included);
 * one that works only when inputs were written on the default stream is caught by
   :func:`conformance.robustness.stream_check.busy_stream_divergence` (GPU only).
@@ -89,7 +89,7 @@ def test_private_stream_is_caught_on_a_busy_side_stream():
 @NEEDS_CUDA
 @pytest.mark.parametrize("name", ["python", "triton", "numba-cuda"])
 def test_builtin_planners_wait_on_the_current_stream(name):
-    from impls.registry import availability, get_planner
+    from impls.offsets_planner.registry import availability, get_planner
 
     if availability(name).device != "cuda":
         pytest.skip(f"{name} does not run on CUDA here")

@@ -144,8 +144,8 @@ def test_the_attacks_never_reach_the_disk_of_their_copy(attacked):
     """The sandbox makes the checkout read-only for the probe and the workers: the copies' case
     file, harness bytecode and reference are as they were (each write failed with EROFS)."""
     runs, trees = attacked
-    case = trees["a"] / "cases/spec/section7-examples.json"
-    assert case.read_bytes() == (REPO / "cases/spec/section7-examples.json").read_bytes()
+    spec7 = "cases/offsets-planner/spec/section7-examples.json"
+    assert (trees["a"] / spec7).read_bytes() == (REPO / spec7).read_bytes()
     for tree, module, marker in ((trees["b"], "conformance/engine/judge.py",
                                   b"a judge that never fails"),
                                  (trees["d"], "conformance/robustness/isolated_case.py",
@@ -154,8 +154,8 @@ def test_the_attacks_never_reach_the_disk_of_their_copy(attacked):
         cache = (tree / module).parent / "__pycache__"
         stem = Path(module).stem
         assert not any(marker in p.read_bytes() for p in cache.glob(f"{stem}.*.pyc")), module
-    reference = trees["c"] / "impls/python_planner.py"
-    assert reference.read_bytes() == (REPO / "impls/python_planner.py").read_bytes()
+    reference = trees["c"] / "impls/offsets_planner/python_planner.py"
+    assert reference.read_bytes() == (REPO / "impls/offsets_planner/python_planner.py").read_bytes()
     for run in ("a1", "b1", "a2", "b2"):
         assert "Read-only file system" in runs[run][1], run
 

@@ -16,7 +16,7 @@ from conformance.engine.inputs import (
     apply_overrides,
     launcher_kwargs,
 )
-from impls.constants import SCRATCH_MIN_LEN
+from impls.offsets_planner.constants import SCRATCH_MIN_LEN
 
 CPU = torch.device("cpu")
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from conformance.corpus.loader import load_corpus
-from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR
+from conformance.paths import CASE_SCHEMA_PATH, CASES_ROOT
 from tests.case_docs import case_doc
 
 REPO = Path(__file__).resolve().parent.parent
@@ -106,9 +106,12 @@ def test_the_wheel_carries_the_corpus_and_its_schemas(installed):
     names = set(zipfile.ZipFile(installed.wheel).namelist())
     shipped = {n.removeprefix("conformance/data/cases/") for n in names
                if n.startswith("conformance/data/cases/")}
-    here = {p.relative_to(DEFAULT_CASES_DIR).as_posix() for p in DEFAULT_CASES_DIR.rglob("*")
-            if p.suffix in (".json", ".md")}
+    here = {p.relative_to(CASES_ROOT).as_posix() for p in CASES_ROOT.rglob("*")
+            if p.suffix in (".json", ".jsonl", ".md")}
     assert shipped == here
+    assert {"README.md", "offsets-planner/schema.json", "offsets-planner/README.md",
+            "offsets-planner/divergences/schema.json", "entries-planner/README.md",
+            "entries-planner/semantics.jsonl"} <= shipped
     assert {"conformance/data/reports/results.schema.json",
             "conformance/reporting/templates/report.html.j2",
             "conformance/reporting/templates/compare.html.j2"} <= names
@@ -180,7 +183,8 @@ def test_a_wrong_external_planner_fails_with_a_rerun_from_that_folder(installed)
 
 
 def test_record_write_leaves_the_installed_corpus_alone(installed):
-    path = installed.purelib / "conformance" / "data" / "cases" / "spec" / "section7-examples.json"
+    path = (installed.purelib / "conformance" / "data" / "cases" / "offsets-planner" / "spec"
+            / "section7-examples.json")
     before = path.read_bytes()
     proc = _check(installed.cli("record", "spec7-no-prefix", "--write"), 2)
     assert "not edited in place" in proc.stderr

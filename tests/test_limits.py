@@ -1,5 +1,6 @@
-"""The load-time limits keep one case run within the memory cases/README.md states: a case with a
-permuted table of MAX_TABLE_ELEMENTS and a permutation LUT of MAX_LUT_LEN peaks under 1 GiB.
+"""The load-time limits keep one case run within the memory cases/offsets-planner/README.md states:
+a case with a permuted table of MAX_TABLE_ELEMENTS and a permutation LUT of MAX_LUT_LEN peaks under
+1 GiB.
 
 Measured in a fresh interpreter (Linux's peak RSS, VmHWM, reset through /proc/self/clear_refs just
 before loading, over the RSS then: imports do not count, loading and running the case do) at 1/8
@@ -21,7 +22,7 @@ import json, sys, tempfile
 from pathlib import Path
 from conformance.corpus.loader import load_corpus
 from conformance.engine.runner import Target, run_case, resolve_device
-from impls.registry import get_planner
+from impls.offsets_planner.registry import get_planner
 doc = json.loads(sys.argv[1])
 d = Path(tempfile.mkdtemp())
 (d / "c.json").write_text(json.dumps(doc))
@@ -42,7 +43,7 @@ def test_a_case_at_the_limits_peaks_under_one_gib():
     rows = 1024
     doc = {
         "id": "at-the-limits", "description": "d", "tags": [], "golden_check": "hand: no request",
-        "source": {"kind": "project", "ref": "cases/README.md, Limits"},
+        "source": {"kind": "project", "ref": "cases/offsets-planner/README.md, Limits"},
         "inputs": {"req_to_token": {"generator": "permuted", "max_reqs": rows, "seed": 1,
                                     "max_seq_len": MAX_TABLE_ELEMENTS // SCALE // rows},
                    "lut": {"generator": "permutation", "len": MAX_LUT_LEN // SCALE, "seed": 2}},

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from conformance.corpus.loader import REPO_ROOT, CaseFileError, load_corpus
+from conformance.corpus.loader import CaseFileError, load_corpus
+from conformance.paths import DEFAULT_CASES_DIR, REPO_ROOT
 from tests.case_docs import case_doc, load_files
 
 
@@ -79,7 +80,7 @@ def test_loader_missing_directory_and_repository_corpus(tmp_path):
     assert errors == [], [str(e) for e in errors]
     assert len({c.id for c in cases}) == len(cases)
     assert {"spec7-no-prefix", "spec7-swa-window-totals"} <= {c.id for c in cases}
-    assert all(c.path.is_relative_to(REPO_ROOT / "cases") for c in cases)
+    assert all(c.path.is_relative_to(DEFAULT_CASES_DIR) for c in cases)
 
 
 def test_load_fault_items_have_unique_node_ids(tmp_path):

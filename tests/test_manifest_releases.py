@@ -1,7 +1,7 @@
-"""Known divergences declared for a range of releases (cases/divergences/schema.json ``releases``,
-conformance/corpus/manifest.py): in the range they apply, outside it they do not, and a malformed
-range is a load fault. The "installed" release is pytest's own distribution, whose version
-importlib.metadata reports here."""
+"""Known divergences declared for a range of releases (``releases`` in
+cases/offsets-planner/divergences/schema.json, conformance/corpus/manifest.py): in the range they
+apply, outside it they do not, and a malformed range is a load fault. The "installed" release is
+pytest's own distribution, whose version importlib.metadata reports here."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from conformance.robustness.mutants import (
     load_family,
     render,
 )
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 from tests.planted import mutants as family
 from tests.subproc import run_cli
 
@@ -142,7 +142,8 @@ def _doc(*results: tuple[str, str, str], message: str = "") -> dict:
 
 
 DIFFERS_TEXT = ("differs from project rule (case pins project; profile contract judges contract)\n"
-                "hazard-row-negative[m]  (cases/semantics/hazards.json $.cases[3])\n"
+                "hazard-row-negative[m]  "
+                "(cases/offsets-planner/semantics/hazards.json $.cases[3])\n"
                 "  run 1 of 2 (fresh poison 'a')\n"
                 "  out_write_seed_slot_indices: 1 element(s) differ, first at index 1\n")
 

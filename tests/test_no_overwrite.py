@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from conformance.paths import DEFAULT_CASES_DIR
 from conformance.reporting.freshness import current_file
 from tests.subproc import REPO, cli
 
@@ -72,7 +73,7 @@ def test_a_symlinked_folder_in_the_cases_is_a_load_fault(tmp_path):
     real, cases = tmp_path / "real", tmp_path / "cases"
     real.mkdir()
     cases.mkdir()
-    shutil.copyfile(REPO / "cases" / "spec" / "section7-examples.json", real / "s7.json")
+    shutil.copyfile(DEFAULT_CASES_DIR / "spec" / "section7-examples.json", real / "s7.json")
     (cases / "linked").symlink_to(real, target_is_directory=True)
     loaded, errors = load_corpus([cases])
     assert loaded == []
@@ -106,7 +107,7 @@ def test_results_never_replace_a_case_file_or_another_file(tmp_path, where):
     cases = tmp_path / "cases"
     cases.mkdir()
     case_file = cases / "s7.json"
-    shutil.copyfile(REPO / "cases" / "spec" / "section7-examples.json", case_file)
+    shutil.copyfile(DEFAULT_CASES_DIR / "spec" / "section7-examples.json", case_file)
     target = {"case-file": case_file, "inside-cases": cases / "new.json",
               "other-file": tmp_path / "notes.txt"}[where]
     if where == "other-file":

@@ -12,17 +12,17 @@ from __future__ import annotations
 import pytest
 import torch
 
-from impls import python_planner
-from impls.buffers import PlanBuffers
-from impls.registry import availability
-from impls import validate_cache
+from impls.offsets_planner import python_planner
+from impls.offsets_planner.buffers import PlanBuffers
+from impls.offsets_planner.registry import availability
+from impls.offsets_planner import validate_cache
 
 AVAIL = availability("numba-cuda")
 if not AVAIL.available:
     pytest.skip(f"numba-cuda planner unavailable: {AVAIL.reason}", allow_module_level=True)
 
-from impls import numba_cuda_kernel  # noqa: E402 (after the availability check)
-from impls import numba_cuda_planner as nb  # noqa: E402
+from impls.offsets_planner import numba_cuda_kernel  # noqa: E402 (after the availability check)
+from impls.offsets_planner import numba_cuda_planner as nb  # noqa: E402
 
 DEVICE = "cuda" if nb.MODE == "gpu" else "cpu"
 gpu = pytest.mark.skipif(nb.MODE != "gpu", reason="needs a CUDA device (planner is in simulator mode)")

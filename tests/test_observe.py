@@ -8,16 +8,17 @@ import json
 import pytest
 import torch
 
-from conformance.corpus.loader import REPO_ROOT, load_corpus
+from conformance.corpus.loader import load_corpus
 from conformance.engine.inputs import GUARD
 from conformance.engine.judge import ConformanceFailure, judge
 from conformance.engine.observe import Observation, observe
 from conformance.engine.runner import Target, run_case
-from impls.python_planner import launch as python_launch
+from conformance.paths import DEFAULT_CASES_DIR
+from impls.offsets_planner.python_planner import launch as python_launch
 from tests.planted import wrong_planners as wp
 
 CPU = torch.device("cpu")
-CASES = {case.id: case for case in load_corpus([REPO_ROOT / "cases"])[0]}
+CASES = {case.id: case for case in load_corpus([DEFAULT_CASES_DIR])[0]}
 
 
 def _roundtrip(seen: Observation) -> Observation:

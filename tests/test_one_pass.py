@@ -1,4 +1,4 @@
-"""The one-pass candidates (impls/triton_one_pass.py, impls/numba_one_pass.py) on the CPU stand-ins
+"""The one-pass candidates (impls/offsets_planner/triton_one_pass.py, impls/offsets_planner/numba_one_pass.py) on the CPU stand-ins
 (Triton's interpreter, Numba's simulator): corpus cases judged as a conformance run judges them,
 random plans at the bs edges byte for byte against the pure-Python planner, the look-back
 workspace's state after launches, and the sweep's dry run (conformance/bench/sweeps/one_pass.py),
@@ -12,8 +12,8 @@ import torch
 
 from conformance.corpus.loader import load_corpus
 from conformance.engine.runner import Target, run_case
-from impls import numba_one_pass as nop
-from impls import triton_one_pass as top
+from impls.offsets_planner import numba_one_pass as nop
+from impls.offsets_planner import triton_one_pass as top
 from tests.planted import wrong_planners
 from tests.test_triton_planner import assert_same, expected, on, random_case
 
@@ -28,8 +28,10 @@ CANDIDATES = [
     ("triton", "single", {}), ("triton", "single", {"split": 32}),
     ("triton", "blocked", {"tile": 128}), ("triton", "lookback", {"tile": 128}),
     ("triton", "lookback-pid", {"tile": 128}),
+    ("triton", "blocked-unrolled", {"tile": 128}), ("triton", "lookback-packed", {"tile": 128}),
     ("numba", "single", {}), ("numba", "blocked", {"chunk": 512}),
     ("numba", "lookback", {"chunk": 512}), ("numba", "lookback-pid", {"chunk": 512}),
+    ("numba", "lookback-packed", {"chunk": 512}),
 ]
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]
@@ -51,7 +53,7 @@ def plan(framework: str, design: str, config: dict, kw: dict) -> dict:
 def _subset():
     """The first corpus case of each tag among those that reach a kernel (no documented error),
     and the first documented error: the errors are the shared validator's, the same for every
-    candidate. (The whole corpus: ``pytest conformance/ --planner impls.triton_one_pass:launch_lookback``.)"""
+    candidate. (The whole corpus: ``pytest conformance/ --planner impls.offsets_planner.triton_one_pass:launch_lookback``.)"""
     cases, errors = load_corpus()
     assert not errors and len(cases) > 100
     chosen: dict[str, object] = {}
@@ -138,7 +140,7 @@ def test_configs_refused():
 
 def test_default_planners_unchanged():
     """The candidates add no design to the default planners: same configuration tables."""
-    from impls import numba_cuda_planner, triton_planner
+    from impls.offsets_planner import numba_cuda_planner, triton_planner
 
     assert triton_planner.CONFIG[4096] == (512, 16)
     assert numba_cuda_planner.GPU_THREADS == 512
@@ -153,7 +155,8 @@ def test_sweep_dry_run(tmp_path, monkeypatch, capsys):
     report = (tmp_path / "one_pass.md").read_text()
     assert "gpu=none (CPU only)" in report and "dry run" in report
     rows = [line for line in report.splitlines() if "| one-pass" in line]
-    designs = {(f, d) for f in ("triton", "numba-cuda") for d in top.DESIGNS}
+    designs = ({("triton", d) for d in top.DESIGNS}
+               | {("numba-cuda", d) for d in nop.DESIGNS})
     assert {(r.split("|")[1].strip(), r.split("|")[3].strip()[len("one-pass "):])
             for r in rows} == designs
     assert all(r.split("|")[8].strip() == "same" for r in rows), rows
@@ -185,8 +188,9 @@ def test_sweep_marks_wrong_and_failed_candidates(tmp_path, monkeypatch):
 
 
 def test_triton_candidates_compile_for_sm90():
-    """The compiled path (not the interpreter's) accepts every kernel variant: a child compiles them
-    for sm_90 with Triton's bundled ptxas (tests/one_pass_sm90.py)."""
+    """The compiled path (not the interpreter's) accepts every kernel variant, the packed look-back
+    kernel's too: a child compiles them for sm_90 with Triton's bundled ptxas
+    (tests/one_pass_sm90.py)."""
     import os
     import subprocess
     import sys
@@ -197,7 +201,7 @@ def test_triton_candidates_compile_for_sm90():
     out = subprocess.run([sys.executable, "-m", "tests.one_pass_sm90"], cwd=REPO_ROOT, env=env,
                          capture_output=True, text=True, timeout=300)
     lines = [line for line in out.stdout.splitlines() if ": " in line]
-    assert out.returncode == 0 and len(lines) == 7, out.stdout + out.stderr[-2000:]
+    assert out.returncode == 0 and len(lines) == 10, out.stdout + out.stderr[-2000:]
     assert all(": ok, " in line for line in lines), out.stdout
 
 
@@ -208,7 +212,7 @@ def test_sweep_timed_path_with_a_stand_in_clock(monkeypatch):
     from conformance.bench import timing
     from conformance.bench.sweeps import one_pass
 
-    times = iter([3.0, 2.2, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1, 2.3])
+    times = iter([3.0, 2.2, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1, 2.3, 2.6, 2.8])
 
     def stand_in(fn, **_):
         for _ in range(3):
@@ -223,10 +227,13 @@ def test_sweep_timed_path_with_a_stand_in_clock(monkeypatch):
         ("current planner", "default"), ("one-pass single", "num_warps 1"),
         ("one-pass single", "num_warps 2"), ("one-pass blocked", "tile 32, num_warps 1"),
         ("one-pass lookback", "tile 32, num_warps 1"),
-        ("one-pass lookback-pid", "tile 32, num_warps 1")]
+        ("one-pass lookback-pid", "tile 32, num_warps 1"),
+        ("one-pass lookback-packed", "tile 32, num_warps 1"),
+        ("one-pass blocked-unrolled", "tile 32, num_warps 1")]
     assert [r.get("floor") for r in rows[:3]] == [False, False, True]  # the fastest shape
-    assert [r["p50"] for r in rows] == [3.0, 2.2, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1, 2.3]
-    assert [round(r["ratio"], 3) for r in rows] == [1.5, 1.1, 1.0, 1.25, 4.5, 1.2, 1.35, 1.05, 1.15]
+    assert [r["p50"] for r in rows] == [3.0, 2.2, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1, 2.3, 2.6, 2.8]
+    assert [round(r["ratio"], 3) for r in rows] == [1.5, 1.1, 1.0, 1.25, 4.5, 1.2, 1.35, 1.05, 1.15,
+                                                     1.3, 1.4]
     assert all(r["check"] == "same" for r in rows[4:])
     best = one_pass.best_candidate(rows)
     assert (best["kernel"], best["p50"]) == ("one-pass lookback", 2.1)
@@ -235,3 +242,46 @@ def test_sweep_timed_path_with_a_stand_in_clock(monkeypatch):
     assert [c.strip() for c in line.split("|")[1:-1]] == [
         "triton", "64", "2.00 (BLOCK 64, 2 warps)", "2.50",
         "one-pass lookback [tile 32, num_warps 1]", "2.10", "1.05x", "met"]
+
+
+def _packed_layout(framework: str):
+    """(workspace, ticket word, first word of set 0, words per set) of ``lookback-packed``."""
+    if framework == "triton":
+        from impls.offsets_planner import triton_packed_lookback as tpl
+
+        return tpl.workspace(CPU), 0, tpl.SETS_AT, tpl.MAX_TILES * tpl.WORDS_PER_TILE
+    from impls.offsets_planner import numba_one_pass_kernel as nk
+
+    return nop.workspace(CPU), nk.PACKED, nk.PACKED + 8, nk.SET_WORDS
+
+
+@pytest.mark.parametrize("framework", ["triton", "numba"])
+def test_packed_lookback_double_buffers(framework):
+    """After each multi-program ``lookback-packed`` launch: the epoch is one further and the count
+    0; the set it used holds, per tile, READY | the low and high 32 bits of its verify and write
+    totals (taken from the pure-Python planner's offsets); the other set, the next launch's, is all
+    zeros, also where an earlier, wider launch had written. A one-program launch leaves all alone."""
+    config = {"tile": 128} if framework == "triton" else {"chunk": 256}
+    tile = 128 if framework == "triton" else 256
+    ws, ticket, sets, words = _packed_layout(framework)
+    for k, bs in enumerate((1000, 300, 5, 777)):
+        before = ws.clone()
+        kw = random_case(bs, k + 40, "hazard" if k % 2 else "swa")
+        want = expected(kw)
+        assert_same(plan(framework, "lookback-packed", config, kw), want, kw)
+        if bs <= tile:
+            assert torch.equal(ws, before)
+            continue
+        epoch = int(before[ticket]) >> 16
+        assert int(ws[ticket]) == (epoch + 1) << 16
+        used = sets + (epoch & 1) * words
+        other = sets + ((epoch + 1) & 1) * words
+        assert not ws[other:other + words].any()
+        ntiles = -(-bs // tile)
+        for j in range(ntiles):
+            lo, hi = j * tile, min(bs, (j + 1) * tile)
+            for i, name in enumerate(("out_verify_offsets_scratch", "out_write_offsets")):
+                total = int(want[name][hi]) - int(want[name][lo])
+                got = [int(x) for x in ws[used + 4 * j + 2 * i:used + 4 * j + 2 * i + 2]]
+                assert got == [(1 << 32) | (total & 0xFFFFFFFF),
+                               (1 << 32) | ((total >> 32) & 0xFFFFFFFF)], (j, name)

@@ -16,8 +16,8 @@ from conformance.engine.runner import ConformanceFailure, Target, resolve_device
 from conformance.engine.steps import RUNS, CaseInputs, runs_of
 from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import WorkerPool
-from impls.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
+from impls.offsets_planner.python_planner import launch as python_launch
 from tests.planted import fixture_detectors
 from tests.subproc import run_pytest
 

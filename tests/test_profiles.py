@@ -14,6 +14,7 @@ from conformance.corpus.manifest import find_divergence, load_manifest, load_man
 from conformance.corpus.element_rules import case_rules
 from conformance.engine.outside import outside_proof
 from conformance.engine.verdict import Difference, VerdictData, status_of
+from conformance.paths import DEFAULT_CASES_DIR
 from conformance.reporting import divergence_profile
 from tests.subproc import REPO, run_pytest
 
@@ -158,7 +159,7 @@ def test_manifest_loading_and_matching(tmp_path):
     assert find_divergence([manifest], "python", "other", ("hazard",)) is None
     path.write_text("{")
     assert load_manifest(path)[1].json_path == "line 1 column 2"
-    manifests, faults = load_manifests([REPO / "cases"])
+    manifests, faults = load_manifests([DEFAULT_CASES_DIR])
     assert not faults
     assert [m.path.name for m in manifests] == ["sglang-offsets-kernel.json"]
 

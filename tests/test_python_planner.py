@@ -1,4 +1,4 @@
-"""Properties of the pure-Python planner (impls/python_planner.py) on arbitrary batches, and
+"""Properties of the pure-Python planner (impls/offsets_planner/python_planner.py) on arbitrary batches, and
 the constants it plans with (spec section 2)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.engine.runner import Target, run_case
-from impls.constants import PLAN_BS_BLOCK_SIZE, SCRATCH_MIN_LEN
-from impls.python_planner import launch as python_launch
-from impls.python_planner import plan_values
+from impls.offsets_planner.constants import PLAN_BS_BLOCK_SIZE, SCRATCH_MIN_LEN
+from impls.offsets_planner.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import plan_values
 from tests.case_docs import case_doc, load_files
 
 CPU = torch.device("cpu")

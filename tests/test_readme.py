@@ -36,8 +36,12 @@ def test_constraints_pin_the_cpu_torch():
 def test_readme_summary_is_laid_out_as_printed():
     readme = (ROOT / "README.md").read_text().splitlines()
     start = readme.index(next(ln for ln in readme if "conformance summary" in ln)) + 1
-    sample = readme[start:readme.index("```", start)]
-    assert sample[0].split() == list(HEADERS) and len(HEADERS) == len(OUTCOMES) + 3
-    rows = [[r[0], r[1], *map(int, r[2:-1]), r[-1]] for r in parse_summary(sample).values()]
-    assert len(rows) == 7
-    assert sample == render_summary(rows)  # what conformance/plugin/summary.py prints for them
+    block = readme[start:readme.index("```", start)]
+    # each one-call subject's table follows its name: one table per subject
+    cuts = [block.index("subject canary-plan:"), block.index("subject entries-planner:")]
+    tables = [block[:cuts[0]], block[cuts[0] + 1:cuts[1]], block[cuts[1] + 1:]]
+    for sample, n in zip(tables, (7, 4, 3)):
+        assert sample[0].split() == list(HEADERS) and len(HEADERS) == len(OUTCOMES) + 3
+        rows = [[r[0], r[1], *map(int, r[2:-1]), r[-1]] for r in parse_summary(sample).values()]
+        assert len(rows) == n
+        assert sample == render_summary(rows)  # what conformance/plugin/summary.py prints

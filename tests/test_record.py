@@ -11,8 +11,9 @@ import pytest
 
 from conformance import cli
 from conformance.corpus.arrays import evaluate
-from conformance.corpus.loader import REPO_ROOT, load_corpus, make_case
+from conformance.corpus.loader import load_corpus, make_case
 from conformance.engine.reference import record_expectations
+from conformance.paths import DEFAULT_CASES_DIR
 from conformance.record import UNCHECKED, write_expectations
 
 CASES, _ = load_corpus()
@@ -46,11 +47,11 @@ def test_record_command_prints_the_table_change_seeds(capsys):
 
 def test_record_write_into_a_copy(tmp_path, capsys):
     """--write stores every step's golden into the (copied) case file; loading it again gives the
-    same goldens. Runs on a temporary copy of the corpus, never on cases/ itself."""
+    same goldens. Runs on a temporary copy of the corpus, never on cases/offsets-planner/ itself."""
     source = next(c for c in MULTI_STEP if c.id == "steps-table-entry-changes")
     copy = tmp_path / "cases"
-    shutil.copytree(REPO_ROOT / "cases", copy)
-    target = copy / source.path.relative_to(REPO_ROOT / "cases")
+    shutil.copytree(DEFAULT_CASES_DIR, copy)
+    target = copy / source.path.relative_to(DEFAULT_CASES_DIR)
     doc = json.loads(target.read_text())
     raw = next(c for c in doc["cases"] if c["id"] == source.id) if "cases" in doc else doc
     for step in raw["steps"]:  # a wrong golden that --write must replace

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import torch
 
-from conformance.corpus.loader import REPO_ROOT, load_corpus
+from conformance.corpus.loader import load_corpus
 from conformance.engine.reference import plan_mismatch, reference_plan
 from conformance.engine.steps import first_step
+from conformance.paths import DEFAULT_CASES_DIR
 from tests.planted import wrong_planners as wp
 
-CASES = {case.id: case for case in load_corpus([REPO_ROOT / "cases" / "spec"])[0]}
+CASES = {case.id: case for case in load_corpus([DEFAULT_CASES_DIR / "spec"])[0]}
 
 
 def test_reference_plan_is_spec_section_7():

@@ -47,7 +47,7 @@ def test_repro_fails_on_the_bug_and_passes_on_a_correct_planner(tmp_path, case_i
     good_dir.mkdir()
     good = _run(_write(good_dir, case_id, "python"))
     assert good.returncode == 0, good.stdout + good.stderr
-    assert good.stdout.strip().endswith(f"PASS: {case_id} on impls.python_planner:launch (cpu)")
+    assert good.stdout.strip().endswith(f"PASS: {case_id} on impls.offsets_planner.python_planner:launch (cpu)")
 
 
 def test_repro_imports_torch_and_the_planner_only(tmp_path):

@@ -8,7 +8,7 @@ import torch
 
 from conformance.corpus.loader import load_corpus
 from conformance.engine.runner import ConformanceFailure, Target, run_case
-from impls.python_planner import launch as reference
+from impls.offsets_planner.python_planner import launch as reference
 
 CASES = {case.id: case for case in load_corpus()[0]}
 CPU = torch.device("cpu")

@@ -31,7 +31,7 @@ from conformance.corpus.limits import (  # noqa: E402
     MAX_PERMUTED_ELEMENTS,
     case_memory,
 )
-from impls.contract import output_lengths  # noqa: E402
+from impls.offsets_planner.contract import output_lengths  # noqa: E402
 from tests.subproc import REPO  # noqa: E402
 
 EMPTY_STEP = {"inputs": {"req_pool_indices": [], "prefix_lens": [], "extend_seq_lens": []},
@@ -42,7 +42,8 @@ EMPTY_STEP = {"inputs": {"req_pool_indices": [], "prefix_lens": [], "extend_seq_
 
 def _case(case_id: str, inputs: dict, steps: int = 1) -> dict:
     return {"id": case_id, "description": "d", "tags": [], "golden_check": "hand: no request",
-            "source": {"kind": "project", "ref": "cases/README.md, Limits"}, "inputs": inputs,
+            "source": {"kind": "project", "ref": "cases/offsets-planner/README.md, Limits"},
+            "inputs": inputs,
             "steps": [EMPTY_STEP] * steps}
 
 
@@ -82,7 +83,7 @@ import json, sys, tempfile
 from pathlib import Path
 from conformance.corpus.loader import load_corpus
 from conformance.engine.runner import Target, run_case, resolve_device
-from impls.registry import get_planner
+from impls.offsets_planner.registry import get_planner
 d = Path(tempfile.mkdtemp())
 (d / "c.json").write_text(sys.argv[1])
 def kib(field):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from conformance.engine.runner import ConformanceFailure, Target, rerun_command, run_case
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 from tests.case_docs import case_doc, load_files
 
 CPU = torch.device("cpu")

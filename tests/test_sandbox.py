@@ -231,7 +231,7 @@ if sys.platform != "linux":  # /proc, prctl, unshare
 def test_the_probe_answer_cannot_be_forged_by_the_module():
     code = textwrap.dedent("""
         import json
-        from impls.registry import availability, source_digest
+        from impls.offsets_planner.registry import availability, source_digest
         name = "tests.planted.forges_probe:launch"
         print(json.dumps([availability(name).mode, source_digest(name)]))
     """)

@@ -6,22 +6,22 @@ import hashlib
 from pathlib import Path
 
 from conformance.reporting.compare import changed_code
-from impls.registry import source_digest
+from impls.offsets_planner.registry import source_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_builtin_planner_source_is_its_module_file():
     got = source_digest("python")
-    path = ROOT / "impls" / "python_planner.py"
-    assert got == {"module": "impls.python_planner", "file": "impls/python_planner.py",
+    path = ROOT / "impls" / "offsets_planner" / "python_planner.py"
+    assert got == {"module": "impls.offsets_planner.python_planner", "file": "impls/offsets_planner/python_planner.py",
                    "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     assert "/" + got["file"] in str(path)  # relative to the import root: no machine's path
 
 
 def test_package_module_source_names_its_init():
-    got = source_digest("impls:get_planner")
-    assert got["file"] == "impls/__init__.py" and got["module"] == "impls"
+    got = source_digest("impls.offsets_planner:get_planner")
+    assert got["file"] == "impls/offsets_planner/__init__.py" and got["module"] == "impls.offsets_planner"
 
 
 def test_external_and_unknown_planners():

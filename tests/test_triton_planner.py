@@ -1,6 +1,6 @@
 """The Triton planner against the pure-Python planner, byte for byte, on poisoned buffers.
 
-Runs compiled on a CUDA machine and under Triton's interpreter elsewhere (``impls.triton_planner.MODE``).
+Runs compiled on a CUDA machine and under Triton's interpreter elsewhere (``impls.offsets_planner.triton_planner.MODE``).
 Random plans cover bs 0, 1, 33, 1025 and 4096 with padding rows, negative values, SWA with a LUT
 and every hazard of spec section 6; each runs under several ``num_warps`` (multi-warp scans have
 been wrong on a few lanes: ROCm/triton#947) and with a block wider than bs. Every element outside
@@ -12,11 +12,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from impls import availability, python_planner
-from impls import triton_planner as tp
-from impls import validate_cache
-from impls.constants import SCRATCH_MIN_LEN
-from impls.errors import PlanError
+from impls.offsets_planner import availability, python_planner
+from impls.offsets_planner import triton_planner as tp
+from impls.offsets_planner import validate_cache
+from impls.offsets_planner.constants import SCRATCH_MIN_LEN
+from impls.offsets_planner.errors import PlanError
 
 DEVICE = "cuda" if tp.MODE == "gpu" else "cpu"
 pytestmark = pytest.mark.skipif(tp.MODE is None, reason=f"triton planner unavailable: {tp.probe().reason}")

@@ -88,7 +88,7 @@ def test_markdown_report_quotes_fingerprint_fields_and_stale_planner_names():
     doc["fingerprint"].update(host=FAKE, gpu=FAKE, date=FAKE)
     doc["fingerprint"]["planners"][FAKE] = {
         "available": True, "mode": "cpu", "device": "cpu", "reason": None,
-        "source": {"module": "impls.python_planner", "file": "impls/python_planner.py",
+        "source": {"module": "impls.offsets_planner.python_planner", "file": "impls/offsets_planner/python_planner.py",
                    "sha256": "0" * 64}}  # the checkout's file differs: stale
     text = render_markdown(build(doc))
     assert "source changed since the run" in text.splitlines()[0]

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from conformance.paths import DEFAULT_CASES_DIR
 from conformance.reporting.results_format import BAD
 from conformance.upstream.command import default_cache
 from conformance.upstream.wheel import FetchError, fetch_wheel
 from tests.test_upstream_release import NEWEST
 
 ROOT = Path(__file__).resolve().parent.parent
-MANIFEST = ROOT / "cases" / "divergences" / "sglang-offsets-kernel.json"
+MANIFEST = DEFAULT_CASES_DIR / "divergences" / "sglang-offsets-kernel.json"
 UPSTREAM = "sglang.kernels.ops.kv_canary.plan.offsets_kernel:launch_plan_offsets_kernel"
 
 

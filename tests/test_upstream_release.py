@@ -91,7 +91,7 @@ def test_the_fingerprint_names_the_wheel_without_importing_the_release(tmp_path,
     assert list(claimed["stand_ins"]) == ["sglang.kernels.jit.utils"]
     (tree.site / fake_wheels.PKG / "consts.py").write_text("PLAN_BS_BLOCK_SIZE = 1\n")
     assert upstream_release(tree.planner)["matches_record"] is False
-    assert upstream_release("impls.python_planner:launch") is None
+    assert upstream_release("impls.offsets_planner.python_planner:launch") is None
 
 
 def test_a_file_that_differs_from_record_is_refused(tmp_path):

@@ -1,4 +1,4 @@
-"""The validator (impls/validate.py): any set of faults at once raises the earliest in spec
+"""The validator (impls/offsets_planner/validate.py): any set of faults at once raises the earliest in spec
 section 4's order, and the inner validator reaches checks the launcher cannot."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from impls.constants import SCRATCH_MIN_LEN
-from impls.errors import PlanError
-from impls.contract import VALIDATED_TENSOR_NAMES
-from impls.validate import inner_args, validate_launch, validate_offsets_inputs
+from impls.offsets_planner.constants import SCRATCH_MIN_LEN
+from impls.offsets_planner.errors import PlanError
+from impls.offsets_planner.contract import VALIDATED_TENSOR_NAMES
+from impls.offsets_planner.validate import inner_args, validate_launch, validate_offsets_inputs
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

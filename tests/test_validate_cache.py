@@ -1,4 +1,4 @@
-"""The validation memo (impls/validate_cache.py): a new bs or new request tensors never cost a full
+"""The validation memo (impls/offsets_planner/validate_cache.py): a new bs or new request tensors never cost a full
 validation, and no check of spec section 4 is ever skipped when its inputs changed: every way a
 per-step tensor (or a buffer-set tensor, in place) can change raises exactly the validator's error."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from impls import validate_cache
-from impls.buffers import PlanBuffers
-from impls.validate import validate_launch
+from impls.offsets_planner import validate_cache
+from impls.offsets_planner.buffers import PlanBuffers
+from impls.offsets_planner.validate import validate_launch
 
 CAPACITY = 64
 
@@ -194,7 +194,7 @@ def test_bind_set_raises_the_first_buffer_set_error_and_makes_the_zero_lut():
 
 
 def test_lookup_args_takes_the_launchers_order_and_agrees_with_lookup():
-    from impls.contract import ARGUMENT_NAMES
+    from impls.offsets_planner.contract import ARGUMENT_NAMES
 
     assert ARGUMENT_NAMES[3:] == validate_cache.STABLE_NAMES  # lookup_args' positional layout
     kw = make_kw(5)

@@ -1,4 +1,4 @@
-"""The memo's fast path (impls/validate_cache.py, impls/metadata_guard.py): the same buffer-set
+"""The memo's fast path (impls/offsets_planner/validate_cache.py, impls/offsets_planner/metadata_guard.py): the same buffer-set
 objects as the last call skip the key, and every way those objects can change in place (another
 dtype, shape or stride behind the same data pointer, a resize, ``as_strided_``, ``set_``) or a
 request tensor can differ still gets exactly the validator's answer (spec section 4)."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from impls import metadata_guard, validate_cache
-from impls.validate import validate_launch
+from impls.offsets_planner import metadata_guard, validate_cache
+from impls.offsets_planner.validate import validate_launch
 from tests.test_validate_cache import CAPACITY, expected_error, make_kw, raised, request
 
 
@@ -201,7 +201,7 @@ def test_the_memo_cost_sweep_prints_each_path_and_its_ratio(capsys):
 
     assert memo_cost.main(["--calls", "200", "--repeat", "1", "--bs", "8"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "fast path (impls.metadata_guard) available: True"
+    assert lines[0] == "fast path (impls.offsets_planner.metadata_guard) available: True"
     rows = {ln[2:24].strip(): ln[24:].split() for ln in lines[2:]}
     assert list(rows) == ["call floor", "reused", "fresh", "varying-bs", "fresh, keyed path",
                           "key only", "request checks only"]

@@ -21,12 +21,13 @@ import torch
 
 from conformance.corpus.loader import REPO_ROOT, load_corpus
 from conformance.engine.runner import ConformanceFailure, Target, run_case
+from conformance.paths import DEFAULT_CASES_DIR
 from conformance.plugin.summary import parse as parse_summary
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 from tests.planted import wrong_planners as wp
 
 CPU = torch.device("cpu")
-SPEC7 = REPO_ROOT / "cases" / "spec"
+SPEC7 = DEFAULT_CASES_DIR / "spec"
 
 _LINEAR = {"generator": "linear", "max_reqs": 4, "max_seq_len": 16}
 _PREFILL_AND_DECODES = {
@@ -228,7 +229,7 @@ def test_wrong_planner_is_caught(cases, name, case_id, needles):
     assert lines[0].startswith(f"{case_id}[tests.planted.wrong_planners:{name}]  (")
     assert case.path.name in lines[0]
     assert lines[1] == f"  {case.description}"
-    outside = not case.path.resolve().is_relative_to(REPO_ROOT / "cases")
+    outside = not case.path.resolve().is_relative_to(DEFAULT_CASES_DIR)
     cases_arg = f"--cases {case.path.parent} " if outside else ""
     assert lines[-1].startswith("  rerun: ") and lines[-1].endswith(  # after the environment
         f"pytest conformance/ --planner tests.planted.wrong_planners:{name} {cases_arg}--case "
@@ -256,7 +257,7 @@ def test_off_by_one_report_in_full(cases):
     squeezed[-1] = re.sub(r"^ rerun: ([A-Z_]+=\S+ )*", " rerun: ", squeezed[-1])  # the environment
     assert squeezed == [
         "spec7-prefill-and-decodes[tests.planted.wrong_planners:off_by_one_scan] "
-        "(cases/spec/section7-examples.json $.cases[2])",
+        "(cases/offsets-planner/spec/section7-examples.json $.cases[2])",
         " A prefill and two decodes: write offsets 0, 8, 9, 10; verify total 14.",
         " run 1 of 2 (fresh poison 'a')",
         " out_write_offsets: 3 element(s) differ, first at index 0",
@@ -371,8 +372,8 @@ def test_pytest_end_to_end_catches_off_by_one():
     result = _pytest("--planner", name, "--case", "spec7-prefill-and-decodes")
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
-    assert (f"spec7-prefill-and-decodes[{name}]  (cases/spec/section7-examples.json $.cases[2])"
-            in out)
+    assert (f"spec7-prefill-and-decodes[{name}]  "
+            f"(cases/offsets-planner/spec/section7-examples.json $.cases[2])" in out)
     assert "out_write_offsets: 3 element(s) differ, first at index 0" in out
     assert f"pytest conformance/ --planner {name} --case spec7-prefill-and-decodes " in out
     assert re.search(r"^=+ conformance summary =+$", out, re.M), out

@@ -2,11 +2,11 @@
 
 Per thread: load the three request inputs, then the table entry, then the LUT entry, write one
 value; no scan. A module of its own so that the kernel refers to ``cuda`` as a module global, which
-Numba's simulator swaps for its fake module. :mod:`impls.numba_cuda_planner` is imported first: it
+Numba's simulator swaps for its fake module. :mod:`impls.offsets_planner.numba_cuda_planner` is imported first: it
 chooses the simulator without CUDA before anything imports ``numba.cuda``.
 """
 
-from impls import numba_cuda_planner as _planner  # noqa: F401  (first: chooses the mode)
+from impls.offsets_planner import numba_cuda_planner as _planner  # noqa: F401  (first: chooses the mode)
 from numba import cuda
 
 SIGNATURE = ("void(int64[::1], int64[::1], int64[::1], int32[:, ::1], int64[::1], int64[::1], "

@@ -6,7 +6,7 @@ them, with no scan. A module of its own for the reason given in
 :mod:`conformance.bench.empty_triton`.
 """
 
-import impls.triton_planner  # noqa: F401  (first: chooses the interpreter without CUDA)
+import impls.offsets_planner.triton_planner  # noqa: F401  (first: chooses the interpreter without CUDA)
 import triton
 import triton.language as tl
 

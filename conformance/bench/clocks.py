@@ -20,7 +20,7 @@ longer reads, and is seen rebinding them.
 * :func:`loop_mismatch`: the recorded rounds against pytest-benchmark's statistics and against
   the wall clock of the whole loop (host ns, device-synchronised on a GPU).
 
-The bench times a planner in its own process (pytest's): ``impls.registry.get_planner`` imports an
+The bench times a planner in its own process (pytest's): ``impls.offsets_planner.registry.get_planner`` imports an
 external planner's module there, so the planner's code runs beside the clocks, the statistics and
 the re-judging. What it can still do there -- change these functions' default arguments or code
 objects, empty the watch list, replace a round's timer and its bracket together on the heap, read

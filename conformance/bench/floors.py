@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import torch
 
-from impls.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
+from impls.offsets_planner.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
 
 FLOORS = ("empty-triton", "empty-numba", "torch-op")
 FLOOR_OF_PLANNER = {"triton": "empty-triton", "numba-cuda": "empty-numba", "python": "torch-op",
@@ -51,7 +51,46 @@ def floor_of(planner: str) -> str:
 _TRITON_KERNEL = None
 _NUMBA_KERNEL = None
 CHAIN_BLOCK = 512
-"""Lanes per program (Triton) or threads per block (Numba) of the chain kernels."""
+"""Lanes per program (Triton) or threads per block (Numba) of a chain kernel whose shape was not
+chosen (:func:`best_chain_shape`: without a GPU, and in the eager and launch modes' first call)."""
+CHAIN_SHAPES = {"chain-triton": ((32, 1), (64, 1), (128, 4), (256, 4), (512, 8)),
+                "chain-numba": ((32, None), (64, None), (128, None), (256, None), (512, None))}
+"""Launch shapes a chain floor tries on the GPU, per framework: ``(lanes per program, num_warps)``
+for Triton, ``(threads per block, None)`` for Numba. The fastest at each bs on the H200 was among
+them in the one-pass sweep (reports/gpu/2026-12-02-c/one_pass.md)."""
+SHAPE_TRIAL_REPLAYS = 20
+"""Replays per sample when a chain floor's shapes are tried (:func:`best_chain_shape`)."""
+
+
+def launch_shape_text(triton: bool, block: int, warps: int | None = None) -> str:
+    """A launch shape as the bench tables print it: ``BLOCK 128, 4 warps`` (Triton: lanes per
+    program and num_warps) or ``256 threads`` (Numba: threads per block)."""
+    return f"BLOCK {block}, {warps} warps" if triton else f"{block} threads"
+
+
+def shape_label(name: str, shape: tuple[int, int | None]) -> str:
+    """:func:`launch_shape_text` of chain floor ``name``'s shape."""
+    return launch_shape_text(name == "chain-triton", *shape)
+
+
+def best_chain_shape(name: str, kw: dict) -> tuple[tuple[int, int | None], dict[str, float]]:
+    """The fastest of :data:`CHAIN_SHAPES` for chain floor ``name`` on ``kw``, by replay device
+    time (us per plan, one chain per CUDA graph, p50 of 5 samples), and every shape's figure
+    ``{shape_label: us}``. Without CUDA tensors: ``((CHAIN_BLOCK, 4 or None), {})``, untried.
+    A floor chosen as the fastest of several shapes is the lowest one the bench can claim: every
+    ratio to it is the strictest of those shapes'."""
+    default = (CHAIN_BLOCK, 4 if name == "chain-triton" else None)
+    if kw[REQUEST_INPUT_NAMES[0]].device.type != "cuda":
+        return default, {}
+    from conformance.bench import timing
+
+    trials = {}
+    for shape in CHAIN_SHAPES[name]:
+        _eager, capturable = chain_call(name, kw, shape)
+        trials[shape] = timing.graph_replay_time(capturable, replays=SHAPE_TRIAL_REPLAYS,
+                                                 repeats=5).median
+    best = min(trials, key=trials.get)
+    return best, {shape_label(name, s): round(us, 3) for s, us in trials.items()}
 
 
 def empty_triton_kernel():
@@ -68,7 +107,7 @@ def empty_numba_kernel():
     """The empty Numba kernel (eagerly compiled on the GPU; lazily in the simulator)."""
     global _NUMBA_KERNEL
     if _NUMBA_KERNEL is None:
-        from impls import numba_cuda_planner as nb  # noqa: F401 - sets the simulator mode first
+        from impls.offsets_planner import numba_cuda_planner as nb  # noqa: F401 - sets the simulator mode first
         from numba import cuda
 
         def empty(a):
@@ -121,21 +160,25 @@ def _named(kw: dict, names: tuple[str, ...]) -> list:
     return [kw[n] for n in names]
 
 
-def chain_call(name: str, kw: dict) -> tuple[Call, Call]:
+def chain_call(name: str, kw: dict, shape: tuple[int, int | None] | None = None
+               ) -> tuple[Call, Call]:
     """``(eager, capturable)`` calls of chain floor ``name`` on the launcher arguments ``kw``
-    (reads its request tensors, table and LUT; writes ``out_write_seed_slot_indices[:bs]``)."""
+    (reads its request tensors, table and LUT; writes ``out_write_seed_slot_indices[:bs]``), in
+    launch shape ``shape`` (:data:`CHAIN_SHAPES`; default ``CHAIN_BLOCK`` lanes, 4 warps)."""
+    block, warps = shape or (CHAIN_BLOCK, 4)
     rpi, prefix, extend = _named(kw, REQUEST_INPUT_NAMES)
     table, lut = _named(kw, TABLE_INPUT_NAMES)
     bs, out = int(rpi.shape[0]), kw[SEEDS_NAME]
     lut_len = 0 if lut is None else int(lut.shape[0])
     lut = lut if lut is not None else torch.zeros(1, dtype=torch.int64, device=rpi.device)
-    grid = max(1, -(-bs // CHAIN_BLOCK))
+    grid = max(1, -(-bs // block))
     if name == "chain-triton":
         from conformance.bench.chain_triton import chain_kernel
 
         args = (rpi, prefix, extend, table, lut, out, bs,
                 table.stride(0), table.shape[0], table.shape[1], lut_len)
-        fn = lambda: chain_kernel[(grid,)](*args, BLOCK=CHAIN_BLOCK, HAS_LUT=lut_len > 0)  # noqa: E731
+        fn = lambda: chain_kernel[(grid,)](*args, BLOCK=block, HAS_LUT=lut_len > 0,  # noqa: E731
+                                           num_warps=warps)
         return fn, fn
     if name == "chain-numba":
         from numba import cuda
@@ -145,13 +188,13 @@ def chain_call(name: str, kw: dict) -> tuple[Call, Call]:
         tensors = (rpi, prefix, extend, table, lut, out)
         if rpi.device.type != "cuda":
             arrays = [t.numpy() for t in tensors]
-            fn = lambda: kernel[grid, CHAIN_BLOCK](*arrays, bs, lut_len)  # noqa: E731
+            fn = lambda: kernel[grid, block](*arrays, bs, lut_len)  # noqa: E731
             return fn, fn
         views = [cuda.as_cuda_array(t, sync=False) for t in tensors]
 
         def on_torch_stream():
             stream = cuda.external_stream(torch.cuda.current_stream().cuda_stream)
-            kernel[grid, CHAIN_BLOCK, stream](*views, bs, lut_len)
+            kernel[grid, block, stream](*views, bs, lut_len)
 
         return on_torch_stream, on_torch_stream
     raise ValueError(f"unknown chain floor {name!r}: use one of {', '.join(CHAIN_FLOORS)}")

@@ -25,7 +25,7 @@ from conformance.reporting.bench_repeats import by_figure, judged_on, repeat_of,
 
 GPU_PLANNERS = ("triton", "numba-cuda")
 BOUND_PLANNERS = ("triton-bound", "numba-cuda-bound")
-"""The bound form of each (:mod:`impls.bound_plan`): the eager goals are also shown for it."""
+"""The bound form of each (:mod:`impls.offsets_planner.bound_plan`): the eager goals are also shown for it."""
 HEADERS = ["goal", "target", "worst measured", "verdict"]
 
 

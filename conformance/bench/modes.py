@@ -6,7 +6,7 @@ Modes of a planner, each a zero-argument call on one workload (:mod:`conformance
   bracketed by ``torch.cuda.synchronize()`` (:func:`conformance.bench.timing.synced_perf_counter`),
   so queued device work is paid for.
 * ``validate``: the planner's validate-only entry ``validate_arguments`` (``python``: the shared
-  validator; ``triton`` / ``numba-cuda``: its memo, :mod:`impls.validate_cache`; a bound planner:
+  validator; ``triton`` / ``numba-cuda``: its memo, :mod:`impls.offsets_planner.validate_cache`; a bound planner:
   the per-step checks), host time.
 * ``launch``: the planner's ``launch_validated`` on arguments validated before timing: the launch
   alone.
@@ -29,7 +29,7 @@ import torch
 
 from conformance.bench import clocks
 from conformance.bench import timing as gt
-from impls.contract import REQUEST_INPUT_NAMES
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
 
 MODES = ("eager", "validate", "launch", "replay")
 HOST_MODES = ("eager", "validate", "launch")
@@ -87,7 +87,7 @@ def planner_module(name: str):
     """The module of a built-in planner (None for an external ``module:attr`` planner)."""
     import inspect
 
-    from impls.registry import builtin_names, get_planner
+    from impls.offsets_planner.registry import builtin_names, get_planner
 
     return inspect.getmodule(get_planner(name)) if name in builtin_names() else None
 
@@ -120,10 +120,10 @@ def planner_call(planner: str, mode: str, pool: list[dict],
     Built-in planners are driven through their public entries: ``launch`` (eager),
     ``validate_arguments`` (validate), ``launch_validated`` after validating every pool entry
     beforehand (launch). A bound planner (a module with ``BOUND_OF``) is bound once to the pool's
-    buffer set (:func:`impls.bind`) and timed as a server calls it: ``bound(rpi, prefix,
+    buffer set (:func:`impls.offsets_planner.bind`) and timed as a server calls it: ``bound(rpi, prefix,
     extend)`` (eager), ``bound.check`` (validate), the launch alone (launch).
     """
-    from impls.registry import get_planner
+    from impls.offsets_planner.registry import get_planner
 
     module = planner_module(planner)
     bound_of = getattr(module, "BOUND_OF", None)
@@ -134,8 +134,8 @@ def planner_call(planner: str, mode: str, pool: list[dict],
 
     steps = cycle(pool)
     if bound_of is not None:
-        from impls.bound_plan import bind
-        from impls.validate_cache import STABLE_NAMES
+        from impls.offsets_planner.bound_plan import bind
+        from impls.offsets_planner.validate_cache import STABLE_NAMES
 
         bound = bind(bound_of, **{n: pool[0][n] for n in STABLE_NAMES})
         requests = [_request(kw) for kw in pool]

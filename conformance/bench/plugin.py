@@ -215,7 +215,7 @@ class BenchResults:
 
     @pytest.hookimpl(trylast=True)  # after pytest-benchmark's own tables: the table ends the run
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        from conformance.bench import goals
+        from conformance.bench import cross_check, goals
         from conformance.bench.summary_table import annotate, render
 
         benches = self.benches()
@@ -231,12 +231,17 @@ class BenchResults:
         terminalreporter.section("serving goals (ratios in the same run)")
         for line in goal_table.splitlines():
             terminalreporter.write_line(line)
+        check_table = cross_check.render(benches)
+        terminalreporter.section("replay cross-check (a second timer, same calls)")
+        for line in check_table.splitlines():
+            terminalreporter.write_line(line)
         path = self.config.getoption("bench_report")
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(f"# Benchmark table\n\n{fp}\n\n## Serving goals\n\n{goal_table}\n\n"
                             "## Every benchmark (us per call; ratios in the same run)\n\n"
-                            f"{table}\n")
+                            f"{table}\n\n## Replay cross-check\n\n{cross_check.DOC_LINE}\n\n"
+                            f"{check_table}\n")
 
 
 def fingerprint_line(config) -> str:
@@ -254,7 +259,7 @@ def machine_fingerprint(config) -> dict:
     if _FP is None:
         from conformance.plugin import gpu_pinning
         from conformance.fingerprint import run_fingerprint
-        from impls.registry import chosen_planners
+        from impls.offsets_planner.registry import chosen_planners
 
         _FP = run_fingerprint(chosen_planners(config.getoption("planner")))
         _FP["gpu_pinning"] = gpu_pinning.PINNED or "none"

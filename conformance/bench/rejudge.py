@@ -33,14 +33,14 @@ import torch
 
 from conformance.bench import clocks
 from conformance.bench.workloads import refresh
-from impls.contract import (
+from impls.offsets_planner.contract import (
     OUTPUT_NAMES,
     REQUEST_INPUT_NAMES,
     SCALAR_NAMES,
     SCALAR_OUTPUT_NAMES,
     TABLE_INPUT_NAMES,
 )
-from impls.python_planner import plan_values
+from impls.offsets_planner.python_planner import plan_values
 
 JUDGED_ROUNDS = 3
 """Rounds (warm-up rounds included) after which outputs are judged; the last round always."""

@@ -150,7 +150,8 @@ def rows(benches: list[dict]) -> list[list]:
         first = extra.get("first_call_us")
         first = None if first is None else first / 1e3
         if extra.get("floor"):
-            floor_rows.append([f"floor: {extra['floor']}", params.get("mode"), bs_label(b),
+            shape = f" [{extra['chain_shape']}]" if extra.get("chain_shape") else ""
+            floor_rows.append([f"floor: {extra['floor']}{shape}", params.get("mode"), bs_label(b),
                                _p50_cell(b), *spread, "1", "-", "-", "-", "-",
                                _fmt(first, ".1f")])
             continue

@@ -108,13 +108,19 @@ def capture(fn: Callable[[], object], calls_per_graph: int = 1, warmup: int = 3)
 
 
 def graph_replay_time(fn: Callable[[], object], *, calls_per_graph: int = 1, replays: int = 100,
-                      warmup: int = 10, repeats: int = 15, prefill: bool = True) -> Stats:
+                      warmup: int = 10, repeats: int = 15, prefill: bool = True,
+                      after_capture: Callable[[], object] | None = None) -> Stats:
     """CUDA-event us per captured ``fn()`` call, over ``replays`` replays of one graph.
 
     ``prefill`` holds the stream with ``torch.cuda._sleep`` before the start event so that all
     replays are queued when the first one starts (device time, not host enqueue rate).
+    ``after_capture``, when given, runs once between the capture and the first replay (eagerly,
+    outside the graph): a server's refill of the captured input tensors in place, say.
     """
     graph = capture(fn, calls_per_graph)
+    if after_capture is not None:
+        after_capture()
+        torch.cuda.synchronize()
     for _ in range(warmup):
         graph.replay()
     torch.cuda.synchronize()

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
-from impls.buffers import PlanBuffers
-from impls.contract import (
+from impls.offsets_planner.buffers import PlanBuffers
+from impls.offsets_planner.contract import (
     REQUEST_INPUT_NAMES,
     SWA_WINDOW_NAME,
     TABLE_INPUT_NAMES,

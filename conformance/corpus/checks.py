@@ -23,8 +23,8 @@ from conformance.corpus.limits import (
     MAX_TABLE_ELEMENTS,
     case_memory,
 )
-from impls.constants import PLAN_BS_BLOCK_SIZE, SCRATCH_MIN_LEN
-from impls.contract import (
+from impls.offsets_planner.constants import PLAN_BS_BLOCK_SIZE, SCRATCH_MIN_LEN
+from impls.offsets_planner.contract import (
     LUT_NAME,
     OUTPUT_NAMES,
     output_lengths,
@@ -34,7 +34,7 @@ from impls.contract import (
     SWA_WINDOW_NAME,
     TABLE_NAME,
 )
-from impls.errors import CATALOG, identify
+from impls.offsets_planner.errors import CATALOG, identify
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -234,7 +234,7 @@ def _memory_error(shared: dict, capacity: int, steps: int) -> Fault | None:
     return "$", (f"a run of this case needs about {need / 2**30:.1f} GiB ({steps} step(s) x "
                  f"{outputs} output elements, a {rows} x {cols} table), over the limit of "
                  f"{MAX_CASE_MEMORY / 2**30:.0f} GiB per case: use fewer steps or smaller "
-                 "buffers (cases/README.md, Limits)")
+                 "buffers (cases/offsets-planner/README.md, Limits)")
 
 
 def _launch_error(inputs: dict, bs: int, capacity: int) -> Fault | None:

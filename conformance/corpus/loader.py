@@ -1,8 +1,9 @@
-"""Load case files, check them against ``cases/schema.json`` (jsonschema) and the catalog.
+"""Load offsets-planner case files, check them against ``cases/offsets-planner/schema.json``
+(jsonschema) and the catalog.
 
 A file holds one case or a group (``{"group": ..., "defaults": {...}, "cases": [...]}``); see
-``cases/README.md``. Faults never stop the load: each becomes a :class:`CaseFileError` that names
-the file and the JSON path, and every other case still loads.
+``cases/offsets-planner/README.md``. Faults never stop the load: each becomes a
+:class:`CaseFileError` that names the file and the JSON path, and every other case still loads.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from conformance.paths import REPO_ROOT
 
 from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
-from impls.contract import REQUEST_INPUT_NAMES, TABLE_NAME
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, TABLE_NAME
 from conformance.corpus.element_rules import case_rules, kind_of, reached_rules
 from conformance.corpus.hazards import findings, hazard_tag_fault, out_of_contract
 from conformance.corpus.limits import (
@@ -47,7 +48,7 @@ PINS = ("contract", "project", "wrapper")
 nothing read or written outside a tensor), a project rule (section 6's "this project" column, the 0-d
 rule) or the wrapper's check (section 4 item 0)."""
 DEFAULT_PINS = "contract"
-"""A case file that says nothing pins the contract (``cases/schema.json``)."""
+"""A case file that says nothing pins the contract (``cases/offsets-planner/schema.json``)."""
 
 
 
@@ -152,7 +153,8 @@ def _validator() -> jsonschema.protocols.Validator:
 
 
 def known_tags() -> dict[str, str]:
-    """The declared tags and what each means, from ``cases/schema.json`` (``$defs/tag``)."""
+    """The declared tags and what each means, from ``cases/offsets-planner/schema.json``
+    (``$defs/tag``)."""
     return {entry["const"]: entry["description"]
             for entry in _validator().schema["$defs"]["tag"]["oneOf"]}
 
@@ -172,7 +174,8 @@ def _schema_error(doc: object, ref: str) -> tuple[str, str] | None:
             e for e in error.context if len(e.absolute_path) == deepest)
     if error.schema == defs["tag"]:
         return error.json_path, (f"unknown tag {error.instance!r}: the tags are declared in "
-                                 f"cases/schema.json ($defs/tag): {', '.join(known_tags())}")
+                                 f"cases/offsets-planner/schema.json ($defs/tag): "
+                                 f"{', '.join(known_tags())}")
     return error.json_path, error.message
 
 
@@ -388,7 +391,8 @@ def skipped_folders(directory: Path) -> list[Path]:
 
 
 def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list[CaseFileError]]:
-    """Load every case below ``directories`` (default: the repository's ``cases/``).
+    """Load every case below ``directories`` (default: the offsets corpus,
+    ``cases/offsets-planner/``).
 
     Returns:
         (cases in file order, faults). A duplicate id is a fault of the second file; its case is

@@ -1,15 +1,17 @@
 """Known-divergence manifests: what a planner is known to do differently, case by case.
 
-A manifest (``cases/divergences/*.json``, schema ``cases/divergences/schema.json``) names a planner
-by fnmatch pattern and lists expected divergences, each by case id or by tag, with the spec section
-it breaks or differs from, a reason, an optional issue URL and the status(es) expected (``fail``,
-``crash``, ``oob``), and optionally the releases it applies to: ``releases`` (a PEP 440 specifier
-such as ``">=0.5.15"``) of the manifest's ``distribution``, whose version is the one
-``importlib.metadata`` finds (an installed sglang, or the wheel's METADATA that
-``python -m conformance upstream`` lays out). A divergence outside its range does not apply; one
-inside it that passes is an unexpected pass, whose message names the range and the release. The manifests in a corpus's ``divergences/`` folder apply by themselves to the
-planners they name; ``--manifest PATH`` adds one kept elsewhere. A malformed manifest is a fault
-(:class:`conformance.corpus.loader.CaseFileError`, shown as a ``[load]`` item), never a crash.
+A manifest (``cases/offsets-planner/divergences/*.json``, schema
+``cases/offsets-planner/divergences/schema.json``) names a planner by fnmatch pattern and lists
+expected divergences, each by case id or by tag, with the spec section it breaks or differs from, a
+reason, an optional issue URL and the status(es) expected (``fail``, ``crash``, ``oob``), and
+optionally the releases it applies to: ``releases`` (a PEP 440 specifier such as ``">=0.5.15"``) of
+the manifest's ``distribution``, whose version is the one ``importlib.metadata`` finds (an installed
+sglang, or the wheel's METADATA that ``python -m conformance upstream`` lays out). A divergence
+outside its range does not apply; one inside it that passes is an unexpected pass, whose message
+names the range and the release. The manifests in a corpus's ``divergences/`` folder apply by
+themselves to the planners they name; ``--manifest PATH`` adds one kept elsewhere. A malformed
+manifest is a fault (:class:`conformance.corpus.loader.CaseFileError`, shown as a ``[load]`` item),
+never a crash.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.element_rules import ZERO_D, case_rules
 from conformance.corpus.generators import DEFAULT_TABLE
-from impls.contract import REQUEST_INPUT_NAMES, TABLE_NAME
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, TABLE_NAME
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ import torch
 
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.generators import DEFAULT_TABLE, build_lut, build_table
-from impls.constants import SCRATCH_MIN_LEN
-from impls.contract import LUT_NAME, OUTPUT_NAMES, SCALAR_OUTPUT_NAMES, TABLE_NAME, output_lengths
+from impls.offsets_planner.constants import SCRATCH_MIN_LEN
+from impls.offsets_planner.contract import LUT_NAME, OUTPUT_NAMES, SCALAR_OUTPUT_NAMES, TABLE_NAME, output_lengths
 
 DEFAULT_SUBJECT = "offsets-planner"
 """The subject of a case file that names none."""

@@ -29,7 +29,7 @@ import torch
 
 from conformance.corpus.arrays import evaluate, spec_len
 from conformance.corpus.subject import subject_of
-from impls.contract import (
+from impls.offsets_planner.contract import (
     ARGUMENTS,
     LUT_NAME,
     REQUEST_INPUT_NAMES,
@@ -235,7 +235,8 @@ def _override_one(tensor: torch.Tensor, override: dict) -> torch.Tensor:
 
 
 def apply_overrides(kwargs: dict[str, object], overrides: list[dict]) -> dict[str, object]:
-    """A copy of ``kwargs`` with each override applied in order (see cases/README.md)."""
+    """A copy of ``kwargs`` with each override applied in order (see
+    cases/offsets-planner/README.md, *Overrides*)."""
     out = dict(kwargs)
     for override in overrides:
         if "swap" in override:

@@ -33,7 +33,7 @@ from conformance.engine.rerun import case_dir_arg, rerun_command
 from conformance.engine.plain import PLAIN
 from conformance.engine.steps import expand_golden, runs_of
 from conformance.engine.verdict import Difference, VerdictData, rule_line
-from impls.errors import identify
+from impls.offsets_planner.errors import identify
 
 
 class ConformanceFailure(AssertionError):

@@ -20,9 +20,9 @@ import torch
 from conformance.corpus.loader import Case
 from conformance.engine.inputs import GUARD, output_lengths
 from conformance.engine.steps import BuiltStep, CaseInputs, first_step, runs_of
-from impls.buffers import PlanBuffers
-from impls.contract import LUT_NAME, LUT_TENSOR_NAME, OUTPUT_NAMES
-from impls.validate import inner_args, validate_offsets_inputs, zero_lut
+from impls.offsets_planner.buffers import PlanBuffers
+from impls.offsets_planner.contract import LUT_NAME, LUT_TENSOR_NAME, OUTPUT_NAMES
+from impls.offsets_planner.validate import inner_args, validate_offsets_inputs, zero_lut
 
 # Bound when the observer is imported, before any planner is (the isolation worker imports it
 # first): a planner that monkeypatches torch.equal, Tensor.clone or Tensor.tolist in its process
@@ -56,7 +56,7 @@ class Raised:
             ``ValueError``).
         is_value_error: ``isinstance(exc, ValueError)``.
         message: ``str(exc)``.
-        error_id: the exception's ``error_id`` attribute (impls/errors.py's catalog id), or None.
+        error_id: the exception's ``error_id`` attribute (impls/offsets_planner/errors.py's catalog id), or None.
         traceback_tail: the last three entries of its formatted traceback.
     """
 
@@ -244,8 +244,8 @@ def observe(case: Case, target) -> Observation:
 
     A launcher case runs every step twice (runs ``a`` and ``b``), and a third time on plain buffers
     when every step is valid (:func:`conformance.engine.steps.runs_of`); a validator case calls the shared
-    inner validator (impls/validate.py) with the case's derived integers; an allocate case calls
-    :meth:`impls.buffers.PlanBuffers.allocate`.
+    inner validator (impls/offsets_planner/validate.py) with the case's derived integers; an allocate case calls
+    :meth:`impls.offsets_planner.buffers.PlanBuffers.allocate`.
 
     Raises:
         CaseBuildError: the case's inputs cannot be built (before the planner is called).

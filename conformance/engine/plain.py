@@ -43,7 +43,7 @@ import torch
 
 from conformance.corpus.arrays import evaluate
 from conformance.engine.inputs import OUTPUT_DTYPES, OutputBuffer, output_lengths
-from impls.contract import VERIFY_ENABLE_NAME
+from impls.offsets_planner.contract import VERIFY_ENABLE_NAME
 
 PLAIN = "plain"
 """The plain run's name (after the poisoned runs ``a`` and ``b``)."""

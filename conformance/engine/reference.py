@@ -1,4 +1,4 @@
-"""The reference: goldens and expected plans from the pure-Python planner (impls/python_planner.py).
+"""The reference: goldens and expected plans from the pure-Python planner (impls/offsets_planner/python_planner.py).
 
 Used by ``python -m conformance record``, by fuzz (the golden of a random plan) and by the bench's
 correctness check. A golden from here is a convenience, not evidence: it came from one of the
@@ -14,8 +14,8 @@ from conformance.corpus.loader import Case
 from conformance.engine.diff import field_diff
 from conformance.engine.steps import CaseInputs, RUNS
 from conformance.corpus.subject import OFFSETS_PLANNER, Subject, subject_of
-from impls import python_planner
-from impls.contract import REQUEST_INPUT_NAMES
+from impls.offsets_planner import python_planner
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
 
 BS_ARGUMENT = REQUEST_INPUT_NAMES[0]
 """The argument whose ``shape[0]`` is bs (spec section 3)."""

@@ -44,14 +44,15 @@ def shell_command(argv: list[str], environment: dict[str, str] | None = None) ->
 
 
 def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None,
-                  environment: dict[str, str] | None = None) -> str:
+                  environment: dict[str, str] | None = None, extra: list[str] = ()) -> str:
     """The one command that reruns just ``case_id`` on ``planner``, safe to paste into a shell.
 
     ``cases_dir`` is the directory to load the case from when it is not in the default corpus.
     The command writes its own results file (:data:`RERUN_RESULTS`), never the full run's, and
-    carries ``environment`` (default :data:`RUN_ENVIRONMENT` and :data:`RUN_SETTINGS`).
+    carries ``environment`` (default :data:`RUN_ENVIRONMENT` and :data:`RUN_SETTINGS`); ``extra``:
+    options that pick the case's subject (``--subject NAME``, ``--subject-module MODULE``).
     """
-    argv = list(CORPUS_COMMAND)
+    argv = list(CORPUS_COMMAND) + list(extra)
     if planner not in SHARED_PLANNERS.values():
         argv += ["--planner", planner]
     if cases_dir is not None:

@@ -1,9 +1,10 @@
 """``--extra-cases DIR``: a repository's own case files, run with the corpus.
 
-``--cases DIR`` replaces the corpus (default: the packaged or checkout ``cases/``); ``--extra-cases
-DIR`` (repeatable) adds DIR to whatever ``--cases`` chose. Both load the same way: every ``*.json``
-below DIR except schemas, and DIR's ``divergences/`` manifests (``cases/README.md``). A case id
-that is already in the corpus is a load fault of the later file, as between any two folders.
+``--cases DIR`` replaces the offsets corpus (default: the packaged or checkout
+``cases/offsets-planner/``); ``--extra-cases DIR`` (repeatable) adds DIR to whatever ``--cases``
+chose. Both load the same way: every ``*.json`` below DIR except schemas, and DIR's
+``divergences/`` manifests (``cases/offsets-planner/README.md``). A case id that is already in the
+corpus is a load fault of the later file, as between any two folders.
 
 Registered from :mod:`conformance.plugin.hooks` (``pytest_plugins``). The folders are folded into
 the ``cases`` option before any other plugin reads it, so collection, the results file and the

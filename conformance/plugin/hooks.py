@@ -7,7 +7,8 @@ point (``pytest --pyargs conformance``). ``pytest conformance/`` collects, from
 * ``--planner NAME`` (repeatable): built-in name or ``module.path:callable``; default every
   built-in planner, the unavailable ones skipped with their reason.
 * ``--case ID`` (repeatable): exact case ids; ``-k`` works as usual.
-* ``--cases DIR`` (repeatable): case directories; default the repository's ``cases/``.
+* ``--cases DIR`` (repeatable): folders of offsets-planner case files; default the repository's
+  ``cases/offsets-planner/``.
 * ``--extra-cases DIR`` (repeatable): case directories run as well (:mod:`.extra_cases`).
 
 Cases with ``"entry": "validator"`` / ``"allocate"`` exercise the shared validator / allocator and
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -46,15 +46,15 @@ from conformance.engine.runner import (
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS, planner_name_error
 from conformance.engine.inputs import new_poison_seed, poison_seed, set_poison_seed
 from conformance.engine.rerun import POISON_SEED_VARIABLE, RUN_SETTINGS
-from conformance.plugin.outcomes import OUTCOMES, outcome
-from conformance.plugin.summary import render as summary_lines
+from conformance.plugin.tally import Summary
+from conformance.plugin import one_call_items as subjects
 from conformance.robustness.in_process import (
     PlannerEscape,
     guarded,
     install_interrupt_flag,
     torch_state_kept,
 )
-from impls.registry import (
+from impls.offsets_planner.registry import (
     NO_DRIVER,
     availability,
     builtin_names,
@@ -65,6 +65,7 @@ from impls.registry import (
 )
 
 pytest_plugins = [
+    "conformance.plugin.subjects",  # --subject, --subject-module, the one-call subjects' items
     "conformance.plugin.isolation_options",  # --(no-)isolate, --isolate-timeout, --sandbox, --sanitize
     "conformance.plugin.profiles",  # --profile, --manifest: pins and known divergences
     "conformance.plugin.extra_cases",  # --extra-cases: a repository's own cases with the corpus
@@ -74,20 +75,18 @@ ANCHOR = "test_corpus.py"
 LOADED_CASES = pytest.StashKey[tuple]()
 """``config.stash`` entry: (the case folders, the ids of every case loaded from them) of this
 process's collection, which :mod:`.profiles` reads instead of loading the corpus again."""
-SPECIAL_STATUSES = ("oob", "crash", "timeout")
-"""Results-file statuses of failed items the summary names under its table (crash isolation and
-the sanitizer: conformance/plugin/isolation_options.py)."""
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
-    group = parser.getgroup("conformance", "offsets-planner conformance")
+    group = parser.getgroup("conformance", "kernel conformance")
     group.addoption("--planner", action="append", default=[], metavar="NAME",
                     help="planner to run: python, triton, numba-cuda or module.path:callable "
                          "(repeatable; default: every built-in planner)")
     group.addoption("--case", action="append", default=[], metavar="ID",
                     help="run only this case id (repeatable)")
     group.addoption("--cases", action="append", default=[], metavar="DIR", type=Path,
-                    help="directory of case files (repeatable; default: the repo's cases/)")
+                    help="directory of case files (repeatable; default: the repo's "
+                         "cases/offsets-planner/)")
     group.addoption("--poison-seed", type=_seed, default=None, metavar="N",
                     help="draw the poison and guard fills from seed N (default: "
                          f"${POISON_SEED_VARIABLE}, else a fresh seed from os.urandom; recorded "
@@ -112,7 +111,7 @@ def _seed(text: str) -> int:
 
 
 def _planner_names(config: pytest.Config) -> list[str]:
-    return chosen_planners(config.getoption("planner"))
+    return subjects.corpus_planner_names(config, tuple(chosen_planners(None)))
 
 
 def _use_poison_seed(config: pytest.Config) -> None:
@@ -144,7 +143,10 @@ def pytest_configure(config: pytest.Config) -> None:
     _use_poison_seed(config)
     timeout = config.getoption("isolate_timeout")
     probe_all(config.getoption("planner"), timeout)  # external planners: in children, at once
+    one_call = subjects.one_call_planner_names(config) - set(builtin_names())
     for name in config.getoption("planner"):
+        if name in one_call:  # a one-call subject's own planner (plugin.one_call_items)
+            continue
         fault = planner_name_error(name)  # before anything is imported by that name
         if fault:
             raise pytest.UsageError(fault)
@@ -168,14 +170,19 @@ class CorpusFile(pytest.File):
     def collect(self):
         config = self.config
         dirs = [p.resolve() for p in config.getoption("cases")] or None
-        cases, errors = load_corpus(dirs)
+        cases, errors = load_corpus(dirs) if subjects.judges_corpus(config) else ([], [])
         config.stash[LOADED_CASES] = (dirs, {case.id for case in cases})
         wanted = set(config.getoption("case"))
         for error in errors:
             if not wanted or error.case_id in wanted:
                 name = printable(f"{display_path(error.path)}@{error.json_path}[load]")
                 yield CaseFileItem.from_parent(self, name=name, error=error)
-        for missing in sorted(wanted - {case.id for case in cases}):
+        one_call, one_call_ids = subjects.collect(
+            self, wanted, lambda name, text: CaseFileItem.from_parent(self, name=name, text=text))
+        for twice in sorted(one_call_ids & {case.id for case in cases}):
+            yield CaseFileItem.from_parent(self, name=f"{twice}[load]",
+                                           text=f"case id {twice!r} is used by two subjects")
+        for missing in sorted(wanted - {case.id for case in cases} - one_call_ids):
             faults = "".join(f"\n  {error}" for error in errors)
             text = f"--case {missing}: no case has this id" + (
                 f"; these case files could not be loaded:{faults}" if faults else "")
@@ -191,6 +198,7 @@ class CorpusFile(pytest.File):
             for name, avail in targets:
                 yield CaseItem.from_parent(self, name=f"{case.id}[{name}]", case=case,
                                            planner=name, avail=avail)
+        yield from one_call
 
 
 class CaseFileItem(pytest.Item):
@@ -222,6 +230,8 @@ class CaseItem(pytest.Item):
         self.case, self.planner, self.avail = case, planner, avail
         self.user_properties.append(("planner", planner))
         self.user_properties.append(("case", case.id))
+        if avail is not None:  # the summary's mode column (plugin.tally)
+            self.user_properties.append(("mode", avail.mode or "unavailable"))
         self.extra_keyword_matches.update(case.tags)  # `-k hazard` selects by tag
         if avail is not None and not avail.available and not avail.fails:
             self.add_marker(pytest.mark.skip(reason=terminal_text(f"{planner}: {avail.reason}")))
@@ -281,56 +291,3 @@ class CaseItem(pytest.Item):
     def reportinfo(self):
         # line 0, never None: pytest asserts a line for a skipped item (an unavailable planner)
         return self.case.path, 0, f"{self.case.id}[{self.planner}]"
-
-
-class Summary:
-    """Tallies outcomes per planner from test reports (on the controller under xdist) and prints
-    the table at the end of the run."""
-
-    def __init__(self) -> None:
-        self.tally: dict[str, Counter] = defaultdict(Counter)
-        self.special: dict[str, Counter] = defaultdict(Counter)
-        self.seconds: dict[str, float] = defaultdict(float)
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        planner = dict(report.user_properties).get("planner")
-        decided = outcome(report)
-        if planner is not None and decided is not None:
-            self.tally[planner][decided] += 1
-            special = dict(report.user_properties).get("status")
-            if decided == "failed" and special in SPECIAL_STATUSES:
-                self.special[planner][special] += 1
-        if planner is not None:
-            self.seconds[planner] += report.duration
-
-    def rows(self) -> list[list]:
-        """One row per planner: name, mode, a count per outcome, seconds."""
-        rows = []
-        for planner in sorted(self.tally, key=lambda p: (p in SHARED_PLANNERS.values() or p == LOAD, p)):
-            if planner in SHARED_PLANNERS.values():
-                mode = "shared"
-            elif planner == LOAD:
-                mode = "-"
-            else:
-                mode = availability(planner).mode or "unavailable"
-            counts = self.tally[planner]
-            rows.append([planner, mode, *[counts.get(o, 0) for o in OUTCOMES],
-                         f"{self.seconds[planner]:.1f}"])
-        return rows
-
-    def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
-        if not self.tally or hasattr(config, "workerinput"):
-            return
-        terminalreporter.section("conformance summary")
-        isolation = config.pluginmanager.get_plugin("conformance-isolation")
-        where = isolation.sandbox_text() if isolation is not None else None
-        if where is not None:  # what isolated cases ran in (conformance.plugin.isolation_options)
-            terminalreporter.write_line(terminal_text(f"isolation sandbox: {where}; judge "
-                                                      f"{isolation.judge_text()}"))
-        for line in summary_lines(self.rows()):
-            terminalreporter.write_line(line)
-        for planner, counts in sorted(self.special.items()):
-            parts = ", ".join(f"{counts[s]} {s}" for s in SPECIAL_STATUSES if counts[s])
-            terminalreporter.write_line(f"{planner}: failed includes {parts}"
-                                        + (" (oob: compute-sanitizer saw an access outside an "
-                                           "allocation)" if counts["oob"] else ""))

@@ -133,6 +133,13 @@ class Isolation:
         started = self.started
         for item in items:
             avail = getattr(item, "avail", None)
+            if getattr(item, "engine", "corpus") != "corpus":  # plugin/one_call_items.py
+                if self.sanitize and avail is not None and avail.available:
+                    item.add_marker(pytest.mark.skip(reason=(
+                        f"--sanitize {self.sanitize}: a one-call subject's case runs in pytest's "
+                        "process, unsanitized; run that process under compute-sanitizer "
+                        "instead (README, Subjects)")))
+                continue
             if avail is None or not avail.available or not hasattr(item, "case"):
                 continue  # the shared validator / allocator, a skipped planner, or not a case
             if should_isolate(item.case.tags, item.planner, self.isolate, self.no_isolate):

@@ -42,9 +42,10 @@ from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifests, unknown_cases
 from conformance.engine.verdict import PROFILES, VerdictData, status_of
 from conformance.paths import DEFAULT_CASES_DIR
+from conformance.plugin.one_call_items import judges_corpus
 from conformance.plugin.summary import WIDTH
 from conformance.reporting import divergence_profile
-from impls.registry import builtin_names
+from impls.offsets_planner.registry import builtin_names
 
 DEFAULT_PROFILE = "contract"
 DIFFERS = {"project": "differs", "wrapper": "not-wrapper"}
@@ -108,17 +109,20 @@ class ProfileJudge:
             self.manifests, self.faults = load_manifests(self.dirs, config.getoption("manifest"))
         self.results: dict[str, dict] = {}
 
-    def judged_pins(self, planner: str) -> tuple[str, ...]:
-        """The pins ``planner`` is judged on: all for a built-in, else the profile's."""
-        return PROFILES["all"] if planner in builtin_names() else PROFILES[self.profile]
+    def judged_pins(self, planner: str, item=None) -> tuple[str, ...]:
+        """The pins ``planner`` is judged on: all for a built-in (a one-call subject's planners
+        always are: ``conformance/plugin/one_call_items.py``), else the profile's."""
+        if planner in builtin_names() or getattr(item, "engine", "corpus") != "corpus":
+            return PROFILES["all"]
+        return PROFILES[self.profile]
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
         from conformance.plugin.hooks import LOADED_CASES, CaseFileItem  # hooks registers this
 
         corpus = [i for i in items if hasattr(i, "case")]
-        if not corpus:
-            return
+        if not corpus or not judges_corpus(config):
+            return  # the manifests name corpus cases: a run without that corpus checks none
         dirs, known = config.stash.get(LOADED_CASES, (None, None))  # every case, not the selected
         if known is None or (dirs or [DEFAULT_CASES_DIR]) != self.dirs:
             known = {c.id for c in load_corpus(self.dirs)[0]}
@@ -175,13 +179,13 @@ class ProfileJudge:
             return
         if observed != "fail" or verdict is None:
             return
-        status, rules = status_of(verdict, self.judged_pins(planner))
+        status, rules = status_of(verdict, self.judged_pins(planner, item))
         if status in DIFFERS.values():
             what = "differs from project rule" if status == "differs" else "not the wrapper"
             named = ", ".join(rules)
             report.outcome, report.longrepr = "passed", None
             report.conformance_status = status
-            judged = "+".join(self.judged_pins(planner))
+            judged = "+".join(self.judged_pins(planner, item))
             report.conformance_message = (f"{what} {named} (every difference is decided by "
                                           f"{named}; profile {self.profile} judges {judged})"
                                           f"\n{text}")
@@ -202,17 +206,17 @@ class ProfileJudge:
             "status": getattr(report, "conformance_status", None) or report.outcome,
             "observed": report.conformance_observed,
             "message": getattr(report, "conformance_message", None) or report.longreprtext,
-            "out_of_contract": meta.get("out_of_contract", []),
+            "out_of_contract": meta.get("out_of_contract", []), "subject": props.get("subject"),
             "verdict": json.loads(getattr(report, "conformance_verdict", None) or "null")}
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         if hasattr(config, "workerinput") or not self.results:
             return
-        ran = {r["planner"] for r in self.results.values()}
-        external = sorted(ran - set(builtin_names()))
+        ran = {r["planner"] for r in self.results.values() if r.get("subject") is None}
+        external = sorted(ran - set(builtin_names()))  # a one-call subject's are built-in
         tr = terminalreporter
         tr.section("conformance profile")
-        if ran & set(builtin_names()):
+        if ran & set(builtin_names()) or any(r.get("subject") for r in self.results.values()):
             tr.write_line(f"built-in planners judged on: {'+'.join(PROFILES['all'])}")
         if external:
             tr.write_line(f"external planners judged on: {'+'.join(PROFILES[self.profile])} "

@@ -35,14 +35,15 @@ import pytest
 from conformance.corpus.loader import display_path
 from conformance.corpus.text import kept
 from conformance.paths import INSTALLED, PACKAGE_DIR, RESULTS_RELPATH
-from conformance.paths import DEFAULT_CASES_DIR, REPO_ROOT
+from conformance.paths import CASES_ROOT, REPO_ROOT
 from conformance.plugin.junit import label_testcase
 from conformance.corpus.section6 import out_of_contract
 from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, JUDGED, RANK, VERSION
 from conformance.reporting.results_format import write_json_atomic
 from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.plugin.outcomes import STATUS, outcome
-from impls.registry import chosen_planners
+from conformance.plugin.one_call_items import corpus_planner_names
+from impls.offsets_planner.registry import chosen_planners
 from conformance.engine.rerun import (RUN_ENVIRONMENT, RUN_SETTINGS, case_dir_arg,
                                       load_rerun_command, rerun_command)
 from conformance.engine.inputs import poison_seed
@@ -66,7 +67,11 @@ def add_results_options(group) -> None:
 
 
 def case_meta(item: pytest.Item) -> dict | None:
-    """The metadata of a corpus item that the results file keeps, or None for other items."""
+    """The metadata of a corpus item that the results file keeps, or None for other items (an
+    item of another engine gives its own: ``item.case_meta()``)."""
+    own = getattr(item, "case_meta", None)
+    if callable(own):
+        return own()
     case = getattr(item, "case", None)
     if case is not None:
         errors = sorted({s.error["id"] for s in case.steps if s.error})
@@ -200,7 +205,7 @@ class ResultsWriter:
                 "tags": meta.get("tags", []), "error_ids": meta.get("error_ids", []),
                 "pins": meta.get("pins"), "out_of_contract": meta.get("out_of_contract", []),
                 "observed": None, "divergence": None, "worker": _worker_id(report),
-                "verdict": None,
+                "verdict": None, "subject": meta.get("subject"),
             }
         entry["duration"] = round(entry["duration"] + report.duration, 6)
         status = _status(report, props)
@@ -219,8 +224,8 @@ class ResultsWriter:
     def document(self, *, complete: bool = False, exitstatus: int | None = None) -> dict:
         """The results file's contents now (finished items only, in completion order)."""
         if self.fingerprint is None:
-            names = sorted({e["planner"] for e in self.results.values()}
-                           | set(chosen_planners(self.config.getoption("planner"))))
+            names = sorted({e["planner"] for e in self.results.values() if not e.get("subject")}
+                           | set(corpus_planner_names(self.config, tuple(chosen_planners(None)))))
             names = [n for n in names if n not in PSEUDO_PLANNERS]
             self.fingerprint = run_fingerprint(names)
             self.fingerprint["poison_seed"] = poison_seed()  # the run's fills (reruns set it)
@@ -285,10 +290,10 @@ def _arg_path(config: pytest.Config, arg: str) -> Path:
 
 def not_a_results_path(path: Path, cases: list[Path]) -> str | None:
     """Why the run must not write its results to ``path``, or None: a path inside a case folder
-    (``cases``, default the repository's ``cases/``), or an existing file that is not a results
-    file (a case file, a report, anything a user keeps): never replaced."""
+    (``cases``, default every subject's folder: the repository's ``cases/``), or an existing file
+    that is not a results file (a case file, a report, anything a user keeps): never replaced."""
     resolved = path.resolve()
-    for folder in cases or [DEFAULT_CASES_DIR]:
+    for folder in cases or [CASES_ROOT]:
         if resolved.is_relative_to(folder.resolve()):
             return f"is inside the case folder {display_path(folder)}: a run never writes there"
     if path.is_dir():

@@ -48,7 +48,8 @@ def profile(results: list[dict]) -> dict:
     """``{"planners": [...], "rows": [{key, situation, project, upstream, cells: {planner:
     "clamps x3, crashes x1" or "-"}, cases: {planner: [case ids]}}]}`` from result dicts with
     ``planner``, ``case``, ``observed`` (or ``status``), ``verdict`` and ``out_of_contract``."""
-    planners = sorted({r["planner"] for r in results if r["planner"] not in PSEUDO_PLANNERS})
+    planners = sorted({r["planner"] for r in results if r["planner"] not in PSEUDO_PLANNERS
+                       and not r.get("subject")})  # spec §6 of the corpus engine's subject
     rows = []
     for row in ROWS:
         cells, cases = {}, {}

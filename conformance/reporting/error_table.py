@@ -1,4 +1,4 @@
-"""The documented errors x planners table: for every id of the error catalog (``impls/errors.py``,
+"""The documented errors x planners table: for every id of the error catalog (``impls/offsets_planner/errors.py``,
 spec section 4), the cases that expect it and, per planner, in how many of them every step that
 expects it raised exactly it.
 
@@ -15,7 +15,7 @@ from tabulate import tabulate
 
 from conformance.reporting.markdown import code_span
 from conformance.reporting.verdict_view import error_outcomes
-from impls.errors import CATALOG
+from impls.offsets_planner.errors import CATALOG
 
 
 def cell(outcomes: list[str]) -> dict:

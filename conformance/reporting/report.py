@@ -26,7 +26,7 @@ from conformance.reporting import divergence_profile, error_table, verdict_view
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
 from conformance.reporting.results_format import write_json_atomic, write_text_atomic
-from impls.registry import builtin_names
+from impls.offsets_planner.registry import builtin_names
 from conformance.engine.rerun import POISON_SEED_VARIABLE, RERUN_ENVIRONMENT, shell_command
 
 def anchor(*parts: str | None) -> str:
@@ -85,6 +85,14 @@ def _without_rerun_line(message: str | None, rerun: str) -> str | None:
     return head if head and last.strip() == f"rerun: {rerun}" else message
 
 
+def planner_label(result: dict) -> str:
+    """A result's planner as the page names it: ``triton`` for the corpus engine's subject,
+    ``triton (entries-planner)`` for a one-call subject's (its ``subject`` field), so that no
+    table adds two subjects' counts under one name."""
+    subject = result.get("subject")
+    return f"{result['planner']} ({subject})" if subject else result["planner"]
+
+
 def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dict:
     """The page's model: fingerprint, summary, matrix, failures, catalog, hazards, benchmarks, and
     why the results are not a whole run of this checkout (``incomplete``: a reason or None,
@@ -96,8 +104,11 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
     """
     # a results file written by hand (or by an older harness) may hold a message of any length:
     # the page keeps what the results writer keeps (README, Limits)
-    results = [{**r, "message": kept(r["message"])} for r in doc["results"]]
+    results = [{**r, "message": kept(r["message"]), "planner": planner_label(r)}
+               for r in doc["results"]]
     modes = {n: p["mode"] or "unavailable" for n, p in doc["fingerprint"]["planners"].items()}
+    modes.update({planner_label(r): modes.get(r["planner"], "-") for r in doc["results"]
+                  if r.get("subject")})
     planners = sorted({r["planner"] for r in results}, key=_order)
     summary = []
     for p in planners:

@@ -43,8 +43,8 @@ from conformance.engine.runner import cases_dir_arg
 from conformance.engine.runner import rerun_command as runner_rerun
 from conformance.engine.verdict import FAILING, PROFILES, status_of
 from conformance.robustness.shrink import shrink
-from impls.contract import REQUEST_INPUT_NAMES, SWA_WINDOW_NAME
-from impls.registry import (
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, SWA_WINDOW_NAME
+from impls.offsets_planner.registry import (
     PlannerUnavailable,
     UnknownPlanner,
     availability,
@@ -330,7 +330,8 @@ def add_parser(sub) -> None:
                    help="plans to run, streamed (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the plans (default 0)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help="where found cases are written (default cases/found)")
+                   help="where found cases are written (default cases/offsets-planner/found in a "
+                        "checkout, cases/found from an installed wheel)")
     p.add_argument("--max-found", type=int, default=3,
                    help="most cases shrunk and written per planner (default 3)")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="J",

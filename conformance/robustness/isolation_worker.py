@@ -201,7 +201,7 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
 
     from conformance.robustness import torch_state
     from conformance.robustness.shared_tensors import Receiver, receive, version_bumps
-    from impls.registry import get_planner
+    from impls.offsets_planner.registry import get_planner
 
     send({"ready": True, "protocol": PROTOCOL, "pid": os.getpid(), "sandbox": where})
     planner, launch, receiver, device, before = hello.get("planner"), None, None, "cpu", {}

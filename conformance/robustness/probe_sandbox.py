@@ -1,5 +1,5 @@
 """``python -m conformance.robustness.probe_sandbox NAME``: the availability probe of an external
-planner (``python -m impls.probe NAME``, :mod:`impls.probe`) in the isolation workers' sandbox.
+planner (``python -m impls.offsets_planner.probe NAME``, :mod:`impls.offsets_planner.probe`) in the isolation workers' sandbox.
 
 The probe imports the planner's module, so the module's top level runs there: without a sandbox
 it could find pytest among its ancestors and stop it (SIGSTOP hangs the run), or leave a daemon
@@ -10,11 +10,11 @@ ends as the probe ended; when the probe exits PID 1 exits too, and the kernel ki
 module left in the namespace. The harness's checkout and the interpreter's folders are read-only
 there (:func:`~conformance.robustness.sandbox.read_only`): the module cannot rewrite a case file
 or plant bytecode that pytest imports later. The probe's stdout is this process's (the pipe
-:mod:`impls.registry` reads). Where the namespaces are refused the probe runs as it would without
+:mod:`impls.offsets_planner.registry` reads). Where the namespaces are refused the probe runs as it would without
 this launcher, capabilities dropped.
 
-:mod:`impls.registry` runs this launcher instead of the plain probe when the pytest plugin says so
-(:data:`impls.registry.PROBE_COMMAND`): where the workers get the sandbox (``--sandbox auto`` on
+:mod:`impls.offsets_planner.registry` runs this launcher instead of the plain probe when the pytest plugin says so
+(:data:`impls.offsets_planner.registry.PROBE_COMMAND`): where the workers get the sandbox (``--sandbox auto`` on
 the CPU, ``--sandbox namespace``), :func:`conformance.robustness.isolation.sandbox_mode`.
 
 Not guarded: the probe's answer is what the module's process prints; a module can forge it
@@ -29,14 +29,14 @@ import sys
 
 from conformance.robustness import sandbox
 
-PROBE_MODULE = "impls.probe"
+PROBE_MODULE = "impls.offsets_planner.probe"
 
 
 def use_for_probes(option: str = "auto", cuda: bool | None = None) -> bool:
-    """Make :mod:`impls.registry` probe external planners through this launcher where the
+    """Make :mod:`impls.offsets_planner.registry` probe external planners through this launcher where the
     isolation workers get the sandbox (:func:`conformance.robustness.isolation.sandbox_mode` of
     ``option`` on a machine where torch does, or does not, see ``cuda``); True when it does."""
-    from impls import registry
+    from impls.offsets_planner import registry
 
     from conformance.robustness.isolation import sandbox_mode
 

@@ -1,8 +1,8 @@
 """Random valid plans for the differential fuzzer (``python -m conformance fuzz``), as case dicts.
 
-Every plan is a launcher case in the corpus's own format (``cases/README.md``): table and LUT specs
-of :mod:`conformance.corpus.generators` (``linear``/``permuted`` tables, ``identity``/``shift``/``permutation``
-LUTs, ``set`` entries for negative slots) and per-request arrays as JSON lists of ints, so a plan
+Every plan is a launcher case in the corpus's own format (``cases/offsets-planner/README.md``):
+table and LUT specs of :mod:`conformance.corpus.generators` (``linear``/``permuted`` tables,
+``identity``/``shift``/``permutation`` LUTs, ``set`` entries for negative slots) and per-request arrays as JSON lists of ints, so a plan
 that exposes a divergence is written out as a case file unchanged (plus its golden). Plans pass
 every check of spec section 4 (bs in [0, 4096], bs <= write_req_capacity, a LUT of length >= 1
 whenever W > 0, capacities >= 0); their *values* roam over section 5 and section 6:
@@ -24,8 +24,8 @@ from __future__ import annotations
 import random
 import shlex
 
-from impls.constants import PLAN_BS_BLOCK_SIZE
-from impls.contract import REQUEST_INPUT_NAMES, SCALAR_NAMES, TABLE_NAME
+from impls.offsets_planner.constants import PLAN_BS_BLOCK_SIZE
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, SCALAR_NAMES, TABLE_NAME
 
 BIG = 1 << 40
 """An int64-only length (totals of a few of them exceed 2^31)."""

@@ -17,10 +17,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 
-from impls.contract import REQUEST_INPUT_NAMES, SCALAR_NAMES, TABLE_NAME
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, SCALAR_NAMES, TABLE_NAME
 
 ARRAYS = REQUEST_INPUT_NAMES
-"""The per-request arrays of a case's inputs (same names as the launcher's, cases/README.md)."""
+"""The per-request arrays of a case's inputs (same names as the launcher's,
+cases/offsets-planner/README.md)."""
 RPI, PREFIX, EXTEND = REQUEST_INPUT_NAMES
 WINDOW, CAPACITY = SCALAR_NAMES
 

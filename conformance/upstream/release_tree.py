@@ -26,7 +26,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from impls.contract import ARGUMENT_NAMES
+from impls.offsets_planner.contract import ARGUMENT_NAMES
 from conformance.fingerprint import PROVENANCE_ATTR
 from conformance.upstream.wheel import Wheel, sha256_hex
 

@@ -1,8 +1,8 @@
 """The entries planner's documented errors (spec ``docs/spec/entries-planner.md`` section 4).
 
 One stable id per message, in the order the validator checks them. The exception class, the entry
-record and the template matcher are the offsets planner's (:mod:`impls.errors`): an entries error is
-an :class:`impls.errors.PlanError` (a ``ValueError``) like any other planner error.
+record and the template matcher are the offsets planner's (:mod:`impls.offsets_planner.errors`): an entries error is
+an :class:`impls.offsets_planner.errors.PlanError` (a ``ValueError``) like any other planner error.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import NoReturn
 
-from impls.errors import ErrorEntry, PlanError
+from impls.offsets_planner.errors import ErrorEntry, PlanError
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 """The range of the two scalars: upstream's kernel takes them as int32 (spec section 4 item 4)."""

@@ -2,7 +2,7 @@
 
 Semantics: spec sections 5 and 6 ("this project" column), byte for byte those of the pure-Python
 planner (:mod:`.python_planner`). Mode is the offsets Numba planner's
-(:data:`impls.numba_cuda_planner.MODE`), fixed when that module first imports ``numba.cuda``:
+(:data:`impls.offsets_planner.numba_cuda_planner.MODE`), fixed when that module first imports ``numba.cuda``:
 ``simulator`` (``NUMBA_ENABLE_CUDASIM=1``, set there when torch sees no CUDA device; CPU tensors)
 or ``gpu`` (CUDA tensors, torch's current stream, so it can be captured in a torch CUDA graph).
 
@@ -19,7 +19,7 @@ import torch
 
 from impls.entries_planner.contract import NO_SLOT
 from impls.entries_planner.validate import validate_entries_launch
-from impls.numba_cuda_planner import _IMPORT_ERROR, MODE, cuda
+from impls.offsets_planner.numba_cuda_planner import _IMPORT_ERROR, MODE, cuda
 
 SIM_THREADS = 8
 """Simulator: one block of 8 threads (each a Python thread there)."""

@@ -2,7 +2,7 @@
 
 Semantics: spec sections 5 and 6 ("this project" column), byte for byte those of the pure-Python
 planner (:mod:`.python_planner`). Mode (``gpu`` or ``interpreter``) is the offsets Triton planner's
-(:data:`impls.triton_planner.MODE`), fixed when that module is imported: ``TRITON_INTERPRET=1``, or
+(:data:`impls.offsets_planner.triton_planner.MODE`), fixed when that module is imported: ``TRITON_INTERPRET=1``, or
 no CUDA device, runs Triton's interpreter on CPU tensors.
 
 CUDA-graph safe: the grid depends only on shapes (``verify_capacity``), never on a tensor value; the
@@ -20,7 +20,7 @@ import torch
 
 from impls.entries_planner.contract import NO_SLOT
 from impls.entries_planner.validate import validate_entries_launch
-from impls.triton_planner import _UNAVAILABLE, MODE
+from impls.offsets_planner.triton_planner import _UNAVAILABLE, MODE
 
 BLOCK = 128
 """Entries per program per step of the grid-stride loop."""

@@ -3,7 +3,7 @@
 :func:`validate_entries_launch` takes the launcher's 14 keyword arguments, checks them in the spec's
 order (the first failing check is raised) and returns the integers a planner launches with. It reads
 metadata only (shapes, dtypes, strides, devices), never a tensor value, so it is safe inside CUDA-graph
-capture. Raises :class:`impls.errors.PlanError` (a ``ValueError``) with the exact text of
+capture. Raises :class:`impls.offsets_planner.errors.PlanError` (a ``ValueError``) with the exact text of
 :mod:`impls.entries_planner.errors`.
 
 Source of each rule: item 1 is upstream's Python check (``entries_kernel.py``); items 2-3 restate the

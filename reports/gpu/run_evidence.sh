@@ -17,7 +17,15 @@
 #      tests' oracle, CUDA-graph capture and replay (tests/test_entries_gpu.py), only when named;
 #  10. `one-pass`: the one-pass kernel sweep (conformance/bench/sweeps/one_pass.py), only when named;
 #  11. `memo-cost`: the validation memo's per-call cost on the GPU
-#      (conformance/bench/sweeps/memo_cost.py --device cuda), only when named.
+#      (conformance/bench/sweeps/memo_cost.py --device cuda), only when named;
+#  11b. `memcheck-subjects`: the one-call subjects' cases (entries planner; PIPELINE=1 adds the
+#      whole plan) in one pytest process run whole under compute-sanitizer memcheck (a one-call
+#      case runs in pytest's process, so --sanitize skips it; CUDA API errors are not counted:
+#      numba-cuda's driver lookups raise 34 cuGetProcAddress ones), only when named;
+#  12. `entries-bench`: the entries planner's sweep (conformance/bench/sweeps/entries.py --device
+#      cuda: eager, replay, empty and gather floors, the whole step against upstream's offsets
+#      launcher when importable; UPSTREAM_ENTRIES=MODULE:CALLABLE adds upstream's entries
+#      launcher), writing entries-bench.md and entries-bench.json, only when named.
 #
 #   OUT=/path/to/out bash reports/gpu/run_evidence.sh     # from the repository root
 #   BUILTINS="--planner python" SANITIZED="--planner python" OUT=/tmp/o bash reports/gpu/run_evidence.sh
@@ -70,7 +78,7 @@ for f in corpus-builtins memcheck-builtins; do
 done
 run gpu-tests "${TT:-200}" "$PY" -m pytest -q -p no:cacheprovider tests/test_triton_planner.py \
   tests/test_numba_cuda_planner.py tests/test_sanitizer.py tests/test_hostile.py tests/test_isolate.py \
-  tests/test_bind.py tests/test_validate_cache.py tests/test_upstream_manifest.py
+  tests/test_bind.py tests/test_validate_cache.py tests/test_upstream_manifest.py tests/test_cross_check.py tests/test_chain_shapes.py
 run bench "${TB:-300}" "$PY" -m conformance bench --planner python "${BUILTINS[@]}" --planner "$UPSTREAM" \
   --repeat "${REPEAT:-1}" --json "$W/bench.json" --report "$W/bench.md"
 run sandbox "${TS:-200}" bash -c "$PY -m pytest conformance/ -q -p no:cacheprovider --planner triton --isolate --results $W/sandbox-auto.json 2>&1 | tail -n 40; $PY -m pytest conformance/ -q -p no:cacheprovider --planner triton --isolate --sandbox namespace --case spec7-no-prefix --results $W/sandbox-namespace.json 2>&1 | tail -n 40"
@@ -79,6 +87,15 @@ run launcher-shape "${TL:-120}" "$PY" -m conformance.bench.sweeps.launcher_shape
 run entries-gpu "${TE:-200}" "$PY" -m pytest -q -p no:cacheprovider -rs tests/test_entries_gpu.py \
   tests/test_entries_planners.py
 run one-pass "${TO:-420}" "$PY" -m conformance.bench.sweeps.one_pass --out "$W"
+run memcheck-subjects "${TMS:-200}" compute-sanitizer --tool memcheck --error-exitcode 3 \
+  --report-api-errors no --target-processes all "$PY" -m pytest conformance/ -q -p no:cacheprovider -n 0 \
+  --subject entries-planner ${PIPELINE:+--subject canary-plan} --results "$W/memcheck-subjects.json"
+[ -f "$W/memcheck-subjects.json" ] && "$PY" -m conformance report "$W/memcheck-subjects.json" \
+  --format markdown --out "$W/memcheck-subjects.md"
 run memo-cost "${TK:-120}" "$PY" -m conformance.bench.sweeps.memo_cost --device cuda
+EB_EXTRA=()
+[ -n "${UPSTREAM_ENTRIES:-}" ] && EB_EXTRA=(--upstream-entries "$UPSTREAM_ENTRIES")
+run entries-bench "${TEB:-330}" "$PY" -m conformance.bench.sweeps.entries --out "$W" --device cuda \
+  --budget-s "${EB_BUDGET:-240}" ${EB_EXTRA[@]+"${EB_EXTRA[@]}"}
 step "done"
 tar -czf "$OUT/evidence.tgz" -C "$W" .

@@ -1,5 +1,5 @@
 """Planted planners that game the benchmark: each published reward hack, wrapping the pure-Python
-planner (``impls/python_planner.py``). ``tests/test_bench_hacks.py`` runs the bench on each and
+planner (``impls/offsets_planner/python_planner.py``). ``tests/test_bench_hacks.py`` runs the bench on each and
 asserts its figure is refused with the reason below; the honest ``python`` planner's is published.
 
 * ``identity_cache``: outputs cached per request-tensor identity, replayed on a hit
@@ -36,8 +36,8 @@ from __future__ import annotations
 import gc
 import time
 
-from impls import python_planner
-from impls.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES
+from impls.offsets_planner import python_planner
+from impls.offsets_planner.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES
 
 RPI, PREFIX, EXTEND = REQUEST_INPUT_NAMES
 FIRST_RIGHT = 4

@@ -13,8 +13,8 @@ import time
 
 import torch
 
-from impls.python_planner import launch as python_launch
-from impls.validate import validate_launch
+from impls.offsets_planner.python_planner import launch as python_launch
+from impls.offsets_planner.validate import validate_launch
 
 
 class WrongOnSecondCall:

@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 
 HANG_PREFIX = 13
 """A request with this prefix makes :func:`crashy` hang."""

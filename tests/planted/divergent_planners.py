@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 
 __all__ = ["no_wrapper_check", "zero_d_index_error", "reads_past_row", "window_overflow"]
 ONE_D = ("req_pool_indices", "prefix_lens", "extend_seq_lens", "full_to_swa_index_mapping")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 
 
 @triton.jit

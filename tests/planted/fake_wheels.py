@@ -10,7 +10,7 @@ import hashlib
 import zipfile
 from pathlib import Path
 
-from impls.contract import ARGUMENT_NAMES
+from impls.offsets_planner.contract import ARGUMENT_NAMES
 
 PKG = "sglang/kernels/ops/kv_canary"
 TRAP = "raise RuntimeError('a package __init__ of the wheel ran')\n"
@@ -68,3 +68,51 @@ def make_wheel(folder: Path, members: dict[str, str], release: str = "9.9.9",
         record.append(f"sglang-{release}.dist-info/RECORD,,")
         archive.writestr(f"sglang-{release}.dist-info/RECORD", "\n".join(record) + "\n")
     return path
+
+
+ENTRIES_KERNEL = "sglang/kernels/ops/kv_canary/plan/entries_kernel.py"
+JIT_FAILURE = "nvcc fatal   : Unsupported gpu architecture 'compute_00' (planted)"
+"""What the hand-made JIT utils' ``load_jit`` raises: a build failure, as a machine without a GPU
+gets from sglang's real one."""
+
+
+def entries_files(**overrides: str | None) -> dict[str, str]:
+    """A wheel laid out as 0.5.23's entries launcher and JIT package are (none of it sglang's):
+    the launcher imports the JIT utils package, which imports ``sglang.srt.environ`` and, from
+    ``arch``, the server's ``sglang.srt.utils.common``; ``load_jit`` raises :data:`JIT_FAILURE`.
+    ``overrides`` replace (or, as None, remove) members by path."""
+    jit = "sglang/kernels/jit"
+    out = {
+        "sglang/__init__.py": TRAP, "sglang/kernels/__init__.py": TRAP, f"{PKG}/__init__.py": TRAP,
+        f"{PKG}/plan/__init__.py": TRAP, "sglang/srt/utils/__init__.py": TRAP,
+        "sglang/srt/utils/common.py": TRAP,
+        ENTRIES_KERNEL: (
+            "from sglang.kernels.jit.utils import cache_once, load_jit, make_cpp_args\n\n\n"
+            "@cache_once\ndef _jit_plan_entries_module(has_swa_lut, has_pool):\n"
+            "    return load_jit('kv_canary_plan_entries', *make_cpp_args(has_swa_lut, has_pool))\n\n\n"
+            "def launch_plan_entries_kernel(**kwargs):\n"
+            "    _jit_plan_entries_module(kwargs['full_to_swa_index_mapping'] is not None, False)\n"),
+        f"{jit}/__init__.py": '"""The JIT home (hand-made)."""\n',
+        f"{jit}/utils/__init__.py": (
+            "from sglang.kernels.jit.utils.arch import target\n"
+            "from sglang.kernels.jit.utils.compile import load_jit, make_cpp_args\n\n\n"
+            "def cache_once(fn):\n    return fn\n"),
+        f"{jit}/utils/arch.py": ("from sglang.srt.utils.common import is_cuda\n\n\n"
+                                 "def target():\n    from flashinfer import sm107\n    return sm107\n"),
+        f"{jit}/utils/compile/__init__.py": (
+            "import sglang.srt.environ\n\n\n"
+            "def make_cpp_args(*args):\n    return [str(a).lower() for a in args]\n\n\n"
+            f"def load_jit(*args, **kwargs):\n    raise RuntimeError({JIT_FAILURE!r})\n"),
+        f"{jit}/utils/helion_runtime.py": TRAP,
+        "sglang/srt/environ.py": "import os\n\nif os.environ.get('X'):\n    import sglang.srt.debug\n",
+        f"{jit}/include/sgl_kernel/utils.h": "#pragma once\n",
+        f"{jit}/csrc/kv_canary/canary_plan_entries.cuh": "#include <sgl_kernel/utils.h>\n",
+        f"{jit}/csrc/other/not_needed.cuh": "#error not laid out\n",
+        "sglang-9.9.9.dist-info/METADATA": "Metadata-Version: 2.1\nName: sglang\nVersion: 9.9.9\n",
+    }
+    for path, text in overrides.items():
+        if text is None:
+            out.pop(path, None)
+        else:
+            out[path] = text
+    return out

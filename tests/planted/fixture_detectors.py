@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 
 RPI = "req_pool_indices"
 MUST_WRITE = ("out_verify_num_valid", "out_write_num_valid_reqs")

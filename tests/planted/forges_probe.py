@@ -1,8 +1,8 @@
 """A planner module whose top level forges the availability probe's answer
-(:mod:`impls.probe`): it forks a child that, after the probe has printed its own answer and exited,
+(:mod:`impls.offsets_planner.probe`): it forks a child that, after the probe has printed its own answer and exited,
 prints one more ``conformance-probe:`` line claiming a compiled Triton kernel and another source
 digest. The harness reads the probe's output to EOF and takes the last such line
-(:func:`impls.registry._finish_probe`), so the forgery wins (``tests/test_sandbox.py`` keeps it as
+(:func:`impls.offsets_planner.registry._finish_probe`), so the forgery wins (``tests/test_sandbox.py`` keeps it as
 a strict xfail: README, *What isolation guarantees*, states the hole)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 import os
 import time
 
-from impls.python_planner import launch  # noqa: F401 - the planner itself is right
-from impls.registry import PROBE_MARK
+from impls.offsets_planner.python_planner import launch  # noqa: F401 - the planner itself is right
+from impls.offsets_planner.registry import PROBE_MARK
 
 FORGED = {"available": True, "mode": "external (triton compiled)", "reason": None,
           "source": "forged-digest"}

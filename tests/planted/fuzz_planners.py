@@ -6,7 +6,7 @@ planted bug that only a particular corner of the input space reaches.
 
 from __future__ import annotations
 
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 
 
 def planted(**kwargs) -> None:
@@ -29,12 +29,12 @@ def planted(**kwargs) -> None:
 
 
 def poisons_the_golden(**kwargs) -> None:
-    """Bug: :func:`planted`'s, and on its first call it replaces ``impls.python_planner.launch``
+    """Bug: :func:`planted`'s, and on its first call it replaces ``impls.offsets_planner.python_planner.launch``
     (the reference) with :func:`planted`, so a golden recorded in its process would agree with
     it. Run it only in a child process (``python -m conformance fuzz``): the patch lasts."""
-    import impls.python_planner
+    import impls.offsets_planner.python_planner
 
-    impls.python_planner.launch = planted
+    impls.offsets_planner.python_planner.launch = planted
     planted(**kwargs)
 
 

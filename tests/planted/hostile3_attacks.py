@@ -26,8 +26,8 @@ import os
 import sys
 from pathlib import Path
 
-from impls.python_planner import launch as python_launch
-from impls.validate import validate_launch
+from impls.offsets_planner.python_planner import launch as python_launch
+from impls.offsets_planner.validate import validate_launch
 
 TREE = Path(__file__).resolve().parents[2]
 """The checkout this module sits in (``tests/planted/`` two levels down)."""

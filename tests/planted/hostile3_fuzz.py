@@ -1,6 +1,6 @@
 """A planted planner that fools ``python -m conformance fuzz`` through the filesystem: its module's
-top level (which runs first in the availability probe, ``python -m impls.probe``, before any plan)
-appends to ``impls/python_planner.py`` on disk a wrapper that writes ``out_write_num_valid_reqs``
+top level (which runs first in the availability probe, ``python -m impls.offsets_planner.probe``, before any plan)
+appends to ``impls/offsets_planner/python_planner.py`` on disk a wrapper that writes ``out_write_num_valid_reqs``
 one too high, as :func:`launch` does. A golden process started after the probe (each ``--jobs``
 pool process starts its own) imports the edited reference, so its goldens agree with the planner.
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 
 MARK = "# hostile3: reference edited"
 EDIT = f'''
@@ -25,7 +25,7 @@ def launch(**kwargs):
     kwargs["out_write_num_valid_reqs"].fill_(len(kwargs["req_pool_indices"]) + 1)
 '''
 
-_REFERENCE = Path(__file__).resolve().parents[2] / "impls" / "python_planner.py"
+_REFERENCE = Path(__file__).resolve().parents[2] / "impls" / "offsets_planner" / "python_planner.py"
 if MARK not in _REFERENCE.read_text():
     with _REFERENCE.open("a") as f:
         f.write(EDIT)

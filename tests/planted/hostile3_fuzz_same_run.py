@@ -1,5 +1,5 @@
 """A planted planner that fools the very ``python -m conformance fuzz`` run that judges it: its
-module's top level runs first in the availability probe (``python -m impls.probe``, before any plan; its
+module's top level runs first in the availability probe (``python -m impls.offsets_planner.probe``, before any plan; its
 sandbox keeps the filesystem), while the fuzzing process has not yet imported
 ``conformance.robustness.isolated_case`` (``fuzz.divergence`` imports it on the first plan). The
 top level plants that module's bytecode (its source untouched) with a ``judge_observed`` that
@@ -11,7 +11,7 @@ Used only on a copy of the checkout (``tests/test_hostile3.py``).
 
 from __future__ import annotations
 
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 from tests.planted.hostile3_attacks import TREE, plant_bytecode
 
 FINDS_NOTHING = '''

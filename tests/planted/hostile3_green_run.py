@@ -1,5 +1,5 @@
 """A planted planner that turns the very ``pytest conformance/`` run that judges it green: its
-module's top level runs first in the availability probe (``python -m impls.probe``, during collection;
+module's top level runs first in the availability probe (``python -m impls.offsets_planner.probe``, during collection;
 its sandbox keeps the filesystem), and pytest's process imports ``conformance.bench.goals`` only later, in the
 bench plugin's ``pytest_terminal_summary`` (every run, benchmarks or not). The top level plants
 that module's bytecode (CPython's and pytest's assertion-rewrite cache; the source untouched) with
@@ -13,7 +13,7 @@ Used only on a copy of the checkout (``tests/test_hostile3.py``).
 
 from __future__ import annotations
 
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 from tests.planted.hostile3_attacks import TREE, plant_bytecode
 
 GREEN = '''

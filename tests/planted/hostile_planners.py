@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import torch
 
-from impls.contract import OUTPUT_NAMES
-from impls.python_planner import launch as python_launch
-from impls.validate import validate_launch
+from impls.offsets_planner.contract import OUTPUT_NAMES
+from impls.offsets_planner.python_planner import launch as python_launch
+from impls.offsets_planner.validate import validate_launch
 
 
 def _key_of_values(kwargs: dict) -> tuple:

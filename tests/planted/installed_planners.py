@@ -11,7 +11,7 @@ wheel's :mod:`impls` (the pure-Python planner, the reference of spec section 5).
 
 from __future__ import annotations
 
-from impls.python_planner import launch as _python_launch
+from impls.offsets_planner.python_planner import launch as _python_launch
 
 
 def launch(**kwargs) -> None:

@@ -15,7 +15,7 @@ import signal
 
 import torch
 
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 
 
 def hunts_goldens(**kwargs) -> None:

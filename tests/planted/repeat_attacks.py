@@ -1,5 +1,5 @@
 """Planted planners that game ``bench --repeat N`` (the whole measurement N times, goals on the
-median of the N repeats), each wrapping the pure-Python planner (``impls/python_planner.py``).
+median of the N repeats), each wrapping the pure-Python planner (``impls/offsets_planner/python_planner.py``).
 ``tests/test_repeat_attacks.py`` runs the bench on them and asserts the verdict the harness should
 give.
 
@@ -37,8 +37,8 @@ import gc
 import os
 import sys
 
-from impls import python_planner
-from impls.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES
+from impls.offsets_planner import python_planner
+from impls.offsets_planner.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES
 
 RPI = REQUEST_INPUT_NAMES[0]
 WRONG_REPEAT = "-repeat2]"

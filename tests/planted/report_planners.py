@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 from tests.planted import wrong_planners
 
 

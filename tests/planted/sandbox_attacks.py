@@ -25,7 +25,7 @@ import re
 import signal
 import time
 
-from impls.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import launch as python_launch
 
 
 def _mark(planner: str, text: str) -> None:

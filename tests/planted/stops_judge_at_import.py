@@ -1,5 +1,5 @@
 """A module whose top level finds the pytest process among its ancestors and sends it SIGSTOP
-(``tests/test_sandbox.py``): it runs first in the availability probe (:mod:`impls.probe`), then in
+(``tests/test_sandbox.py``): it runs first in the availability probe (:mod:`impls.offsets_planner.probe`), then in
 the isolation worker. Without a PID namespace around the probe the whole run hangs at configure
 time. What it found is appended to ``$CONFORMANCE_SANDBOX_MARKS/stops_judge_at_import``. Its
 ``launch`` writes ``out_verify_num_valid`` one too high, so its cases must fail."""

@@ -7,7 +7,7 @@ them also runs from the command line, e.g.::
 
     pytest conformance/ --planner tests.planted.wrong_planners:off_by_one_scan --case spec7-prefill-and-decodes
 
-Most wrap the pure-Python planner (:mod:`impls.python_planner`): they validate and plan exactly as
+Most wrap the pure-Python planner (:mod:`impls.offsets_planner.python_planner`): they validate and plan exactly as
 it does through :func:`_plan`, then plant their bug while storing. Never use them outside the
 harness: those that read or write past a tensor rely on the harness's garbage tails and guard zones.
 """
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import torch
 
-from impls.constants import NO_SEED
-from impls.errors import PlanError
-from impls.python_planner import launch as python_launch
-from impls.python_planner import plan_values
-from impls.contract import VALIDATED_TENSORS
-from impls.validate import inner_args, validate_launch
+from impls.offsets_planner.constants import NO_SEED
+from impls.offsets_planner.errors import PlanError
+from impls.offsets_planner.python_planner import launch as python_launch
+from impls.offsets_planner.python_planner import plan_values
+from impls.offsets_planner.contract import VALIDATED_TENSORS
+from impls.offsets_planner.validate import inner_args, validate_launch
 
 __all__ = [
     "off_by_one_scan",

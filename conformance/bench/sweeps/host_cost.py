@@ -3,18 +3,18 @@
 Prints the wall-clock us per call of the fastest of ``--repeat`` runs of ``--calls`` calls each
 (as :mod:`timeit`: on a shared machine other processes only ever add time) of:
 
-* ``memo-hit varying-bs``: :func:`impls.validate_cache.lookup` on a pool of fresh request tensors
+* ``memo-hit varying-bs``: :func:`impls.offsets_planner.validate_cache.lookup` on a pool of fresh request tensors
   with bs drawn from 1..4096 (the buffer set found; the per-step checks run);
-* ``bound check varying-bs``: :meth:`impls.bound_plan.BoundPlan.check` on the same pool;
-* ``python planner bs 4096 fresh``: :func:`impls.python_planner.launch` with fresh tensors;
+* ``bound check varying-bs``: :meth:`impls.offsets_planner.bound_plan.BoundPlan.check` on the same pool;
+* ``python planner bs 4096 fresh``: :func:`impls.offsets_planner.python_planner.launch` with fresh tensors;
 * ``numba set_batch varying-bs``: the numba-cuda driver path's per-call rewrite of its packed
-  parameter cells (:class:`impls.numba_cuda_planner.PackedLaunch`), without the launch;
+  parameter cells (:class:`impls.offsets_planner.numba_cuda_planner.PackedLaunch`), without the launch;
 * ``eager signature floor``: calling an empty function with the launcher's keyword-only signature
   (spec section 3) as ``f(**kw)``: the part of an eager call no planner can avoid;
 * ``triton host prep``: the Triton planner's per-call Python work before the kernel is invoked
   (the memo, the prepared launch and the argument tuple), with the kernel replaced by a no-op;
 * ``triton-bound host prep``: the same for ``triton-bound`` called in the launcher's shape
-  (:func:`impls.bound_plan.bound_launcher`), which must cost no more than the unbound planner.
+  (:func:`impls.offsets_planner.bound_plan.bound_launcher`), which must cost no more than the unbound planner.
 
 Workloads are the suite's (:mod:`conformance.bench.workloads`, ``serving``, on the CPU). The
 figures are host work only; the suite (``python -m conformance bench``) judges the goals.
@@ -55,10 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated measure prefixes")
     args = parser.parse_args(argv)
 
-    import impls
-    from impls import python_planner, validate_cache
-    from impls.contract import REQUEST_INPUT_NAMES
-    from impls.validate_cache import STABLE_NAMES
+    import impls.offsets_planner
+    from impls.offsets_planner import python_planner, validate_cache
+    from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
+    from impls.offsets_planner.validate_cache import STABLE_NAMES
 
     spec = workloads.spec_for("serving", "cpu")
     kw = workloads.build(4096, spec, "cpu")
@@ -66,10 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     fresh = workloads.request_pool(kw, "fresh", size=16)
     names = REQUEST_INPUT_NAMES
     requests = [tuple(c[n] for n in names) for c in varying]  # as the suite's validate mode
-    bound = impls.bind(python_planner, **{n: kw[n] for n in STABLE_NAMES})
+    bound = impls.offsets_planner.bind(python_planner, **{n: kw[n] for n in STABLE_NAMES})
 
     def triton_prep():
-        from impls import triton_planner as tp
+        from impls.offsets_planner import triton_planner as tp
 
         calls = []
         tp._kernel = type("K", (), {"__getitem__": lambda self, grid: (
@@ -77,13 +77,13 @@ def main(argv: list[str] | None = None) -> int:
         return lambda c: tp.launch(**c)
 
     def triton_bound_prep():
-        from impls import triton_bound_planner as tb
+        from impls.offsets_planner import triton_bound_planner as tb
 
         triton_prep()  # the same no-op kernel
         return lambda c: tb.launch(**c)
 
     def numba_cells():
-        from impls import numba_cuda_planner as nb
+        from impls.offsets_planner import numba_cuda_planner as nb
 
         packed = nb.PackedLaunch(*validate_cache.lookup(kw))
         return lambda r: packed.set_batch(r[0].shape[0], *r)

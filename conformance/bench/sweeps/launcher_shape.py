@@ -9,7 +9,7 @@ over the pool (as :mod:`timeit`: other processes only ever add time), each round
 planner's ratio to the first one named. On a GPU the kernels are real; on the CPU they run in
 Triton's interpreter / Numba's simulator, and the ratio mostly says the interpreter's cost.
 
-The ``-bound`` planners (:func:`impls.bound_plan.bound_launcher`) must cost no more than the
+The ``-bound`` planners (:func:`impls.offsets_planner.bound_plan.bound_launcher`) must cost no more than the
 planner they bind: ``--planner triton --planner triton-bound``.
 """
 
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool", type=int, default=256, help="calls per round")
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args(argv)
-    from impls.registry import availability, get_planner
+    from impls.offsets_planner.registry import availability, get_planner
 
     names = args.planner or ["triton", "triton-bound"]
     device = availability(names[0]).device

@@ -1,9 +1,9 @@
 """Per-call cost of the validation memo, on the CPU: ``python -m conformance.bench.sweeps.memo_cost``.
 
-The unbound ``triton`` and ``numba-cuda`` planners call :func:`impls.validate_cache.lookup_args`
-on every eager call (``launch(**kw)``): the buffer-set key (:func:`impls.validate_cache.
+The unbound ``triton`` and ``numba-cuda`` planners call :func:`impls.offsets_planner.validate_cache.lookup_args`
+on every eager call (``launch(**kw)``): the buffer-set key (:func:`impls.offsets_planner.validate_cache.
 stable_key_of`), the dict lookup, then the per-step request-tensor checks
-(:meth:`impls.validate_cache.BufferSet.plan_for`). This prints the wall-clock us per call of the
+(:meth:`impls.offsets_planner.validate_cache.BufferSet.plan_for`). This prints the wall-clock us per call of the
 fastest of ``--repeat`` runs of ``--calls`` calls each (as :mod:`timeit`: on a shared machine
 other processes only ever add time) of:
 
@@ -54,9 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda: the tensors' device")
     args = parser.parse_args(argv)
 
-    from impls import validate_cache as vc
-    from impls.contract import ARGUMENT_NAMES, REQUEST_INPUT_NAMES
-    from impls.validate_cache import STABLE_NAMES
+    from impls.offsets_planner import validate_cache as vc
+    from impls.offsets_planner.contract import ARGUMENT_NAMES, REQUEST_INPUT_NAMES
+    from impls.offsets_planner.validate_cache import STABLE_NAMES
 
     spec = workloads.spec_for("serving", args.device)
     kw = workloads.build(4096, spec, args.device)
@@ -89,9 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         ("request checks only", entry.plan_for, requests),
     ]
     floor = None
-    from impls.metadata_guard import AVAILABLE
+    from impls.offsets_planner.metadata_guard import AVAILABLE
 
-    print(f"fast path (impls.metadata_guard) available: {AVAILABLE}")
+    print(f"fast path (impls.offsets_planner.metadata_guard) available: {AVAILABLE}")
     print(f"validation memo, us per call (fastest of {args.repeat} x {args.calls} calls; "
           f"{args.device} tensors, bs {args.bs}, varying-bs 1..4096)")
     for name, fn, pool in measures:

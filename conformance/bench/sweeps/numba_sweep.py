@@ -48,9 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from numba import cuda
 
-    from impls import numba_cuda_planner as nb
-    from impls.contract import LUT_NAME, REQUEST_INPUT_NAMES, SWA_WINDOW_NAME
-    from impls.validate import validate_launch
+    from impls.offsets_planner import numba_cuda_planner as nb
+    from impls.offsets_planner.contract import LUT_NAME, REQUEST_INPUT_NAMES, SWA_WINDOW_NAME
+    from impls.offsets_planner.validate import validate_launch
 
     probe = nb.probe()
     if not probe.available or probe.mode != "gpu":

@@ -2,7 +2,7 @@
 
 On a CUDA GPU, for bs in :data:`BATCHES` and each framework (Triton, Numba CUDA): the chain floor
 at every launch shape (the fastest is the floor; the table says which), the current planner and
-every one-pass candidate (:mod:`impls.triton_one_pass`, :mod:`impls.numba_one_pass`, configs from
+every one-pass candidate (:mod:`impls.offsets_planner.triton_one_pass`, :mod:`impls.offsets_planner.numba_one_pass`, configs from
 :func:`conformance.bench.sweeps.one_pass_calls.candidates`). Each is timed as the suite's
 ``replay`` mode does: one plan per CUDA graph, replays queued behind a sleep kernel, CUDA events
 (:func:`conformance.bench.timing.graph_replay_time`): device us per plan, median and IQR of 15
@@ -39,7 +39,7 @@ from conformance.bench.sweeps.one_pass_calls import (
     hazard_kwargs,
 )
 from conformance.fingerprint import fingerprint_text
-from impls.contract import OUTPUT_NAMES
+from impls.offsets_planner.contract import OUTPUT_NAMES
 
 BATCHES = (1, 8, 64, 512, 1024, 4096)
 DRY_BATCHES = (1, 64)
@@ -118,8 +118,9 @@ def measure(label, config, make, kw, reference, checks, dry_run) -> dict:
 
 
 def sweep_one(framework: str, bs: int, device: torch.device, dry_run: bool,
-              deadline: float) -> list[dict]:
-    """Every row of one (framework, bs): floors, current planner, candidates; ratios filled."""
+              deadline: float, designs: list[str] | None = None) -> list[dict]:
+    """Every row of one (framework, bs): floors, current planner, candidates (only those of
+    ``designs`` when given); ratios filled."""
     kw = workload(bs, device)
     cur = current(framework)
     reference = outputs_of(cur[2], kw)
@@ -135,6 +136,8 @@ def sweep_one(framework: str, bs: int, device: torch.device, dry_run: bool,
         r["floor"] = r is floor
     rows.append(_timed(*cur, kw, None, [], dry_run, deadline))
     for label, config, make in candidates(framework, bs, dry_run):
+        if designs and label[len("one-pass "):] not in designs:
+            continue
         rows.append(_timed(label, config, make, kw, reference, checks, dry_run, deadline))
     for r in rows:
         r["framework"], r["bs"] = framework, bs
@@ -214,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="CPU: interpreter/simulator, bs 1 and 64, correctness only")
     parser.add_argument("--bs", type=int, action="append", help="only these bs (repeatable)")
     parser.add_argument("--framework", action="append", choices=FRAMEWORKS)
+    parser.add_argument("--design", action="append",
+                        help="only the candidates of these designs (repeatable; the floors and "
+                             "the current planner always run)")
     parser.add_argument("--budget-s", type=float, default=330.0,
                         help="past this, remaining calls are NOT RUN (exit status 1)")
     args = parser.parse_args(argv)
@@ -229,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     for bs in batches:  # bs first: a spent budget still leaves both frameworks' small bs
         for framework in args.framework or FRAMEWORKS:
             print(f"{framework} bs {bs}", file=sys.stderr, flush=True)
-            rows.extend(sweep_one(framework, bs, device, args.dry_run, deadline))
+            rows.extend(sweep_one(framework, bs, device, args.dry_run, deadline, args.design))
     mode = "dry run (CPU: correctness only, no timing)" if args.dry_run else "replay device time"
     head = "\n".join([
         "# One-pass planner sweep", "", fingerprint_text(), "",

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import torch
 
-from impls.contract import (BY_NAME, INPUT_NAMES, OUTPUT_NAMES, REQUEST_INPUT_NAMES, SCALAR_NAMES,
+from impls.offsets_planner.contract import (BY_NAME, INPUT_NAMES, OUTPUT_NAMES, REQUEST_INPUT_NAMES, SCALAR_NAMES,
                             TABLE_INPUT_NAMES)
-from impls.constants import SCRATCH_MIN_LEN
+from impls.offsets_planner.constants import SCRATCH_MIN_LEN
 
 FRAMEWORKS = ("triton", "numba-cuda")
 Make = Callable[[dict], Callable[[], object]]
@@ -83,16 +83,16 @@ def current(framework: str) -> Entry:
     """The default planner's ``launch`` (its own configuration)."""
     def make(kw):
         if framework == "triton":
-            from impls.triton_planner import launch
+            from impls.offsets_planner.triton_planner import launch
         else:
-            from impls.numba_cuda_planner import launch
+            from impls.offsets_planner.numba_cuda_planner import launch
         return lambda: launch(**kw)
     return ("current planner", "default", make)
 
 
 def _triton_candidate(design: str, **config) -> Entry:
     def make(kw):
-        from impls.triton_one_pass import plan_launch
+        from impls.offsets_planner.triton_one_pass import plan_launch
 
         return lambda: plan_launch(design=design, **config, **kw)
     text = ", ".join(f"{k} {v}" for k, v in config.items()) or "default"
@@ -101,7 +101,7 @@ def _triton_candidate(design: str, **config) -> Entry:
 
 def _numba_candidate(design: str, **config) -> Entry:
     def make(kw):
-        from impls.numba_one_pass import plan_launch
+        from impls.offsets_planner.numba_one_pass import plan_launch
 
         return lambda: plan_launch(design=design, **config, **kw)
     text = ", ".join(f"{k} {v}" for k, v in config.items()) or "default"
@@ -135,6 +135,9 @@ def candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
                 out.append(_triton_candidate("blocked", tile=tile, num_warps=w))
                 out.append(_triton_candidate("lookback", tile=tile, num_warps=w))
                 out.append(_triton_candidate("lookback-pid", tile=tile, num_warps=w))
+                out.append(_triton_candidate("lookback-packed", tile=tile, num_warps=w))
+                if bs <= 32 * tile:  # a static loop of one load per earlier tile: 32 at most
+                    out.append(_triton_candidate("blocked-unrolled", tile=tile, num_warps=w))
         return out
     singles = (256, 1024) if bs > 256 else (max(32, min(1024, (bs + 31) // 32 * 32)),)
     for t in singles[:1] if dry_run else singles:
@@ -145,6 +148,7 @@ def candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
             out.append(_numba_candidate("blocked", threads=threads, chunk=chunk))
             out.append(_numba_candidate("lookback", threads=threads, chunk=chunk))
             out.append(_numba_candidate("lookback-pid", threads=threads, chunk=chunk))
+            out.append(_numba_candidate("lookback-packed", threads=threads, chunk=chunk))
     return out
 
 

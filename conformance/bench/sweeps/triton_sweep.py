@@ -9,7 +9,7 @@ call (validation + launch, host wall time) against an empty Triton kernel of the
 validation alone. The serving goals are judged by the suite (``python -m conformance bench``).
 Also: first-call compile time per block (a fresh ``TRITON_CACHE_DIR`` unless ``--keep-cache``),
 and a (tile, num_warps) sweep per block (device time per plan in a 20-launch graph), from which
-``impls.triton_planner.CONFIG`` is chosen. Times are medians (us) of 15 samples; IQR in the
+``impls.offsets_planner.triton_planner.CONFIG`` is chosen. Times are medians (us) of 15 samples; IQR in the
 markdown report. Inputs: decode-like batches (extend 1, prefixes up to 8k, a 2^22-entry LUT with
 W = 4096 for ``swa``), rows a random permutation, every input random (never zeros).
 """
@@ -100,7 +100,7 @@ def config_sweep(tp) -> tuple[list[list], dict[int, tuple[int, int]]]:
 
 def eager_breakdown(tp, empty_launch) -> list[list]:
     """Host us of each part of an eager call at bs = 64 (swa), medians."""
-    from impls.contract import REQUEST_INPUT_NAMES
+    from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
 
     kw = make_kwargs(64, "swa", seed=2)
     tp.launch(**kw)
@@ -118,7 +118,7 @@ def eager_breakdown(tp, empty_launch) -> list[list]:
 
 
 def main_table(tp, empty_launch) -> tuple[list[list], list[list]]:
-    from impls.validate import validate_launch
+    from impls.offsets_planner.validate import validate_launch
 
     empty1 = gt.graph_replay_time(empty_launch)
     empty20 = gt.graph_replay_time(empty_launch, calls_per_graph=20, replays=20)
@@ -159,8 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available() or triton is None:
         print("bench_triton: needs a CUDA GPU (compiled Triton); nothing measured.")
         return 2
-    from impls import triton_planner as tp
-    from impls import validate_cache
+    from impls.offsets_planner import triton_planner as tp
+    from impls.offsets_planner import validate_cache
 
     marker = torch.zeros(1, device="cuda")
     empty_kernel = empty_triton_kernel()

@@ -1,4 +1,4 @@
-"""A family of planted mutants of the pure-Python planner (:mod:`impls.python_planner`), one
+"""A family of planted mutants of the pure-Python planner (:mod:`impls.offsets_planner.python_planner`), one
 realistic kernel bug each, for the corpus's mutation score (``python -m conformance mutants``).
 
 Each mutant is a launcher with exactly the planner's keyword signature (spec section 3), built in

@@ -1,10 +1,10 @@
-"""The pure-Python planner (:mod:`impls.python_planner`) as a class of small steps, so that a mutant
+"""The pure-Python planner (:mod:`impls.offsets_planner.python_planner`) as a class of small steps, so that a mutant
 overrides ONE step with one realistic kernel bug and reuses everything else.
 
 Unmutated (:data:`unmutated`, the control of ``python -m conformance mutants``) it plans exactly as
 the pure-Python planner does: it validates through the same entry
-(:func:`impls.python_planner.validate_arguments`), reads the table and the LUT with the same gather,
-and finishes (int64 / int32 wraps, the three scalars) with :func:`impls.python_planner.finish`; only
+(:func:`impls.offsets_planner.python_planner.validate_arguments`), reads the table and the LUT with the same gather,
+and finishes (int64 / int32 wraps, the three scalars) with :func:`impls.offsets_planner.python_planner.finish`; only
 the per-request rules of spec section 5 are restated here, one method each, so that a mutant can
 change one of them. ``tests/test_mutants.py`` checks the control against the pure-Python planner.
 
@@ -29,11 +29,11 @@ from itertools import accumulate
 
 import torch
 
-from impls import python_planner
-from impls.constants import NO_SEED
-from impls.contract import ARGUMENT_NAMES, REQUEST_INPUT_NAMES
-from impls.validate import LaunchPlan
-from impls.validate_cache import BufferSet
+from impls.offsets_planner import python_planner
+from impls.offsets_planner.constants import NO_SEED
+from impls.offsets_planner.contract import ARGUMENT_NAMES, REQUEST_INPUT_NAMES
+from impls.offsets_planner.validate import LaunchPlan
+from impls.offsets_planner.validate_cache import BufferSet
 
 wrap = python_planner._wrap
 """``wrap(value, bits)``: two's-complement wrap to ``bits`` bits, as the planner's stores do."""

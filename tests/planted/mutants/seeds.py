@@ -8,8 +8,8 @@ they differ from this project only where a row of spec section 6 decides the see
 
 from __future__ import annotations
 
-from impls.contract import REQUEST_INPUT_NAMES
-from impls.python_planner import _gather
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
+from impls.offsets_planner.python_planner import _gather
 from tests.planted.mutants.base import Planner, launcher, wrap
 
 

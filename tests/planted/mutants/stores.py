@@ -4,8 +4,8 @@ inputs are never modified, the same inputs give the same outputs): each override
 
 from __future__ import annotations
 
-from impls.constants import NO_SEED, PLAN_BS_BLOCK_SIZE
-from impls.contract import OUTPUT_NAMES
+from impls.offsets_planner.constants import NO_SEED, PLAN_BS_BLOCK_SIZE
+from impls.offsets_planner.contract import OUTPUT_NAMES
 from tests.planted.mutants.base import Planner, launcher
 
 

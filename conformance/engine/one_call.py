@@ -1,0 +1,250 @@
+"""The one-call engine: a case is one launcher call of a subject (``ENGINE = "one-call"``,
+:mod:`conformance.corpus.subjects`), judged element by element with the rule that decides each.
+
+For each of the two poison runs (``a``, ``b``: :func:`conformance.engine.inputs.poison_values`,
+random per element, positive in ``a`` and negative in ``b``, drawn from the run's poison seed) the
+subject builds the case's arguments, the harness fills every output with that run's poison, keeps
+its own views of every tensor (a planner that rebinds a tensor's storage with ``set_`` does not
+move them) and a copy of every input, calls the launcher, synchronises the device, and compares:
+
+* a documented error: an instance of the built-in class the subject's error class derives from
+  (``ValueError`` for a ``PlanError``) with the case's exact text (and its ``error_id``, when the
+  exception carries one), and
+  every output still holding its poison (errors come before any write); a return where only a
+  project rule raises (the subject's ``error_rule``) differs from that rule, and so do the
+  elements such a call writes; elsewhere it is the contract's ``no-error``;
+* a valid call: nothing raised (a raise, or a device error at the synchronisation after the
+  call, is decided by the subject's ``error_rule``: the project rule of the situation the case
+  reaches, else the contract's; the elements it left unwritten are not counted again), ``None``
+  returned, every output element of the golden's leading
+  region equal to it, every later element still its poison, except where the subject's
+  ``element_rules`` say ``unspecified``;
+* every input equal to its copy (inputs are read-only).
+
+Each difference is a :class:`~conformance.engine.verdict.Difference` with the element's rule
+(``contract`` or a project rule key); :func:`judge_call` returns the
+:class:`~conformance.engine.verdict.VerdictData`, and nothing here names a subject.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from types import ModuleType
+
+import torch
+
+from conformance.engine.inputs import poison_values
+from conformance.engine.verdict import Difference, VerdictData
+
+RUNS = ("a", "b")
+UNSPECIFIED = "unspecified"
+SHOWN = 8
+"""Differences a failure's text lists (the verdict keeps more)."""
+
+
+def _poison(run: str, index: int, tensor: torch.Tensor) -> torch.Tensor:
+    """Run ``run``'s poison for output number ``index`` (rolled, so no two outputs share values)."""
+    values = poison_values(run, tensor.dtype, max(tensor.numel(), 1))[: tensor.numel()]
+    return torch.roll(values, index).reshape(tensor.shape)
+
+
+def _text(value) -> str | None:
+    """``str(value)`` when it is a plain ``str`` (not a subclass that compares equal to anything),
+    else None; a ``__str__`` that raises gives None too."""
+    try:
+        text = str(value)
+    except Exception:  # noqa: BLE001 - a planner's object: its text is data, or nothing
+        return None
+    return text if type(text) is str else None
+
+
+def _one_line(value) -> str:
+    text = _text(value)
+    if text is None:
+        return f"<{type(value).__name__} whose text cannot be read>"
+    return (text.splitlines() or [""])[0][:300]
+
+
+def _repr_line(value) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001
+        return f"<{type(value).__name__} whose repr raises>"
+    return _one_line(text if type(text) is str else object.__repr__(value))
+
+
+def _call(launch, kwargs: dict, device: torch.device):
+    """(returned, raised, at_sync) of one launcher call and the device synchronisation after it:
+    ``at_sync`` when the error surfaced there (a device-side fault or trap, after which the
+    device's context cannot be read)."""
+    try:
+        returned = launch(**kwargs)
+    except KeyboardInterrupt:  # the user's Ctrl-C stops the run
+        raise
+    except BaseException as exc:  # noqa: BLE001 - judged below; a skip, xfail or SystemExit too
+        return None, exc, False
+    if device.type == "cuda":
+        try:
+            torch.cuda.synchronize(device)
+        except Exception as exc:  # noqa: BLE001 - the launch's own error, surfacing here
+            return returned, exc, True
+    return returned, None, False
+
+
+def _judge_outputs(data: VerdictData, run: str, got: dict, poison: dict, golden: dict,
+                   rules: dict, raised: bool = False) -> None:
+    """Every output element against its expected state; ``raised``: the call raised, so the
+    elements it left unwritten are the raise's difference, not counted again."""
+    for name, values in got.items():
+        want = golden.get(name, [])
+        for i, value in enumerate(values):
+            rule = rules[name][i]
+            if rule == UNSPECIFIED:
+                continue
+            before = poison[name][i]
+            expected = want[i] if i < len(want) else before
+            if value == expected:
+                continue
+            what = ("never-written" if value == before else "written" if expected == before
+                    else "value")
+            if raised and what == "never-written":
+                continue
+            data.add(Difference(0, run, what, name, i, expected, value, rule))
+
+
+def _judge_error(data: VerdictData, error: tuple[str, str], rule: str, error_class: type, run: str,
+                 raised) -> bool:
+    """Record a difference unless ``raised`` is exactly the documented error ``error``; whether it
+    was."""
+    error_id, message = error
+    want = f"{error_class.__name__} {error_id}: {message}"
+    if raised is None:  # where only a project rule raises, returning differs from that rule
+        what = "no-error" if rule == "contract" else "error"
+        data.add(Difference(0, run, what, "error", None, want, "returned (no error)", rule))
+        return False
+    base = next(c for c in error_class.__mro__ if c.__module__ == "builtins")
+    text = _text(raised)
+    exact = issubclass(type(raised), base) and text is not None and str.__eq__(text, message)
+    raised_id = getattr(raised, "error_id", None)
+    ok = exact and (raised_id is None or (type(raised_id) is str and raised_id == error_id))
+    if not ok:
+        got = f"{type(raised).__name__} {_one_line(raised_id)}: {_one_line(raised)}"
+        data.add(Difference(0, run, "error", "error", None, want, got, rule))
+    return ok
+
+
+def _readable(tensor: torch.Tensor) -> bool:
+    """Whether the harness can fill and read ``tensor`` (not a ``meta`` tensor, an int dtype it
+    has poison for)."""
+    return tensor.device.type != "meta" and tensor.dtype in (torch.int32, torch.int64)
+
+
+def _flat(tensor: torch.Tensor) -> list:
+    return tensor.detach().cpu().flatten().tolist()
+
+
+def _watched(subject: ModuleType) -> list[ModuleType]:
+    """The modules whose attributes decide a verdict: this engine, the verdict's, the subject's."""
+    return [sys.modules[__name__], sys.modules[VerdictData.__module__], subject]
+
+
+def _restore_changed(data: VerdictData, run: str, saved: dict) -> None:
+    """A call that rebound an attribute of a watched module (the judge, the verdict, the subject)
+    is a contract difference; the module is set back before anything else is judged."""
+    for module, before in saved.items():
+        now = vars(module)
+        changed = sorted(k for k in set(before) | set(now)
+                         if k not in before or k not in now or now[k] is not before[k])
+        for key in changed:
+            data.add(Difference(0, run, "input", f"{module.__name__}.{key}", None,
+                                "the harness's own", "rebound by the call", "contract"))
+        if changed:
+            for key in [k for k in now if k not in before]:
+                del now[key]
+            now.update(before)
+
+
+def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) -> VerdictData:
+    """Run ``case`` on ``launch`` in both poison runs and judge it (module docstring). The subject
+    sees a deep copy of the case with ``_device`` added (the device the call runs on, as torch
+    prints it); what the case expects is read from the subject before any call, and an earlier
+    run's outputs are read again after the last call (a planner that keeps a reference and writes
+    them later is caught there).
+
+    Raises:
+        ValueError, KeyError, TypeError: the case's inputs cannot be built (the case's fault, before
+            any call).
+    """
+    data = VerdictData()
+    device = torch.empty(0, device=device).device  # "cuda" -> "cuda:0", as tensors print it
+    case = copy.deepcopy({**case, "_device": str(device)})
+    error, error_rule = subject.expected_error(case), subject.error_rule(case)
+    golden = None if error is not None else copy.deepcopy(subject.golden(case))
+    outputs, error_class = list(subject.OUTPUTS), subject.ERROR
+    error_ok, earlier = True, []
+    for run in RUNS:
+        kwargs = subject.build(case, device)
+        views = {k: v[...] for k, v in kwargs.items() if isinstance(v, torch.Tensor)}
+        judged = [n for n in outputs if n in views and _readable(views[n])]
+        poison = {}
+        for index, name in enumerate(judged):
+            views[name].copy_(_poison(run, index, views[name]))
+            poison[name] = _flat(views[name])
+        inputs = {k: v.cpu().clone() for k, v in views.items()
+                  if k not in outputs and v.device.type != "meta"}
+        rules = subject.element_rules(case, kwargs) if error is None else {  # the error's rule
+            name: [error_rule] * len(poison[name]) for name in judged}
+        saved = {m: dict(vars(m)) for m in _watched(subject)}
+        returned, raised, at_sync = _call(launch, kwargs, device)
+        _restore_changed(data, run, saved)
+        if at_sync:  # nothing more can be read on this device
+            data.add(Difference(0, run, "raised", "error", None, "no error",
+                                f"{type(raised).__name__} at synchronize: {_one_line(raised)}",
+                                error_rule))
+            return data
+        got = {name: _flat(views[name]) for name in judged}
+        earlier.append((run, views, judged, got))
+        if error is not None:
+            error_ok = _judge_error(data, error, error_rule, error_class, run, raised) and error_ok
+            _judge_outputs(data, run, got, poison, {}, rules)
+        else:
+            if raised is not None:  # the rule of the situation the case reaches, if any
+                data.add(Difference(0, run, "raised", "error", None, "no error",
+                                    f"{type(raised).__name__}: {_one_line(raised)}", error_rule))
+            elif returned is not None:
+                data.add(Difference(0, run, "returned", "return", None, None,
+                                    _repr_line(returned), "contract"))
+            _judge_outputs(data, run, got, poison, golden, rules, raised=raised is not None)
+        for name, before in inputs.items():
+            after = views[name].cpu()
+            if after.shape != before.shape or not torch.equal(after, before):
+                flat_a, flat_b = after.flatten().tolist(), before.flatten().tolist()
+                i = next((j for j, (x, y) in enumerate(zip(flat_a, flat_b)) if x != y),
+                         min(len(flat_a), len(flat_b)))
+                data.add(Difference(0, run, "input", name, i, flat_b[i] if i < len(flat_b) else None,
+                                    flat_a[i] if i < len(flat_a) else None, "contract"))
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    for run, views, judged, got in earlier[:-1]:  # written after its call returned
+        for name in judged:
+            for i, (now, then) in enumerate(zip(_flat(views[name]), got[name])):
+                if now != then:
+                    data.add(Difference(0, run, "written", name, i, then, now, "contract"))
+    if error is not None:
+        data.error_steps.append({"step": 0, "id": error[0], "ok": error_ok})
+    return data
+
+
+def failure_text(verdict: VerdictData) -> str:
+    """The readable lines of a verdict with differences: a count by rule, then the first
+    :data:`SHOWN` differences (run, field, index, expected, got, what, rule)."""
+    by_rule = ", ".join(f"{rule} ({n})" for rule, n in sorted(verdict.by_rule.items()))
+    lines = [f"{verdict.count} difference(s), decided by: {by_rule}"]
+    for d in verdict.differences[:SHOWN]:
+        at = d.field if d.index is None else f"{d.field}[{d.index}]"
+        lines.append(f"  run {d.run}: {at}: expected {d.expected}, got {d.got} ({d.what}; "
+                     f"rule {d.rule})")
+    if verdict.count > SHOWN:
+        lines.append(f"  ... and {verdict.count - SHOWN} more")
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+"""The conformance summary's tally: outcomes per (subject, planner), counted from test reports on
+the controller (pytest-xdist included), printed by :func:`conformance.plugin.summary.render` at
+the end of ``pytest conformance/``."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import pytest
+
+from conformance.corpus.entries import LOAD, SHARED_PLANNERS
+from conformance.corpus.text import terminal_text
+from conformance.plugin.outcomes import OUTCOMES, outcome
+from conformance.plugin.summary import render as summary_lines
+
+SPECIAL_STATUSES = ("oob", "crash", "timeout")
+"""Results-file statuses of failed items the summary names under its table (crash isolation and
+the sanitizer: conformance/plugin/isolation_options.py)."""
+
+
+class Summary:
+    """Tallies outcomes per (subject, planner) from test reports (on the controller under xdist)
+    and prints one table per subject at the end of the run: the corpus engine's first (its items
+    carry no ``subject`` property), then each one-call subject's under its name."""
+
+    def __init__(self) -> None:
+        self.tally: dict[tuple, Counter] = defaultdict(Counter)
+        self.special: dict[tuple, Counter] = defaultdict(Counter)
+        self.seconds: dict[tuple, float] = defaultdict(float)
+        self.modes: dict[tuple, str] = {}  # (subject, planner) -> its mode, from its items
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        planner = props.get("planner")
+        if planner is None:
+            return
+        key = (props.get("subject") or "", planner)
+        if "mode" in props:
+            self.modes[key] = props["mode"]
+        decided = outcome(report)
+        if decided is not None:
+            self.tally[key][decided] += 1
+            special = props.get("status")
+            if decided == "failed" and special in SPECIAL_STATUSES:
+                self.special[key][special] += 1
+        self.seconds[key] += report.duration
+
+    def subjects(self) -> list[str]:
+        """The subjects tallied, the corpus engine's (``""``) first."""
+        return sorted({subject for subject, _ in self.tally})
+
+    def rows(self, subject: str = "") -> list[list]:
+        """One row per planner of ``subject`` (``""``: the corpus engine's): name, mode, a count
+        per outcome, seconds."""
+        rows = []
+        keys = [k for k in self.tally if k[0] == subject]
+        for key in sorted(keys, key=lambda k: (k[1] in SHARED_PLANNERS.values() or k[1] == LOAD,
+                                               k[1])):
+            planner = key[1]
+            if planner in SHARED_PLANNERS.values():
+                mode = "shared"
+            elif planner == LOAD:
+                mode = "-"
+            else:  # every planner's item carries its mode (plugin.hooks, plugin.one_call_items)
+                mode = self.modes.get(key) or "unavailable"
+            counts = self.tally[key]
+            rows.append([planner, mode, *[counts.get(o, 0) for o in OUTCOMES],
+                         f"{self.seconds[key]:.1f}"])
+        return rows
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
+        if not self.tally or hasattr(config, "workerinput"):
+            return
+        terminalreporter.section("conformance summary")
+        isolation = config.pluginmanager.get_plugin("conformance-isolation")
+        where = isolation.sandbox_text() if isolation is not None else None
+        if where is not None:  # what isolated cases ran in (conformance.plugin.isolation_options)
+            terminalreporter.write_line(terminal_text(f"isolation sandbox: {where}; judge "
+                                                      f"{isolation.judge_text()}"))
+        for subject in self.subjects():
+            if subject:
+                terminalreporter.write_line(f"subject {subject}:")
+            for line in summary_lines(self.rows(subject)):
+                terminalreporter.write_line(line)
+        for (subject, planner), counts in sorted(self.special.items()):
+            parts = ", ".join(f"{counts[s]} {s}" for s in SPECIAL_STATUSES if counts[s])
+            label = f"{planner} ({subject})" if subject else planner
+            terminalreporter.write_line(f"{label}: failed includes {parts}"
+                                        + (" (oob: compute-sanitizer saw an access outside an "
+                                           "allocation)" if counts["oob"] else ""))

@@ -1,0 +1,214 @@
+"""``python -m conformance upstream-entries RELEASE``: build sglang's own entries kernel from a
+published wheel with sglang's own JIT machinery, and judge it on this machine's GPU; or record
+exactly which step could not run and why.
+
+1. Lay out (:mod:`conformance.upstream.entries_tree`): from ``--wheel PATH`` or the wheel pip
+   fetches into the cache, into ``--tree DIR`` (default ``CACHE/sglang/RELEASE-entries``); with
+   ``--no-layout``, the tree already in ``--tree`` (one carried to a machine without the wheel)
+   is used after every file is re-hashed against the RECORD SHA-256 it was copied with;
+   ``--layout-only`` stops after laying out (a tree to carry to a machine without the wheel).
+2. One child process (:mod:`conformance.upstream.entries_child`, ``site/`` first on PYTHONPATH,
+   sglang's build cache ``SGLANG_JIT_CACHE_DIR`` under the tree unless set): import, toolchain,
+   the four builds, and on a CUDA device the cases of ``cases/entries-planner/*.jsonl`` that
+   reach no hazard plus ``--random N`` random batches.
+3. Each hazard case (:data:`conformance.upstream.entries_judge.HAZARD_PINS`: upstream reads
+   outside a tensor or traps) in a child of its own, only once everything built on a GPU.
+4. ``OUT/entries-build.json`` (everything), ``OUT/entries-build.md`` (:mod:`.entries_report`) and
+   ``OUT/entries-child.log`` (the children's output).
+
+Every judged case that did not pass must be declared, with its status and reason, in
+``cases/entries-planner/divergences/sglang-RELEASE.json`` (:mod:`.entries_declared`).
+``--reapply DOC`` reads an ``entries-build.json`` written before (on a GPU machine), applies the
+manifest as it is now and writes the report again: no build, no judging.
+
+Exit code: 0 when it built, every judged case passed or is declared (no declaration stale) and
+every random batch is equal; 1 otherwise (not built included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from conformance.paths import REPO_ROOT
+from conformance.upstream.command import default_cache
+from conformance.upstream import entries_declared
+from conformance.upstream.entries_report import render
+from conformance.upstream.entries_tree import (EntriesLayoutError, build_entries_tree, check_tree,
+                                               load_tree)
+from conformance.upstream.wheel import FetchError, RecordError, fetch_wheel, open_wheel
+
+JSON_NAME, MD_NAME, LOG_NAME = "entries-build.json", "entries-build.md", "entries-child.log"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("upstream-entries", help="build and judge a release's entries kernel",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("release", metavar="RELEASE", help="an sglang release (0.5.23)")
+    p.add_argument("--wheel", type=Path, default=None, help="the release's wheel on disk (no download)")
+    p.add_argument("--cache", type=Path, default=None, help="wheel cache and default tree folder")
+    p.add_argument("--tree", type=Path, default=None, help="where the release is laid out")
+    p.add_argument("--no-layout", action="store_true", help="use the tree already in --tree")
+    p.add_argument("--out", type=Path, required=True, help="where the report files go")
+    p.add_argument("--random", type=int, default=60, help="random batches to judge (default 60)")
+    p.add_argument("--compile-for", default=None, metavar="MAJOR.MINOR",
+                   help="also compile (never launch) for this target, e.g. 9.0 with no GPU here")
+    p.add_argument("--layout-only", action="store_true",
+                   help="lay the tree out (and check it) and stop: for carrying it elsewhere")
+    p.add_argument("--reapply", type=Path, default=None, metavar="DOC",
+                   help="an entries-build.json written before: apply the divergence manifest as "
+                        "it is now and write the report to --out (no build, no judging)")
+    p.add_argument("--timeout", type=float, default=360, help="seconds for the main child")
+    p.add_argument("--case-timeout", type=float, default=60, help="seconds for each hazard child")
+
+
+def _env(tree_dir: Path, site: str) -> dict[str, str]:
+    path = [site, str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONUNBUFFERED": "1"}
+    env.setdefault("SGLANG_JIT_CACHE_DIR", str(tree_dir / "jit-cache"))
+    return env
+
+
+def _child(args, tree_dir, site, json_path, extra, timeout, log) -> tuple[dict, int | str]:
+    command = [sys.executable, "-m", "conformance.upstream.entries_child", "--tree", str(tree_dir),
+               "--json", str(json_path), *extra]
+    log.write(f"$ {shlex.join(command)}\n")
+    try:
+        done = subprocess.run(command, cwd=REPO_ROOT, env=_env(tree_dir, site), capture_output=True,
+                              text=True, timeout=timeout)
+        code, text = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as exc:
+        code = f"killed after {timeout:.0f} s"
+        text = "".join(x.decode() if isinstance(x, bytes) else (x or "") for x in (exc.stdout, exc.stderr))
+    log.write(text + f"\n[exit {code}]\n\n")
+    log.flush()
+    try:
+        doc = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        doc = {"steps": []}
+    doc["tail"] = text[-1500:]
+    return doc, code
+
+
+def layout(args) -> tuple[Path, object | None, str | None]:
+    """(tree folder, EntriesTree or None, problem or None)."""
+    cache = args.cache or default_cache()
+    tree_dir = args.tree or cache / "sglang" / f"{args.release}-entries"
+    try:
+        if args.no_layout:
+            tree = load_tree(tree_dir)
+            if tree.release != args.release:
+                return tree_dir, None, f"{tree_dir} holds release {tree.release}, not {args.release}"
+            bad = check_tree(tree)
+            return tree_dir, tree, (f"files differ from RECORD: {', '.join(bad)}" if bad else None)
+        path = args.wheel or fetch_wheel(args.release, cache / "wheels")
+        wheel = open_wheel(path)
+        if wheel.release != args.release:
+            return tree_dir, None, f"{Path(path).name} is release {wheel.release}, not {args.release}"
+        return tree_dir, build_entries_tree(wheel, tree_dir), None
+    except (FetchError, RecordError, EntriesLayoutError, OSError, ValueError) as exc:
+        return tree_dir, None, f"{type(exc).__name__}: {exc}"
+
+
+def reapply(args) -> int:
+    """``--reapply DOC``: the manifest applied to a judged document, the report written again."""
+    out = Path(args.out)
+    target = out / JSON_NAME
+    if target.resolve() == Path(args.reapply).resolve():
+        print(f"--reapply {args.reapply}: --out would overwrite it; name another folder",
+              file=sys.stderr)
+        return 2
+    doc = json.loads(Path(args.reapply).read_text(encoding="utf-8"))
+    if doc.get("release") != args.release:
+        print(f"--reapply {args.reapply}: a document of release {doc.get('release')!r}, not "
+              f"{args.release!r}", file=sys.stderr)
+        return 2
+    entries_declared.apply(doc, entries_declared.load(args.release))
+    out.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    (out / MD_NAME).write_text(render(doc) + "\n")
+    print(render(doc).split("\n\n")[1])
+    print(f"wrote {out / MD_NAME}, {target}")
+    return 0 if _good(doc) else 1
+
+
+def run(args) -> int:
+    if args.reapply is not None:
+        return reapply(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    doc = {"release": args.release, "command": "python -m conformance upstream-entries "
+           + shlex.join(sys.argv[sys.argv.index("upstream-entries") + 1:] if "upstream-entries" in sys.argv
+                        else sys.argv[1:])}
+    tree_dir, tree, problem = layout(args)
+    if tree is not None:
+        doc["tree"] = asdict(tree)
+    if problem:
+        doc["layout_error"] = problem
+    if args.layout_only:
+        print(problem or f"laid out sglang {args.release} in {tree_dir} ({len(tree.files)} wheel files)")
+        return 1 if problem else 0
+
+    def flush():  # after every child: a run killed from outside still leaves its report
+        (out / JSON_NAME).write_text(json.dumps(doc, indent=1, default=str) + "\n")
+        (out / MD_NAME).write_text(render(doc) + "\n")
+
+    flush()
+    with open(out / LOG_NAME, "w", encoding="utf-8") as log:
+        if tree is not None and not problem:
+            extra = ["--random", str(args.random)] + (["--compile-for", args.compile_for]
+                                                       if args.compile_for else [])
+            child, code = _child(args, tree_dir, tree.site, out / "child-main.json", extra,
+                                 args.timeout, log)
+            doc.update({k: v for k, v in child.items() if k != "tail"}, child_exit=code)
+            flush()
+            built = [s for s in doc["steps"] if s["step"].startswith("build ")]
+            judged = any(s["step"] == "judge" and s["status"] == "ok" for s in doc["steps"])
+            if judged and len(built) == 4 and all(s["status"] == "ok" for s in built):
+                doc["hazards"] = []
+                from conformance.upstream.entries_judge import hazard_cases
+
+                for case in hazard_cases():
+                    one, code = _child(args, tree_dir, tree.site, out / "child-case.json",
+                                       ["--case", case["id"]], args.case_timeout, log)
+                    row = (one.get("cases") or [{"id": case["id"], "pins": case.get("pins"),
+                                                 "status": "crashed"}])[0]
+                    row.update(child_exit=code, child_tail=one["tail"][-300:] if code else "",
+                               note="spec section 6: upstream's kernel reads outside a tensor or "
+                                    "traps here; the values are what it returned")
+                    doc["hazards"].append(row)
+                    flush()
+    for scratch in ("child-main.json", "child-case.json"):
+        (out / scratch).unlink(missing_ok=True)
+    entries_declared.apply(doc, entries_declared.load(args.release))
+    flush()
+    print(render(doc).split("\n\n")[1])
+    print(f"wrote {out / MD_NAME}, {out / JSON_NAME}, {out / LOG_NAME}")
+    return 0 if _good(doc) else 1
+
+
+def _good(doc: dict) -> bool:
+    return entries_declared.good(doc)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance.upstream.entries_command",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,423 @@
+"""The Numba CUDA planner: the shared validator, then one single-block ``numba.cuda.jit`` kernel.
+
+Semantics are spec sections 5 and 6 ("this project" column), byte for byte those of the
+pure-Python planner (:mod:`impls.offsets_planner.python_planner`).
+
+**Mode** (:data:`MODE`), fixed when this module is first imported. Numba reads
+``NUMBA_ENABLE_CUDASIM`` once, when ``numba.cuda`` is first imported (this module imports it):
+
+* ``gpu``: the variable is unset or ``0`` and torch sees a CUDA device. The kernel is compiled for
+  it and takes CUDA tensors; it runs on torch's current stream, so it orders with torch work and
+  can be captured in a torch CUDA graph.
+* ``simulator``: the variable is ``1``, or it is unset, torch sees no CUDA device and nothing has
+  imported ``numba.cuda`` yet, in which case this module sets it to ``1`` before importing it. The
+  same kernel source then runs in Numba's CUDA simulator on CPU tensors.
+
+To force the simulator on a CUDA machine, export ``NUMBA_ENABLE_CUDASIM=1`` before anything imports
+``numba.cuda``; export ``NUMBA_ENABLE_CUDASIM=0`` to forbid it (no GPU: unavailable). :func:`probe`
+says why the planner is unavailable (numba-cuda missing, no device, or a kernel that cannot compile,
+such as numba 0.68.0 with numpy 2.5: docs/numba-numpy.md).
+
+**Kernel** (:mod:`impls.offsets_planner.numba_cuda_kernel`): :func:`launch_shape` blocks that each plan one chunk
+of requests and sum the lengths before it themselves (no workspace, no inter-block sync); a
+block-wide scan uses warp shuffles on the GPU and shared memory in the simulator, which has no
+shuffles. bs = 0 still launches one block (zero-block launches fail: numba#4140, #5017).
+Constants reach the kernel as closure values, frozen alike in both modes (numba#3265).
+
+**Launch path** on the GPU (:data:`LAUNCH_PATH`): the kernel is compiled once for one explicit
+signature. For each buffer set (:class:`impls.offsets_planner.validate_cache.BufferSet`: table, LUT, outputs,
+window, capacity) the flattened kernel parameters are packed once into ctypes cells; each call
+writes the new request tensors' pointers (and, when bs changed, their lengths, bs and the grid) into
+those same cells and makes one ``cuLaunchKernel`` through ctypes on torch's raw current stream. The
+packing is checked once, at :func:`probe`, against Numba's own argument marshalling (private Numba
+APIs, pinned in pyproject.toml); if it differs the planner uses Numba's ordinary launch
+(``LAUNCH_PATH = "numba"``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import sys
+
+import numpy as np
+import torch
+
+from impls.offsets_planner.constants import NO_SEED, REQ_POOL_IDX_PADDING
+from impls.offsets_planner.registry import Availability
+from impls.offsets_planner.validate_cache import lookup, lookup_args
+from impls.offsets_planner.validate import zero_lut
+
+_ENV = "NUMBA_ENABLE_CUDASIM"
+if os.environ.get(_ENV) is None and "numba.cuda" not in sys.modules and not torch.cuda.is_available():
+    os.environ[_ENV] = "1"
+
+try:
+    from numba import cuda
+    from numba.cuda.core import config as _cuda_config
+
+    from impls.offsets_planner.numba_cuda_kernel import SIGNATURE, build_kernel
+
+    _IMPORT_ERROR: str | None = None
+    SIMULATED: bool = bool(_cuda_config.ENABLE_CUDASIM)
+except Exception as exc:  # noqa: BLE001 - any import failure makes the planner unavailable
+    cuda, SIMULATED = None, False
+    _IMPORT_ERROR = f"numba-cuda is not importable: {type(exc).__name__}: {exc}"
+
+MODE: str = "simulator" if SIMULATED else ("gpu" if cuda is not None else "unavailable")
+"""``simulator`` (CPU tensors, Numba's CUDA simulator), ``gpu`` (CUDA tensors, compiled), or
+``unavailable`` when numba-cuda cannot be imported (:func:`probe` says why)."""
+
+SIM_THREADS, SIM_CHUNK = 32, 1024
+"""Simulator blocks: 32 threads (each a Python thread there), 1024 requests a block, so that
+bs > 1024 still runs several blocks."""
+
+GPU_THREADS = 512
+"""GPU blocks: up to 512 threads, one request a thread (bs = 4096 is 8 blocks)."""
+
+_ITEMS = SIM_CHUNK // SIM_THREADS if SIMULATED else 1
+"""Most requests one thread plans (1 on the GPU, 32 in the simulator)."""
+
+LAUNCH_PATH: str = "driver"
+"""``driver`` (packed params, one ``cuLaunchKernel``) or ``numba`` (fallback); GPU only."""
+
+FALLBACK_REASON: str | None = None
+"""Why the GPU launch fell back to Numba's ordinary launch, if it did."""
+
+_KERNELS: dict[bool, object] = {}
+
+
+def compiled(use_shuffle: bool):
+    """The jitted kernel for one scan variant, built once (compiled eagerly on the GPU)."""
+    kernel = _KERNELS.get(use_shuffle)
+    if kernel is None:
+        fn = build_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
+                          max_threads=SIM_THREADS if SIMULATED else GPU_THREADS, items=_ITEMS)
+        kernel = _KERNELS[use_shuffle] = cuda.jit(fn) if SIMULATED else cuda.jit(SIGNATURE)(fn)
+    return kernel
+
+
+def launch_shape(bs: int) -> tuple[int, int, int]:
+    """(blocks, threads per block, requests per block) for ``bs`` requests, at least one block.
+
+    GPU: ``threads`` is the smallest multiple of 32 >= bs up to :data:`GPU_THREADS`, one request a
+    thread. Simulator: :data:`SIM_THREADS` threads and :data:`SIM_CHUNK` requests a block.
+    """
+    if SIMULATED:
+        threads, chunk = SIM_THREADS, SIM_CHUNK
+    else:
+        threads = chunk = min(GPU_THREADS, max(32, (bs + 31) // 32 * 32))
+    if -(-chunk // threads) > _ITEMS:  # the kernel plans at most _ITEMS requests a thread
+        raise RuntimeError(f"numba-cuda planner: {chunk} requests a block need more than "
+                           f"{_ITEMS} a thread with {threads} threads")
+    return max(1, -(-bs // chunk)), threads, chunk
+
+
+_probe_result: Availability | None = None
+
+
+def probe() -> Availability:
+    """Whether this planner runs here: mode ``gpu`` (device ``cuda``) or ``simulator`` (``cpu``).
+
+    In ``gpu`` mode it compiles and loads the kernel once; any failure (such as numba 0.68.0 with
+    numpy 2.5, ``module 'numpy' has no attribute 'row_stack'``) makes it unavailable with the reason.
+    """
+    global _probe_result
+    if _probe_result is None:
+        _probe_result = _probe()
+    return _probe_result
+
+
+def _probe() -> Availability:
+    if _IMPORT_ERROR is not None:
+        return Availability(False, None, "cpu", _IMPORT_ERROR)
+    if SIMULATED:
+        return Availability(True, "simulator", "cpu")
+    if not torch.cuda.is_available() or not cuda.is_available():
+        return Availability(False, None, "cpu", (
+            f"no usable CUDA device, and numba.cuda was imported without {_ENV}=1 (set it "
+            "before anything imports numba.cuda to run in the simulator)"))
+    try:
+        kernel = compiled(True)
+        _kernel_handle(kernel)
+        device = torch.device("cuda", torch.cuda.current_device())
+        if _LAUNCH is None and LAUNCH_PATH == "driver":
+            _choose_path(kernel, device)  # the packing self-check: device work, so not in a call
+        zero_lut(device)
+        return Availability(True, "gpu", "cuda")
+    except Exception as exc:  # noqa: BLE001 - any compile or load failure is the reason
+        return Availability(False, None, "cuda", explain_failure(f"{type(exc).__name__}: {exc}"))
+
+
+def explain_failure(text: str) -> str:
+    """A compile failure's reason, with the fix when it is numpy 2.5's missing ``row_stack``
+    (numba-cuda 0.30.4 registers ``np.row_stack`` for any numpy >= 2.0: docs/numba-numpy.md)."""
+    if "row_stack" in text:
+        from importlib.metadata import version
+
+        return (f"numba-cuda {version('numba-cuda')} cannot compile CUDA kernels with numpy "
+                f"{np.__version__} ({text}); install numpy<2.5 beside it, see docs/numba-numpy.md")
+    return text
+
+
+# ---- GPU launch: one cuLaunchKernel with parameters packed once per buffer set ----------------
+
+_RECORD_KEY = "numba-cuda"  # this planner's key in BufferSet.records
+_LAUNCH = None  # ctypes cuLaunchKernel, bound by _choose_path (at probe)
+
+
+def _kernel_handle(kernel) -> int:
+    """The loaded kernel's driver handle (a CUkernel, which cuLaunchKernel accepts)."""
+    overload = next(iter(kernel.overloads.values()))
+    return int(overload._codelibrary.get_cufunc().handle)
+
+
+def _array_params(t: torch.Tensor) -> list[int]:
+    """Numba's flattened array argument for a C-contiguous tensor: meminfo, parent, nitems,
+    itemsize, data, shape..., strides... (bytes); checked against Numba once, in _packing_ok()."""
+    shape, item = tuple(t.shape), t.element_size()
+    strides, acc = [], item
+    for n in reversed(shape):
+        strides.insert(0, acc)
+        acc *= n
+    return [0, 0, t.numel(), item, t.data_ptr(), *shape, *strides]
+
+
+def _params(tensors: tuple, *scalars: int) -> list[int]:
+    values = []
+    for t in tensors:
+        values.extend(_array_params(t))
+    return values + list(scalars)
+
+
+def _packing_ok(kernel, device: torch.device) -> bool:
+    """Whether _params() packs exactly what Numba's own marshalling does (small sample buffers)."""
+    def t(*shape, dtype=torch.int64):
+        return torch.arange(int(np.prod(shape)), dtype=dtype, device=device).reshape(shape)
+
+    sample = (t(2), t(2), t(2), t(3, 5, dtype=torch.int32), t(4), t(4097), t(3), t(2),
+              t(1, dtype=torch.int32), t(1, dtype=torch.int32), t(1, dtype=torch.int32))
+    overload = next(iter(kernel.overloads.values()))
+    theirs: list = []
+    scalars = [2, 4, 7, 9, 11]
+    args = [cuda.as_cuda_array(x, sync=False) for x in sample] + scalars
+    for ty, value in zip(overload.argument_types, args):
+        overload._prepare_args(ty, value, 0, [], theirs)
+    theirs = [getattr(v, "value", v) for v in theirs]
+    return [int(v) for v in theirs] == _params(sample, *scalars)
+
+
+def _bind_launch():
+    global _LAUNCH
+    fn = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+    fn.restype = ctypes.c_int  # arguments go in as ready-made ctypes objects: no per-call argtypes
+    _LAUNCH = fn
+
+
+_GET_DEVICE = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
+_RAW_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _stream(index: int) -> int:
+    """torch's current stream on device ``index``, as a raw ``cudaStream_t``."""
+    if _RAW_STREAM is not None:
+        return _RAW_STREAM(index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
+def _choose_path(kernel, device: torch.device) -> None:
+    """Once per process: keep the driver path only if its packing matches Numba's own."""
+    global LAUNCH_PATH, FALLBACK_REASON
+    try:
+        _bind_launch()
+        _kernel_handle(kernel)
+        if not _packing_ok(kernel, device):
+            FALLBACK_REASON = "packed parameters differ from Numba's marshalling"
+    except Exception as exc:  # noqa: BLE001 - any surprise in Numba's internals: ordinary launch
+        FALLBACK_REASON = f"{type(exc).__name__}: {exc}"
+    if FALLBACK_REASON is not None:
+        LAUNCH_PATH = "numba"
+
+
+_ARRAY_CELLS = 7
+"""Cells of one 1-D array argument: meminfo, parent, nitems, itemsize, data, shape, stride."""
+_NITEMS, _DATA, _SHAPE = 2, 4, 5
+
+
+class PackedLaunch:
+    """A buffer set's packed launch: one ctypes cell per flattened kernel parameter, built once.
+
+    Per call only the request tensors' cells (data pointer; nitems and shape when bs changes), the
+    scalars bs and chunk and the grid change: :meth:`set_batch` writes them into the same cells.
+    ``call`` is the bound ``cuLaunchKernel`` (None until the driver path is chosen, e.g. on the CPU,
+    where only the packing is exercised)."""
+
+    __slots__ = ("cells", "params", "call", "blocks", "threads", "bs", "index", "stream",
+                 "shapes", "bs_cells", "data_cells")
+
+    def __init__(self, plan, buffers) -> None:
+        blocks, threads, chunk = launch_shape(plan.bs)
+        empty = torch.empty(0, dtype=torch.int64, device=buffers.device)
+        args = (empty, empty, empty, *buffers.tensors)
+        self.cells = [ctypes.c_int64(v) for v in _params(args, plan.bs, plan.lut_len,
+                                                          *_int64_scalars(plan), chunk)]
+        self.params = (ctypes.c_void_p * len(self.cells))(
+            *[ctypes.addressof(c) for c in self.cells])
+        self.blocks, self.threads = ctypes.c_uint(blocks), ctypes.c_uint(threads)
+        one = ctypes.c_uint(1)
+        self.call = None if _LAUNCH is None else functools.partial(
+            _LAUNCH, ctypes.c_void_p(_kernel_handle(compiled(True))), self.blocks, one, one,
+            self.threads, one, one, ctypes.c_uint(0))
+        self.bs = -1  # the request cells hold no batch yet
+        self.index = buffers.device.index
+        self.stream = ctypes.c_void_p()  # the launch's stream, set per call
+        self.shapes: dict[int, tuple[int, int, int]] = {}  # bs -> launch_shape(bs), memoised
+        request = [k * _ARRAY_CELLS for k in range(3)]  # the three request arrays' first cells
+        # nitems and shape of each request array, then the bs scalar: every cell that holds bs
+        self.bs_cells = (*[self.cells[k + i] for k in request for i in (_NITEMS, _SHAPE)],
+                         self.cells[-5])
+        self.data_cells = tuple(self.cells[k + _DATA] for k in request)
+
+    def set_batch(self, bs: int, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        """Point the request cells at ``a``, ``b``, ``c`` (int64 [bs], contiguous)."""
+        if bs != self.bs:
+            shape = self.shapes.get(bs)
+            if shape is None:
+                shape = self.shapes[bs] = launch_shape(bs)
+            blocks, threads, chunk = shape
+            for cell in self.bs_cells:
+                cell.value = bs
+            self.cells[-1].value = chunk
+            self.blocks.value, self.threads.value = blocks, threads
+            self.bs = bs
+        pa, pb, pc = self.data_cells
+        pa.value, pb.value, pc.value = a.data_ptr(), b.data_ptr(), c.data_ptr()
+
+
+def _launch_numba_path(plan, buffers, tensors: tuple, use_shuffle: bool, stream: int) -> None:
+    """Numba's ordinary launch (the fallback, and the shared-memory scan on the GPU)."""
+    blocks, threads, chunk = launch_shape(plan.bs)
+    views = [cuda.as_cuda_array(t, sync=False) for t in (*tensors, *buffers.tensors)]
+    compiled(use_shuffle)[blocks, threads, cuda.external_stream(stream)](
+        *views, plan.bs, plan.lut_len, *_int64_scalars(plan), chunk)
+
+
+def _launch_gpu(plan, buffers, tensors: tuple, use_shuffle: bool = True) -> None:
+    index = buffers.device.index
+    if index != _GET_DEVICE():
+        with torch.cuda.device(index):
+            return _launch_gpu(plan, buffers, tensors, use_shuffle)
+    stream = _stream(index)
+    if LAUNCH_PATH != "driver" or not use_shuffle:
+        _launch_numba_path(plan, buffers, tensors, use_shuffle, stream)
+        return
+    record = buffers.records.get(_RECORD_KEY)
+    if record is None:
+        if _LAUNCH is None:
+            _choose_path(compiled(True), buffers.device)
+            if LAUNCH_PATH != "driver":
+                return _launch_gpu(plan, buffers, tensors, use_shuffle)
+        record = buffers.records[_RECORD_KEY] = PackedLaunch(plan, buffers)
+    record.set_batch(plan.bs, *tensors)
+    record.stream.value = stream
+    rc = record.call(record.stream, record.params, None)
+    if rc == 201:  # CUDA_ERROR_INVALID_CONTEXT: this thread has no current context yet
+        with cuda.gpus[index]:
+            rc = record.call(record.stream, record.params, None)
+    if rc:
+        raise RuntimeError(f"numba-cuda planner: cuLaunchKernel failed with CUresult {rc}")
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def _int64_scalars(plan) -> tuple[int, int]:
+    """(window, capacity) as the kernel's int64 takes them: W <= 0 is 0, values past int64 clamp to
+    its maximum, which gives the same outputs (min(prefix, W) and total <= capacity hold as for the
+    exact values), where a plain int64 conversion would wrap or raise."""
+    window = 0 if plan.swa_window_size <= 0 else min(plan.swa_window_size, _INT64_MAX)
+    return window, min(plan.verify_capacity, _INT64_MAX)
+
+
+def _launch_sim(plan, buffers, tensors: tuple) -> None:
+    if buffers.device.type != "cpu":
+        raise TypeError(f"numba-cuda planner in simulator mode takes CPU tensors, got "
+                        f"{buffers.device}")
+    inputs = [cuda.In(t.numpy()) for t in (*tensors, *buffers.tensors[:2])]
+    outputs = [t.numpy() for t in buffers.tensors[2:]]
+    blocks, threads, chunk = launch_shape(plan.bs)
+    compiled(False)[blocks, threads](*inputs, *outputs, plan.bs, plan.lut_len,
+                                     *_int64_scalars(plan), chunk)
+
+
+def validate_arguments(launcher_kwargs: dict):
+    """The validate-only entry: what :func:`launch` checks before it launches.
+
+    Args:
+        launcher_kwargs: the 13 arguments of spec section 3, as a dict.
+
+    Returns:
+        (plan, buffer set) for :func:`launch_validated` (:func:`impls.offsets_planner.validate_cache.lookup`).
+
+    Raises:
+        PlanError: (a ``ValueError``) the first failing check of spec section 4.
+    """
+    return lookup(launcher_kwargs)
+
+
+def launch_validated(validated, req_pool_indices: torch.Tensor, prefix_lens: torch.Tensor,
+                     extend_seq_lens: torch.Tensor) -> None:
+    """The launch alone, after :func:`validate_arguments` (or
+    :meth:`impls.offsets_planner.validate_cache.BufferSet.plan_for`) passed for exactly these request tensors.
+
+    Raises:
+        TypeError: tensors on a device type this mode does not run on.
+    """
+    plan, buffers = validated
+    tensors = (req_pool_indices, prefix_lens, extend_seq_lens)
+    if SIMULATED:
+        _launch_sim(plan, buffers, tensors)
+    elif buffers.device.type != "cuda":
+        raise TypeError(f"numba-cuda planner in gpu mode takes CUDA tensors, got {buffers.device}")
+    else:
+        _launch_gpu(plan, buffers, tensors)
+
+
+def launch(
+    *,
+    req_pool_indices: torch.Tensor,
+    prefix_lens: torch.Tensor,
+    extend_seq_lens: torch.Tensor,
+    req_to_token: torch.Tensor,
+    full_to_swa_index_mapping: torch.Tensor | None,
+    out_verify_offsets_scratch: torch.Tensor,
+    out_write_offsets: torch.Tensor,
+    out_write_seed_slot_indices: torch.Tensor,
+    out_verify_num_valid: torch.Tensor,
+    out_verify_enable: torch.Tensor,
+    out_write_num_valid_reqs: torch.Tensor,
+    swa_window_size: int,
+    verify_capacity: int,
+) -> None:
+    """Plan offsets with one Numba CUDA kernel; the launcher of spec section 3.
+
+    Tensors as in spec section 3: int64 [bs] inputs, int32 [max_reqs, max_seq_len] table, int64
+    [lut_len] LUT or None, outputs int64 [>= 4097], int64 [cap + 1], int64 [cap], int32 [1] x 3;
+    CUDA tensors in ``gpu`` mode, CPU tensors in ``simulator`` mode. Writes
+    ``out_verify_offsets_scratch[:bs+1]``, ``out_write_offsets[:bs+1]``,
+    ``out_write_seed_slot_indices[:bs]`` and the three scalars, nothing else (spec section 5). On
+    the GPU it is asynchronous, on torch's current stream, with no host work that depends on tensor
+    values, so it can be captured in a CUDA graph.
+
+    Raises:
+        PlanError: (a ``ValueError``) the first failing check of spec section 4, before any launch.
+        TypeError: tensors on a device type this mode does not run on.
+    """
+    # positional, in the signature's (impls.offsets_planner.contract.ARGUMENT_NAMES) order: no dict per call
+    launch_validated(lookup_args(req_pool_indices, prefix_lens, extend_seq_lens, req_to_token,
+                                 full_to_swa_index_mapping, out_verify_offsets_scratch,
+                                 out_write_offsets, out_write_seed_slot_indices,
+                                 out_verify_num_valid, out_verify_enable,
+                                 out_write_num_valid_reqs, swa_window_size, verify_capacity),
+                     req_pool_indices, prefix_lens, extend_seq_lens)

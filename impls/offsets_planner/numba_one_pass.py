@@ -1,0 +1,175 @@
+"""Candidate one-pass Numba CUDA planners (:mod:`impls.offsets_planner.numba_one_pass_kernel`), beside the default
+(:mod:`impls.offsets_planner.numba_cuda_planner`), which they do not change.
+
+Designs (:data:`DESIGNS`), chosen with ``design=`` on :func:`plan_launch`:
+
+* ``single``: one block of ``threads`` threads owns every request, ``ceil(bs / threads)`` each;
+* ``blocked``: ``ceil(bs / chunk)`` blocks, each summing the request values before its chunk
+  itself, after its own table gathers;
+* ``lookback``: ``ceil(bs / chunk)`` blocks that take their chunk by ticket and add the totals
+  published by earlier chunks (the workspace of :func:`workspace`, zeroed once per device, kept
+  valid by the kernel itself, also under CUDA-graph replay; one launch at a time per workspace, as
+  on one stream; a launch killed midway leaves it invalid: :func:`reset_workspace`);
+* ``lookback-pid``: the same with the chunk by block index, the ticket (for the epoch) taken after
+  the table gathers: no round trip before the inputs, but it relies on every block being resident
+  at once (:mod:`impls.offsets_planner.numba_one_pass_kernel`);
+* ``lookback-packed``: the chunk by block index, the epoch from a ticket issued beside the inputs,
+  the block's scan before the LUT gathers, its two totals published as four self-flagged words
+  (``READY | 32 bits``) into one of two sets (the other zeroed for the next launch), read back with
+  one volatile load per word (:mod:`impls.offsets_planner.numba_one_pass_kernel`; the same scheme as
+  :mod:`impls.offsets_planner.triton_packed_lookback`).
+
+Launches go through Numba's ordinary launch on torch's current stream (GPU) or the simulator (CPU
+tensors): device time, not launch cost, is what these candidates are for. Mode: that of
+:mod:`impls.offsets_planner.numba_cuda_planner` (imported first). Semantics: spec sections 5 and 6, byte for byte
+those of :mod:`impls.offsets_planner.python_planner`.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from impls.offsets_planner import numba_cuda_planner as nb  # first: decides NUMBA_ENABLE_CUDASIM
+from impls.offsets_planner.constants import NO_SEED, REQ_POOL_IDX_PADDING
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
+from impls.offsets_planner.validate_cache import lookup
+
+DESIGNS = ("single", "blocked", "lookback", "lookback-pid", "lookback-packed")
+SIMULATED = nb.SIMULATED
+SIM_THREADS = 32
+"""Threads per block in the simulator (each one a Python thread there)."""
+
+_KERNELS: dict[tuple, object] = {}
+_WORKSPACES: dict[str, torch.Tensor] = {}
+
+
+def kernel(design: str, items: int, threads: int):
+    """The compiled kernel for ``design`` with ``items`` requests a thread at most and blocks of
+    at most ``threads`` threads (compiled once per key; eagerly, for :data:`SIGNATURE`, on the GPU).
+    """
+    from numba import cuda
+
+    from impls.offsets_planner.numba_one_pass_kernel import SIGNATURE, build_kernel
+
+    key = (design, items, threads)
+    k = _KERNELS.get(key)
+    if k is None:
+        fn = build_kernel(design=design, use_shuffle=not SIMULATED, padding=REQ_POOL_IDX_PADDING,
+                          no_seed=NO_SEED, max_threads=threads, items=items, poll=_poll())
+        k = _KERNELS[key] = cuda.jit(fn) if SIMULATED else cuda.jit(SIGNATURE)(fn)
+    return k
+
+
+def _poll():
+    """The workspace read of ``lookback-packed``: a volatile load on the GPU, a plain read in the
+    simulator (its threads read the array itself)."""
+    if SIMULATED:
+        return _plain_read
+    from impls.offsets_planner.numba_volatile import load_volatile
+
+    return load_volatile
+
+
+def _plain_read(array, i):
+    return array[i]
+
+
+def workspace(device: torch.device) -> torch.Tensor:
+    """``device``'s look-back workspace, int64 [WORKSPACE_LEN], zeroed when first made (make it
+    before any graph capture)."""
+    from impls.offsets_planner.numba_one_pass_kernel import WORKSPACE_LEN
+
+    key = str(device)
+    ws = _WORKSPACES.get(key)
+    if ws is None:
+        ws = _WORKSPACES[key] = torch.zeros(WORKSPACE_LEN, dtype=torch.int64, device=device)
+    return ws
+
+
+def reset_workspace(device: torch.device) -> None:
+    """Zero ``device``'s workspace again (after a launch that did not finish)."""
+    workspace(device).zero_()
+
+
+def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
+                 ) -> tuple[int, int, int, int]:
+    """``(blocks, threads, chunk, items)`` of one launch: at least one block (numba#4140).
+
+    Raises:
+        ValueError: an unknown design; threads not a multiple of 32 in [32, 1024]; more than 128
+            blocks (the workspace's tiles).
+    """
+    if design not in DESIGNS:
+        raise ValueError(f"unknown design {design!r}: use one of {', '.join(DESIGNS)}")
+    if SIMULATED:
+        threads = SIM_THREADS
+    threads = threads or (1024 if design == "single" else 256)
+    if threads % 32 or not 32 <= threads <= 1024:
+        raise ValueError(f"threads={threads} must be a multiple of 32 in [32, 1024]")
+    if design == "single":
+        chunk = max(bs, 1)
+    chunk = chunk or (nb.SIM_CHUNK if SIMULATED else threads)
+    blocks = max(1, -(-bs // chunk))
+    if blocks > 128:
+        raise ValueError(f"{blocks} blocks exceed the workspace's 128 tiles")
+    items = max(1, -(-chunk // threads))
+    items = 1 << (items - 1).bit_length()  # a few compiled variants, not one per bs
+    return blocks, threads, chunk, items
+
+
+def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = None,
+                **launcher_kwargs) -> None:
+    """Plan with candidate ``design``; the launcher of spec section 3 otherwise.
+
+    Args:
+        design: one of :data:`DESIGNS` (module docstring).
+        threads: threads per block (GPU; the simulator always takes :data:`SIM_THREADS`); default
+            1024 for ``single``, 256 otherwise.
+        chunk: requests per block (``single``: all of them); default ``threads`` on the GPU,
+            :data:`impls.offsets_planner.numba_cuda_planner.SIM_CHUNK` in the simulator (its threads are Python
+            threads: many small blocks that each re-read the requests before them are slow).
+        launcher_kwargs: the 13 keyword arguments of spec section 3.
+
+    Raises:
+        PlanError: (a ``ValueError``) any check of spec section 4, before anything is launched.
+        ValueError: a shape :func:`launch_shape` refuses.
+        TypeError: tensors on a device type this mode does not run on.
+    """
+    from numba import cuda
+
+    plan, buffers = lookup(launcher_kwargs)
+    blocks, threads, chunk, items = launch_shape(design, plan.bs, threads, chunk)
+    k = kernel(design, items, threads)
+    window, capacity = nb._int64_scalars(plan)
+    ws = workspace(buffers.device)
+    tensors = (*(launcher_kwargs[n] for n in REQUEST_INPUT_NAMES), *buffers.tensors, ws)
+    scalars = (plan.bs, plan.lut_len, window, capacity, chunk)
+    if SIMULATED:
+        if buffers.device.type != "cpu":
+            raise TypeError(f"numba one-pass planner in simulator mode takes CPU tensors, got "
+                            f"{buffers.device}")
+        arrays = [cuda.In(t.numpy()) for t in tensors[:5]] + [t.numpy() for t in tensors[5:]]
+        k[blocks, threads](*arrays, *scalars)
+        return
+    if buffers.device.type != "cuda":
+        raise TypeError(f"numba one-pass planner in gpu mode takes CUDA tensors, got "
+                        f"{buffers.device}")
+    with torch.cuda.device(buffers.device):
+        stream = cuda.external_stream(torch.cuda.current_stream().cuda_stream)
+        views = [cuda.as_cuda_array(t, sync=False) for t in tensors]
+        k[blocks, threads, stream](*views, *scalars)
+
+
+def launcher(design: str, **config):
+    """A launcher of spec section 3's shape planning with ``design`` and ``config`` (for
+    ``--planner module:attr`` corpus runs: :data:`launch_single` and its siblings)."""
+    def launch(**launcher_kwargs) -> None:
+        plan_launch(design=design, **config, **launcher_kwargs)
+    launch.__doc__ = f"The launcher of spec section 3, planning with design {design!r} {config}."
+    return launch
+
+
+launch_single = launcher("single")
+launch_blocked = launcher("blocked")
+launch_lookback = launcher("lookback")
+launch_lookback_pid = launcher("lookback-pid")

@@ -1,0 +1,364 @@
+"""Which planners exist, whether each can run here, and how to get one.
+
+Built-in planners live in ``impls/offsets_planner/<name>_planner.py`` and export ``launch`` (the launcher of spec
+section 3) and ``probe() -> Availability``. A name of the form ``module.path:attr`` resolves to any
+external callable with the launcher's signature, upstream's own launcher included.
+
+An external planner's module is never imported by :func:`availability` or :func:`source_digest`:
+they ask a child process (``python -m impls.offsets_planner.probe NAME``, in a session of its own, killed with its
+process group after ``timeout`` seconds), so that a module whose top level patches its importer,
+hangs or ends the process does so to that child. Only :func:`get_planner` imports it, in the
+process that calls the planner (the isolation worker).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import torch
+
+from impls.offsets_planner.contract import Launcher
+
+__all__ = ["Availability", "BUILTIN_MODULES", "Launcher", "PlannerUnavailable", "UnknownPlanner",
+           "availability", "builtin_module", "builtin_names", "chosen_planners", "default_device",
+           "get_planner", "planners", "source_digest"]
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a planner runs here.
+
+    Attributes:
+        available: True when :func:`get_planner` will return it.
+        mode: how it runs here: ``cpu``, ``gpu``, ``interpreter`` (Triton's), ``simulator`` (Numba's
+            CUDA simulator) or ``external`` (``external (triton interpreter)`` / ``external (triton
+            compiled)`` for a module with Triton kernels); None when unavailable.
+        device: the torch device type its tensors must live on (``cpu`` or ``cuda``).
+        reason: why it is unavailable (None when available).
+        fails: True when its cases must fail rather than be skipped (an external planner whose
+            import did not finish in time: the planner's fault, never a reason to skip).
+    """
+
+    available: bool
+    mode: str | None
+    device: str
+    reason: str | None = None
+    fails: bool = False
+
+
+class PlannerUnavailable(RuntimeError):
+    """The planner is known but cannot run here; the message says why."""
+
+
+class UnknownPlanner(LookupError):
+    """No built-in planner has this name and it is not an importable ``module:attr``."""
+
+
+BUILTIN_MODULES: dict[str, str] = {
+    "python": "impls.offsets_planner.python_planner",
+    "triton": "impls.offsets_planner.triton_planner",
+    "numba-cuda": "impls.offsets_planner.numba_cuda_planner",
+    "triton-bound": "impls.offsets_planner.triton_bound_planner",
+    "numba-cuda-bound": "impls.offsets_planner.numba_cuda_bound_planner",
+}
+"""Built-in planner name -> the module that exports its ``launch`` and ``probe``, in report order."""
+_BUILTIN = BUILTIN_MODULES  # conformance/bench/modes.py still imports this name; remove with it
+
+
+def builtin_names() -> tuple[str, ...]:
+    """Names of the built-in planners, in report order."""
+    return tuple(BUILTIN_MODULES)
+
+
+def chosen_planners(given: list[str] | tuple[str, ...] | None) -> list[str]:
+    """The planners a run covers: those ``given`` (``--planner``, repeatable), else every built-in
+    one in report order. A name given twice counts once (its cases would share test ids)."""
+    return list(dict.fromkeys(given)) if given else list(builtin_names())
+
+
+def default_device() -> str:
+    """``cuda`` when torch sees a CUDA device, else ``cpu``: where external planners get tensors."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _import_builtin(name: str):
+    """The planner's module, or the reason it cannot be imported (a string)."""
+    module_name = BUILTIN_MODULES[name]
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return f"module {module_name} is missing"
+        return f"cannot import {module_name}: {exc}"
+    except Exception as exc:  # a planner that fails to import is unavailable, never a crash
+        return f"cannot import {module_name}: {type(exc).__name__}: {exc}"
+
+
+def builtin_module(name: str):
+    """The module of built-in planner ``name`` (``launch``, ``probe``, ``MODE``), imported.
+
+    Raises:
+        UnknownPlanner: ``name`` is not a built-in planner.
+        PlannerUnavailable: its module cannot be imported here (the message says why).
+    """
+    if name not in BUILTIN_MODULES:
+        raise UnknownPlanner(_unknown_message(name))
+    module = _import_builtin(name)
+    if isinstance(module, str):
+        raise PlannerUnavailable(f"planner {name!r} is unavailable here: {module}")
+    return module
+
+
+PROBE_TIMEOUT = 60.0
+"""Seconds an external planner's module may take to import in the probe (default; the harness
+passes its timeout of a call, ``--isolate-timeout``)."""
+PROBE_MARK = "conformance-probe: "
+"""Prefix of the probe's answer line on its stdout."""
+_PROBED: dict[str, tuple[Availability, dict | None]] = {}
+
+
+def availability(name: str, timeout: float | None = None) -> Availability:
+    """Availability of planner ``name`` (built-in or ``module:attr``) without raising.
+
+    An external planner's mode is ``external``, or ``external (triton interpreter)`` /
+    ``external (triton compiled)`` when its module defines Triton kernels (see
+    :func:`triton_mode`). It is found by a child process (see the module docstring), once per
+    name and process: ``timeout`` seconds for the import (default :data:`PROBE_TIMEOUT`; the
+    first call's value counts), after which the planner is unavailable with ``fails`` set.
+    """
+    if ":" in name:
+        return _probe_external(name, timeout)[0]
+    if name not in BUILTIN_MODULES:
+        return Availability(False, None, "cpu", _unknown_message(name))
+    module = _import_builtin(name)
+    if isinstance(module, str):
+        return Availability(False, None, "cpu", module)
+    probe = getattr(module, "probe", None)
+    if probe is None:
+        return Availability(True, module.MODE, "cpu")
+    return probe()
+
+
+def planners() -> list[tuple[str, Availability]]:
+    """Every built-in planner, in report order, with its :class:`Availability` here."""
+    return [(name, availability(name)) for name in BUILTIN_MODULES]
+
+
+def _unknown_message(name: str) -> str:
+    known = ", ".join(BUILTIN_MODULES)
+    return f"unknown planner {name!r}: use one of {known}, or module.path:callable"
+
+
+def prepare_external_import() -> bool:
+    """Before an external planner is imported: when torch sees no CUDA device and
+    ``TRITON_INTERPRET`` is unset, set it to ``1``, so that a Triton kernel in the planner's module
+    is decorated for Triton's interpreter (Triton reads the variable when ``@triton.jit`` runs)
+    instead of failing every call with "0 active drivers". Returns whether it set the variable."""
+    if torch.cuda.is_available() or "TRITON_INTERPRET" in os.environ:
+        return False
+    os.environ["TRITON_INTERPRET"] = "1"
+    return True
+
+
+def triton_mode(module) -> str | None:
+    """``interpreter`` or ``compiled`` when ``module`` defines Triton kernels (``@triton.jit``,
+    autotuned or not) at its top level, by how they were decorated; None when it defines none."""
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return None
+    kinds = set()
+    for value in vars(module).values():
+        for _ in range(3):  # Autotuner / Heuristics wrap the kernel in .fn
+            if isinstance(value, InterpretedFunction):
+                kinds.add("interpreter")
+            elif isinstance(value, JITFunction):
+                kinds.add("compiled")
+            value = getattr(value, "fn", None) if type(value).__module__.startswith("triton") \
+                else None
+    return "interpreter" if "interpreter" in kinds else ("compiled" if kinds else None)
+
+
+NO_DRIVER = "0 active drivers"
+"""What Triton raises when it compiles a kernel on a machine without a GPU driver."""
+
+
+def no_driver_hint() -> str:
+    """What to do when a Triton kernel failed with :data:`NO_DRIVER`."""
+    value = os.environ.get("TRITON_INTERPRET")
+    return ("Triton found no GPU driver: on a machine without CUDA run Triton kernels under its "
+            "interpreter with TRITON_INTERPRET=1 (the harness sets it for external planners when "
+            f"it is unset; here it is {'unset' if value is None else repr(value)})")
+
+
+def _load_external(name: str) -> Launcher:
+    module_name, _, attr = name.partition(":")
+    prepare_external_import()
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # any import-time failure is the user's module, report it plainly
+        raise UnknownPlanner(f"cannot import {module_name!r} for planner {name!r}: "
+                             f"{type(exc).__name__}: {exc}") from exc
+    target = module
+    for part in attr.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise UnknownPlanner(f"module {module_name!r} has no attribute {attr!r}")
+    if not callable(target):
+        raise UnknownPlanner(f"{name!r} is not callable")
+    return target
+
+
+def get_planner(name: str) -> Launcher:
+    """The launcher of planner ``name``: a built-in name or ``module.path:attr``.
+
+    Raises:
+        UnknownPlanner: the name is neither built in nor an importable callable.
+        PlannerUnavailable: the planner is known but cannot run here (the message says why).
+    """
+    if ":" in name:
+        return _load_external(name)
+    if name not in BUILTIN_MODULES:
+        raise UnknownPlanner(_unknown_message(name))
+    a = availability(name)
+    if not a.available:
+        raise PlannerUnavailable(f"planner {name!r} is unavailable here: {a.reason}")
+    return builtin_module(name).launch
+
+
+PROBE_STARTUP = 300.0
+"""Seconds the probe may take to import torch and this module, before the planner's module (not
+counted in the import's timeout)."""
+PROBE_READY = "conformance-probe-ready "
+"""Prefix of the probe's line saying its own imports are done (then ``time.monotonic()``)."""
+
+
+def probe_all(names: list[str], timeout: float | None = None) -> None:
+    """Find the availability of every external planner of ``names`` at once (their probes run in
+    parallel; each module's import gets ``timeout`` seconds from when its probe is ready); later
+    calls of :func:`availability` answer from memory."""
+    timeout = PROBE_TIMEOUT if timeout is None else timeout
+    started = {name: (_start_probe(name), time.monotonic()) for name in dict.fromkeys(names)
+               if ":" in name and name not in _PROBED}
+    for name, (proc, since) in started.items():
+        _PROBED[name] = _finish_probe(name, proc, since, timeout)
+
+
+def _probe_external(name: str, timeout: float | None) -> tuple[Availability, dict | None]:
+    if name not in _PROBED:
+        probe_all([name], timeout)
+    return _PROBED[name]
+
+
+PROBE_COMMAND: list[str] = [sys.executable, "-m", "impls.offsets_planner.probe"]
+"""The command that probes an external planner (its name appended): :mod:`impls.offsets_planner.probe` in a child.
+A harness may put a launcher of its own in front of it that runs the same probe in a sandbox (the
+pytest plugin does: ``conformance.robustness.probe_sandbox``); it must print what the probe prints
+and exit as it exits."""
+
+
+def _start_probe(name: str) -> subprocess.Popen:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] +
+                                        [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return subprocess.Popen([*PROBE_COMMAND, name], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                            start_new_session=True)
+
+
+def _read_probe(proc: subprocess.Popen, since: float, timeout: float) -> str | None:
+    """The probe's stdout up to EOF; None when its import ran past ``timeout`` (from its ready
+    line) or it never got ready."""
+    out, deadline, ready = b"", since + PROBE_STARTUP, False
+    while True:
+        left = max(0.0, deadline - time.monotonic())  # what is there already still counts
+        if not select.select([proc.stdout], [], [], left)[0]:
+            return None
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        if not chunk:
+            return out.decode(errors="replace")
+        out += chunk
+        if not ready and PROBE_READY.encode() in out:
+            ready = True
+            line = out.split(PROBE_READY.encode(), 1)[1].split(b"\n", 1)[0]
+            try:
+                deadline = float(line) + timeout
+            except ValueError:
+                deadline = time.monotonic() + timeout
+
+
+def _finish_probe(name: str, proc: subprocess.Popen, since: float,
+                  timeout: float) -> tuple[Availability, dict | None]:
+    try:
+        out = _read_probe(proc, since, timeout)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever the module started goes with it
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        proc.stdout.close()
+    module = name.partition(":")[0]
+    if out is None:
+        return (Availability(False, None, default_device(),
+                             f"importing {module!r} for planner {name!r} did not finish in "
+                             f"{timeout:g} s (the timeout of a call): stopped", fails=True), None)
+    answers = [line[len(PROBE_MARK):] for line in out.splitlines() if line.startswith(PROBE_MARK)]
+    try:
+        doc = json.loads(answers[-1])
+        return (Availability(bool(doc["available"]), doc["mode"], default_device(),
+                             doc["reason"]), doc["source"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        return (Availability(False, None, default_device(),
+                             f"cannot import {module!r} for planner {name!r}: the import ended "
+                             f"the process (exit status {proc.returncode})", fails=True), None)
+
+
+def probe_external(name: str) -> dict:
+    """In the probe child: import external planner ``name``; its availability and source as a
+    JSON-ready dict (``available``, ``mode``, ``reason``, ``source``)."""
+    try:
+        _load_external(name)
+    except UnknownPlanner as exc:
+        return {"available": False, "mode": None, "reason": str(exc), "source": None}
+    kind = triton_mode(importlib.import_module(name.partition(":")[0]))
+    return {"available": True, "mode": f"external (triton {kind})" if kind else "external",
+            "reason": None, "source": _module_digest(name.partition(":")[0])}
+
+
+def source_digest(name: str) -> dict | None:
+    """Which code planner ``name`` is: its module, source file and the file's SHA-256, so that two
+    runs of "the same" planner name can be told apart. ``file`` is relative to the folder the module
+    was imported from (``impls/offsets_planner/triton_planner.py``), so that no machine's path lands in a results
+    file. None when the module cannot be imported or has no source file."""
+    if ":" in name:
+        return _probe_external(name, None)[1]
+    module_name = BUILTIN_MODULES.get(name)
+    if module_name is None:
+        return None
+    return _module_digest(module_name)
+
+
+def _module_digest(module_name: str) -> dict | None:
+    try:
+        module = importlib.import_module(module_name)
+        path = inspect.getsourcefile(module)
+        with open(path, "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()
+    except Exception:  # unimportable or no file: nothing to identify
+        return None
+    parts = module_name.split(".")
+    tail = (*parts, "__init__.py") if os.path.basename(path) == "__init__.py" else \
+        (*parts[:-1], parts[-1] + ".py")
+    return {"module": module_name, "file": "/".join(tail), "sha256": digest}

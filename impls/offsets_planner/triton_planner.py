@@ -1,0 +1,404 @@
+"""The Triton planner: the shared validator, then one Triton launch.
+
+Semantics are spec sections 5 and 6 ("this project" column), matched byte for byte against the
+pure-Python planner (:mod:`impls.offsets_planner.python_planner`).
+
+Mode, fixed when this module is imported (the kernel is decorated at import):
+
+* ``gpu``: torch sees a CUDA device and ``TRITON_INTERPRET`` is unset or false. The kernel is
+  compiled for that device; tensors must be CUDA tensors.
+* ``interpreter``: ``TRITON_INTERPRET`` is true, or torch sees no CUDA device. Triton's
+  interpreter runs the same kernel with numpy on CPU tensors. Without CUDA this module sets
+  ``TRITON_INTERPRET=1`` itself (when unset) before decorating, since Triton picks interpreter or
+  compiler in ``triton.jit`` at decoration time.
+
+To force the interpreter on a CUDA machine, set ``TRITON_INTERPRET=1`` in the environment before
+this module (or anything that imports it) is imported; setting it later has no effect on this
+module. ``TRITON_INTERPRET=0`` on a machine without CUDA makes the planner unavailable.
+
+Kernel design: ``BLOCK`` is the bucket of :data:`BLOCKS` that holds bs, and :data:`CONFIG` maps it
+to ``(TILE, num_warps)``. ``ceil(bs / TILE)`` programs each scan their own ``TILE`` lanes; when
+``TILE < BLOCK`` each also sums the lengths of every lane before its tile (a masked, ``BLOCK``-wide
+reduction, no inter-program communication), and the last program writes the totals and scalars.
+Every load is masked by the full condition that makes it in bounds (lane < bs; for the table also
+0 <= row < max_reqs, max_seq_len > 0, prefix > 0 and a write; for the LUT a non-negative slot,
+index clamped to lut_len - 1), row * stride is computed in int64, only int64 lengths are scanned
+(triton#5897), and totals and scalars are written by one-lane masked vector stores, not scalar
+stores (triton#5048). Nothing past the defined regions is written.
+
+On the GPU, integer arguments are annotated int64 and excluded from value and alignment
+specialisation, so a compiled kernel depends only on (device, BLOCK, TILE, HAS_LUT, num_warps); after
+the first launch of such a key, later launches go straight to the compiled kernel's launcher
+(``CompiledKernel.run``, a private Triton API, pinned in pyproject.toml; it skips
+``JITFunction.run``'s binding and cache-key work) unless a Triton launch hook is set. That fast
+launch is used only after a one-time self-check at :func:`probe` (:func:`self_check`: fast and
+standard launch write the same bytes for a probe plan); when it fails, a one-line warning says so
+and every launch takes Triton's standard path. A launch's grid and integer arguments are prepared
+once per buffer set and bs (kept in :attr:`impls.offsets_planner.validate_cache.BufferSet.records`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import torch
+
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
+from impls.offsets_planner.launch_self_check import probe_kwargs, self_check
+from impls.offsets_planner.registry import Availability
+from impls.offsets_planner.validate import LaunchPlan
+from impls.offsets_planner.validate_cache import BufferSet, lookup, lookup_args
+
+_INT64_MAX = (1 << 63) - 1
+BLOCKS: tuple[int, ...] = (32, 128, 512, 2048, 4096)
+"""Lane buckets: a launch's ``BLOCK`` is the smallest that holds bs (0..4096)."""
+
+CONFIG: dict[int, tuple[int, int]] = {32: (32, 1), 128: (128, 4), 512: (256, 8), 2048: (256, 8),
+                                      4096: (512, 16)}
+"""``BLOCK -> (TILE, num_warps)``: lanes per program and warps per program for each bucket.
+``TILE == BLOCK`` is one program; ``TILE < BLOCK`` is ``ceil(bs / TILE)`` programs, each summing
+the lengths before its tile itself. The fastest of a sweep on an H200, 2026-11-30 (device us per
+plan, bs = block: 1.61 / 2.32 / 3.10 / 4.93 / 6.19; one program over 4096 lanes took 18.9):
+``reports/gpu/triton-bench.md``."""
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in ("1", "true", "on", "yes", "y")
+
+
+def _choose_mode() -> tuple[str | None, str | None]:
+    env = os.environ.get("TRITON_INTERPRET")
+    if _truthy(env):
+        return "interpreter", None
+    if torch.cuda.is_available():
+        return "gpu", None
+    if env is not None and env.strip() != "":
+        return None, f"TRITON_INTERPRET={env!r} forbids the interpreter and torch sees no CUDA device"
+    os.environ["TRITON_INTERPRET"] = "1"
+    return "interpreter", None
+
+
+MODE, _UNAVAILABLE = _choose_mode()
+"""``gpu`` or ``interpreter`` (None when unavailable); see the module docstring."""
+
+try:
+    import triton
+    import triton.language as tl
+except Exception as exc:  # ImportError, or a broken install
+    triton = tl = None
+    MODE, _UNAVAILABLE = None, f"triton is not importable: {type(exc).__name__}: {exc}"
+
+_INT_ARGS = ("bs", "stride0", "max_reqs", "max_seq_len", "lut_len", "window", "capacity")
+_PTR_ARGS = ("rpi_ptr", "prefix_ptr", "extend_ptr", "table_ptr", "lut_ptr", "verify_ptr",
+             "write_ptr", "seed_ptr", "num_valid_ptr", "enable_ptr", "reqs_ptr")
+
+if triton is not None:
+
+    @triton.jit
+    def _lengths(rpi_ptr, prefix_ptr, extend_ptr, lane, live, window):
+        # Spec section 5 for the lanes where ``live``; window > 0 is W (clamped to int64), else 0.
+        zero = (lane * 0).to(tl.int64)
+        row = tl.load(rpi_ptr + lane, mask=live, other=0)
+        prefix = tl.load(prefix_ptr + lane, mask=live, other=0)
+        extend = tl.load(extend_ptr + lane, mask=live, other=0)
+        active = live & (row != 0)
+        # prefix - max(prefix - W, 0) == min(prefix, W): no int64 overflow for any prefix.
+        in_window = tl.where(window > 0, tl.minimum(prefix, zero + window), prefix)
+        verify_len = tl.where(active, tl.maximum(in_window, zero), zero)
+        write_len = tl.where(active, tl.maximum(extend, zero), zero)
+        return row, prefix, active, verify_len, write_len
+
+    @triton.jit(do_not_specialize=_INT_ARGS, do_not_specialize_on_alignment=_PTR_ARGS)
+    def _offsets_kernel(
+        rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
+        verify_ptr, write_ptr, seed_ptr, num_valid_ptr, enable_ptr, reqs_ptr,
+        bs: tl.int64, stride0: tl.int64, max_reqs: tl.int64, max_seq_len: tl.int64,
+        lut_len: tl.int64, window: tl.int64, capacity: tl.int64,
+        BLOCK: tl.constexpr, TILE: tl.constexpr, HAS_LUT: tl.constexpr,
+    ):
+        start = tl.program_id(0) * TILE
+        lane = start + tl.arange(0, TILE)
+        live = lane < bs
+        zero = (lane * 0).to(tl.int64)
+        row, prefix, active, verify_len, write_len = _lengths(
+            rpi_ptr, prefix_ptr, extend_ptr, lane, live, window)
+        carry_v = tl.sum(zero, axis=0)
+        carry_w = tl.sum(zero, axis=0)
+        if TILE < BLOCK:  # several programs: each sums the lengths of the lanes before its tile
+            every = tl.arange(0, BLOCK)
+            _r, _p, _a, v_before, w_before = _lengths(
+                rpi_ptr, prefix_ptr, extend_ptr, every, every < start, window)
+            carry_v += tl.sum(v_before, axis=0)
+            carry_w += tl.sum(w_before, axis=0)
+        # Scan int64 lengths only (a boolean cumsum is XOR on some builds: triton#5897).
+        verify_incl = tl.cumsum(verify_len, axis=0)
+        write_incl = tl.cumsum(write_len, axis=0)
+        tl.store(verify_ptr + lane, carry_v + verify_incl - verify_len, mask=live)
+        tl.store(write_ptr + lane, carry_w + write_incl - write_len, mask=live)
+
+        # Seed: the table is read only where the read is in bounds (spec section 6).
+        has_seed = active & (prefix > 0) & (write_len > 0) & (row >= 0) & (row < zero + max_reqs)
+        has_seed = has_seed & (zero + max_seq_len > 0)
+        pos = tl.minimum(prefix - 1, zero + (max_seq_len - 1))
+        offset = row.to(tl.int64) * stride0 + pos
+        slot = tl.load(table_ptr + offset, mask=has_seed, other=0).to(tl.int64)
+        if HAS_LUT:
+            translate = has_seed & (slot >= 0)
+            index = tl.minimum(slot, zero + (lut_len - 1))
+            slot = tl.where(translate, tl.load(lut_ptr + index, mask=translate, other=0), slot)
+        tl.store(seed_ptr + lane, tl.where(has_seed, slot, zero - 1), mask=live)
+
+        # Totals and scalars: lane 0 of the last program, through masked vector stores
+        # (not scalar stores, whose mask an older interpreter ignored: triton#5048).
+        first_lane = tl.arange(0, TILE)
+        first = (first_lane == 0) & (first_lane * 0 + tl.program_id(0) == tl.num_programs(0) - 1)
+        total_v = zero + (carry_v + tl.sum(verify_len, axis=0))
+        tl.store(verify_ptr + bs + first_lane, total_v, mask=first)
+        tl.store(write_ptr + bs + first_lane, zero + (carry_w + tl.sum(write_len, axis=0)), mask=first)
+        tl.store(num_valid_ptr + first_lane, tl.minimum(total_v, zero + capacity).to(tl.int32),
+                 mask=first)
+        tl.store(enable_ptr + first_lane, tl.where(total_v > capacity, 0, 1).to(tl.int32), mask=first)
+        tl.store(reqs_ptr + first_lane, (zero + bs).to(tl.int32), mask=first)
+
+    _kernel = _offsets_kernel
+else:
+    _kernel = None
+
+
+def block_for(bs: int) -> int:
+    """The smallest block of :data:`BLOCKS` with at least ``bs`` lanes (bs in [0, 4096])."""
+    for block in BLOCKS:
+        if bs <= block:
+            return block
+    raise ValueError(f"bs={bs} exceeds the largest block {BLOCKS[-1]}")
+
+
+FAST_LAUNCH: bool = True
+"""Launch cached compiled kernels directly (GPU only); False forces ``kernel[grid](...)`` always."""
+
+FAST_LAUNCH_CHECK: bool | None = None
+"""The fast launch's one-time self-check (:func:`self_check`): None until it ran (on the GPU, at
+:func:`probe`), then whether the fast launch agreed with the standard one on a probe plan."""
+
+_COMPILED: dict[tuple, object] = {}  # (device, BLOCK, TILE, HAS_LUT, warps) -> compiled kernel
+_GPU = MODE == "gpu"
+_MULTI_GPU = _GPU and torch.cuda.device_count() > 1
+_driver = triton.runtime.driver.active if _GPU else None
+_RUNTIME_KNOBS = getattr(getattr(triton, "knobs", None), "runtime", None)
+
+
+def _hooks_idle() -> bool:
+    """True when no Triton launch hook is set (None, or an empty hook chain)."""
+    knobs = _RUNTIME_KNOBS
+    if knobs is None:
+        return False
+    enter, leave = knobs.launch_enter_hook, knobs.launch_exit_hook
+    return ((enter is None or not getattr(enter, "calls", True))
+            and (leave is None or not getattr(leave, "calls", True)))
+
+
+class Prepared:
+    """One plan's launch, prepared once per buffer set and bs (kept in
+    :attr:`impls.offsets_planner.validate_cache.BufferSet.records`).
+
+    Attributes:
+        tail: the kernel's integer and constexpr arguments after the 11 pointers.
+        grid: programs.
+        key: ``(device index, BLOCK, TILE, HAS_LUT, num_warps)``, the compiled-kernel cache key.
+        device: the CUDA device index the launch goes to (0 on a one-GPU machine).
+        run, function, metadata: the compiled kernel's launcher, its function handle and packed
+            metadata (None until a standard launch compiled it): the fast launch calls
+            ``run(grid, 1, 1, stream, function, metadata, None, None, None, *tensors, *tail)``.
+        suffix: the buffer set's eight tensors and then ``tail``: everything after the three
+            request tensors, built once.
+    """
+
+    __slots__ = ("tail", "grid", "key", "device", "suffix", "run", "function", "metadata")
+
+    def __init__(self, tail: tuple, grid: int, key: tuple, device: int, tensors: tuple) -> None:
+        self.tail, self.grid, self.key, self.device = tail, grid, key, device
+        self.suffix = (*tensors, *tail)
+        self.run = self.function = self.metadata = None
+        compiled = _COMPILED.get(key)
+        if compiled is not None:
+            self.attach(compiled)
+
+    def attach(self, compiled) -> None:
+        """Take the compiled kernel's fast-launch handles (``run`` first: it loads the binary)."""
+        self.run = compiled.run
+        self.function, self.metadata = compiled.function, compiled.packed_metadata
+
+
+def _prepare(plan: LaunchPlan, buffers: BufferSet, num_warps: int | None, block: int | None,
+             tile: int | None) -> Prepared:
+    """The :class:`Prepared` launch of one plan on one buffer set."""
+    block = max(block_for(plan.bs) if block is None else block, tile or 0)
+    default_tile, default_warps = CONFIG.get(block, (min(block, 512), 16 if block >= 512 else 4))
+    tile = default_tile if tile is None else tile
+    warps = default_warps if num_warps is None else num_warps
+    window = 0 if plan.swa_window_size <= 0 else min(plan.swa_window_size, _INT64_MAX)
+    tail = (plan.bs, plan.req_to_token_stride0, plan.max_reqs, plan.max_seq_len, plan.lut_len,
+            window, min(plan.verify_capacity, _INT64_MAX), block, tile, plan.has_swa_lut)
+    device = buffers.device.index if _MULTI_GPU else 0
+    key = (device, block, tile, plan.has_swa_lut, warps)
+    return Prepared(tail, max(1, -(-plan.bs // tile)), key, device, buffers.tensors)
+
+
+def _launch(plan: LaunchPlan, buffers: BufferSet, req_pool_indices, prefix_lens, extend_seq_lens,
+            num_warps: int | None = None, block: int | None = None, tile: int | None = None,
+            fast: bool | None = None) -> None:
+    if num_warps is None and block is None and tile is None:
+        records = buffers.records
+        prep = records.get(plan.bs)  # this planner's records are keyed by bs alone
+        if prep is None:
+            prep = records[plan.bs] = _prepare(plan, buffers, None, None, None)
+    else:
+        prep = _prepare(plan, buffers, num_warps, block, tile)
+    if not _GPU:
+        _kernel[(prep.grid,)](req_pool_indices, prefix_lens, extend_seq_lens, *prep.suffix,
+                              num_warps=prep.key[4])
+        return
+    run = prep.run
+    if (run is not None and (FAST_LAUNCH and FAST_LAUNCH_CHECK is True if fast is None else fast)
+            and _hooks_idle()
+            and (not _MULTI_GPU or _driver.get_current_device() == prep.device)):
+        run(prep.grid, 1, 1, _driver.get_current_stream(prep.device), prep.function,
+            prep.metadata, None, None, None, req_pool_indices, prefix_lens, extend_seq_lens,
+            *prep.suffix)
+        return
+    with torch.cuda.device(buffers.device):
+        compiled = _kernel[(prep.grid,)](req_pool_indices, prefix_lens, extend_seq_lens,
+                                         *prep.suffix, num_warps=prep.key[4])
+    if compiled is not None and hasattr(compiled, "packed_metadata"):
+        _COMPILED[prep.key] = compiled
+        prep.attach(compiled)
+
+
+def _is_pow2(n: int) -> bool:
+    return n > 0 and not n & (n - 1)
+
+
+def _with_path(fast: bool) -> Callable[..., None]:
+    """The planner forced onto the fast (compiled kernel's own launcher) or the standard launch."""
+    def go(**kw) -> None:
+        plan, buffers = lookup(kw)
+        _launch(plan, buffers, *(kw[n] for n in REQUEST_INPUT_NAMES), fast=fast)
+        if _GPU:
+            torch.cuda.synchronize()
+    return go
+
+
+def run_self_check(device: torch.device | str | None = None,
+                   fast: Callable[..., None] | None = None) -> bool:
+    """Run the fast launch's self-check now and set :data:`FAST_LAUNCH_CHECK` (once per process on
+    the GPU, from :func:`probe`). ``fast`` replaces the fast launch (tests: a failing one shows
+    the fallback); ``device`` defaults to the current CUDA device, else the CPU."""
+    global FAST_LAUNCH_CHECK
+    if device is None:
+        device = torch.device("cuda", torch.cuda.current_device()) if _GPU else "cpu"
+    FAST_LAUNCH_CHECK = False  # until it passes
+    kw = probe_kwargs(device)
+    standard = _with_path(False)
+    standard(**kw)  # compile, so that the fast path has a kernel to launch
+    FAST_LAUNCH_CHECK = self_check(standard, fast or _with_path(True), kw)
+    return FAST_LAUNCH_CHECK
+
+
+def probe() -> Availability:
+    """Whether this planner runs here, and how (see the module docstring for the mode rule).
+
+    On the GPU the first call also runs the fast launch's self-check (:func:`self_check`), so that
+    no call that may be under CUDA-graph capture does this one-time work.
+    """
+    if MODE is None:
+        return Availability(False, None, "cpu", _UNAVAILABLE)
+    if _GPU and FAST_LAUNCH_CHECK is None:
+        run_self_check()
+    return Availability(True, MODE, "cuda" if MODE == "gpu" else "cpu")
+
+
+def validate_arguments(launcher_kwargs: dict) -> tuple[LaunchPlan, BufferSet]:
+    """The validate-only entry: what :func:`launch` checks before it launches.
+
+    Args:
+        launcher_kwargs: the 13 arguments of spec section 3, as a dict.
+
+    Returns:
+        (plan, buffer set) for :func:`launch_validated`, from :func:`impls.offsets_planner.validate_cache.lookup`.
+
+    Raises:
+        PlanError: (a ``ValueError``) the first failing check of spec section 4.
+    """
+    return lookup(launcher_kwargs)
+
+
+def launch_validated(validated: tuple[LaunchPlan, BufferSet], req_pool_indices: torch.Tensor,
+                     prefix_lens: torch.Tensor, extend_seq_lens: torch.Tensor) -> None:
+    """The launch alone, after :func:`validate_arguments` (or :meth:`BufferSet.plan_for`) passed
+    for exactly these request tensors (int64 [bs], bs = the plan's)."""
+    if MODE is None:
+        raise RuntimeError(f"triton planner unavailable: {_UNAVAILABLE}")
+    _launch(validated[0], validated[1], req_pool_indices, prefix_lens, extend_seq_lens)
+
+
+def plan_launch(*, num_warps: int | None = None, block: int | None = None, tile: int | None = None,
+                fast: bool | None = None, **launcher_kwargs) -> None:
+    """:func:`launch` with the launch configuration exposed (tests and benchmarks).
+
+    Args:
+        num_warps: warps per program (default: :data:`CONFIG` of the block).
+        block: carry width, a power of two >= bs (default :func:`block_for`); raised to ``tile``.
+        tile: lanes per program, a power of two; ``tile >= block`` is a single program.
+        fast: GPU only: True or False forces the compiled kernel's own launcher on or off (default:
+            :data:`FAST_LAUNCH` once its self-check passed).
+        launcher_kwargs: the 13 keyword arguments of spec section 3.
+    """
+    if MODE is None:
+        raise RuntimeError(f"triton planner unavailable: {_UNAVAILABLE}")
+    plan, buffers = lookup(launcher_kwargs)
+    if block is not None and (block < plan.bs or not _is_pow2(block)):
+        raise ValueError(f"block={block} must be a power of two >= bs={plan.bs}")
+    if tile is not None and not _is_pow2(tile):
+        raise ValueError(f"tile={tile} must be a power of two")
+    _launch(plan, buffers, *(launcher_kwargs[n] for n in REQUEST_INPUT_NAMES), num_warps, block,
+            tile, fast)
+
+
+def launch(
+    *,
+    req_pool_indices: torch.Tensor,
+    prefix_lens: torch.Tensor,
+    extend_seq_lens: torch.Tensor,
+    req_to_token: torch.Tensor,
+    full_to_swa_index_mapping: torch.Tensor | None,
+    out_verify_offsets_scratch: torch.Tensor,
+    out_write_offsets: torch.Tensor,
+    out_write_seed_slot_indices: torch.Tensor,
+    out_verify_num_valid: torch.Tensor,
+    out_verify_enable: torch.Tensor,
+    out_write_num_valid_reqs: torch.Tensor,
+    swa_window_size: int,
+    verify_capacity: int,
+) -> None:
+    """Plan offsets with one Triton launch; the launcher of spec section 3.
+
+    Tensors as in spec section 3 (int64 [bs] inputs, int32 [max_reqs, max_seq_len] table, int64
+    [lut_len] LUT or None, outputs int64 [>= 4097], [cap + 1], [cap] and int32 [1] x 3), all on one
+    device: CUDA in ``gpu`` mode, CPU in ``interpreter`` mode. Writes
+    ``out_verify_offsets_scratch[:bs+1]``, ``out_write_offsets[:bs+1]``,
+    ``out_write_seed_slot_indices[:bs]`` and the three scalars, nothing else (spec section 5).
+    No host work depends on tensor values, so it can be captured in a CUDA graph.
+
+    Raises:
+        PlanError: (a ``ValueError``) any check of spec section 4, before anything is launched,
+            through :func:`impls.offsets_planner.validate_cache.lookup` (the shared validator, memoised).
+    """
+    if MODE is None:
+        raise RuntimeError(f"triton planner unavailable: {_UNAVAILABLE}")
+    # positional, in the signature's (impls.offsets_planner.contract.ARGUMENT_NAMES) order: no dict per call
+    _launch(*lookup_args(req_pool_indices, prefix_lens, extend_seq_lens, req_to_token,
+                         full_to_swa_index_mapping, out_verify_offsets_scratch, out_write_offsets,
+                         out_write_seed_slot_indices, out_verify_num_valid, out_verify_enable,
+                         out_write_num_valid_reqs, swa_window_size, verify_capacity),
+            req_pool_indices, prefix_lens, extend_seq_lens)

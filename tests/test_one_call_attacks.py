@@ -1,0 +1,287 @@
+"""A hostile kernel author against the one-call engine (conformance/engine/one_call.py), calling
+``judge_call`` directly with the planted planners of tests/planted/one_call_attacks.py on the cases
+of ``cases/entries-planner`` and ``cases/canary-plan``.
+
+An attack the engine catches is a plain test with the exact differences; one it does not catch is
+``xfail(strict=True)``: the test states the verdict the engine should give and passes once fixed.
+The upstream command's manifest and ``--reapply`` (conformance/upstream/entries_declared.py,
+entries_command.py) are attacked in tests/test_one_call_attacks_upstream.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+
+import pytest
+import torch
+
+from conformance.corpus.subjects import discover
+from conformance.engine.one_call import judge_call
+from conformance.engine.verdict import PROFILES, status_of
+from conformance.paths import CASES_ROOT
+from tests.planted import one_call_attacks as hostile
+from tests.planted import wrong_entries_planners as wrong
+
+SUBJECTS = discover()
+ENTRIES, CANARY = SUBJECTS["entries-planner"], SUBJECTS["canary-plan"]
+CASES = {s.NAME: {c["id"]: c for c in s.load_cases(CASES_ROOT / s.NAME)} for s in (ENTRIES, CANARY)}
+CPU = torch.device("cpu")
+SLOT, TOKEN, POSITION, PREV = ENTRIES.OUTPUTS
+VALID = {"entries-planner": "entries-padding-row-between-two", "canary-plan": "canary-padding-row"}
+"""A valid case of each subject: three requests around a padding row, T = 8 entries, capacity 10."""
+ERROR = {"entries-planner": "entries-error-rank", "canary-plan": "canary-error-lut-required"}
+BOTH = pytest.mark.parametrize("subject", [ENTRIES, CANARY], ids=lambda s: s.NAME)
+
+
+def judge(subject, case_id: str, launch):
+    return judge_call(subject, CASES[subject.NAME][case_id], launch, CPU)
+
+
+def honest(subject):
+    return subject.get_planner("python")
+
+
+def fails(verdict) -> bool:
+    return status_of(verdict, PROFILES["contract"])[0] == "fail"
+
+
+def message(subject, case_id: str) -> str:
+    return CASES[subject.NAME][case_id]["expect"]["message"]
+
+
+# --- writes after the call returned ---------------------------------------------------------
+
+@BOTH
+def test_a_plan_written_only_after_returning_is_never_written(subject):
+    gate, threads = threading.Event(), []
+    try:
+        v = judge(subject, VALID[subject.NAME], hostile.late_writer(honest(subject), gate, threads))
+    finally:
+        gate.set()
+        for t in threads:
+            t.join(10)
+    first = subject.OUTPUTS[0]
+    assert fails(v) and {d.what for d in v.differences} == {"never-written"}
+    assert [(d.run, d.index) for d in v.differences if d.field == first] == [
+        ("a", i) for i in range(8)] + [("b", i) for i in range(8)]
+
+
+@BOTH
+@pytest.mark.xfail(strict=True, reason="the outputs are read once, right after the call: a thread "
+                   "the call left running writes after that unseen (fix: a thread the call started "
+                   "still alive after it is a contract difference)")
+def test_garbage_written_by_a_thread_after_returning_fails(subject):
+    gate, threads = threading.Event(), []
+    launch = hostile.garbage_after_return(honest(subject), subject.OUTPUTS[0], gate, threads)
+    try:
+        v = judge(subject, VALID[subject.NAME], launch)
+    finally:
+        gate.set()
+        for t in threads:
+            t.join(10)
+    assert fails(v)
+
+
+@BOTH
+def test_a_planner_that_rewrites_the_previous_calls_outputs_fails(subject):
+    launch = hostile.corrupts_the_previous_call(honest(subject), subject.OUTPUTS[0])
+    assert fails(judge(subject, VALID[subject.NAME], launch))
+
+
+# --- inputs ---------------------------------------------------------------------------------
+
+@BOTH
+@pytest.mark.xfail(strict=True, reason="an input written and restored within the call compares "
+                   "equal afterwards (fix: inputs on write-protected memory in a worker process, "
+                   "a fault being the difference; on a GPU, compute-sanitizer)")
+def test_an_input_used_as_scratch_and_restored_fails(subject):
+    launch = hostile.borrows_an_input(honest(subject), "req_to_token")
+    assert fails(judge(subject, VALID[subject.NAME], launch))
+
+
+# --- the poison, and what else only the harness's tensors hold --------------------------------
+
+@pytest.mark.parametrize("attack", [hostile.right_only_under_poison,
+                                    hostile.right_only_with_scratch_garbage])
+def test_a_planner_that_is_wrong_outside_the_harness_is_wrong(attack):
+    kwargs = ENTRIES.build(CASES[ENTRIES.NAME][VALID[ENTRIES.NAME]], CPU)
+    kwargs["verify_offsets_scratch"][4:] = 0  # what a server's scratch may hold past bs + 1
+    attack(honest(ENTRIES), POSITION)(**kwargs)
+    assert kwargs[POSITION][:8].tolist() == [1, 1, 2, 3, 4, 0, 1, 2]  # the golden is 0, 1, 2, ...
+
+
+@pytest.mark.parametrize("attack", [hostile.right_only_under_poison,
+                                    hostile.right_only_with_scratch_garbage])
+@pytest.mark.xfail(strict=True, reason="both runs fill the outputs with poison of magnitude >= "
+                   "2**40 and the scratch past bs with the fixed 1 << 40: a planner that is right "
+                   "only then passes (fix: a third run with plan-like fills, e.g. small values "
+                   "drawn per element, and the scratch garbage drawn from the poison seed)")
+def test_a_planner_that_is_right_only_in_the_harness_fails(attack):
+    assert fails(judge(ENTRIES, VALID[ENTRIES.NAME], attack(honest(ENTRIES), POSITION)))
+
+
+def test_writing_the_value_already_there_is_no_difference():
+    """The contract is on values (spec section 8): a tail rewritten with what it held is not seen,
+    and by value it is no different from a tail left alone."""
+    launch = hostile.rewrites_what_is_there(honest(ENTRIES), SLOT)
+    assert judge(ENTRIES, VALID[ENTRIES.NAME], launch).count == 0
+
+
+# --- the output tensors' shape and storage ----------------------------------------------------
+
+def test_an_output_resized_away_is_never_written():
+    v = judge(ENTRIES, VALID[ENTRIES.NAME], hostile.resizes_away(SLOT))
+    assert v.count == 2 * 4 * 8 and {d.what for d in v.differences} == {"never-written"}
+
+
+def test_an_output_whose_storage_is_freed_stops_the_judgement():
+    """The judge cannot read the outputs: it raises, so the item errors (not a verdict, not green)."""
+    with pytest.raises(RuntimeError, match="unallocated storage"):
+        judge(ENTRIES, VALID[ENTRIES.NAME], hostile.frees_the_storage(honest(ENTRIES), SLOT))
+
+
+def test_a_write_past_the_storage_is_refused_by_torch_and_is_a_raise():
+    v = judge(ENTRIES, VALID[ENTRIES.NAME], hostile.writes_one_past_the_end(honest(ENTRIES), SLOT))
+    assert [(d.run, d.what, d.rule) for d in v.differences] == [
+        ("a", "raised", "contract"), ("b", "raised", "contract")]
+    assert "out of bounds for storage of size 80" in v.differences[0].got
+
+
+@pytest.mark.xfail(strict=True, reason="a strided output's storage elements outside its view are "
+                   "neither poisoned nor compared (fix: compare every tensor's whole storage, and "
+                   "allocate outputs inside guard zones as conformance/engine/inputs.py does)")
+def test_a_write_into_the_hidden_half_of_a_strided_output_fails():
+    case = "entries-error-contiguous"
+    launch = hostile.writes_the_hidden_half(PREV, message(ENTRIES, case))
+    assert fails(judge(ENTRIES, case, launch))
+
+
+# --- what the call returns -----------------------------------------------------------------
+
+def test_a_value_equal_to_none_is_still_a_value_returned():
+    v = judge(ENTRIES, VALID[ENTRIES.NAME], hostile.returns(hostile.EqualsNone(), honest(ENTRIES)))
+    assert [(d.run, d.what, d.field, d.got, d.rule) for d in v.differences] == [
+        ("a", "returned", "return", "None", "contract"), ("b", "returned", "return", "None", "contract")]
+
+
+@pytest.mark.parametrize("launch", [hostile.returns(hostile.Unprintable(), honest(ENTRIES)),
+                                    hostile.raises(hostile.UnprintableError)],
+                         ids=["returned", "raised"])
+def test_an_unprintable_return_or_raise_is_a_difference(launch):
+    v = judge(ENTRIES, VALID[ENTRIES.NAME], launch)
+    assert [d.what for d in v.differences] in (["returned"] * 2, ["raised"] * 2)
+
+
+# --- what the call raises ------------------------------------------------------------------
+
+@BOTH
+def test_an_error_whose_text_equals_everything_fails(subject):
+    v = judge(subject, ERROR[subject.NAME], hostile.raises(hostile.MatchesAnyText))
+    assert [d.what for d in v.differences] == ["error", "error"]
+
+
+@BOTH
+def test_a_runtime_error_posing_as_value_error_fails(subject):
+    text = message(subject, ERROR[subject.NAME])
+    v = judge(subject, ERROR[subject.NAME], hostile.raises(lambda: hostile.PosesAsValueError(text)))
+    assert [d.what for d in v.differences] == ["error", "error"]
+
+
+def test_an_error_id_equal_to_everything_does_not_excuse_another_text():
+    v = judge(ENTRIES, "entries-error-rank", hostile.raises(lambda: hostile.LyingId("other")))
+    assert [(d.what, d.got, d.rule) for d in v.differences] == [("error", "LyingId any: other",
+                                                                 "contract")] * 2
+    assert v.error_steps == [{"step": 0, "id": "rank", "ok": False}]
+
+
+@pytest.mark.parametrize("launch", [hostile.skips, hostile.xfails, hostile.exits, hostile.escapes],
+                         ids=["pytest.skip", "pytest.xfail", "SystemExit", "BaseException"])
+def test_a_base_exception_from_the_launch_is_a_raise(launch):
+    try:
+        v = judge(ENTRIES, VALID[ENTRIES.NAME], launch)
+    except BaseException as exc:  # noqa: BLE001 - the attack is that it escapes
+        pytest.fail(f"{type(exc).__name__} left judge_call")
+    assert [d.what for d in v.differences] == ["raised", "raised"]
+
+
+# --- the in-process judge, reached from the launch (a known threat; is it lasting?) ---------
+
+def test_a_golden_replaced_during_the_call_does_not_hide_the_call():
+    launch = hostile.rewrites_the_golden(honest(ENTRIES), POSITION)
+    try:
+        v = judge(ENTRIES, VALID[ENTRIES.NAME], launch)
+    finally:
+        launch.undo()
+    seen = [(d.run, d.what, d.field, d.index) for d in v.differences]
+    for run in ("a", "b"):  # the golden was read before the call; the rebinding is itself caught
+        assert (run, "value", POSITION, 0) in seen
+        assert (run, "input", "impls.entries_planner.subject.golden", None) in seen
+    assert v.by_rule == {"contract": v.count}
+
+
+def test_a_judge_disabled_during_one_call_does_not_pass_later_planners():
+    launch = hostile.disables_the_judge(honest(ENTRIES))
+    try:
+        judge(ENTRIES, VALID[ENTRIES.NAME], launch)
+        later = judge(ENTRIES, VALID[ENTRIES.NAME], wrong.shifted_position)
+    finally:
+        launch.undo()
+    assert later.count == 2
+
+
+def test_a_case_edited_during_the_call_stays_as_loaded():
+    case_id = VALID[ENTRIES.NAME]
+    saved = copy.deepcopy(CASES[ENTRIES.NAME][case_id])
+    try:
+        judge(ENTRIES, case_id, hostile.edits_the_case(honest(ENTRIES), POSITION))
+        edited = copy.deepcopy(CASES[ENTRIES.NAME][case_id])
+    finally:
+        CASES[ENTRIES.NAME][case_id].clear()
+        CASES[ENTRIES.NAME][case_id].update(saved)
+    assert edited == saved
+
+
+# --- torch's global state ------------------------------------------------------------------
+
+def test_torch_state_changed_in_a_call_does_not_blind_later_judgements():
+    _torch_state_attack(lambda: torch.set_default_dtype(torch.float64),
+                        lambda: torch.set_default_dtype(torch.float32))
+
+
+def test_deterministic_algorithms_toggled_in_a_call_do_not_blind_later_judgements():
+    """In a child: toggling ``torch.use_deterministic_algorithms`` before Triton's interpreter has
+    launched once breaks every later interpreted launch of that process (torch 2.13, Triton 3.9:
+    "Cannot call @triton.jit'd outside of the scope of a kernel"), which would fail the other
+    tests of this process, not pass them."""
+    import subprocess
+    import sys
+
+    from conformance.paths import REPO_ROOT
+
+    code = ("from tests.test_one_call_attacks import _torch_state_attack; import torch; "
+            "_torch_state_attack(lambda: torch.use_deterministic_algorithms(True), "
+            "lambda: torch.use_deterministic_algorithms(False)); print('judged')")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip().endswith("judged"), out.stderr[-2000:]
+
+
+def _torch_state_attack(how, undo):
+    try:
+        first = judge(ENTRIES, VALID[ENTRIES.NAME], hostile.sets_torch_state(honest(ENTRIES), how))
+        later = judge(ENTRIES, VALID[ENTRIES.NAME], wrong.shifted_position)
+    finally:
+        undo()
+    assert first.count == 0
+    assert [(d.run, d.what, d.field, d.index, d.got) for d in later.differences] == [
+        ("a", "value", POSITION, 0, 1), ("b", "value", POSITION, 0, 1)]
+
+
+def test_a_default_device_of_meta_stops_the_judgement_rather_than_passing():
+    launch = hostile.sets_torch_state(honest(ENTRIES), lambda: torch.set_default_device("meta"))
+    try:
+        with pytest.raises(NotImplementedError, match="meta tensor"):
+            judge(ENTRIES, VALID[ENTRIES.NAME], launch)  # run b's build, after run a's call
+    finally:
+        torch.set_default_device(None)

@@ -1,0 +1,273 @@
+"""The entries launcher of a release built by sglang's own JIT (conformance/upstream/entries_*.py):
+the layout (wheel bytes, one named stand-in, empty parents of ours), the judge on the pure-Python
+planner and on planted wrong ones, and the command on a machine without a GPU, where it must record
+the failing step and never claim a build. The hand-made wheel is tests/planted/fake_wheels.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+import torch
+
+from conformance.upstream import entries_declared
+from conformance.upstream import entries_judge as judge
+from conformance.upstream.command import default_cache
+from conformance.upstream.entries_command import (JSON_NAME, LOG_NAME, MD_NAME, add_arguments,
+                                                  run)
+from conformance.upstream.entries_report import render
+from conformance.upstream.entries_tree import (STAND_IN_MODULE, TREE_JSON, EntriesLayoutError,
+                                               build_entries_tree, check_tree, load_tree)
+from conformance.upstream.wheel import FetchError, fetch_wheel, open_wheel
+from impls.entries_planner.python_planner import launch as python_launch
+from tests.planted import fake_wheels
+
+JIT = "sglang/kernels/jit"
+
+
+def _args(*argv) -> argparse.Namespace:
+    """The command's arguments as its own parser reads them (a test never builds them by hand)."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args([str(a) for a in argv])
+
+
+def fake_tree(tmp_path, **overrides):
+    wheel = open_wheel(fake_wheels.make_wheel(tmp_path, fake_wheels.entries_files(**overrides)))
+    return wheel, build_entries_tree(wheel, tmp_path / "tree")
+
+
+def test_layout_copies_the_wheels_bytes_and_names_its_one_stand_in(tmp_path):
+    wheel, tree = fake_tree(tmp_path)
+    members = fake_wheels.entries_files()
+    python = sorted(p for p in tree.files if p.endswith(".py"))
+    assert python == [f"{JIT}/__init__.py", f"{JIT}/utils/__init__.py", f"{JIT}/utils/arch.py",
+                      f"{JIT}/utils/compile/__init__.py", fake_wheels.ENTRIES_KERNEL,
+                      "sglang/srt/environ.py"]
+    assert f"{JIT}/include/sgl_kernel/utils.h" in tree.files
+    assert f"{JIT}/csrc/kv_canary/canary_plan_entries.cuh" in tree.files
+    assert f"{JIT}/csrc/other/not_needed.cuh" not in tree.files
+    site = tmp_path / "tree" / "site"
+    for path in tree.files:
+        assert (site / path).read_text() == members[path], path
+    stand_in = (site / "sglang/srt/utils/common.py").read_text()
+    assert "NOT sglang's code" in stand_in and stand_in != members["sglang/srt/utils/common.py"]
+    assert list(tree.stand_ins) == [STAND_IN_MODULE]
+    for package in ("sglang", "sglang/kernels", "sglang/kernels/ops/kv_canary/plan", "sglang/srt/utils"):
+        assert "planner-conformance" in (site / package / "__init__.py").read_text(), package
+    assert any("flashinfer" in x for x in tree.environment)
+    assert any("sglang.srt.debug" in x and "conditional" in x for x in tree.not_laid_out)
+    assert json.loads((tmp_path / "tree" / TREE_JSON).read_text())["wheel_sha256"] == wheel.sha256
+
+
+def test_an_edit_after_layout_is_caught(tmp_path):
+    _, tree = fake_tree(tmp_path)
+    assert check_tree(load_tree(tmp_path / "tree")) == []
+    (tmp_path / "tree" / "site" / f"{JIT}/utils/arch.py").write_text("is_cuda = None\n")
+    assert check_tree(load_tree(tmp_path / "tree")) == [f"{JIT}/utils/arch.py (differs from RECORD)"]
+
+
+def test_an_unconditional_import_of_the_server_is_refused(tmp_path):
+    with pytest.raises(EntriesLayoutError, match="sglang.srt.server_args.*not loaded, not stubbed"):
+        fake_tree(tmp_path, **{f"{JIT}/utils/arch.py": "from sglang.srt.server_args import X\n"})
+    with pytest.raises(EntriesLayoutError, match="stand-in does not give"):
+        fake_tree(tmp_path, **{f"{JIT}/utils/arch.py": "from sglang.srt.utils.common import get_ip\n"})
+
+
+def test_every_case_and_random_batch_passes_on_the_reference_planner():
+    rows = [judge.judge_case(python_launch, case, "cpu") for case in judge.load_cases()]
+    assert {r["status"] for r in rows} == {"pass"} and len(rows) >= 20
+    assert {c["pins"] for c in judge.hazard_cases()} == set(judge.HAZARD_PINS)
+    done = judge.judge_random(python_launch, "cpu", 12)
+    assert (done["passed"], done["failed"]) == (12, 0)
+
+
+def _writes_the_tail(**kwargs):
+    python_launch(**kwargs)
+    kwargs["out_verify_prev_slot_indices"][-1] = 5
+
+
+def _other_text(**kwargs):
+    try:
+        python_launch(**kwargs)
+    except ValueError as exc:
+        raise RuntimeError("Runtime check failed: " + str(exc)) from None
+
+
+def test_the_judge_catches_a_tail_write_and_records_another_error_text():
+    case = next(c for c in judge.load_cases() if c["id"] == "entries-padding-row-between-two")
+    row = judge.judge_case(_writes_the_tail, case, "cpu")
+    assert row["status"] == "fail" and row["rules"] == ["contract"]
+    capacity = case["inputs"]["capacity"]
+    first = row["verdict"]["differences"][0]
+    assert (first["what"], first["field"], first["index"], first["got"]) == (
+        "written", "out_verify_prev_slot_indices", capacity - 1, 5)
+    assert row["why"].startswith(f"written out_verify_prev_slot_indices[{capacity - 1}]: ")
+    error_case = next(c for c in judge.load_cases() if c["id"] == "entries-error-dtype")
+    row = judge.judge_case(_other_text, error_case, "cpu")
+    assert row["status"] == "error-divergence"
+    message = error_case["expect"]["message"]
+    assert row["why"] == (f"error error: expected PlanError dtype: {message}, got RuntimeError None: "
+                          f"Runtime check failed: {message} (rule contract); 2 difference(s)")
+
+
+def test_a_hazard_case_that_raises_differs_from_its_rule_and_writing_as_well_fails():
+    case = next(c for c in judge.load_cases() if c["id"] == "entries-empty-lut")
+
+    def traps(**kwargs):
+        raise RuntimeError("CUDA error: device-side assert triggered")
+    assert judge.judge_case(traps, case, "cpu")["status"] == "differs (lut-empty)"
+
+    def traps_after_writing(**kwargs):
+        kwargs["out_verify_expected_positions"].fill_(0)
+        traps()
+    assert judge.judge_case(traps_after_writing, case, "cpu")["status"] == "fail"
+
+
+def _verdict(*rules):
+    """A verdict with one raised difference per rule (plain data, as a row carries it)."""
+    diffs = [{"step": 0, "run": "a", "what": "raised", "field": "error", "index": None,
+              "expected": "no error", "got": "CUDA error: an illegal memory access", "rule": r}
+             for r in rules]
+    return {"differences": diffs, "by_rule": {r: rules.count(r) for r in rules},
+            "count": len(rules), "error_steps": [], "situations": {}, "outside": None}
+
+
+def _doc(*rows, random_failed=0):
+    """A judged document: every case of cases/entries-planner passed, but ``rows`` (by id)."""
+    steps = [{"step": f"build lut={a} pool={b}", "status": "ok", "seconds": 1}
+             for a in (False, True) for b in (False, True)] + [
+        {"step": "judge", "status": "ok", "seconds": 1}]
+    given = {r["id"]: dict(r) for r in rows}
+    cases = [given.pop(c["id"], {"id": c["id"], "status": "pass", "verdict": _verdict()})
+             for c in judge.load_cases()]
+    return {"release": "9.9.9", "steps": steps, "cases": cases + list(given.values()),
+            "random": {"batches": 3, "passed": 3 - random_failed, "failed": random_failed}}
+
+
+def _marks(doc, ids):
+    by_id = {r["id"]: r for r in doc["cases"]}
+    return {i: (by_id[i].get("declared"), by_id[i].get("undeclared"), by_id[i].get("stale"))
+            for i in ids}
+
+
+def test_declarations_mark_rows_and_decide_the_verdict(tmp_path):
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({"release": "9.9.9", "divergences": [
+        {"case": "a", "status": "differs (lut-empty)", "what": ["raised"],
+         "got": "illegal memory access", "why": "spec §6: reads the LUT out of bounds"},
+        {"case": "b", "status": "error-divergence", "why": "C++ RuntimeCheck text"},
+        {"case": "c", "status": "error-divergence", "why": "stale one"},
+        {"case": "e", "status": "differs (lut-empty)", "what": ["value"], "why": "pinned"}]}))
+    declared = entries_declared.load("9.9.9", manifest)
+    doc = _doc({"id": "a", "status": "pass", "verdict": _verdict("lut-empty")},
+               {"id": "b", "status": "error-divergence", "verdict": _verdict("contract")},
+               {"id": "c", "status": "pass", "verdict": _verdict()},
+               {"id": "d", "status": "pass", "verdict": _verdict("pool-outside")},
+               {"id": "e", "verdict": _verdict("lut-empty")}, {"id": "f", "status": "pass"})
+    entries_declared.apply(doc, declared)
+    assert _marks(doc, "abcdef") == {  # each status recomputed from the row's verdict
+        "a": ("spec §6: reads the LUT out of bounds", None, None),
+        "b": (None, "declared error-divergence, got fail", None),
+        "c": (None, None, "declared error-divergence, but it passed: remove the declaration"),
+        "d": (None, "differs (pool-outside), not declared", None),
+        "e": (None, "declared what ['value'], got ['raised']", None),
+        "f": (None, "fail, not declared", None)}
+    assert not entries_declared.good(doc)
+    doc = _doc({"id": "a", "verdict": _verdict("lut-empty")})
+    entries_declared.apply(doc, declared)
+    assert entries_declared.good(doc)
+    assert "(1 declared, 0 undeclared or stale)" in render(doc)
+    doc = _doc({"id": "a", "verdict": _verdict("lut-empty")}, random_failed=1)
+    entries_declared.apply(doc, declared)
+    assert not entries_declared.good(doc)
+    doc = _doc({"id": "a", "verdict": _verdict("lut-empty")})
+    doc["cases"] = doc["cases"][1:]  # a case of the folder without a row
+    entries_declared.apply(doc, declared)
+    assert not entries_declared.good(doc)
+
+
+def test_a_manifest_of_another_release_or_without_reasons_is_refused(tmp_path):
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({"release": "0.1", "divergences": []}))
+    with pytest.raises(entries_declared.DeclarationError, match="declares release '0.1'"):
+        entries_declared.load("9.9.9", manifest)
+    manifest.write_text(json.dumps({"release": "9.9.9", "divergences": [{"case": "a", "status": "x"}]}))
+    with pytest.raises(entries_declared.DeclarationError, match="needs case, status and why"):
+        entries_declared.load("9.9.9", manifest)
+    assert entries_declared.load("9.9.9", tmp_path / "none.json") == {}
+
+
+def test_reapply_rewrites_the_report_elsewhere_and_never_over_its_input(tmp_path):
+    src = tmp_path / "in" / JSON_NAME
+    src.parent.mkdir()
+    doc = _doc()
+    src.write_text(json.dumps(doc))
+    args = _args("9.9.9", "--reapply", src, "--out", tmp_path / "in")
+    assert run(args) == 2 and json.loads(src.read_text()) == doc
+    args.out = tmp_path / "out"
+    assert run(args) == 0
+    n = len(doc["cases"])
+    assert f"{n} pass (0 declared, 0 undeclared or stale)" in (tmp_path / "out" / MD_NAME).read_text()
+
+
+def test_a_built_and_judged_run_reads_so_and_a_failed_build_names_its_line():
+    steps = [{"step": f"build lut={a} pool={b}", "status": "ok", "seconds": 1}
+             for a in (False, True) for b in (False, True)] + [
+        {"step": "judge", "status": "ok", "seconds": 1}]
+    doc = {"release": "9.9.9", "steps": steps, "cases": [{"id": "a", "status": "pass"}],
+           "random": {"batches": 3, "passed": 3, "failed": 0}}
+    assert ("**BUILT AND JUDGED on this GPU: 1 pass (0 declared, 0 undeclared or stale); random "
+            "batches: 3 of 3 equal**") in render(doc)
+    steps[1] = {"step": "build lut=False pool=True", "status": "failed", "seconds": 1,
+                "error": "RuntimeError: Failed to build\nstdout:\n/usr/bin/ld: cannot find -lcudart"}
+    assert "**NOT BUILT: step `build lut=False pool=True` failed: RuntimeError: Failed to build ... " \
+           "/usr/bin/ld: cannot find -lcudart" in render(doc)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the no-GPU path")
+def test_without_a_gpu_the_command_records_the_failing_step_and_claims_no_build(tmp_path):
+    wheel = fake_wheels.make_wheel(tmp_path, fake_wheels.entries_files())
+    args = _args("9.9.9", "--wheel", wheel, "--cache", tmp_path / "cache", "--tree",
+                 tmp_path / "tree", "--out", tmp_path / "out", "--random", 5, "--timeout", 120)
+    assert run(args) == 1
+    doc = json.loads((tmp_path / "out" / JSON_NAME).read_text())
+    status = {s["step"]: s["status"] for s in doc["steps"]}
+    assert status["import"] == "ok" and status["judge"] == "skipped"
+    assert [status[f"build lut={a} pool={b}"] for a in (False, True) for b in (False, True)] == ["failed"] * 4
+    assert doc["toolchain"]["gpu"].startswith("none")
+    page = (tmp_path / "out" / MD_NAME).read_text()
+    assert page.splitlines()[2] == ("**NOT BUILT: step `build lut=False pool=False` failed: "
+                                    f"RuntimeError: {fake_wheels.JIT_FAILURE} (no GPU here: "
+                                    "none (torch.cuda.is_available() is False))**")
+    assert "BUILT AND" not in page and "## Cases" not in page
+    assert "[exit 1]" in (tmp_path / "out" / LOG_NAME).read_text()
+    assert "hazards" not in doc
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the no-GPU path")
+def test_the_published_release_is_laid_out_and_not_built_without_a_gpu(tmp_path):
+    """sglang 0.5.23's own wheel (fetched once into the user's cache): the 17 Python files of the
+    layout, and a run here that names the step it could not pass (no GPU, or tvm-ffi / msgspec
+    missing from this environment) and claims no build."""
+    try:
+        wheel = fetch_wheel("0.5.23", default_cache() / "wheels", timeout=300)
+    except FetchError as exc:
+        pytest.skip(f"sglang 0.5.23's wheel is not cached and the index cannot be reached: {exc}")
+    tree = build_entries_tree(open_wheel(wheel), tmp_path / "tree")
+    python = sorted(p for p in tree.files if p.endswith(".py"))
+    assert len(python) == 17 and "sglang/srt/environ.py" in python
+    assert "sglang/kernels/jit/csrc/kv_canary/canary_plan_entries.cuh" in tree.files
+    assert not any(p.startswith(("sglang/srt/utils/", "sglang/kernels/ops/kv_canary/__init__"))
+                   for p in tree.files)
+    args = _args("0.5.23", "--tree", tmp_path / "tree", "--no-layout", "--out", tmp_path / "out",
+                 "--random", 0, "--timeout", 300)
+    assert run(args) == 1
+    verdict = (tmp_path / "out" / MD_NAME).read_text().splitlines()[2]
+    assert verdict.startswith("**NOT BUILT: step `") and "BUILT AND" not in verdict
+    doc = json.loads((tmp_path / "out" / JSON_NAME).read_text())
+    failed = next(s for s in doc["steps"] if s["status"] == "failed")
+    assert failed["step"] == "import" and "No module named" in failed["error"] or \
+        failed["step"].startswith("build ") and "compute_00" in failed["error"]
