@@ -27,6 +27,9 @@ Subcommands:
   upstream-entries RELEASE --out DIR [--wheel PATH | --tree DIR --no-layout]
                            a release's entries kernel built by sglang's own JIT (tvm-ffi,
                            ninja, nvcc) and judged on this GPU, or why it could not be
+  upstream-launchers RELEASE --subject NAME --out DIR [--launcher NAME ...] [--wheel PATH]
+                           a release's own launchers that a subject names (its
+                           UPSTREAM_LAUNCHERS) judged unchanged on the subject's cases
 --cases DIR / --extra-cases DIR (a case folder instead of / as well as the corpus) go before the
 subcommand: ``python -m conformance --extra-cases DIR cases``.
 The tests themselves run under pytest: ``pytest conformance/ [--planner NAME] [--case ID]``.
@@ -50,6 +53,7 @@ from conformance.reporting.command import add_report_parser
 from conformance.plugin.extra_cases import with_extra_cases
 from conformance.upstream import command as upstream_command
 from conformance.upstream import entries_command as upstream_entries_command
+from conformance.upstream import launchers_command as upstream_launchers_command
 from impls.offsets_planner.registry import planners
 
 
@@ -151,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     mutants.add_parser(sub)
     upstream_command.add_parser(sub)
     upstream_entries_command.add_parser(sub)
+    upstream_launchers_command.add_parser(sub)
     args = parser.parse_args(argv)
     args.cases = with_extra_cases(args.cases, args.extra_cases)
     args.argv = list(sys.argv[1:] if argv is None else argv)

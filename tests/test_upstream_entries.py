@@ -249,8 +249,9 @@ def test_without_a_gpu_the_command_records_the_failing_step_and_claims_no_build(
 @pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the no-GPU path")
 def test_the_published_release_is_laid_out_and_not_built_without_a_gpu(tmp_path):
-    """sglang 0.5.23's own wheel (fetched once into the user's cache): the 17 Python files of the
-    layout, and a run here that names the step it could not pass (no GPU, or tvm-ffi / msgspec
+    """sglang 0.5.23's own wheel (fetched once into the user's cache): the 27 Python files of the
+    layout (the entries launcher's 17 and the whole-plan wrapper's and torch reference's 10 more),
+    and a run here that names the step it could not pass (no GPU, or tvm-ffi / msgspec
     missing from this environment) and claims no build."""
     try:
         wheel = fetch_wheel("0.5.23", default_cache() / "wheels", timeout=300)
@@ -258,7 +259,9 @@ def test_the_published_release_is_laid_out_and_not_built_without_a_gpu(tmp_path)
         pytest.skip(f"sglang 0.5.23's wheel is not cached and the index cannot be reached: {exc}")
     tree = build_entries_tree(open_wheel(wheel), tmp_path / "tree")
     python = sorted(p for p in tree.files if p.endswith(".py"))
-    assert len(python) == 17 and "sglang/srt/environ.py" in python
+    assert len(python) == 27 and "sglang/srt/environ.py" in python
+    assert {"sglang/kernels/ops/kv_canary/plan/api.py", "sglang/kernels/ops/kv_canary/plan_ref.py",
+            "sglang/kernels/ops/kv_canary/verify.py", "sglang/kernels/ops/kv_canary/write.py"} <= set(python)
     assert "sglang/kernels/jit/csrc/kv_canary/canary_plan_entries.cuh" in tree.files
     assert not any(p.startswith(("sglang/srt/utils/", "sglang/kernels/ops/kv_canary/__init__"))
                    for p in tree.files)

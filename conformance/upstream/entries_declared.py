@@ -10,8 +10,9 @@ A manifest is ``cases/entries-planner/divergences/sglang-RELEASE.json``::
                       "what": ["raised"], "got": "illegal memory access",
                       "why": "spec §6: reads the LUT out of bounds (its clamp needs lut_len > 0)"}]}
 
-Only ``error-divergence`` and ``differs (RULES)`` can be declared (a contract failure, an access
-outside a tensor or a crash never can). ``what`` (the kinds of difference the verdict holds,
+Only ``error-divergence``, ``unchecked`` (an error case on which upstream raised nothing: it lacks
+the check) and ``differs (RULES)`` can be declared (any other contract failure, an access outside a
+tensor or a crash never can). ``what`` (the kinds of difference the verdict holds,
 exactly) and ``got`` (a regular expression every raised or other error's text must match) pin the
 divergence, so that another failure with the same status is not declared by it.
 
@@ -34,7 +35,7 @@ from conformance.engine.verdict import VerdictData
 from conformance.paths import CASES_ROOT
 
 FOLDER = CASES_ROOT / "entries-planner" / "divergences"
-DECLARABLE = re.compile(r"error-divergence|differs \(.+\)")
+DECLARABLE = re.compile(r"error-divergence|unchecked|differs \(.+\)")
 """The statuses a manifest may declare."""
 
 
@@ -42,8 +43,10 @@ class DeclarationError(ValueError):
     """A manifest that cannot be read (its path and what is wrong in the message)."""
 
 
-def manifest_path(release: str) -> Path:
-    return FOLDER / f"sglang-{release}.json"
+def manifest_path(release: str, folder: Path = FOLDER, launcher: str = "") -> Path:
+    """``folder/sglang-RELEASE.json``, or ``folder/sglang-RELEASE-LAUNCHER.json`` for one of
+    several launchers judged on one subject."""
+    return folder / f"sglang-{release}{'-' + launcher if launcher else ''}.json"
 
 
 def load(release: str, path: Path | None = None) -> dict[str, dict]:
@@ -69,7 +72,7 @@ def load(release: str, path: Path | None = None) -> dict[str, dict]:
             raise DeclarationError(f"{path}: divergences[{i}]: {d['case']} declared twice")
         if not DECLARABLE.fullmatch(d["status"]):
             raise DeclarationError(f"{path}: divergences[{i}]: status {d['status']!r} cannot be "
-                                   "declared (only error-divergence and differs (RULES))")
+                                   "declared (only error-divergence, unchecked and differs (RULES))")
         if "got" in d:
             try:
                 re.compile(d["got"])

@@ -7,7 +7,9 @@ readable reference) on the very same inputs.
 Per case a status from the verdict, judged on the contract (upstream is an external planner):
 ``pass``; ``differs (RULES)`` (every difference decided by those project rules of spec section 6);
 ``error-divergence`` (an error case on which it raised another error and touched nothing: upstream's
-checks are C++ ``RuntimeCheck`` / tvm-ffi errors with their own text, spec section 4); ``oob``;
+checks are C++ ``RuntimeCheck`` / tvm-ffi errors with their own text, spec section 4);
+``unchecked`` (an error case on which it raised nothing: it lacks the check, and what it wrote
+is in the verdict); ``oob``;
 ``fail`` (anything else). The verdict itself is kept in the row (``verdict``), so a report or a
 manifest reads data, never this text.
 """
@@ -89,12 +91,16 @@ def case_status(case: dict, verdict) -> tuple[str, tuple[str, ...]]:
                                              for d in verdict.differences)
     if status == "fail" and "error" in case["expect"] and error_only:
         return "error-divergence", rules
+    unchecked = any(d.what == "no-error" and d.rule == "contract" for d in verdict.differences)
+    if status == "fail" and "error" in case["expect"] and unchecked:
+        return "unchecked", rules
     return status, rules
 
 
-def judge_case(launcher, case: dict, device) -> dict:
-    """One case on ``launcher`` with its tensors on ``device``: a row with ``id``, ``pins``,
-    ``status``, ``rules``, ``why`` (the first difference, one line) and ``verdict`` (plain data)."""
+def judge_case(launcher, case: dict, device, subject=subject) -> dict:
+    """One case of ``subject`` (a one-call subject module, default the entries planner's) on
+    ``launcher`` with its tensors on ``device``: a row with ``id``, ``pins``, ``status``,
+    ``rules``, ``why`` (the first difference, one line) and ``verdict`` (plain data)."""
     row = {"id": case["id"], "pins": case.get("pins")}
     try:
         verdict = judge_call(subject, case, launcher, torch.device(device))

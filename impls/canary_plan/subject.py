@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from impls.canary_plan import PLANNERS, get_planner, planner_mode
+from impls.canary_plan.upstream import LAUNCHERS, upstream_launchers
 from impls.canary_plan.contract import (
     ENABLE,
     ENTRY_FIELDS,
@@ -33,7 +34,7 @@ from impls.offsets_planner.errors import PlanError
 
 __all__ = ["NAME", "ENGINE", "SPEC", "OUTPUTS", "ERROR", "PLANNERS", "get_planner",
            "planner_mode", "load_cases", "build", "expected_error", "error_rule", "golden",
-           "element_rules"]
+           "element_rules", "UPSTREAM_LAUNCHERS", "upstream_launchers"]
 
 NAME = "canary-plan"
 """The subject's name: ``--subject canary-plan``, and its folder under ``cases/``."""
@@ -43,6 +44,10 @@ OUTPUTS: tuple[str, ...] = OUTPUT_NAMES
 """The nine plan fields (spec section 3), in upstream's field order."""
 ERROR = PlanError
 """What a pipeline raises for a documented error: the wrapper's, or a stage's passed through."""
+UPSTREAM_LAUNCHERS: tuple[str, ...] = tuple(LAUNCHERS)
+"""Upstream's own whole-plan launchers ``python -m conformance upstream-launchers`` judges on
+these cases: the wrapper and its torch reference (:mod:`impls.canary_plan.upstream`, which also
+gives ``upstream_launchers``)."""
 CONTRACT = entries.CONTRACT
 REQUEST_NAMES = ("req_pool_indices", "prefix_lens", "extend_seq_lens")
 load_cases = entries.load_cases

@@ -116,3 +116,44 @@ def entries_files(**overrides: str | None) -> dict[str, str]:
         else:
             out[path] = text
     return out
+
+
+PLAN_REFERENCE = f"{PKG}/plan_ref.py"
+PLAN_WRAPPER = f"{PKG}/plan/api.py"
+FAITHFUL_REFERENCE = (
+    "from dataclasses import fields\n\n"
+    "from sglang.kernels.ops.kv_canary.verify import VerifyPlan\n"
+    "from sglang.kernels.ops.kv_canary.write import WritePlan\n\n\n"
+    "def launch_canary_plan_kernels_torch_reference(*, verify_plan_out, write_plan_out, **kwargs):\n"
+    "    from impls.canary_plan import get_planner\n"
+    "    flat = {f.name: getattr(verify_plan_out, f.name) for f in fields(VerifyPlan)}\n"
+    "    flat.update({f.name: getattr(write_plan_out, f.name) for f in fields(WritePlan)})\n"
+    "    get_planner('python')(**flat, **kwargs)\n")
+"""A hand-made torch reference that is this project's pure-Python pipeline behind upstream's
+signature: every case passes on it."""
+HOSTILE_TEXT = "kv-canary: `x` | <b>bold</b>\n# heading"
+"""What :data:`RAISING_REFERENCE` raises: Markdown and HTML that a report must show as text."""
+RAISING_REFERENCE = (
+    "from sglang.kernels.ops.kv_canary.verify import VerifyPlan  # noqa: F401\n"
+    "from sglang.kernels.ops.kv_canary.write import WritePlan  # noqa: F401\n\n\n"
+    "def launch_canary_plan_kernels_torch_reference(*, verify_plan_out, write_plan_out, **kwargs):\n"
+    f"    raise ValueError({HOSTILE_TEXT!r})\n")
+
+
+def plan_files(reference: str = FAITHFUL_REFERENCE, **overrides: str | None) -> dict[str, str]:
+    """:func:`entries_files` plus a whole-plan wrapper, a torch reference (``reference``'s
+    source) and the two plan records, laid out as 0.5.23's are (none of it sglang's)."""
+    record = "from dataclasses import dataclass\n\n\n@dataclass(frozen=True, kw_only=True)\nclass {}:\n"
+    verify = ("verify_slot_indices", "verify_expected_tokens", "verify_expected_positions",
+              "verify_prev_slot_indices", "verify_num_valid", "enable")
+    write = ("write_offsets", "write_seed_slot_indices", "write_num_valid_reqs")
+    return entries_files(**{
+        f"{PKG}/verify.py": record.format("VerifyPlan") + "".join(f"    {n}: object\n" for n in verify),
+        f"{PKG}/write.py": record.format("WritePlan") + "".join(f"    {n}: object\n" for n in write),
+        PLAN_REFERENCE: reference,
+        PLAN_WRAPPER: (
+            "def launch_canary_plan_kernels(**kwargs):\n"
+            "    from sglang.kernels.ops.kv_canary.plan_ref import (\n"
+            "        launch_canary_plan_kernels_torch_reference)\n"
+            "    launch_canary_plan_kernels_torch_reference(**kwargs)\n"),
+        **overrides})

@@ -1,0 +1,158 @@
+"""``python -m conformance upstream-launchers RELEASE --subject NAME --out DIR``: judge a published
+release's own launchers, as a subject names them, on that subject's cases, unchanged.
+
+A subject that can be judged so defines ``upstream_launchers(import_module, names)`` ({name: a
+launcher with the subject's signature} over the release's modules) and ``UPSTREAM_LAUNCHERS``
+(the names). The release is laid out as ``upstream-entries`` lays it out
+(:mod:`conformance.upstream.entries_tree`: the wheel's own bytes, RECORD-checked; ``--no-layout``
+re-hashes a tree laid out before); then, for each launcher of ``--launcher`` (default every one),
+one child process (:mod:`conformance.upstream.launchers_child`, the tree's ``site/`` first on
+PYTHONPATH) imports it and judges every case with the one-call engine on ``--device`` (default
+``cpu``). ``OUT/launchers-LAUNCHER.json`` holds every row with its verdict (plain data),
+``OUT/launchers-LAUNCHER.md`` the page (:mod:`.launchers_report`).
+
+Every case that did not pass must be declared, with its status and reason, in
+``cases/SUBJECT/divergences/sglang-RELEASE-LAUNCHER.json`` (:mod:`.entries_declared`'s format).
+
+Exit code: 0 when every launcher was imported from the wheel's bytes, judged every case of the
+subject, and every case passed or is declared (none stale); 1 otherwise; 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from conformance.corpus.subjects import SubjectError, case_folder, discover
+from conformance.paths import CASES_ROOT, REPO_ROOT
+from conformance.upstream import entries_declared
+from conformance.upstream.entries_command import layout
+from conformance.upstream.launchers_report import render, verdict
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("upstream-launchers", help="judge a release's own launchers on a subject's cases",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("release", metavar="RELEASE", help="an sglang release (0.5.23)")
+    p.add_argument("--subject", required=True, help="the subject whose cases judge them")
+    p.add_argument("--launcher", action="append", default=[], metavar="NAME",
+                   help="one of the subject's UPSTREAM_LAUNCHERS (repeatable; default every one)")
+    p.add_argument("--device", default="cpu", help="where the cases' tensors live (default cpu)")
+    p.add_argument("--wheel", type=Path, default=None, help="the release's wheel on disk (no download)")
+    p.add_argument("--cache", type=Path, default=None, help="wheel cache and default tree folder")
+    p.add_argument("--tree", type=Path, default=None, help="where the release is laid out")
+    p.add_argument("--no-layout", action="store_true", help="use the tree already in --tree")
+    p.add_argument("--out", type=Path, required=True, help="where the report files go")
+    p.add_argument("--timeout", type=float, default=600, help="seconds for each launcher's child")
+
+
+def file_names(launcher: str) -> tuple[str, str]:
+    """(JSON, Markdown) file names of one launcher's report."""
+    return f"launchers-{launcher}.json", f"launchers-{launcher}.md"
+
+
+def _child(args, tree_dir: Path, site: str, launcher: str, json_path: Path) -> tuple[dict, object]:
+    command = [sys.executable, "-m", "conformance.upstream.launchers_child", "--subject",
+               args.subject, "--launcher", launcher, "--tree", str(tree_dir), "--json",
+               str(json_path), "--device", args.device]
+    path = [site, str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONUNBUFFERED": "1"}
+    json_path.unlink(missing_ok=True)
+    try:
+        done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                              timeout=args.timeout)
+        code, text = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as exc:
+        code = f"killed after {args.timeout:.0f} s"
+        text = "".join(x.decode() if isinstance(x, bytes) else (x or "") for x in (exc.stdout, exc.stderr))
+    try:
+        doc = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        doc = {"steps": []}
+    json_path.unlink(missing_ok=True)
+    doc.update(child_exit=code, tail=text[-1500:])
+    return doc, code
+
+
+def good(doc: dict, case_ids: set[str]) -> bool:
+    """Imported from the wheel's bytes, judged to the end, a row for every case of the subject,
+    and every row passed or declared, none stale."""
+    steps = {s["step"]: s["status"] for s in doc.get("steps", [])}
+    rows = doc.get("cases", [])
+    return (steps.get("import") == "ok" and steps.get("judge") == "ok" and doc.get("child_exit") == 0
+            and not doc.get("layout_error") and case_ids <= {r["id"] for r in rows}
+            and all((r["status"] == "pass" and "stale" not in r) or r.get("declared") for r in rows))
+
+
+def run(args) -> int:
+    try:
+        subject = discover()[args.subject]
+    except (KeyError, SubjectError) as exc:
+        print(f"--subject {args.subject}: {exc}", file=sys.stderr)
+        return 2
+    names = tuple(getattr(subject, "UPSTREAM_LAUNCHERS", ()))
+    if not names:
+        print(f"--subject {args.subject}: it names no upstream launcher (UPSTREAM_LAUNCHERS)",
+              file=sys.stderr)
+        return 2
+    unknown = [n for n in args.launcher if n not in names]
+    if unknown:
+        print(f"--launcher {unknown[0]}: not one of {', '.join(names)}", file=sys.stderr)
+        return 2
+    case_ids = {c["id"] for c in subject.load_cases(case_folder(subject, CASES_ROOT))}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tree_dir, tree, problem = layout(args)
+    command = "python -m conformance upstream-launchers " + shlex.join(
+        sys.argv[sys.argv.index("upstream-launchers") + 1:] if "upstream-launchers" in sys.argv
+        else [args.release, "--subject", args.subject])
+    all_good = True
+    for launcher in args.launcher or names:
+        doc = {"release": args.release, "subject": args.subject, "launcher": launcher,
+               "device": args.device, "command": command, "steps": [], "spec": subject.SPEC}
+        if tree is not None:
+            doc["tree"] = asdict(tree)
+        if problem:
+            doc["layout_error"] = problem
+        else:
+            doc.update(_child(args, tree_dir, tree.site, launcher, out / "child.json")[0])
+        folder = case_folder(subject, CASES_ROOT) / "divergences"
+        manifest = entries_declared.manifest_path(args.release, folder, launcher)
+        try:
+            entries_declared.apply(doc, entries_declared.load(args.release, manifest))
+        except entries_declared.DeclarationError as exc:
+            doc["manifest_error"] = str(exc)
+        doc["manifest"] = str(manifest.relative_to(REPO_ROOT)) if manifest.is_relative_to(REPO_ROOT) \
+            else str(manifest)
+        doc["good"] = good(doc, case_ids) and not doc.get("manifest_error")
+        all_good = all_good and doc["good"]
+        json_name, md_name = file_names(launcher)
+        (out / json_name).write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+        page = render(doc)
+        (out / md_name).write_text(page + "\n", encoding="utf-8")
+        print(f"{launcher}: {verdict(doc)}")
+        print(f"wrote {out / md_name}, {out / json_name}")
+    return 0 if all_good else 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance.upstream.launchers_command",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
