@@ -9,7 +9,8 @@ re-hashes a tree laid out before); then, for each launcher of ``--launcher`` (de
 one child process (:mod:`conformance.upstream.launchers_child`, the tree's ``site/`` first on
 PYTHONPATH) imports it and judges every case with the one-call engine on ``--device`` (default
 ``cpu``). ``OUT/launchers-LAUNCHER.json`` holds every row with its verdict (plain data),
-``OUT/launchers-LAUNCHER.md`` the page (:mod:`.launchers_report`).
+``OUT/launchers-LAUNCHER.md`` the page (:mod:`.launchers_report`); on another device than the
+CPU, LAUNCHER is suffixed with its type (``wrapper-cuda``): a launcher may take another path there.
 
 Every case that did not pass must be declared, with its status and reason, in
 ``cases/SUBJECT/divergences/sglang-RELEASE-LAUNCHER.json`` (:mod:`.entries_declared`'s format).
@@ -54,18 +55,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tree", type=Path, default=None, help="where the release is laid out")
     p.add_argument("--no-layout", action="store_true", help="use the tree already in --tree")
     p.add_argument("--out", type=Path, required=True, help="where the report files go")
-    p.add_argument("--timeout", type=float, default=600, help="seconds for each launcher's child")
+    p.add_argument("--timeout", type=float, default=600, help="seconds for each child")
+    p.add_argument("--each-case", action="store_true",
+                   help="each case in a child of its own: a device fault or a hang costs that case "
+                        "only (a child that dies before its row is written makes the row crashed)")
 
 
-def file_names(launcher: str) -> tuple[str, str]:
-    """(JSON, Markdown) file names of one launcher's report."""
-    return f"launchers-{launcher}.json", f"launchers-{launcher}.md"
+def tag(launcher: str, device: str = "cpu") -> str:
+    """A launcher's name in its files: ``LAUNCHER`` on the CPU, ``LAUNCHER-cuda`` (the device's
+    type) elsewhere: one launcher may take another path on another device."""
+    kind = device.split(":")[0]
+    return launcher if kind == "cpu" else f"{launcher}-{kind}"
 
 
-def _child(args, tree_dir: Path, site: str, launcher: str, json_path: Path) -> tuple[dict, object]:
+def file_names(launcher: str, device: str = "cpu") -> tuple[str, str]:
+    """(JSON, Markdown) file names of one launcher's report on ``device``."""
+    return f"launchers-{tag(launcher, device)}.json", f"launchers-{tag(launcher, device)}.md"
+
+
+def _child(args, tree_dir: Path, site: str, launcher: str, json_path: Path,
+           extra: tuple[str, ...] = ()) -> tuple[dict, object]:
     command = [sys.executable, "-m", "conformance.upstream.launchers_child", "--subject",
                args.subject, "--launcher", launcher, "--tree", str(tree_dir), "--json",
-               str(json_path), "--device", args.device]
+               str(json_path), "--device", args.device, *extra]
     path = [site, str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONUNBUFFERED": "1"}
     json_path.unlink(missing_ok=True)
@@ -83,6 +95,28 @@ def _child(args, tree_dir: Path, site: str, launcher: str, json_path: Path) -> t
     json_path.unlink(missing_ok=True)
     doc.update(child_exit=code, tail=text[-1500:])
     return doc, code
+
+
+def _each_case(args, tree_dir: Path, site: str, launcher: str, json_path: Path,
+               ids: list[str]) -> dict:
+    """Every case in a child of its own: the first child's steps and loaded modules, every row
+    (``crashed``, with the child's exit and last output, when a child wrote none), the first
+    nonzero exit as the run's."""
+    merged: dict = {"cases": []}
+    for case_id in ids:
+        one, code = _child(args, tree_dir, site, launcher, json_path, ("--case", case_id))
+        if "steps" not in merged or [s for s in one.get("steps", []) if s["status"] != "ok"]:
+            merged.update(steps=one.get("steps", []), loaded=one.get("loaded", {}))
+        rows = one.get("cases") or [{"id": case_id, "status": "crashed", "verdict": None}]
+        for row in rows:
+            if code != 0:
+                row.update(child_exit=code, why=(row.get("why") or "") + f" [child exit {code}: "
+                           f"{one.get('tail', '')[-300:]}]")
+        merged["cases"] += rows
+        if code != 0 and merged.get("child_exit", 0) == 0:
+            merged.update(child_exit=code, tail=one.get("tail", ""))
+    merged.setdefault("child_exit", 0)
+    return merged
 
 
 def good(doc: dict, case_ids: set[str]) -> bool:
@@ -125,10 +159,13 @@ def run(args) -> int:
             doc["tree"] = asdict(tree)
         if problem:
             doc["layout_error"] = problem
-        else:
+        elif not args.each_case:
             doc.update(_child(args, tree_dir, tree.site, launcher, out / "child.json")[0])
+        else:
+            doc.update(_each_case(args, tree_dir, tree.site, launcher, out / "child.json",
+                                  sorted(case_ids)))
         folder = case_folder(subject, CASES_ROOT) / "divergences"
-        manifest = entries_declared.manifest_path(args.release, folder, launcher)
+        manifest = entries_declared.manifest_path(args.release, folder, tag(launcher, args.device))
         try:
             entries_declared.apply(doc, entries_declared.load(args.release, manifest))
         except entries_declared.DeclarationError as exc:
@@ -137,7 +174,7 @@ def run(args) -> int:
             else str(manifest)
         doc["good"] = good(doc, case_ids) and not doc.get("manifest_error")
         all_good = all_good and doc["good"]
-        json_name, md_name = file_names(launcher)
+        json_name, md_name = file_names(launcher, args.device)
         (out / json_name).write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
         page = render(doc)
         (out / md_name).write_text(page + "\n", encoding="utf-8")
