@@ -181,3 +181,43 @@ def test_the_published_release_s_launchers_are_judged_with_every_divergence_decl
     assert code == 0, (open_rows, [d["steps"] for d in docs.values()])
     assert sum(r["status"] == "pass" for r in docs["reference"]["cases"]) == 7
     assert sum(r["status"] == "pass" for r in docs["wrapper"]["cases"]) == 9
+
+
+def test_reapply_writes_the_report_elsewhere_and_never_over_its_input(tmp_path, capsys):
+    wheel = fake_wheels.make_wheel(tmp_path, fake_wheels.plan_files())
+    first = tmp_path / "first"
+    assert run(_args("9.9.9", "--subject", "canary-plan", "--launcher", "reference", "--wheel",
+                     wheel, "--tree", tmp_path / "tree", "--out", first)) == 0
+    src = first / file_names("reference")[0]
+    before = src.read_text()
+    assert run(_args("9.9.9", "--subject", "canary-plan", "--reapply", src, "--out", first)) == 2
+    assert "--out would overwrite it" in capsys.readouterr().err and src.read_text() == before
+    assert run(_args("9.9.10", "--subject", "canary-plan", "--reapply", src, "--out",
+                     tmp_path / "x")) == 2
+    assert "a document of release '9.9.9'" in capsys.readouterr().err
+    again = tmp_path / "again"
+    assert run(_args("9.9.9", "--subject", "canary-plan", "--reapply", src, "--out", again)) == 0
+    assert json.loads((again / file_names("reference")[0]).read_text())["cases"] == \
+        json.loads(before)["cases"]
+    assert file_names("wrapper", "cuda:0") == ("launchers-wrapper-cuda.json", "launchers-wrapper-cuda.md")
+
+
+@pytest.mark.slow
+def test_each_case_in_its_own_child_a_crash_costs_that_case_only(tmp_path):
+    crashing = fake_wheels.FAITHFUL_REFERENCE.replace(
+        "    from impls.canary_plan import get_planner\n",
+        "    from impls.canary_plan import get_planner\n"
+        "    if kwargs['req_pool_indices'].numel() == 4097:\n"
+        "        import os\n        os._exit(3)\n")
+    wheel = fake_wheels.make_wheel(tmp_path, fake_wheels.plan_files(crashing))
+    out = tmp_path / "out"
+    assert run(_args("9.9.9", "--subject", "canary-plan", "--launcher", "reference", "--wheel",
+                     wheel, "--tree", tmp_path / "tree", "--out", out, "--each-case")) == 1
+    doc = json.loads((out / file_names("reference")[0]).read_text())
+    rows = {r["id"]: r for r in doc["cases"]}
+    assert len(rows) == len(canary.load_cases(CASES_ROOT / canary.NAME)) and doc["child_exit"] == 3
+    big = {"canary-error-bs-over-block", "canary-error-order-lut-before-bs"}  # bs 4097
+    assert {i for i, r in rows.items() if r["status"] == "crashed"} == big
+    assert {rows[i]["child_exit"] for i in big} == {3}
+    assert {r["status"] for i, r in rows.items() if i not in big} == {"pass"}
+    assert doc["good"] is False and [r["id"] for r in doc["cases"]][0] == "canary-prefill-and-two-decodes"

@@ -15,6 +15,9 @@ CPU, LAUNCHER is suffixed with its type (``wrapper-cuda``): a launcher may take 
 Every case that did not pass must be declared, with its status and reason, in
 ``cases/SUBJECT/divergences/sglang-RELEASE-LAUNCHER.json`` (:mod:`.entries_declared`'s format).
 
+``--reapply DOC`` applies the manifest as it is now to a ``launchers-*.json`` judged before (on a
+GPU machine, say) and writes its report to ``--out``: no layout, no judging.
+
 Exit code: 0 when every launcher was imported from the wheel's bytes, judged every case of the
 subject, and every case passed or is declared (none stale); 1 otherwise; 2 for a usage error.
 """
@@ -56,6 +59,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-layout", action="store_true", help="use the tree already in --tree")
     p.add_argument("--out", type=Path, required=True, help="where the report files go")
     p.add_argument("--timeout", type=float, default=600, help="seconds for each child")
+    p.add_argument("--reapply", type=Path, default=None, metavar="DOC",
+                   help="a launchers-*.json written before (on another machine): apply the "
+                        "manifest as it is now and write the report to --out (no judging)")
     p.add_argument("--each-case", action="store_true",
                    help="each case in a child of its own: a device fault or a hang costs that case "
                         "only (a child that dies before its row is written makes the row crashed)")
@@ -129,6 +135,46 @@ def good(doc: dict, case_ids: set[str]) -> bool:
             and all((r["status"] == "pass" and "stale" not in r) or r.get("declared") for r in rows))
 
 
+def _declare_and_write(doc: dict, subject, args, case_ids: set[str]) -> bool:
+    """Apply the launcher's manifest to ``doc``, write its JSON and page to ``--out``, print the
+    verdict; whether it is good."""
+    launcher, device = doc["launcher"], doc.get("device", "cpu")
+    folder = case_folder(subject, CASES_ROOT) / "divergences"
+    manifest = entries_declared.manifest_path(args.release, folder, tag(launcher, device))
+    doc.pop("manifest_error", None)
+    try:
+        entries_declared.apply(doc, entries_declared.load(args.release, manifest))
+    except entries_declared.DeclarationError as exc:
+        doc["manifest_error"] = str(exc)
+    doc["manifest"] = str(manifest.relative_to(REPO_ROOT)) if manifest.is_relative_to(REPO_ROOT) \
+        else str(manifest)
+    doc["good"] = good(doc, case_ids) and not doc.get("manifest_error")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    json_name, md_name = file_names(launcher, device)
+    (out / json_name).write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    (out / md_name).write_text(render(doc) + "\n", encoding="utf-8")
+    print(f"{tag(launcher, device)}: {verdict(doc)}")
+    print(f"wrote {out / md_name}, {out / json_name}")
+    return doc["good"]
+
+
+def reapply(args, subject, case_ids: set[str]) -> int:
+    """``--reapply DOC``: the manifest as it is now applied to a judged document, written to
+    ``--out`` (never over DOC itself)."""
+    doc = json.loads(Path(args.reapply).read_text(encoding="utf-8"))
+    if (doc.get("release"), doc.get("subject")) != (args.release, args.subject):
+        print(f"--reapply {args.reapply}: a document of release {doc.get('release')!r} and subject "
+              f"{doc.get('subject')!r}, not {args.release!r} and {args.subject!r}", file=sys.stderr)
+        return 2
+    target = Path(args.out) / file_names(doc["launcher"], doc.get("device", "cpu"))[0]
+    if target.resolve() == Path(args.reapply).resolve():
+        print(f"--reapply {args.reapply}: --out would overwrite it; name another folder",
+              file=sys.stderr)
+        return 2
+    return 0 if _declare_and_write(doc, subject, args, case_ids) else 1
+
+
 def run(args) -> int:
     try:
         subject = discover()[args.subject]
@@ -144,7 +190,10 @@ def run(args) -> int:
     if unknown:
         print(f"--launcher {unknown[0]}: not one of {', '.join(names)}", file=sys.stderr)
         return 2
-    case_ids = {c["id"] for c in subject.load_cases(case_folder(subject, CASES_ROOT))}
+    order = [c["id"] for c in subject.load_cases(case_folder(subject, CASES_ROOT))]
+    case_ids = set(order)
+    if args.reapply is not None:
+        return reapply(args, subject, case_ids)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tree_dir, tree, problem = layout(args)
@@ -163,23 +212,8 @@ def run(args) -> int:
             doc.update(_child(args, tree_dir, tree.site, launcher, out / "child.json")[0])
         else:
             doc.update(_each_case(args, tree_dir, tree.site, launcher, out / "child.json",
-                                  sorted(case_ids)))
-        folder = case_folder(subject, CASES_ROOT) / "divergences"
-        manifest = entries_declared.manifest_path(args.release, folder, tag(launcher, args.device))
-        try:
-            entries_declared.apply(doc, entries_declared.load(args.release, manifest))
-        except entries_declared.DeclarationError as exc:
-            doc["manifest_error"] = str(exc)
-        doc["manifest"] = str(manifest.relative_to(REPO_ROOT)) if manifest.is_relative_to(REPO_ROOT) \
-            else str(manifest)
-        doc["good"] = good(doc, case_ids) and not doc.get("manifest_error")
-        all_good = all_good and doc["good"]
-        json_name, md_name = file_names(launcher, args.device)
-        (out / json_name).write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
-        page = render(doc)
-        (out / md_name).write_text(page + "\n", encoding="utf-8")
-        print(f"{launcher}: {verdict(doc)}")
-        print(f"wrote {out / md_name}, {out / json_name}")
+                                  order))
+        all_good = _declare_and_write(doc, subject, args, case_ids) and all_good
     return 0 if all_good else 1
 
 
