@@ -235,7 +235,12 @@ def test_upstreams_order_writes_the_write_plan_before_an_entries_error():
     assert {(d.field, d.index) for d in v.differences} == {
         (WRITE_OFFSETS, 0), (WRITE_OFFSETS, 1), (SEEDS, 0), (NUM_VALID, 0), (ENABLE, 0),
         (REQS, 0)}
-    assert {(d.what, d.rule) for d in v.differences} == {("written", "contract")}
+    assert {(d.what, d.rule) for d in v.differences} == {("written", "validate-first")}
+    assert status_of(v, PROFILES["contract"]) == ("differs", ("validate-first",))
+    assert status_of(v, PROFILES["all"])[0] == "fail"  # a project rule: the built-ins keep it
+    offsets_error = judge("canary-error-offsets-dtype", wrong.validates_at_each_stage)
+    assert {(d.field, d.rule) for d in offsets_error.differences} == {
+        (WRITE_OFFSETS, "validate-first")}  # upstream zeroes write_offsets before the offsets stage
 
 
 def test_a_wrong_clamped_seed_is_the_project_rules_difference():
@@ -254,3 +259,18 @@ def test_a_pinned_rule_is_reached(case_id):
     else:
         rules = SUBJECT.element_rules(case, SUBJECT.build(case, CPU))
         assert case["pins"] in {r for column in rules.values() for r in column}
+
+
+@pytest.mark.parametrize("case_id, stage", [
+    ("canary-error-capacity-mismatch", None), ("canary-error-lut-required", None),
+    ("canary-error-offsets-dtype", "offsets"), ("canary-error-offsets-bs-exceeds-writes", "offsets"),
+    ("canary-error-pool-without-valid-lens", "entries"), ("canary-error-entries-scalar", "entries"),
+    ("canary-prefill-and-two-decodes", None)])
+def test_the_failing_stage_is_the_one_whose_validator_refuses(case_id, stage):
+    kwargs = SUBJECT.build(CASES[case_id], CPU)
+    assert SUBJECT.failing_stage(kwargs) == stage
+    if "error" in CASES[case_id]["expect"]:
+        rules = SUBJECT.error_element_rules(CASES[case_id], kwargs)
+        decided = {name for name, column in rules.items() if "validate-first" in column}
+        assert decided == set(SUBJECT.WRITTEN_BEFORE.get(stage, ()))
+        assert all(len(rules[n]) == kwargs[n].numel() for n in SUBJECT.OUTPUTS)

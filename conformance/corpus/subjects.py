@@ -26,7 +26,9 @@ ONE_CALL_ATTRIBUTES = ("OUTPUTS", "ERROR", "PLANNERS", "get_planner", "planner_m
 ``planner_mode(name)``; ``load_cases(folder)`` (dicts with ``id``, ``description``, ``source``,
 ``_file``, ``_line``); ``build(case, device)`` (the launcher's kwargs; the harness fills the outputs);
 ``expected_error(case)`` ((id, message) or None; the engine adds ``case["_device"]``, the device the call runs on, for a message that names it); ``error_rule(case)`` (the rule deciding what the call raises: the wrong error of an error case, a raise on a valid one); ``golden(case)`` ({output:
-values of its leading elements}); ``element_rules(case, kwargs)`` ({output: rule per element})."""
+values of its leading elements}); ``element_rules(case, kwargs)`` ({output: rule per element}).
+Optional: ``error_element_rules(case, kwargs)`` ({output: rule per element} of an error case, whose
+elements must all keep their poison; default the case's ``error_rule`` for every one)."""
 IMPLS = Path(__file__).resolve().parents[2] / "impls"
 
 

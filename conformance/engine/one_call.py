@@ -10,7 +10,8 @@ move them) and a copy of every input, calls the launcher, synchronises the devic
 * a documented error: an instance of the built-in class the subject's error class derives from
   (``ValueError`` for a ``PlanError``) with the case's exact text (and its ``error_id``, when the
   exception carries one), and
-  every output still holding its poison (errors come before any write); a return where only a
+  every output still holding its poison (errors come before any write: each element decided by
+  the error's rule, or by the subject's ``error_element_rules`` where it has them); a return where only a
   project rule raises (the subject's ``error_rule``) differs from that rule, and so do the
   elements such a call writes; elsewhere it is the contract's ``no-error``;
 * a valid call: nothing raised (a raise, or a device error at the synchronisation after the
@@ -193,8 +194,12 @@ def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) ->
             poison[name] = _flat(views[name])
         inputs = {k: v.cpu().clone() for k, v in views.items()
                   if k not in outputs and v.device.type != "meta"}
-        rules = subject.element_rules(case, kwargs) if error is None else {  # the error's rule
-            name: [error_rule] * len(poison[name]) for name in judged}
+        if error is None:
+            rules = subject.element_rules(case, kwargs)
+        elif hasattr(subject, "error_element_rules"):  # who decides what an error case wrote
+            rules = subject.error_element_rules(case, kwargs)
+        else:  # the error's rule decides every element
+            rules = {name: [error_rule] * len(poison[name]) for name in judged}
         saved = {m: dict(vars(m)) for m in _watched(subject)}
         returned, raised, at_sync = _call(launch, kwargs, device)
         _restore_changed(data, run, saved)

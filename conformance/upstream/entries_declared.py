@@ -10,7 +10,7 @@ A manifest is ``cases/entries-planner/divergences/sglang-RELEASE.json``::
                       "what": ["raised"], "got": "illegal memory access",
                       "why": "spec §6: reads the LUT out of bounds (its clamp needs lut_len > 0)"}]}
 
-Only ``error-divergence``, ``unchecked`` (an error case on which upstream raised nothing: it lacks
+Only ``error-divergence`` (with the project rules deciding what it wrote, if any), ``unchecked`` (an error case on which upstream raised nothing: it lacks
 the check) and ``differs (RULES)`` can be declared (any other contract failure, an access outside a
 tensor or a crash never can). ``what`` (the kinds of difference the verdict holds,
 exactly) and ``got`` (a regular expression every raised or other error's text must match) pin the
@@ -35,7 +35,7 @@ from conformance.engine.verdict import VerdictData
 from conformance.paths import CASES_ROOT
 
 FOLDER = CASES_ROOT / "entries-planner" / "divergences"
-DECLARABLE = re.compile(r"error-divergence|unchecked|differs \(.+\)")
+DECLARABLE = re.compile(r"error-divergence( \(.+\))?|unchecked|differs \(.+\)")
 """The statuses a manifest may declare."""
 
 

@@ -7,7 +7,8 @@ readable reference) on the very same inputs.
 Per case a status from the verdict, judged on the contract (upstream is an external planner):
 ``pass``; ``differs (RULES)`` (every difference decided by those project rules of spec section 6);
 ``error-divergence`` (an error case on which it raised another error and touched nothing: upstream's
-checks are C++ ``RuntimeCheck`` / tvm-ffi errors with their own text, spec section 4);
+checks are C++ ``RuntimeCheck`` / tvm-ffi errors with their own text, spec section 4), or
+``error-divergence (RULES)`` when what it wrote is decided by those project rules;
 ``unchecked`` (an error case on which it raised nothing: it lacks the check, and what it wrote
 is in the verdict); ``oob``;
 ``fail`` (anything else). The verdict itself is kept in the row (``verdict``), so a report or a
@@ -87,12 +88,13 @@ def case_status(case: dict, verdict) -> tuple[str, tuple[str, ...]]:
     status, rules = status_of(verdict, PROFILES["contract"])
     if status == "differs":
         return f"differs ({', '.join(rules)})", rules
-    error_only = verdict.differences and all(d.what == "error" and d.rule == "contract"
-                                             for d in verdict.differences)
-    if status == "fail" and "error" in case["expect"] and error_only:
-        return "error-divergence", rules
-    unchecked = any(d.what == "no-error" and d.rule == "contract" for d in verdict.differences)
-    if status == "fail" and "error" in case["expect"] and unchecked:
+    if status != "fail" or "error" not in case["expect"]:
+        return status, rules
+    contract = [d for d in verdict.differences if d.rule == "contract"]
+    others = sorted({d.rule for d in verdict.differences if d.rule != "contract"})
+    if contract and all(d.what == "error" for d in contract):
+        return "error-divergence" + (f" ({', '.join(others)})" if others else ""), rules
+    if any(d.what == "no-error" for d in contract):
         return "unchecked", rules
     return status, rules
 

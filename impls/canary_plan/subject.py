@@ -30,11 +30,15 @@ from impls.canary_plan.contract import (
 from impls.entries_planner import subject as entries
 from impls.entries_planner.contract import ENABLE_NAME, SCRATCH_NAME
 from impls.entries_planner.contract import OUTPUT_NAMES as ENTRIES_OUTPUTS
+from impls.canary_plan.pipeline import stage_kwargs, wrapper_checks
+from impls.entries_planner.validate import validate_entries_launch
 from impls.offsets_planner.errors import PlanError
+from impls.offsets_planner.validate import validate_launch
 
 __all__ = ["NAME", "ENGINE", "SPEC", "OUTPUTS", "ERROR", "PLANNERS", "get_planner",
            "planner_mode", "load_cases", "build", "expected_error", "error_rule", "golden",
-           "element_rules", "UPSTREAM_LAUNCHERS", "upstream_launchers"]
+           "element_rules", "error_element_rules", "failing_stage", "VALIDATE_FIRST",
+           "UPSTREAM_LAUNCHERS", "upstream_launchers"]
 
 NAME = "canary-plan"
 """The subject's name: ``--subject canary-plan``, and its folder under ``cases/``."""
@@ -140,6 +144,49 @@ def element_rules(case: dict, kwargs: dict) -> dict[str, list[str]]:
     for r, (row, p, e) in enumerate(zip(rpi, prefix, extend)):
         if r < len(rules[SEEDS]):
             rules[SEEDS][r] = _seed_rule(table, None if lut is None else lut.numel(), row, p, e)
+    return rules
+
+
+VALIDATE_FIRST = "validate-first"
+"""The project rule of spec section 4 item 4: a stage's error is raised before anything is
+written, where upstream's wrapper has already zeroed ``write_offsets`` (an offsets-stage error) or
+run the offsets stage too (an entries-stage error)."""
+WRITTEN_BEFORE: dict[str, tuple[str, ...]] = {
+    "offsets": (WRITE_OFFSETS,),
+    "entries": (WRITE_OFFSETS, SEEDS, NUM_VALID, ENABLE, WRITE_NUM_VALID_REQS),
+}
+"""The plan fields upstream's order writes before the failing stage's checks (spec section 4
+item 5: zero ``write_offsets``, then the offsets stage, then the entries stage)."""
+
+
+def failing_stage(kwargs: dict) -> str | None:
+    """``offsets`` or ``entries``: the stage whose validator refuses the launcher's keywords
+    ``kwargs`` once the wrapper's three checks pass; None when a wrapper check fails, both stages
+    accept, or the keywords cannot even be read (then no stage is reached)."""
+    try:
+        offsets, entries_kwargs = stage_kwargs(kwargs, wrapper_checks(dict(kwargs)))
+    except Exception:  # noqa: BLE001 - the wrapper's error, or arguments no check can read
+        return None
+    for stage, validate, stage_args in (("offsets", validate_launch, offsets),
+                                        ("entries", validate_entries_launch, entries_kwargs)):
+        try:
+            validate(**stage_args)
+        except Exception:  # noqa: BLE001 - any refusal of this stage's validator
+            return stage
+    return None
+
+
+def error_element_rules(case: dict, kwargs: dict) -> dict[str, list[str]]:
+    """{output: the rule deciding each element} of an error case (spec section 7): the case's
+    ``error_rule`` everywhere (nothing may be written), except the fields upstream's order writes
+    before the failing stage's checks (:data:`WRITTEN_BEFORE`), which :data:`VALIDATE_FIRST`
+    decides."""
+    rule = error_rule(case)
+    rules = {name: [rule] * kwargs[name].numel() for name in OUTPUTS
+             if isinstance(kwargs.get(name), torch.Tensor)}
+    for name in WRITTEN_BEFORE.get(failing_stage(kwargs), ()):
+        if name in rules:
+            rules[name] = [VALIDATE_FIRST] * len(rules[name])
     return rules
 
 
