@@ -2,8 +2,10 @@
 goldens, reports, fuzzing, the benchmark, manifests, bug-report scripts, mutants, releases).
 
 Subcommands:
-  planners                 every built-in planner: available here?, mode, device, why not
-  cases [--tag T]          every case: id, tags, entry, steps, file
+  planners [--subject S]   every built-in planner: available here?, mode, device, why not
+  cases [--tag T] [--subject S]
+                           every case: id, tags, entry, steps, file (a one-call subject's:
+                           id, tags, pins, expects, file:line)
   record ID [ID ...] [--write]
                            goldens from the pure-Python planner, printed (or written into the
                            case file with --write); check them against the spec before trusting
@@ -57,9 +59,39 @@ from conformance.upstream import launchers_command as upstream_launchers_command
 from impls.offsets_planner.registry import planners
 
 
+def _one_call_subject(args: argparse.Namespace):
+    """The one-call subject ``--subject`` names, None for the corpus engine's (the default; the
+    other subjects' names go to stderr); raises SystemExit(2) for an unknown name."""
+    from conformance.corpus.subjects import SubjectError, discover
+
+    try:
+        found = discover()
+    except SubjectError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    one_call = sorted(n for n, m in found.items() if m.ENGINE == "one-call")
+    if args.subject is None:
+        if one_call:
+            print(f"(the corpus engine's subject; also: {', '.join(one_call)}, with --subject NAME)",
+                  file=sys.stderr)
+        return None
+    if args.subject not in found:
+        print(f"error: --subject {args.subject}: not one of {', '.join(sorted(found))}",
+              file=sys.stderr)
+        raise SystemExit(2)
+    return found[args.subject] if args.subject in one_call else None
+
+
 def _cmd_planners(args: argparse.Namespace) -> int:
+    subject = _one_call_subject(args)
+    if subject is not None:
+        from conformance.plugin.one_call_items import availability
+
+        found = [(name, availability(subject, name)) for name in subject.PLANNERS]
+    else:
+        found = planners()
     rows = [[name, "yes" if a.available else "no", a.mode or "-", a.device, a.reason or ""]
-            for name, a in planners()]
+            for name, a in found]
     print(tabulate(rows, headers=["planner", "available", "mode", "device", "reason"]))
     return 0
 
@@ -76,7 +108,28 @@ def _print_faults(errors) -> None:
         print(f"error: {error}", file=sys.stderr)
 
 
+def _cmd_one_call_cases(args: argparse.Namespace, subject) -> int:
+    from conformance.corpus.subjects import case_folder
+    from conformance.paths import CASES_ROOT
+
+    cases = subject.load_cases(case_folder(subject, CASES_ROOT))
+    faults = [c for c in cases if "_fault" in c]
+    rows = [[c["id"], ",".join(c.get("tags", ())), c.get("pins") or "",
+             "error" if subject.expected_error(c) else "valid",
+             f"{display_path(Path(c['_file']))}:{c['_line']}"]
+            for c in cases if "_fault" not in c and (not args.tag or args.tag in c.get("tags", ()))]
+    print(tabulate(rows, headers=["id", "tags", "pins", "expects", "file:line"]))
+    sys.stdout.flush()
+    for c in faults:
+        print(f"error: {display_path(Path(c['_file']))}:{c['_line']}: {c['_fault']}", file=sys.stderr)
+    print(f"\n{len(rows)} case(s), {len(faults)} faulty file entr(y/ies)")
+    return 1 if faults else 0
+
+
 def _cmd_cases(args: argparse.Namespace) -> int:
+    subject = _one_call_subject(args)
+    if subject is not None:
+        return _cmd_one_call_cases(args, subject)
     cases, errors = _load(args, quiet=True)
     rows = [[c.id, ",".join(c.tags), c.entry, len(c.steps), display_path(c.path)]
             for c in cases if not args.tag or args.tag in c.tags]
@@ -139,9 +192,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extra-cases", action="append", type=Path, metavar="DIR",
                         help="case directory to use as well as the corpus (repeatable)")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("planners", help="list planners").set_defaults(func=_cmd_planners)
+    subject_help = "a one-call subject (default: the corpus engine's)"
+    p = sub.add_parser("planners", help="list planners")
+    p.add_argument("--subject", default=None, metavar="NAME", help=subject_help)
+    p.set_defaults(func=_cmd_planners)
     p = sub.add_parser("cases", help="list cases")
     p.add_argument("--tag")
+    p.add_argument("--subject", default=None, metavar="NAME", help=subject_help)
     p.set_defaults(func=_cmd_cases)
     p = sub.add_parser("record", help="record goldens from the pure-Python planner")
     p.add_argument("ids", nargs="+", metavar="ID")

@@ -149,3 +149,21 @@ def test_the_record_command_the_docs_name_exists(doc, command, capsys):
     with pytest.raises(SystemExit) as stop:
         cli_main(["record", "--help"])
     assert stop.value.code == 0 and "--write" in capsys.readouterr().out
+
+
+def test_a_one_call_subject_lists_its_own_planners_and_cases(capsys):
+    from impls.canary_plan import subject as canary
+    from conformance.paths import CASES_ROOT
+
+    assert cli_main(["planners", "--subject", "canary-plan"]) == 0
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines()[2:] if ln.strip()]
+    assert [r[0] for r in rows] == list(canary.PLANNERS) and {r[1] for r in rows} == {"yes"}
+    assert cli_main(["cases", "--subject", "canary-plan"]) == 0
+    *table, count = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
+    cases = canary.load_cases(CASES_ROOT / canary.NAME)
+    assert [ln.split()[0] for ln in table[2:]] == [c["id"] for c in cases]
+    assert count == f"{len(cases)} case(s), 0 faulty file entr(y/ies)"
+    assert table[2].endswith(f"cases/canary-plan/{Path(cases[0]['_file']).name}:{cases[0]['_line']}")
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["cases", "--subject", "nope"])
+    assert exit_.value.code == 2 and "--subject nope: not one of" in capsys.readouterr().err
