@@ -123,6 +123,11 @@ def loaded_files(tree) -> dict[str, str]:
     return out
 
 
+def not_wheel_bytes(loaded: dict[str, str]) -> list[str]:
+    """The modules of :func:`loaded_files`' answer that are neither the wheel's bytes nor ours."""
+    return [m for m, how in loaded.items() if how not in ("wheel bytes", "ours")]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.upstream.entries_child")
     parser.add_argument("--tree", type=Path, required=True)
@@ -154,7 +159,7 @@ def main(argv=None) -> int:
     except Exception as exc:  # noqa: BLE001
         step("import", "failed", t, error=f"{type(exc).__name__}: {exc}")
         return 1
-    bad = [m for m, how in doc["loaded"].items() if how not in ("wheel bytes", "ours")]
+    bad = not_wheel_bytes(doc["loaded"])
     step("import", "failed" if bad else "ok", t, error=f"not the wheel's bytes: {bad}" if bad else None)
     if bad:
         return 1

@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from conformance.corpus.subjects import case_folder, discover
     from conformance.paths import CASES_ROOT
-    from conformance.upstream.entries_child import loaded_files
+    from conformance.upstream.entries_child import loaded_files, not_wheel_bytes
     from conformance.upstream.entries_judge import judge_case
     from conformance.upstream.entries_tree import load_tree
 
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     except Exception as exc:  # noqa: BLE001 - every failure to import is the step's data
         step("import", "failed", t, error=f"{type(exc).__name__}: {exc}")
         return 1
-    bad = [m for m, how in doc["loaded"].items() if how not in ("wheel bytes", "ours")]
+    bad = not_wheel_bytes(doc["loaded"])
     step("import", "failed" if bad else "ok", t, error=f"not the wheel's bytes: {bad}" if bad else None)
     if bad:
         return 1
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
         doc["cases"].append(judge_case(launch, case, args.device, subject=subject))
         write()
     doc["loaded"] = loaded_files(tree)  # modules a launcher imports only when called, too
-    bad = [m for m, how in doc["loaded"].items() if how not in ("wheel bytes", "ours")]
+    bad = not_wheel_bytes(doc["loaded"])
     step("judge", "failed" if bad else "ok", t, cases=len(doc["cases"]),
          error=f"not the wheel's bytes: {bad}" if bad else None)
     return 1 if bad else 0
