@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -21,6 +22,8 @@ from impls.canary_plan import subject as canary
 from impls.canary_plan.contract import VERIFY_FIELDS, WRITE_FIELDS
 from impls.canary_plan.upstream import LAUNCHERS, RECORDS, flat_launcher, upstream_launchers
 from tests.planted import fake_wheels
+
+REPORTS = CASES_ROOT.parent / "reports" / "upstream" / "0.5.23"
 
 
 def _args(*argv) -> argparse.Namespace:
@@ -120,7 +123,7 @@ def test_a_reference_that_raises_is_undeclared_and_its_text_stays_text(tmp_path)
     assert all(r.get("undeclared") for r in doc["cases"]) and doc["good"] is False
     page = (out / file_names("reference")[1]).read_text()
     assert "<b>bold</b>" in page and "\n# heading" not in page
-    row = next(line for line in page.splitlines() if line.startswith("| canary-prefill-and-two-decodes |"))
+    row = next(line for line in page.splitlines() if line.startswith("| `canary-prefill-and-two-decodes` |"))
     assert row.endswith("| ``raised error: expected no error, got ValueError: kv-canary: `x` "
                         "\\| <b>bold</b> (rule contract); 2 difference(s)`` |")
     assert row.count("|") - row.count("\\|") == 5  # the text's own | cannot open a column
@@ -222,3 +225,43 @@ def test_each_case_in_its_own_child_a_crash_costs_that_case_only(tmp_path):
     assert {r["status"] for i, r in rows.items() if i not in big} == {"pass"}
     assert doc["good"] is False
     assert [r["id"] for r in doc["cases"]] == [c["id"] for c in canary.load_cases(CASES_ROOT / canary.NAME)]
+
+
+@pytest.mark.parametrize("status", ["unchecked", "error-divergence", "error-divergence (validate-first)"])
+def test_a_declaration_that_excuses_a_contract_difference_must_pin_what(tmp_path, status):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"release": "9.9.9", "divergences": [
+        {"case": "a", "status": status, "why": "upstream's"}]}))
+    with pytest.raises(entries_declared.DeclarationError, match=f"{re.escape(status)} needs what"):
+        entries_declared.load("9.9.9", path)
+    path.write_text(json.dumps({"release": "9.9.9", "divergences": [
+        {"case": "a", "status": status, "why": "upstream's", "what": ["error"]}]}))
+    assert entries_declared.load("9.9.9", path)["a"]["what"] == ["error"]
+
+
+def test_every_write_the_h200_run_recorded_under_validate_first_is_upstreams_own_value():
+    """The committed H200 run of the wrapper's CUDA path (judged before ``error_written_values``
+    existed): each element it wrote under ``validate-first`` holds the one value that rule allows
+    (zeros, or the offsets stage's results), so the current engine judges it the same."""
+    from conformance.engine.one_call import _poison, _readable
+
+    doc = json.loads((REPORTS / "canary-plan-h200" / "launchers-wrapper-cuda.json").read_text())
+    cases = {c["id"]: c for c in canary.load_cases(CASES_ROOT / canary.NAME)}
+    checked = 0
+    for row in doc["cases"]:
+        diffs = [d for d in (row.get("verdict") or {}).get("differences", [])
+                 if d["rule"] == "validate-first"]
+        if not diffs:
+            continue
+        assert row["verdict"]["count"] == len(row["verdict"]["differences"])  # all of them kept
+        for run in ("a", "b"):
+            kwargs = canary.build(cases[row["id"]], torch.device("cpu"))
+            outputs = [n for n in canary.OUTPUTS if _readable(kwargs[n])]
+            for i, name in enumerate(outputs):
+                kwargs[name].copy_(_poison(run, i, kwargs[name]))
+            allowed = canary.error_written_values(cases[row["id"]], kwargs)
+            for d in diffs:
+                if d["run"] == run:
+                    assert d["got"] == allowed[d["field"]][d["index"]], (row["id"], d)
+                    checked += 1
+    assert checked == 44  # 4 + 4 + 12 + 12 + 12 over both runs

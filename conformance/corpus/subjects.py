@@ -28,7 +28,10 @@ ONE_CALL_ATTRIBUTES = ("OUTPUTS", "ERROR", "PLANNERS", "get_planner", "planner_m
 ``expected_error(case)`` ((id, message) or None; the engine adds ``case["_device"]``, the device the call runs on, for a message that names it); ``error_rule(case)`` (the rule deciding what the call raises: the wrong error of an error case, a raise on a valid one); ``golden(case)`` ({output:
 values of its leading elements}); ``element_rules(case, kwargs)`` ({output: rule per element}).
 Optional: ``error_element_rules(case, kwargs)`` ({output: rule per element} of an error case, whose
-elements must all keep their poison; default the case's ``error_rule`` for every one)."""
+elements must all keep their poison; default the case's ``error_rule`` for every one) and
+``error_written_values(case, kwargs)`` ({output: the one value per element that an element a
+project rule decides may hold instead of its poison; called on the poisoned arguments before the
+call})."""
 IMPLS = Path(__file__).resolve().parents[2] / "impls"
 
 

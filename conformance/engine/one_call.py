@@ -11,7 +11,8 @@ move them) and a copy of every input, calls the launcher, synchronises the devic
   (``ValueError`` for a ``PlanError``) with the case's exact text (and its ``error_id``, when the
   exception carries one), and
   every output still holding its poison (errors come before any write: each element decided by
-  the error's rule, or by the subject's ``error_element_rules`` where it has them); a return where only a
+  the error's rule, or by the subject's ``error_element_rules`` where it has them, a project rule
+  there excusing only the value the subject's ``error_written_values`` gives); a return where only a
   project rule raises (the subject's ``error_rule``) differs from that rule, and so do the
   elements such a call writes; elsewhere it is the contract's ``no-error``;
 * a valid call: nothing raised (a raise, or a device error at the synchronisation after the
@@ -94,11 +95,14 @@ def _call(launch, kwargs: dict, device: torch.device):
 
 
 def _judge_outputs(data: VerdictData, run: str, got: dict, poison: dict, golden: dict,
-                   rules: dict, raised: bool = False) -> None:
+                   rules: dict, raised: bool = False, allowed: dict | None = None) -> None:
     """Every output element against its expected state; ``raised``: the call raised, so the
-    elements it left unwritten are the raise's difference, not counted again."""
+    elements it left unwritten are the raise's difference, not counted again. ``allowed``
+    ({output: value per element}, an error case's): where an element's project rule lets a
+    planner write, the one value it may write; any other write there is the contract's."""
     for name, values in got.items():
         want = golden.get(name, [])
+        other = (allowed or {}).get(name)
         for i, value in enumerate(values):
             rule = rules[name][i]
             if rule == UNSPECIFIED:
@@ -106,6 +110,9 @@ def _judge_outputs(data: VerdictData, run: str, got: dict, poison: dict, golden:
             before = poison[name][i]
             expected = want[i] if i < len(want) else before
             if value == expected:
+                continue
+            if other is not None and rule != "contract" and value != other[i]:
+                data.add(Difference(0, run, "value", name, i, other[i], value, "contract"))
                 continue
             what = ("never-written" if value == before else "written" if expected == before
                     else "value")
@@ -200,6 +207,8 @@ def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) ->
             rules = subject.error_element_rules(case, kwargs)
         else:  # the error's rule decides every element
             rules = {name: [error_rule] * len(poison[name]) for name in judged}
+        allowed = subject.error_written_values(case, kwargs) if error is not None and hasattr(
+            subject, "error_written_values") else None
         saved = {m: dict(vars(m)) for m in _watched(subject)}
         returned, raised, at_sync = _call(launch, kwargs, device)
         _restore_changed(data, run, saved)
@@ -212,7 +221,7 @@ def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) ->
         earlier.append((run, views, judged, got))
         if error is not None:
             error_ok = _judge_error(data, error, error_rule, error_class, run, raised) and error_ok
-            _judge_outputs(data, run, got, poison, {}, rules)
+            _judge_outputs(data, run, got, poison, {}, rules, allowed=allowed)
         else:
             if raised is not None:  # the rule of the situation the case reaches, if any
                 data.add(Difference(0, run, "raised", "error", None, "no error",

@@ -76,6 +76,8 @@ class VerdictData:
             shows: ``rule`` (as the project's rule, no difference there), ``other`` (another value),
             ``never-written``, ``outside`` (an access outside a tensor seen there), ``raised``}.
         outside: the first proof of an access outside a tensor, or None.
+        by_kind: {rule: {what: number of differences}}, over all of them: which kinds of
+            difference each rule decides, the ones past :data:`KEPT` included.
     """
 
     differences: list[Difference] = field(default_factory=list)
@@ -84,6 +86,7 @@ class VerdictData:
     error_steps: list[dict] = field(default_factory=list)
     situations: dict[str, str] = field(default_factory=dict)
     outside: str | None = None
+    by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def add(self, diff: Difference) -> None:
         """Count ``diff`` (keep it whole while fewer than :data:`KEPT` are)."""
@@ -91,10 +94,20 @@ class VerdictData:
             diff.rule = CONTRACT
         self.count += 1
         self.by_rule[diff.rule] = self.by_rule.get(diff.rule, 0) + 1
+        kinds = self.by_kind.setdefault(diff.rule, {})
+        kinds[diff.what] = kinds.get(diff.what, 0) + 1
         if diff.evidence and self.outside is None:
             self.outside = diff.evidence
         if len(self.differences) < KEPT:
             self.differences.append(diff)
+
+    def kinds(self, rule: str | None = None) -> set[str]:
+        """The kinds (``what``) of every difference ``rule`` decides (every rule's: None), past
+        the kept ones too; a verdict written before ``by_kind`` existed answers from its kept
+        differences."""
+        if self.by_kind or not self.count:
+            return {w for r, kinds in self.by_kind.items() if rule in (None, r) for w in kinds}
+        return {d.what for d in self.differences if rule in (None, d.rule)}
 
     def rules(self) -> set[str]:
         """Every rule that decides a difference."""

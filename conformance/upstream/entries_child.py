@@ -107,19 +107,35 @@ def sglang_toolchain() -> dict:
 
 
 def loaded_files(tree) -> dict[str, str]:
-    """Each ``sglang`` module now imported: ``wheel bytes`` (matches RECORD), ``ours`` (a synthetic
-    package or the stand-in) or ``DIFFERS``."""
+    """Every module now imported from the tree's ``site/``, whatever its name, and every
+    ``sglang`` module wherever it came from: ``wheel bytes`` (matches RECORD), ``ours`` (a
+    synthetic parent package or the stand-in, holding exactly what the layout wrote), ``DIFFERS``
+    (a wheel file or one of ours changed since), ``not in the layout: PATH`` (a file under
+    ``site/`` the layout did not write: planted there) or ``outside the tree: PATH``."""
+    from conformance.upstream.entries_tree import EMPTY_INIT, STAND_IN_SOURCE
+    from conformance.upstream.release_tree import _path
     from conformance.upstream.wheel import file_sha256
+
+    site = Path(tree.site).resolve()
+    ours = {f"{p.replace('.', '/')}/__init__.py": EMPTY_INIT for p in tree.synthetic_packages}
+    ours.update({_path(m): STAND_IN_SOURCE for m in tree.stand_ins})
     out = {}
     for name, module in sorted(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if not name.startswith("sglang") or not path:
+        if not isinstance(path, str):
             continue
-        rel = os.path.relpath(path, tree.site).replace(os.sep, "/")
+        try:
+            rel = Path(path).resolve().relative_to(site).as_posix()
+        except ValueError:
+            if name.split(".")[0] == "sglang":
+                out[name] = f"outside the tree: {path}"
+            continue
         if rel in tree.files:
             out[name] = "wheel bytes" if file_sha256(Path(path)) == tree.files[rel] else "DIFFERS"
+        elif rel in ours:
+            out[name] = "ours" if Path(path).read_text(encoding="utf-8") == ours[rel] else "DIFFERS"
         else:
-            out[name] = "ours" if not rel.startswith("..") else f"outside the tree: {path}"
+            out[name] = f"not in the layout: {rel}"
     return out
 
 

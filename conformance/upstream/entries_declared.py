@@ -73,6 +73,10 @@ def load(release: str, path: Path | None = None) -> dict[str, dict]:
         if not DECLARABLE.fullmatch(d["status"]):
             raise DeclarationError(f"{path}: divergences[{i}]: status {d['status']!r} cannot be "
                                    "declared (only error-divergence, unchecked and differs (RULES))")
+        if d["status"] == "unchecked" or d["status"].startswith("error-divergence"):
+            if not isinstance(d.get("what"), list) or not d["what"]:
+                raise DeclarationError(f"{path}: divergences[{i}]: {d['status']} needs what (the "
+                                       "kinds of difference the verdict holds, exactly)")
         if "got" in d:
             try:
                 re.compile(d["got"])
@@ -99,8 +103,9 @@ def judged_status(row: dict) -> str:
 def _mismatch(row: dict, d: dict) -> str | None:
     """Why ``row``'s verdict is not the one declaration ``d`` pins, or None."""
     diffs = (row.get("verdict") or {}).get("differences", [])
-    if "what" in d and sorted({x["what"] for x in diffs}) != sorted(set(d["what"])):
-        return f"declared what {sorted(set(d['what']))}, got {sorted({x['what'] for x in diffs})}"
+    kinds = VerdictData.from_json(row["verdict"]).kinds() if row.get("verdict") else set()
+    if "what" in d and sorted(kinds) != sorted(set(d["what"])):
+        return f"declared what {sorted(set(d['what']))}, got {sorted(kinds)}"
     if "got" in d:
         for x in diffs:
             if x["what"] in ("error", "raised") and not re.search(d["got"], str(x["got"])):

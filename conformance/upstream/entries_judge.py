@@ -10,7 +10,8 @@ Per case a status from the verdict, judged on the contract (upstream is an exter
 checks are C++ ``RuntimeCheck`` / tvm-ffi errors with their own text, spec section 4), or
 ``error-divergence (RULES)`` when what it wrote is decided by those project rules;
 ``unchecked`` (an error case on which it raised nothing: it lacks the check, and what it wrote
-is in the verdict); ``oob``;
+is in the verdict; its other contract differences, if any, are writes, never an input changed);
+both read from the kinds of every difference, the ones past the verdict's kept 64 too; ``oob``;
 ``fail`` (anything else). The verdict itself is kept in the row (``verdict``), so a report or a
 manifest reads data, never this text.
 """
@@ -90,12 +91,12 @@ def case_status(case: dict, verdict) -> tuple[str, tuple[str, ...]]:
         return f"differs ({', '.join(rules)})", rules
     if status != "fail" or "error" not in case["expect"]:
         return status, rules
-    contract = [d for d in verdict.differences if d.rule == "contract"]
-    others = sorted({d.rule for d in verdict.differences if d.rule != "contract"})
-    if contract and all(d.what == "error" for d in contract):
+    contract = verdict.kinds("contract")  # over every difference, not only the kept ones
+    others = sorted(r for r in verdict.rules() if r != "contract")
+    if contract == {"error"}:
         return "error-divergence" + (f" ({', '.join(others)})" if others else ""), rules
-    if any(d.what == "no-error" for d in contract):
-        return "unchecked", rules
+    if "no-error" in contract and contract <= {"no-error", "written", "value"}:
+        return "unchecked", rules  # returned and wrote; never an input changed or a rebinding
     return status, rules
 
 

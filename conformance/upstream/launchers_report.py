@@ -54,15 +54,16 @@ def render(doc: dict) -> str:
                 f"{len(py)} Python files byte for byte (RECORD-checked); stand-ins (ours): "
                 + ", ".join(f"`{m}`" for m in tree.get("stand_ins", {})) + ".", ""]
     if doc.get("loaded"):
-        out += ["Modules imported: " + ", ".join(f"`{m}` ({how})" for m, how in doc["loaded"].items()),
-                ""]
+        out += ["Modules imported: " + ", ".join(f"{code_span(str(m))} ({code_span(str(how))})"
+                                                 for m, how in doc["loaded"].items()), ""]
     out += ["| step | status | seconds |", "|---|---|---|"]
-    out += [f"| {s['step']} | {s['status']} | {s['seconds']} |" for s in doc.get("steps", [])]
+    out += [f"| {code_span(str(s['step']))} | {code_span(str(s['status']))} | "
+            f"{code_span(str(s['seconds']))} |" for s in doc.get("steps", [])]
     out.append("")
     rows = doc.get("cases", [])
     if rows:
         out += ["| case | status | declaration | first difference |", "|---|---|---|---|"]
-        out += [f"| {r['id']} | {r['status']} | {_state(r)} | "
+        out += [f"| {code_span(str(r['id']))} | {code_span(str(r['status']))} | {_state(r)} | "
                 f"{code_span(r.get('why') or 'every element equal') } |" for r in rows]
         out.append("")
     if doc.get("child_exit") not in (None, 0) and doc.get("tail"):

@@ -33,11 +33,13 @@ from impls.entries_planner.contract import OUTPUT_NAMES as ENTRIES_OUTPUTS
 from impls.canary_plan.pipeline import stage_kwargs, wrapper_checks
 from impls.entries_planner.validate import validate_entries_launch
 from impls.offsets_planner.errors import PlanError
+from impls.offsets_planner.python_planner import launch as python_offsets
 from impls.offsets_planner.validate import validate_launch
 
 __all__ = ["NAME", "ENGINE", "SPEC", "OUTPUTS", "ERROR", "PLANNERS", "get_planner",
            "planner_mode", "load_cases", "build", "expected_error", "error_rule", "golden",
-           "element_rules", "error_element_rules", "failing_stage", "VALIDATE_FIRST",
+           "element_rules", "error_element_rules", "error_written_values", "failing_stage",
+           "VALIDATE_FIRST",
            "UPSTREAM_LAUNCHERS", "upstream_launchers"]
 
 NAME = "canary-plan"
@@ -188,6 +190,25 @@ def error_element_rules(case: dict, kwargs: dict) -> dict[str, list[str]]:
         if name in rules:
             rules[name] = [VALIDATE_FIRST] * len(rules[name])
     return rules
+
+
+def error_written_values(case: dict, kwargs: dict) -> dict[str, list[int]]:
+    """{output: value per element} that upstream's order leaves in the :data:`WRITTEN_BEFORE`
+    fields of an error case whose failing stage is reached, from the poisoned arguments
+    ``kwargs`` before the call: ``write_offsets`` zero, and for an entries-stage error what the
+    pure-Python offsets planner then writes (on clones; an element it leaves keeps its poison).
+    Empty when no stage is reached. Under :data:`VALIDATE_FIRST` a planner may write that value
+    and no other (any other value is the contract's difference)."""
+    stage = failing_stage(kwargs)
+    if stage is None:
+        return {}
+    outputs = {name: kwargs[name].clone() for name in OUTPUTS}
+    outputs[WRITE_OFFSETS].zero_()
+    if stage == "entries":
+        args = {**kwargs, **outputs}
+        offsets, _ = stage_kwargs(args, wrapper_checks(dict(args)))
+        python_offsets(**offsets)
+    return {name: outputs[name].flatten().tolist() for name in WRITTEN_BEFORE[stage]}
 
 
 def _seed_rule(table: list, lut_len: int | None, row: int, prefix: int, extend: int) -> str:
