@@ -71,9 +71,10 @@ def _one_call_subject(args: argparse.Namespace):
         raise SystemExit(2) from None
     one_call = sorted(n for n, m in found.items() if m.ENGINE == "one-call")
     if args.subject is None:
+        corpus = ", ".join(n for n, m in found.items() if m.ENGINE == "corpus")
         if one_call:
-            print(f"(the corpus engine's subject; also: {', '.join(one_call)}, with --subject NAME)",
-                  file=sys.stderr)
+            print(f"(subject {corpus}; also: {', '.join(one_call)}, with "
+                  f"`{args.command} --subject NAME`)", file=sys.stderr)
         return None
     if args.subject not in found:
         print(f"error: --subject {args.subject}: not one of {', '.join(sorted(found))}",

@@ -103,13 +103,15 @@ def test_the_judge_catches_a_tail_write_and_records_another_error_text():
     first = row["verdict"]["differences"][0]
     assert (first["what"], first["field"], first["index"], first["got"]) == (
         "written", "out_verify_prev_slot_indices", capacity - 1, 5)
-    assert row["why"].startswith(f"written out_verify_prev_slot_indices[{capacity - 1}]: ")
+    assert row["why"].startswith(f"out_verify_prev_slot_indices[{capacity - 1}]: ")
+    assert row["why"].endswith("(written; rule contract); 2 difference(s) in all")  # both runs
     error_case = next(c for c in judge.load_cases() if c["id"] == "entries-error-dtype")
     row = judge.judge_case(_other_text, error_case, "cpu")
     assert row["status"] == "error-divergence"
     message = error_case["expect"]["message"]
-    assert row["why"] == (f"error error: expected PlanError dtype: {message}, got RuntimeError None: "
-                          f"Runtime check failed: {message} (rule contract); 2 difference(s)")
+    assert row["why"] == (f"error: expected PlanError dtype: {message}, got RuntimeError None: "
+                          f"Runtime check failed: {message} (error; rule contract); 2 difference(s) "
+                          "in all")
 
 
 def test_a_hazard_case_that_raises_differs_from_its_rule_and_writing_as_well_fails():

@@ -105,9 +105,9 @@ def test_a_faithful_reference_passes_every_case_through_both_launchers(tmp_path,
         assert {r["status"] for r in doc["cases"]} == {"pass"}
         assert doc["loaded"]["sglang.kernels.ops.kv_canary.plan_ref"] == "wheel bytes"
         page = (out / md_name).read_text()
-        assert f"JUDGED on cpu: {n} cases, {n} pass (0 declared, 0 undeclared or stale)" in page
+        assert f"**`GOOD: JUDGED on cpu: {n} cases, {n} pass (0 declared, 0 undeclared or stale)`**" in page
     printed = capsys.readouterr().out
-    assert f"reference: JUDGED on cpu: {n} cases, {n} pass" in printed and "**" not in printed
+    assert f"reference: GOOD: JUDGED on cpu: {n} cases, {n} pass" in printed and "**" not in printed
 
 
 def test_a_reference_that_raises_is_undeclared_and_its_text_stays_text(tmp_path):
@@ -124,8 +124,8 @@ def test_a_reference_that_raises_is_undeclared_and_its_text_stays_text(tmp_path)
     page = (out / file_names("reference")[1]).read_text()
     assert "<b>bold</b>" in page and "\n# heading" not in page
     row = next(line for line in page.splitlines() if line.startswith("| `canary-prefill-and-two-decodes` |"))
-    assert row.endswith("| ``raised error: expected no error, got ValueError: kv-canary: `x` "
-                        "\\| <b>bold</b> (rule contract); 2 difference(s)`` |")
+    assert row.endswith("| ``error: expected no error, got ValueError: kv-canary: `x` "
+                        "\\| <b>bold</b> (raised; rule contract); 2 difference(s) in all`` |")
     assert row.count("|") - row.count("\\|") == 5  # the text's own | cannot open a column
 
 

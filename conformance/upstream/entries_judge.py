@@ -114,9 +114,9 @@ def judge_case(launcher, case: dict, device, subject=subject) -> dict:
     status, rules = case_status(case, verdict)
     first = verdict.differences[0] if verdict.differences else None
     why = "" if first is None else (
-        f"{first.what} {first.field}{'' if first.index is None else f'[{first.index}]'}: "
-        f"expected {first.expected}, got {first.got} (rule {first.rule}); "
-        f"{verdict.count} difference(s)")
+        f"{first.field}{'' if first.index is None else f'[{first.index}]'}: "
+        f"expected {first.expected}, got {first.got} ({first.what}; rule {first.rule}); "
+        f"{verdict.count} difference(s) in all")
     row.update(status=status, rules=list(rules), why=why[:400], verdict=verdict.to_json())
     return row
 

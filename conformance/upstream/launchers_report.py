@@ -25,14 +25,17 @@ def verdict(doc: dict) -> str:
     if not any(s["step"] == "judge" for s in steps):
         return f"NOT JUDGED: the child stopped before judging (exit {doc.get('child_exit')})"
     rows = doc.get("cases", [])
-    counts = ", ".join(f"{n} {s}" for s, n in sorted(Counter(r["status"] for r in rows).items()))
+    counted = Counter(r["status"] for r in rows)
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(counted.items(), key=lambda kv: (kv[0] != "pass",
+                                                                                   kv[0])))
     declared = sum(1 for r in rows if r.get("declared"))
     open_rows = sum(1 for r in rows if r.get("undeclared") or r.get("stale"))
-    text = (f"JUDGED on {doc.get('device', '?')}: {len(rows)} cases, {counts or 'none'} "
-            f"({declared} declared, {open_rows} undeclared or stale)")
+    text = (f"{'GOOD' if doc.get('good') else 'NOT GOOD'}: JUDGED on {doc.get('device', '?')}: "
+            f"{len(rows)} cases, {counts or 'none'} ({declared} declared, {open_rows} undeclared "
+            "or stale)")
     if doc.get("manifest_error"):
         text += f"; the manifest cannot be read: {doc['manifest_error']}"
-    return text + ("" if doc.get("good") else "; NOT GOOD")
+    return text
 
 
 def _state(row: dict) -> str:
@@ -62,7 +65,12 @@ def render(doc: dict) -> str:
     out.append("")
     rows = doc.get("cases", [])
     if rows:
-        out += ["| case | status | declaration | first difference |", "|---|---|---|---|"]
+        out += ["GOOD: every case passed or is declared with its reason, none stale (exit 0). "
+                "Statuses: `pass`; `differs (RULES)`: every difference decided by those project "
+                "rules; `error-divergence`: an error case that raised another error (and wrote "
+                "only what RULES in brackets decide); `unchecked`: an error case that raised "
+                "nothing; `fail`, `oob`, `crashed`: never declarable.", "",
+                "| case | status | declaration | first difference |", "|---|---|---|---|"]
         out += [f"| {code_span(str(r['id']))} | {code_span(str(r['status']))} | {_state(r)} | "
                 f"{code_span(r.get('why') or 'every element equal') } |" for r in rows]
         out.append("")
