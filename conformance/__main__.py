@@ -1,8 +1,19 @@
-"""``python -m conformance``: see :mod:`conformance.cli`."""
+"""``python -m conformance``: see :mod:`conformance.cli`.
 
+Output piped into a reader that stops early (``python -m conformance cases | head``) ends the
+command quietly with exit code 1, as the Python documentation's note on SIGPIPE recommends
+(``signal`` module, "Note on SIGPIPE"), not with a BrokenPipeError traceback."""
+
+import os
 import sys
 
 from conformance.cli import main
 
 if __name__ == "__main__":  # not when multiprocessing's spawn re-imports it (fuzz --jobs)
-    sys.exit(main())
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        code = 1
+    sys.exit(code)

@@ -167,3 +167,12 @@ def test_a_one_call_subject_lists_its_own_planners_and_cases(capsys):
     with pytest.raises(SystemExit) as exit_:
         cli_main(["cases", "--subject", "nope"])
     assert exit_.value.code == 2 and "--subject nope: not one of" in capsys.readouterr().err
+
+
+def test_a_listing_piped_into_head_ends_quietly():
+    """``python -m conformance cases | head -1``: the reader stops early; no traceback."""
+    done = subprocess.run(f"{sys.executable} -m conformance cases | head -1", shell=True,
+                          capture_output=True, text=True, timeout=120, cwd=REPO,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert done.stdout.split()[0] == "id"
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
