@@ -73,30 +73,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--case-timeout", type=float, default=60, help="seconds for each hazard child")
 
 
-def _env(tree_dir: Path, site: str) -> dict[str, str]:
+def child_env(tree_dir: Path, site: str) -> dict[str, str]:
+    """The environment of a child that imports a laid-out release: ``site`` first on PYTHONPATH,
+    then this checkout; sglang's JIT cache under the tree unless ``SGLANG_JIT_CACHE_DIR`` is set."""
     path = [site, str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONUNBUFFERED": "1"}
     env.setdefault("SGLANG_JIT_CACHE_DIR", str(tree_dir / "jit-cache"))
     return env
 
 
-def _child(args, tree_dir, site, json_path, extra, timeout, log) -> tuple[dict, int | str]:
-    command = [sys.executable, "-m", "conformance.upstream.entries_child", "--tree", str(tree_dir),
-               "--json", str(json_path), *extra]
-    log.write(f"$ {shlex.join(command)}\n")
+def run_child(command: list[str], env: dict[str, str], timeout: float,
+              json_path: Path) -> tuple[dict, int | str, str]:
+    """Run ``command`` from the repository root: (the JSON document it left in ``json_path``, or
+    ``{"steps": []}`` when none can be read; its exit code, or ``killed after N s``; its stdout
+    and stderr)."""
     try:
-        done = subprocess.run(command, cwd=REPO_ROOT, env=_env(tree_dir, site), capture_output=True,
-                              text=True, timeout=timeout)
+        done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                              timeout=timeout)
         code, text = done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired as exc:
         code = f"killed after {timeout:.0f} s"
         text = "".join(x.decode() if isinstance(x, bytes) else (x or "") for x in (exc.stdout, exc.stderr))
-    log.write(text + f"\n[exit {code}]\n\n")
-    log.flush()
     try:
         doc = json.loads(json_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         doc = {"steps": []}
+    return doc, code, text
+
+
+def _child(args, tree_dir, site, json_path, extra, timeout, log) -> tuple[dict, int | str]:
+    command = [sys.executable, "-m", "conformance.upstream.entries_child", "--tree", str(tree_dir),
+               "--json", str(json_path), *extra]
+    log.write(f"$ {shlex.join(command)}\n")
+    doc, code, text = run_child(command, child_env(tree_dir, site), timeout, json_path)
+    log.write(text + f"\n[exit {code}]\n\n")
+    log.flush()
     doc["tail"] = text[-1500:]
     return doc, code
 

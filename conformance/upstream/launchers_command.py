@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
-import subprocess
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -36,7 +34,7 @@ from pathlib import Path
 from conformance.corpus.subjects import SubjectError, case_folder, discover
 from conformance.paths import CASES_ROOT, REPO_ROOT
 from conformance.upstream import entries_declared
-from conformance.upstream.entries_command import layout
+from conformance.upstream.entries_command import child_env, layout, run_child
 from conformance.upstream.launchers_report import render, verdict
 
 
@@ -84,20 +82,8 @@ def _child(args, tree_dir: Path, site: str, launcher: str, json_path: Path,
     command = [sys.executable, "-m", "conformance.upstream.launchers_child", "--subject",
                args.subject, "--launcher", launcher, "--tree", str(tree_dir), "--json",
                str(json_path), "--device", args.device, *extra]
-    path = [site, str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONUNBUFFERED": "1"}
     json_path.unlink(missing_ok=True)
-    try:
-        done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                              timeout=args.timeout)
-        code, text = done.returncode, done.stdout + done.stderr
-    except subprocess.TimeoutExpired as exc:
-        code = f"killed after {args.timeout:.0f} s"
-        text = "".join(x.decode() if isinstance(x, bytes) else (x or "") for x in (exc.stdout, exc.stderr))
-    try:
-        doc = json.loads(json_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        doc = {"steps": []}
+    doc, code, text = run_child(command, child_env(tree_dir, site), args.timeout, json_path)
     json_path.unlink(missing_ok=True)
     doc.update(child_exit=code, tail=text[-1500:])
     return doc, code
@@ -216,14 +202,3 @@ def run(args) -> int:
         all_good = _declare_and_write(doc, subject, args, case_ids) and all_good
     return 0 if all_good else 1
 
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.upstream.launchers_command",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
