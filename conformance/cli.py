@@ -56,7 +56,9 @@ from conformance.plugin.extra_cases import with_extra_cases
 from conformance.upstream import command as upstream_command
 from conformance.upstream import entries_command as upstream_entries_command
 from conformance.upstream import launchers_command as upstream_launchers_command
-from impls.offsets_planner.registry import planners
+from conformance.corpus.corpus_subject import registry as _registry
+
+planners = _registry.planners
 
 
 def _one_call_subject(args: argparse.Namespace):

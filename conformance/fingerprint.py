@@ -89,13 +89,13 @@ def head_commit() -> str | None:
     return _git("rev-parse", "HEAD")
 
 
-def run_fingerprint(planner_names: list[str]) -> dict:
+def run_fingerprint(planner_names: list[str], availability, source_digest) -> dict:
     """Where and on what the run happened: commit, host, GPU, versions, each planner's mode.
 
-    Machine and library fields come from :func:`fingerprint`.
+    ``availability(name)`` (an object with ``mode``, ``available``, ``reason``) and
+    ``source_digest(name)`` come from the subject's planner registry. Machine and library fields
+    come from :func:`fingerprint`.
     """
-    from impls.offsets_planner.registry import availability, source_digest
-
     status = _git("status", "--porcelain", "--untracked-files=no")
     planners = {}
     for name in planner_names:

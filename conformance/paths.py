@@ -31,23 +31,14 @@ INSTALLED = PACKAGED_DATA.is_dir()
 DATA_ROOT = PACKAGED_DATA if INSTALLED else REPO_ROOT
 """Where the corpus and the schemas are read from."""
 CASES_ROOT = DATA_ROOT / "cases"
-"""The corpus root: one folder per subject (``offsets-planner/``, ``entries-planner/``), each with
-the README of its case format (``cases/README.md``)."""
-DEFAULT_CASES_DIR = CASES_ROOT / "offsets-planner"
-"""The offsets planner's corpus (``cases/offsets-planner/``): what ``pytest conformance/`` runs when
-no ``--cases`` is given; a ``--cases DIR`` replaces it with another folder of such case files."""
-CASE_SCHEMA_PATH = DEFAULT_CASES_DIR / "schema.json"
-"""JSON Schema of an offsets-planner case file (``cases/offsets-planner/README.md`` describes it)."""
+"""The corpus root: one folder per subject (named as the subject), each with the README of its
+case format (``cases/README.md``). The corpus engine's own folders and schemas are
+:mod:`conformance.corpus.corpus_subject`'s."""
 DIVERGENCES_DIRNAME = "divergences"
-"""The folder of a corpus (``cases/offsets-planner/divergences/``) that holds known-divergence
+"""The folder of a corpus (``cases/<subject>/divergences/``) that holds known-divergence
 manifests, not cases."""
-DIVERGENCES_SCHEMA_PATH = DEFAULT_CASES_DIR / DIVERGENCES_DIRNAME / "schema.json"
-"""JSON Schema of a known-divergence manifest (``cases/offsets-planner/divergences/README.md``)."""
 RESULTS_SCHEMA_PATH = DATA_ROOT / "reports" / "results.schema.json"
 """JSON Schema of a results file (``reports/README.md``)."""
-SPEC_PATH = (PACKAGED_DATA / "spec" if INSTALLED else REPO_ROOT / "docs" / "spec") / "offsets-planner.md"
-"""The contract the corpus checks (cases' ``source.ref`` cite its sections)."""
-
 
 OUTPUT_ROOT = Path() if INSTALLED else REPO_ROOT
 """Where a run's files go: the checkout (absolute paths below); from an installed wheel ``Path()``
@@ -63,9 +54,5 @@ DEFAULT_COMPARE_HTML = OUTPUT_ROOT / "reports" / "compare.html"
 """Where ``python -m conformance report --compare`` writes its page by default."""
 DEFAULT_BENCH_JSON = OUTPUT_ROOT / "reports" / "out" / "bench.json"
 """Where ``python -m conformance bench`` writes pytest-benchmark's JSON by default."""
-FOUND_CASES_DIR = Path("cases", "found") if INSTALLED else DEFAULT_CASES_DIR / "found"
-"""Where ``python -m conformance fuzz`` writes the divergences it found, for review: inside the
-offsets corpus in a checkout (``cases/offsets-planner/found/``, run by default), else
-``cases/found`` under the current directory (run them with ``--extra-cases cases``)."""
 BENCH_DIR = PACKAGE_DIR / "bench"
 """The benchmark suite's folder (opt-in: collected only when named)."""

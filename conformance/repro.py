@@ -31,10 +31,20 @@ from conformance import repro_checks
 from conformance.engine.inputs import (GUARD, OUTPUT_DTYPES, POISONS, SCALAR_DEFAULTS,
                                        TABLE_GUARD_GARBAGE, TAIL, TAIL_GARBAGE, build_tables,
                                        output_lengths)
-from impls.offsets_planner.contract import (ARGUMENTS, DEVICE_REFERENCE, LUT_NAME, OUTPUT_NAMES,
-                            REQUEST_INPUT_NAMES, SCALAR_NAMES, SCALAR_OUTPUT_NAMES, TABLE_NAME)
+from conformance.corpus.corpus_subject import contract as _contract
 from conformance.engine.rerun import RUN_ENVIRONMENT, shell_command
-from impls.offsets_planner.registry import UnknownPlanner, get_planner
+from conformance.corpus.corpus_subject import registry as _registry
+
+ARGUMENTS = _contract.ARGUMENTS
+DEVICE_REFERENCE = _contract.DEVICE_REFERENCE
+LUT_NAME = _contract.LUT_NAME
+OUTPUT_NAMES = _contract.OUTPUT_NAMES
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+SCALAR_NAMES = _contract.SCALAR_NAMES
+SCALAR_OUTPUT_NAMES = _contract.SCALAR_OUTPUT_NAMES
+TABLE_NAME = _contract.TABLE_NAME
+UnknownPlanner = _registry.UnknownPlanner
+get_planner = _registry.get_planner
 
 MAIN = '''
 

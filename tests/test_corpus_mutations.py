@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from conformance.corpus.hazards import HAZARD_TAG, ROWS
 from conformance.corpus.loader import HARNESS_BUG, Case, CaseFileError, case_files, load_corpus
-from conformance.paths import DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 
 CORPUS = [(path.name, json.loads(path.read_text())) for path in case_files(DEFAULT_CASES_DIR)]
 OTHER_VALUES = [None, True, False, 0, -1, 1.5, "", "x", "hazard\n", [], {}, [1, 2], {"len": 3},

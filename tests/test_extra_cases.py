@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from conformance.corpus.loader import load_corpus
-from conformance.paths import DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.plugin.extra_cases import with_extra_cases
 from tests.case_docs import case_doc
 from tests.subproc import cli, run_pytest

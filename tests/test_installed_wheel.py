@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from conformance.corpus.loader import load_corpus
-from conformance.paths import CASE_SCHEMA_PATH, CASES_ROOT
+from conformance.paths import CASES_ROOT
+from conformance.corpus.corpus_subject import CASE_SCHEMA_PATH
 from tests.case_docs import case_doc
 
 REPO = Path(__file__).resolve().parent.parent

@@ -75,10 +75,34 @@ def test_no_import_runs_back_up(path: Path):
     assert not upward, f"conformance/{rel} imports from above its own folder: {upward}"
 
 
-@pytest.mark.parametrize("path", harness_files("impls"), ids=lambda p: str(p.relative_to(ROOT)))
+def _in_a_subject_harness(path: Path) -> bool:
+    """Whether ``path`` is under ``impls/<subject>/harness/``: a subject's own harness-side tools
+    (its benchmark workloads and design sweeps, its upstream judges), which use the harness."""
+    parts = path.relative_to(ROOT / "impls").parts
+    return len(parts) > 2 and parts[1] == "harness"
+
+
+@pytest.mark.parametrize("path", [p for p in harness_files("impls") if not _in_a_subject_harness(p)],
+                         ids=lambda p: str(p.relative_to(ROOT)))
 def test_impls_never_import_the_harness(path: Path):
-    bad = [m for _, m in imported_modules(path) if m.split(".")[0] in ("conformance", "tests")]
+    bad = [m for _, m in imported_modules(path)
+           if m.split(".")[0] in ("conformance", "tests") or ".harness" in m]
     assert not bad, f"{path.relative_to(ROOT)} imports the harness: {bad}"
+
+
+@pytest.mark.parametrize("path", [p for p in harness_files("impls") if _in_a_subject_harness(p)],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_subject_harness_uses_no_test_and_no_other_subject_harness(path: Path):
+    own = path.relative_to(ROOT / "impls").parts[0]
+    bad = [m for _, m in imported_modules(path) if m.split(".")[0] == "tests"
+           or (".harness" in m and not m.startswith(f"impls.{own}.harness"))]
+    assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_a_subject_harness_is_told_apart():
+    assert _in_a_subject_harness(ROOT / "impls" / "x" / "harness" / "bench.py")
+    assert not _in_a_subject_harness(ROOT / "impls" / "x" / "harness.py")
+    assert not _in_a_subject_harness(ROOT / "impls" / "x" / "contract.py")
 
 
 def test_readme_layout_table_matches_the_tree():

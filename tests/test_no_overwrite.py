@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conformance.paths import DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.reporting.freshness import current_file
 from tests.subproc import REPO, cli
 

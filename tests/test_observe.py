@@ -13,9 +13,10 @@ from conformance.engine.inputs import GUARD
 from conformance.engine.judge import ConformanceFailure, judge
 from conformance.engine.observe import Observation, observe
 from conformance.engine.runner import Target, run_case
-from conformance.paths import DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from impls.offsets_planner.python_planner import launch as python_launch
 from tests.planted import wrong_planners as wp
+
 
 CPU = torch.device("cpu")
 CASES = {case.id: case for case in load_corpus([DEFAULT_CASES_DIR])[0]}

@@ -14,7 +14,7 @@ from conformance.corpus.manifest import find_divergence, load_manifest, load_man
 from conformance.corpus.element_rules import case_rules
 from conformance.engine.outside import outside_proof
 from conformance.engine.verdict import Difference, VerdictData, status_of
-from conformance.paths import DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.reporting import divergence_profile
 from tests.subproc import REPO, run_pytest
 

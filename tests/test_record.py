@@ -13,7 +13,7 @@ from conformance import cli
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.loader import load_corpus, make_case
 from conformance.engine.reference import record_expectations
-from conformance.paths import DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.record import UNCHECKED, write_expectations
 
 CASES, _ = load_corpus()

@@ -8,7 +8,7 @@ import torch
 from conformance.corpus.loader import load_corpus
 from conformance.engine.reference import plan_mismatch, reference_plan
 from conformance.engine.steps import first_step
-from conformance.paths import DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from tests.planted import wrong_planners as wp
 
 CASES = {case.id: case for case in load_corpus([DEFAULT_CASES_DIR / "spec"])[0]}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.paths import DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.reporting.results_format import BAD
 from conformance.upstream.command import default_cache
 from conformance.upstream.wheel import FetchError, fetch_wheel

@@ -21,10 +21,11 @@ import torch
 
 from conformance.corpus.loader import REPO_ROOT, load_corpus
 from conformance.engine.runner import ConformanceFailure, Target, run_case
-from conformance.paths import DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.plugin.summary import parse as parse_summary
 from impls.offsets_planner.python_planner import launch as python_launch
 from tests.planted import wrong_planners as wp
+
 
 CPU = torch.device("cpu")
 SPEC7 = DEFAULT_CASES_DIR / "spec"

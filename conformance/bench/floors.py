@@ -24,7 +24,11 @@ from collections.abc import Callable
 
 import torch
 
-from impls.offsets_planner.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
+from conformance.corpus.corpus_subject import contract as _contract
+
+OUTPUT_NAMES = _contract.OUTPUT_NAMES
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+TABLE_INPUT_NAMES = _contract.TABLE_INPUT_NAMES
 
 FLOORS = ("empty-triton", "empty-numba", "torch-op")
 FLOOR_OF_PLANNER = {"triton": "empty-triton", "numba-cuda": "empty-numba", "python": "torch-op",

@@ -29,7 +29,9 @@ import torch
 
 from conformance.bench import clocks
 from conformance.bench import timing as gt
-from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
+from conformance.corpus.corpus_subject import contract as _contract
+
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 
 MODES = ("eager", "validate", "launch", "replay")
 HOST_MODES = ("eager", "validate", "launch")
@@ -87,7 +89,9 @@ def planner_module(name: str):
     """The module of a built-in planner (None for an external ``module:attr`` planner)."""
     import inspect
 
-    from impls.offsets_planner.registry import builtin_names, get_planner
+    from conformance.corpus.corpus_subject import registry as _registry
+    builtin_names = _registry.builtin_names
+    get_planner = _registry.get_planner
 
     return inspect.getmodule(get_planner(name)) if name in builtin_names() else None
 
@@ -123,7 +127,8 @@ def planner_call(planner: str, mode: str, pool: list[dict],
     buffer set (:func:`impls.offsets_planner.bind`) and timed as a server calls it: ``bound(rpi, prefix,
     extend)`` (eager), ``bound.check`` (validate), the launch alone (launch).
     """
-    from impls.offsets_planner.registry import get_planner
+    from conformance.corpus.corpus_subject import registry as _registry
+    get_planner = _registry.get_planner
 
     module = planner_module(planner)
     bound_of = getattr(module, "BOUND_OF", None)
@@ -135,7 +140,8 @@ def planner_call(planner: str, mode: str, pool: list[dict],
     steps = cycle(pool)
     if bound_of is not None:
         from impls.offsets_planner.bound_plan import bind
-        from impls.offsets_planner.validate_cache import STABLE_NAMES
+        from conformance.corpus.corpus_subject import validate_cache as _validate_cache
+        STABLE_NAMES = _validate_cache.STABLE_NAMES
 
         bound = bind(bound_of, **{n: pool[0][n] for n in STABLE_NAMES})
         requests = [_request(kw) for kw in pool]

@@ -259,9 +259,11 @@ def machine_fingerprint(config) -> dict:
     if _FP is None:
         from conformance.plugin import gpu_pinning
         from conformance.fingerprint import run_fingerprint
-        from impls.offsets_planner.registry import chosen_planners
+        from conformance.corpus.corpus_subject import registry as _registry
+        chosen_planners = _registry.chosen_planners
 
-        _FP = run_fingerprint(chosen_planners(config.getoption("planner")))
+        _FP = run_fingerprint(chosen_planners(config.getoption("planner")), _registry.availability,
+                              _registry.source_digest)
         _FP["gpu_pinning"] = gpu_pinning.PINNED or "none"
     return _FP
 

@@ -33,14 +33,15 @@ import torch
 
 from conformance.bench import clocks
 from conformance.bench.workloads import refresh
-from impls.offsets_planner.contract import (
-    OUTPUT_NAMES,
-    REQUEST_INPUT_NAMES,
-    SCALAR_NAMES,
-    SCALAR_OUTPUT_NAMES,
-    TABLE_INPUT_NAMES,
-)
-from impls.offsets_planner.python_planner import plan_values
+from conformance.corpus.corpus_subject import contract as _contract
+from conformance.corpus.corpus_subject import python_planner as _python_planner
+
+OUTPUT_NAMES = _contract.OUTPUT_NAMES
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+SCALAR_NAMES = _contract.SCALAR_NAMES
+SCALAR_OUTPUT_NAMES = _contract.SCALAR_OUTPUT_NAMES
+TABLE_INPUT_NAMES = _contract.TABLE_INPUT_NAMES
+plan_values = _python_planner.plan_values
 
 JUDGED_ROUNDS = 3
 """Rounds (warm-up rounds included) after which outputs are judged; the last round always."""

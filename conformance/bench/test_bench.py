@@ -41,8 +41,15 @@ from conformance.bench.refusal import loop_refusal, tampered_reason
 from conformance.reporting.bench_figures import REFUSED
 from conformance.bench.plugin import bs_list, parametrize_repeats, table_shape
 from conformance.engine.runner import resolve_device
-from impls.offsets_planner.contract import OUTPUT_NAMES, SCALAR_NAMES, TABLE_INPUT_NAMES
-from impls.offsets_planner.registry import availability, chosen_planners, default_device
+from conformance.corpus.corpus_subject import contract as _contract
+from conformance.corpus.corpus_subject import registry as _registry
+
+OUTPUT_NAMES = _contract.OUTPUT_NAMES
+SCALAR_NAMES = _contract.SCALAR_NAMES
+TABLE_INPUT_NAMES = _contract.TABLE_INPUT_NAMES
+availability = _registry.availability
+chosen_planners = _registry.chosen_planners
+default_device = _registry.default_device
 
 _FLOOR_PLANNER = {"empty-triton": "triton", "empty-numba": "numba-cuda"}
 

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 
 import torch
 
-from impls.offsets_planner.buffers import PlanBuffers
-from impls.offsets_planner.contract import (
-    REQUEST_INPUT_NAMES,
-    SWA_WINDOW_NAME,
-    TABLE_INPUT_NAMES,
-    VERIFY_CAPACITY_NAME,
-)
+from conformance.corpus.corpus_subject import buffers as _buffers
+from conformance.corpus.corpus_subject import contract as _contract
+
+PlanBuffers = _buffers.PlanBuffers
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME
+TABLE_INPUT_NAMES = _contract.TABLE_INPUT_NAMES
+VERIFY_CAPACITY_NAME = _contract.VERIFY_CAPACITY_NAME
 
 GPU_TABLE: tuple[int, int] = (4096, 32768)
 """req_to_token rows x columns on the GPU: a 4096-request pool, 32k-token rows."""

@@ -23,18 +23,22 @@ from conformance.corpus.limits import (
     MAX_TABLE_ELEMENTS,
     case_memory,
 )
-from impls.offsets_planner.constants import PLAN_BS_BLOCK_SIZE, SCRATCH_MIN_LEN
-from impls.offsets_planner.contract import (
-    LUT_NAME,
-    OUTPUT_NAMES,
-    output_lengths,
-    REQUEST_INPUT_NAMES,
-    SCALAR_NAMES,
-    SCALAR_OUTPUT_NAMES,
-    SWA_WINDOW_NAME,
-    TABLE_NAME,
-)
-from impls.offsets_planner.errors import CATALOG, identify
+from conformance.corpus.corpus_subject import constants as _constants
+from conformance.corpus.corpus_subject import contract as _contract
+from conformance.corpus.corpus_subject import errors as _errors
+
+PLAN_BS_BLOCK_SIZE = _constants.PLAN_BS_BLOCK_SIZE
+SCRATCH_MIN_LEN = _constants.SCRATCH_MIN_LEN
+LUT_NAME = _contract.LUT_NAME
+OUTPUT_NAMES = _contract.OUTPUT_NAMES
+output_lengths = _contract.output_lengths
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+SCALAR_NAMES = _contract.SCALAR_NAMES
+SCALAR_OUTPUT_NAMES = _contract.SCALAR_OUTPUT_NAMES
+SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME
+TABLE_NAME = _contract.TABLE_NAME
+CATALOG = _errors.CATALOG
+identify = _errors.identify
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1

@@ -34,14 +34,14 @@ from dataclasses import dataclass, field
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.generators import DEFAULT_TABLE, lut_len
 from conformance.corpus.hazards import INT64_MIN, TableValues
-from impls.offsets_planner.contract import (
-    OUTPUT_NAMES,
-    REQUEST_INPUT_NAMES,
-    SCALAR_OUTPUT_NAMES,
-    SWA_WINDOW_NAME,
-    TABLE_NAME,
-    VERIFY_CAPACITY_NAME,
-)
+from conformance.corpus.corpus_subject import contract as _contract
+
+OUTPUT_NAMES = _contract.OUTPUT_NAMES
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+SCALAR_OUTPUT_NAMES = _contract.SCALAR_OUTPUT_NAMES
+SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME
+TABLE_NAME = _contract.TABLE_NAME
+VERIFY_CAPACITY_NAME = _contract.VERIFY_CAPACITY_NAME
 
 CONTRACT = "contract"
 """The rule of spec sections 3-5: what any launcher, upstream's included, is held to."""

@@ -29,7 +29,11 @@ import numpy as np
 
 from conformance.corpus.arrays import evaluate, permutation
 from conformance.corpus.generators import DEFAULT_TABLE, lut_len, table_shape
-from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, SWA_WINDOW_NAME, TABLE_INPUT_NAMES
+from conformance.corpus.corpus_subject import contract as _contract
+
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME
+TABLE_INPUT_NAMES = _contract.TABLE_INPUT_NAMES
 
 INT64_MIN = -(1 << 63)
 RPI, PREFIX, EXTEND = REQUEST_INPUT_NAMES

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import jsonschema
 
-from conformance.paths import CASE_SCHEMA_PATH, DEFAULT_CASES_DIR, DIVERGENCES_DIRNAME, INSTALLED
+from conformance.paths import DIVERGENCES_DIRNAME, INSTALLED
+from conformance.corpus.corpus_subject import CASE_SCHEMA_PATH, CASES_DIR as DEFAULT_CASES_DIR
 from conformance.paths import REPO_ROOT
 
 from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
-from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, TABLE_NAME
+from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.element_rules import case_rules, kind_of, reached_rules
 from conformance.corpus.hazards import findings, hazard_tag_fault, out_of_contract
 from conformance.corpus.limits import (
@@ -32,6 +33,9 @@ from conformance.corpus.limits import (
     MAX_FILE_PERMUTED_ELEMENTS,
     MAX_PERMUTED_ELEMENTS,
 )
+
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+TABLE_NAME = _contract.TABLE_NAME
 
 DEFAULT_SUBJECT = "offsets-planner"
 """The kernel a case pins when its file names none; the only subject so far."""

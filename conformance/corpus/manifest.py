@@ -28,7 +28,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from conformance.corpus.loader import CaseFileError
-from conformance.paths import DIVERGENCES_DIRNAME, DIVERGENCES_SCHEMA_PATH
+from conformance.paths import DIVERGENCES_DIRNAME
+from conformance.corpus.corpus_subject import DIVERGENCES_SCHEMA_PATH
 
 DECLARABLE = ("fail", "crash", "oob")
 """Statuses a divergence may declare (the schema's enum)."""

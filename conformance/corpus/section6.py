@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.element_rules import ZERO_D, case_rules
 from conformance.corpus.generators import DEFAULT_TABLE
-from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, TABLE_NAME
+from conformance.corpus.corpus_subject import contract as _contract
+
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+TABLE_NAME = _contract.TABLE_NAME
 
 
 @dataclass(frozen=True)

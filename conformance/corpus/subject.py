@@ -16,8 +16,15 @@ import torch
 
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.generators import DEFAULT_TABLE, build_lut, build_table
-from impls.offsets_planner.constants import SCRATCH_MIN_LEN
-from impls.offsets_planner.contract import LUT_NAME, OUTPUT_NAMES, SCALAR_OUTPUT_NAMES, TABLE_NAME, output_lengths
+from conformance.corpus.corpus_subject import constants as _constants
+from conformance.corpus.corpus_subject import contract as _contract
+
+SCRATCH_MIN_LEN = _constants.SCRATCH_MIN_LEN
+LUT_NAME = _contract.LUT_NAME
+OUTPUT_NAMES = _contract.OUTPUT_NAMES
+SCALAR_OUTPUT_NAMES = _contract.SCALAR_OUTPUT_NAMES
+TABLE_NAME = _contract.TABLE_NAME
+output_lengths = _contract.output_lengths
 
 DEFAULT_SUBJECT = "offsets-planner"
 """The subject of a case file that names none."""

@@ -29,13 +29,13 @@ import torch
 
 from conformance.corpus.arrays import evaluate, spec_len
 from conformance.corpus.subject import subject_of
-from impls.offsets_planner.contract import (
-    ARGUMENTS,
-    LUT_NAME,
-    REQUEST_INPUT_NAMES,
-    SCALAR_NAMES,
-    TABLE_NAME,
-)
+from conformance.corpus.corpus_subject import contract as _contract
+
+ARGUMENTS = _contract.ARGUMENTS
+LUT_NAME = _contract.LUT_NAME
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+SCALAR_NAMES = _contract.SCALAR_NAMES
+TABLE_NAME = _contract.TABLE_NAME
 
 GUARD = 16
 """Elements of guard zone before and after every output buffer."""

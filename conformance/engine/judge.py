@@ -33,7 +33,9 @@ from conformance.engine.rerun import case_dir_arg, rerun_command
 from conformance.engine.plain import PLAIN
 from conformance.engine.steps import expand_golden, runs_of
 from conformance.engine.verdict import Difference, VerdictData, rule_line
-from impls.offsets_planner.errors import identify
+from conformance.corpus.corpus_subject import errors as _errors
+
+identify = _errors.identify
 
 
 class ConformanceFailure(AssertionError):

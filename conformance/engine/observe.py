@@ -20,9 +20,17 @@ import torch
 from conformance.corpus.loader import Case
 from conformance.engine.inputs import GUARD, output_lengths
 from conformance.engine.steps import BuiltStep, CaseInputs, first_step, runs_of
-from impls.offsets_planner.buffers import PlanBuffers
-from impls.offsets_planner.contract import LUT_NAME, LUT_TENSOR_NAME, OUTPUT_NAMES
-from impls.offsets_planner.validate import inner_args, validate_offsets_inputs, zero_lut
+from conformance.corpus.corpus_subject import buffers as _buffers
+from conformance.corpus.corpus_subject import contract as _contract
+from conformance.corpus.corpus_subject import validate as _validate
+
+PlanBuffers = _buffers.PlanBuffers
+LUT_NAME = _contract.LUT_NAME
+LUT_TENSOR_NAME = _contract.LUT_TENSOR_NAME
+OUTPUT_NAMES = _contract.OUTPUT_NAMES
+inner_args = _validate.inner_args
+validate_offsets_inputs = _validate.validate_offsets_inputs
+zero_lut = _validate.zero_lut
 
 # Bound when the observer is imported, before any planner is (the isolation worker imports it
 # first): a planner that monkeypatches torch.equal, Tensor.clone or Tensor.tolist in its process

@@ -43,7 +43,9 @@ import torch
 
 from conformance.corpus.arrays import evaluate
 from conformance.engine.inputs import OUTPUT_DTYPES, OutputBuffer, output_lengths
-from impls.offsets_planner.contract import VERIFY_ENABLE_NAME
+from conformance.corpus.corpus_subject import contract as _contract
+
+VERIFY_ENABLE_NAME = _contract.VERIFY_ENABLE_NAME
 
 PLAIN = "plain"
 """The plain run's name (after the poisoned runs ``a`` and ``b``)."""

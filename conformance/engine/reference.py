@@ -14,8 +14,10 @@ from conformance.corpus.loader import Case
 from conformance.engine.diff import field_diff
 from conformance.engine.steps import CaseInputs, RUNS
 from conformance.corpus.subject import OFFSETS_PLANNER, Subject, subject_of
-from impls.offsets_planner import python_planner
-from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
+from conformance.corpus.corpus_subject import python_planner
+from conformance.corpus.corpus_subject import contract as _contract
+
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 
 BS_ARGUMENT = REQUEST_INPUT_NAMES[0]
 """The argument whose ``shape[0]`` is bs (spec section 3)."""

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from conformance.corpus.entries import SHARED_PLANNERS
 from conformance.corpus.loader import Case, display_path
-from conformance.paths import DEFAULT_CASES_DIR, INSTALLED, RESULTS_RELPATH
+from conformance.paths import INSTALLED, RESULTS_RELPATH
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 
 RERUN_ENVIRONMENT = ("PYTHONPATH", "TRITON_INTERPRET", "NUMBA_ENABLE_CUDASIM")
 """Variables a rerun carries when the run had them: where an external planner's module is found,

@@ -17,7 +17,9 @@ from conformance.engine.judge import ConformanceFailure, judge
 from conformance.engine.observe import Observation, observe
 from conformance.engine.rerun import case_dir_arg, cases_dir_arg, rerun_command
 from conformance.engine.steps import RUNS, CaseBuildError
-from impls.offsets_planner.contract import Launcher
+from conformance.corpus.corpus_subject import contract as _contract
+
+Launcher = _contract.Launcher
 
 __all__ = ["CaseBuildError", "ConformanceFailure", "Observation", "RUNS", "Target", "case_dir_arg",
            "cases_dir_arg", "judge", "observe", "rerun_command", "resolve_device", "run_case"]

@@ -43,7 +43,9 @@ from conformance.engine.inputs import (
 )
 from conformance.corpus.subject import Subject, subject_of
 from conformance.engine.plain import PLAIN, has_plain_run, plain_outputs, plain_requests
-from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
+from conformance.corpus.corpus_subject import contract as _contract
+
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 
 RUNS = ("a", "b")
 """The poison of each run of a launcher case: the second run, on freshly poisoned buffers, catches

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.paths import DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 
 
 def with_extra_cases(cases: list[Path] | None, extra: list[Path] | None) -> list[Path] | None:

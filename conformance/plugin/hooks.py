@@ -54,15 +54,15 @@ from conformance.robustness.in_process import (
     install_interrupt_flag,
     torch_state_kept,
 )
-from impls.offsets_planner.registry import (
-    NO_DRIVER,
-    availability,
-    builtin_names,
-    chosen_planners,
-    get_planner,
-    no_driver_hint,
-    probe_all,
-)
+from conformance.corpus.corpus_subject import registry as _registry
+
+NO_DRIVER = _registry.NO_DRIVER
+availability = _registry.availability
+builtin_names = _registry.builtin_names
+chosen_planners = _registry.chosen_planners
+get_planner = _registry.get_planner
+no_driver_hint = _registry.no_driver_hint
+probe_all = _registry.probe_all
 
 pytest_plugins = [
     "conformance.plugin.subjects",  # --subject, --subject-module, the one-call subjects' items

@@ -41,11 +41,13 @@ import pytest
 from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifests, unknown_cases
 from conformance.engine.verdict import PROFILES, VerdictData, status_of
-from conformance.paths import DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.plugin.one_call_items import judges_corpus
 from conformance.plugin.summary import WIDTH
 from conformance.reporting import divergence_profile
-from impls.offsets_planner.registry import builtin_names
+from conformance.corpus.corpus_subject import registry as _registry
+
+builtin_names = _registry.builtin_names
 
 DEFAULT_PROFILE = "contract"
 DIFFERS = {"project": "differs", "wrapper": "not-wrapper"}

@@ -43,11 +43,13 @@ from conformance.reporting.results_format import write_json_atomic
 from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.plugin.outcomes import STATUS, outcome
 from conformance.plugin.one_call_items import corpus_planner_names
-from impls.offsets_planner.registry import chosen_planners
+from conformance.corpus.corpus_subject import registry as _registry
 from conformance.engine.rerun import (RUN_ENVIRONMENT, RUN_SETTINGS, case_dir_arg,
                                       load_rerun_command, rerun_command)
 from conformance.engine.inputs import poison_seed
 from conformance.fingerprint import run_fingerprint
+
+chosen_planners = _registry.chosen_planners
 
 DEFAULT_PATH = RESULTS_RELPATH
 """Relative to the rootdir (the repository) in a checkout; from an installed wheel, relative to the
@@ -227,7 +229,7 @@ class ResultsWriter:
             names = sorted({e["planner"] for e in self.results.values() if not e.get("subject")}
                            | set(corpus_planner_names(self.config, tuple(chosen_planners(None)))))
             names = [n for n in names if n not in PSEUDO_PLANNERS]
-            self.fingerprint = run_fingerprint(names)
+            self.fingerprint = run_fingerprint(names, _registry.availability, _registry.source_digest)
             self.fingerprint["poison_seed"] = poison_seed()  # the run's fills (reruns set it)
         isolation = self.config.pluginmanager.get_plugin("conformance-isolation")
         if isolation is not None:  # what the isolated cases ran in (conformance.plugin.isolation_options)
@@ -354,7 +356,8 @@ def claim_results_file(config: pytest.Config) -> None:
         write_json_atomic(path, {"format": FORMAT, "version": VERSION, "complete": False,
                                  "exitstatus": None, "started": now, "updated": now,
                                  "args": args, "collected": None,
-                                 "fingerprint": run_fingerprint([]), "results": []})
+                                 "fingerprint": run_fingerprint([], _registry.availability,
+                                                                   _registry.source_digest), "results": []})
     except OSError:  # the writer says so at the end of the run, if the run gets that far
         pass
 

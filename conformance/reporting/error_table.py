@@ -15,7 +15,9 @@ from tabulate import tabulate
 
 from conformance.reporting.markdown import code_span
 from conformance.reporting.verdict_view import error_outcomes
-from impls.offsets_planner.errors import CATALOG
+from conformance.corpus.corpus_subject import errors as _errors
+
+CATALOG = _errors.CATALOG
 
 
 def cell(outcomes: list[str]) -> dict:

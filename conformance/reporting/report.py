@@ -26,8 +26,10 @@ from conformance.reporting import divergence_profile, error_table, verdict_view
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
 from conformance.reporting.results_format import write_json_atomic, write_text_atomic
-from impls.offsets_planner.registry import builtin_names
+from conformance.corpus.corpus_subject import registry as _registry
 from conformance.engine.rerun import POISON_SEED_VARIABLE, RERUN_ENVIRONMENT, shell_command
+
+builtin_names = _registry.builtin_names
 
 def anchor(*parts: str | None) -> str:
     """An HTML id from ``parts`` (``case-<id>``, ``fail-<case>--<planner>``)."""

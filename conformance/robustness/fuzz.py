@@ -33,7 +33,7 @@ from pathlib import Path
 from conformance.robustness.probe_sandbox import use_for_probes
 from conformance.corpus.loader import Case, display_path, make_case
 from conformance.corpus.hazards import HAZARD_TAG
-from conformance.paths import FOUND_CASES_DIR
+from conformance.corpus.corpus_subject import FOUND_CASES_DIR
 from conformance.robustness.found_cases import FoundCaseError, found_id, place
 from conformance.robustness.random_plans import random_plan
 from conformance.robustness.progress import Progress
@@ -43,14 +43,16 @@ from conformance.engine.runner import cases_dir_arg
 from conformance.engine.runner import rerun_command as runner_rerun
 from conformance.engine.verdict import FAILING, PROFILES, status_of
 from conformance.robustness.shrink import shrink
-from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, SWA_WINDOW_NAME
-from impls.offsets_planner.registry import (
-    PlannerUnavailable,
-    UnknownPlanner,
-    availability,
-    builtin_names,
-    get_planner,
-)
+from conformance.corpus.corpus_subject import contract as _contract
+from conformance.corpus.corpus_subject import registry as _registry
+
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME
+PlannerUnavailable = _registry.PlannerUnavailable
+UnknownPlanner = _registry.UnknownPlanner
+availability = _registry.availability
+builtin_names = _registry.builtin_names
+get_planner = _registry.get_planner
 
 DEFAULT_OUT = FOUND_CASES_DIR
 _SCRATCH = Path("<fuzz>")

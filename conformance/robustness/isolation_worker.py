@@ -201,7 +201,8 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
 
     from conformance.robustness import torch_state
     from conformance.robustness.shared_tensors import Receiver, receive, version_bumps
-    from impls.offsets_planner.registry import get_planner
+    from conformance.corpus.corpus_subject import registry as _registry
+    get_planner = _registry.get_planner
 
     send({"ready": True, "protocol": PROTOCOL, "pid": os.getpid(), "sandbox": where})
     planner, launch, receiver, device, before = hello.get("planner"), None, None, "cpu", {}

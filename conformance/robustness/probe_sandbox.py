@@ -36,7 +36,7 @@ def use_for_probes(option: str = "auto", cuda: bool | None = None) -> bool:
     """Make :mod:`impls.offsets_planner.registry` probe external planners through this launcher where the
     isolation workers get the sandbox (:func:`conformance.robustness.isolation.sandbox_mode` of
     ``option`` on a machine where torch does, or does not, see ``cuda``); True when it does."""
-    from impls.offsets_planner import registry
+    from conformance.corpus.corpus_subject import registry
 
     from conformance.robustness.isolation import sandbox_mode
 

@@ -24,8 +24,13 @@ from __future__ import annotations
 import random
 import shlex
 
-from impls.offsets_planner.constants import PLAN_BS_BLOCK_SIZE
-from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, SCALAR_NAMES, TABLE_NAME
+from conformance.corpus.corpus_subject import constants as _constants
+from conformance.corpus.corpus_subject import contract as _contract
+
+PLAN_BS_BLOCK_SIZE = _constants.PLAN_BS_BLOCK_SIZE
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+SCALAR_NAMES = _contract.SCALAR_NAMES
+TABLE_NAME = _contract.TABLE_NAME
 
 BIG = 1 << 40
 """An int64-only length (totals of a few of them exceed 2^31)."""

@@ -17,7 +17,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 
-from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, SCALAR_NAMES, TABLE_NAME
+from conformance.corpus.corpus_subject import contract as _contract
+
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
+SCALAR_NAMES = _contract.SCALAR_NAMES
+TABLE_NAME = _contract.TABLE_NAME
 
 ARRAYS = REQUEST_INPUT_NAMES
 """The per-request arrays of a case's inputs (same names as the launcher's,

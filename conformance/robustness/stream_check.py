@@ -18,7 +18,9 @@ from conformance.corpus.loader import Case
 from conformance.engine.runner import Target
 from conformance.engine.steps import first_step
 from conformance.corpus.subject import subject_of
-from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
+from conformance.corpus.corpus_subject import contract as _contract
+
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 
 SLEEP_CYCLES = 200_000_000
 """About 0.1 s on an H200 (1.98 GHz): far longer than any launch, so a race always shows."""

@@ -26,9 +26,11 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from impls.offsets_planner.contract import ARGUMENT_NAMES
+from conformance.corpus.corpus_subject import contract as _contract
 from conformance.fingerprint import PROVENANCE_ATTR
 from conformance.upstream.wheel import Wheel, sha256_hex
+
+ARGUMENT_NAMES = _contract.ARGUMENT_NAMES
 
 LAUNCHER = "launch_plan_offsets_kernel"
 """The launcher's name in every release (spec section 3's signature)."""

@@ -143,3 +143,11 @@ class Launcher(Protocol):
         swa_window_size: int,
         verify_capacity: int,
     ) -> None: ...
+
+
+def golden_lengths(bs: int) -> dict[str, int]:
+    """{output name: the leading elements a golden defines} for a batch of ``bs`` requests (spec
+    section 5): the scratch and ``write_offsets`` [:bs+1] (exclusive prefix sums and their totals),
+    the seeds [:bs], and element 0 of each scalar output; nothing else is written."""
+    ends = dict(zip(OUTPUT_NAMES[:3], (bs + 1, bs + 1, bs)))
+    return {name: ends.get(name, 1) for name in OUTPUT_NAMES}
