@@ -13,7 +13,7 @@ Subcommands:
   report --compare OLD NEW  a run's results as a page, or what changed between two runs
   fuzz --planner P [--planner Q ...] [--n N] [--seed S] [--out DIR] [--isolate]
                            random valid plans against the pure-Python planner; divergences are
-                           shrunk and written as cases (default cases/offsets-planner/found/,
+                           shrunk and written as cases (default cases/<subject>/found/,
                            needs review)
   bench [--planner P ...] [--bs 0,1,64] [--mode M] [--scenario S] [--json PATH] [--report MD]
                            the benchmark suite (pytest conformance/bench) and its table
@@ -56,6 +56,7 @@ from conformance.plugin.extra_cases import with_extra_cases
 from conformance.upstream import command as upstream_command
 from conformance.upstream import entries_command as upstream_entries_command
 from conformance.upstream import launchers_command as upstream_launchers_command
+from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.corpus.corpus_subject import registry as _registry
 
 planners = _registry.planners
@@ -191,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", action="append", type=Path, metavar="DIR",
                         help="case directory (repeatable; default: the repo's "
-                             "cases/offsets-planner/)")
+                             f"cases/{CORPUS_NAME}/)")
     parser.add_argument("--extra-cases", action="append", type=Path, metavar="DIR",
                         help="case directory to use as well as the corpus (repeatable)")
     sub = parser.add_subparsers(dest="command", required=True)

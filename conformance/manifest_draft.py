@@ -46,7 +46,7 @@ def add_parser(sub) -> None:
 def _reason(result: dict) -> tuple[str, str]:
     """(spec section, reason) of one divergent result, from what its case pins and reaches."""
     if result.get("pins") == "wrapper":
-        return "4", ("upstream checks spec §4 item 0 in its wrapper launch_canary_plan_kernels, "
+        return "4", ("upstream checks spec §4 item 0 in its whole-plan wrapper (plan/api.py), "
                      "not in the launcher")
     rows = [k for k in result.get("out_of_contract") or () if k in BY_KEY]
     rows = [k for k in rows if k not in UBIQUITOUS] or rows

@@ -25,7 +25,7 @@ def write_expectations(case: Case, expectations: list[dict]) -> bool:
 
     A golden that changes is no longer what anyone checked: the case's ``golden_check`` becomes
     :data:`UNCHECKED` (any earlier note described the old golden) and ``needs_review`` is set
-    (``cases/offsets-planner/schema.json``), until a person checks it and drops both. When every
+    (``cases/<subject>/schema.json``), until a person checks it and drops both. When every
     stored golden already equals ``expectations``, the file is left as it is (its review still
     holds).
 

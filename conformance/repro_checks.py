@@ -4,7 +4,7 @@ each script below the case's data, so it must import torch only and nothing of t
 ``run_repro`` builds the inputs the way conformance/engine/inputs.py does (guard zones, garbage
 lanes, poison), launches every step twice, and returns the differences it found. The launcher's
 argument names come in ``cfg["NAMES"]``, which :mod:`conformance.repro` writes from the contract
-table (impls/offsets_planner/contract.py).
+table (impls/<subject>/contract.py).
 """
 
 import torch

@@ -16,7 +16,7 @@ from conformance.corpus.loader import load_corpus, make_case
 from conformance.engine.inputs import GUARD
 from conformance.engine.runner import Target, run_case
 from conformance.engine.steps import RUNS, CaseBuildError, CaseInputs, expand_golden
-from conformance.corpus.subject import OFFSETS_PLANNER
+from conformance.corpus.subject import CORPUS_SUBJECT
 
 CPU = torch.device("cpu")
 _LINEAR = {"generator": "linear", "max_reqs": 4, "max_seq_len": 16}
@@ -77,7 +77,7 @@ def test_expand_golden_writes_defined_regions_only():
                 {"out_verify_offsets_scratch": 5, "out_write_offsets": 3,
                  "out_write_seed_slot_indices": 2, "out_verify_num_valid": 1,
                  "out_verify_enable": 1, "out_write_num_valid_reqs": 1}.items()}
-    got = expand_golden(OFFSETS_PLANNER, previous, _GOLDEN)
+    got = expand_golden(CORPUS_SUBJECT, previous, _GOLDEN)
     assert got["out_write_offsets"][GUARD - 1:GUARD + 3] == [7, 0, 1, 7]
     assert got["out_verify_offsets_scratch"][GUARD:GUARD + 3] == [0, 3, 7]
     assert got["out_verify_num_valid"][GUARD - 1:] == [7, 3] + [7] * GUARD

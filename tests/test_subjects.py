@@ -5,6 +5,7 @@ change to the harness."""
 
 from __future__ import annotations
 
+import importlib
 import textwrap
 import types
 
@@ -223,3 +224,17 @@ def test_a_bad_line_or_a_duplicate_id_fails_alone_and_the_rest_still_runs(toy):
     assert "scan.jsonl:2: not JSON: " in items["toy-scan:scan.jsonl:2[load]"].text
     assert "duplicate case id 'toy-basic' (first at scan.jsonl:1)" in \
         items["toy-scan:scan.jsonl:3[load]"].text
+
+
+def test_a_corpus_subject_without_its_modules_is_refused_by_name(tmp_path, monkeypatch):
+    pkg = tmp_path / "toycorpus"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "contract.py").write_text("")
+    (pkg / "subject.py").write_text('NAME = "toy-corpus"\nENGINE = "corpus"\nSPEC = "x.md"\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(SubjectError) as err:
+        check(importlib.import_module("toycorpus.subject"))
+    text = str(err.value)
+    assert "module toycorpus.errors" in text and "module toycorpus.probe" in text
+    assert "module toycorpus.contract" not in text

@@ -23,6 +23,7 @@ from conformance.corpus.limits import (
     MAX_TABLE_ELEMENTS,
     case_memory,
 )
+from conformance.corpus.corpus_subject import NAME as _NAME
 from conformance.corpus.corpus_subject import constants as _constants
 from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.corpus_subject import errors as _errors
@@ -238,7 +239,7 @@ def _memory_error(shared: dict, capacity: int, steps: int) -> Fault | None:
     return "$", (f"a run of this case needs about {need / 2**30:.1f} GiB ({steps} step(s) x "
                  f"{outputs} output elements, a {rows} x {cols} table), over the limit of "
                  f"{MAX_CASE_MEMORY / 2**30:.0f} GiB per case: use fewer steps or smaller "
-                 "buffers (cases/offsets-planner/README.md, Limits)")
+                 f"buffers (cases/{_NAME}/README.md, Limits)")
 
 
 def _launch_error(inputs: dict, bs: int, capacity: int) -> Fault | None:

@@ -32,14 +32,13 @@ import os
 from pathlib import Path
 from types import ModuleType
 
-from conformance.corpus.subjects import SubjectError, case_folder, discover
+from conformance.corpus.subjects import CORPUS_MODULES, SubjectError, case_folder, discover
 from conformance.paths import CASES_ROOT, DIVERGENCES_DIRNAME, INSTALLED, PACKAGED_DATA, REPO_ROOT
 
 ENV = "CONFORMANCE_CORPUS_SUBJECT"
 """The environment variable that picks the corpus subject where a checkout holds several."""
-ROLES = ("contract", "constants", "errors", "registry", "buffers", "validate", "validate_cache",
-         "python_planner")
-"""The modules of a corpus subject's package the engine imports, by name."""
+ROLES = CORPUS_MODULES[:-1]
+"""The modules of a corpus subject's package the engine imports here (the probe runs in a child)."""
 
 
 def _choose() -> ModuleType:

@@ -48,7 +48,7 @@ CONTRACT = "contract"
 WRAPPER = "wrapper"
 """Spec section 4 item 0: upstream checks it in its wrapper, not in its launcher."""
 WRAPPER_ERROR_ID = "swa-lut-required"
-"""The catalog id (impls/offsets_planner/errors.py) of the wrapper's check."""
+"""The catalog id (impls/<subject>/errors.py) of the wrapper's check."""
 ZERO_D = "zero-d-tensor"
 """The project's 0-d rule (spec section 6): a 0-d tensor counts as length 1, then is validated."""
 SCRATCH, WRITE_OFFSETS, SEEDS = OUTPUT_NAMES[:3]  # spec section 3's order

@@ -3,9 +3,9 @@ planner. One place for these names: the pytest plugin, the results writer, the r
 the report all import them.
 
 * ``launcher`` cases run on every planner under test;
-* ``validator`` cases call the shared inner validator (impls/offsets_planner/validate.py) directly, once, in the
+* ``validator`` cases call the shared inner validator (impls/<subject>/validate.py) directly, once, in the
   column :data:`VALIDATOR`;
-* ``allocate`` cases call the buffer allocator (impls/offsets_planner/buffers.py), once, in the column
+* ``allocate`` cases call the buffer allocator (impls/<subject>/buffers.py), once, in the column
   :data:`ALLOCATOR`;
 * a case file that fails to load is one result in the column :data:`LOAD`.
 """

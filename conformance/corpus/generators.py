@@ -29,7 +29,7 @@ from conformance.corpus.arrays import ArraySpecError, permutation
 from conformance.corpus.limits import MAX_LUT_LEN, MAX_TABLE_ELEMENTS
 
 DEFAULT_TABLE = {"generator": "linear", "max_reqs": 1, "max_seq_len": 1}
-"""The table of a case whose inputs name none (cases/offsets-planner/README.md, *Inputs*)."""
+"""The table of a case whose inputs name none (cases/<subject>/README.md, *Inputs*)."""
 
 
 def table_shape(spec: dict) -> tuple[int, int]:

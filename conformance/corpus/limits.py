@@ -1,9 +1,9 @@
 """Load-time limits on what a case may ask the harness to allocate
-(cases/offsets-planner/README.md, *Limits*).
+(cases/<subject>/README.md, *Limits*).
 
 A case over a limit is refused as one ``[load]`` fault before anything is allocated. The limits
 keep the memory of one case run (the guarded copies, the pristine copy and the per-step snapshots
-the runner keeps, conformance/engine) within the figures that cases/offsets-planner/README.md
+the runner keeps, conformance/engine) within the figures that cases/<subject>/README.md
 states, measured by ``tests/test_limits.py``.
 """
 
@@ -13,7 +13,7 @@ MAX_ARRAY_LEN = 1 << 20
 """Longest array a spec may describe (requests, goldens, buffers): 8 MiB of int64."""
 MAX_TABLE_ELEMENTS = 1 << 25
 """Largest table (max_reqs * max_seq_len): 64 MiB of int32; a run of a case at the limit peaks
-under 1 GiB of memory (see cases/offsets-planner/README.md)."""
+under 1 GiB of memory (see cases/<subject>/README.md)."""
 MAX_LUT_LEN = 1 << 23
 """Longest LUT: 64 MiB of int64."""
 MAX_OVERRIDE_ELEMENTS = MAX_ARRAY_LEN

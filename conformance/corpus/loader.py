@@ -1,8 +1,8 @@
-"""Load offsets-planner case files, check them against ``cases/offsets-planner/schema.json``
+"""Load the corpus subject's case files, check them against ``cases/<subject>/schema.json``
 (jsonschema) and the catalog.
 
 A file holds one case or a group (``{"group": ..., "defaults": {...}, "cases": [...]}``); see
-``cases/offsets-planner/README.md``. Faults never stop the load: each becomes a
+``cases/<subject>/README.md``. Faults never stop the load: each becomes a
 :class:`CaseFileError` that names the file and the JSON path, and every other case still loads.
 """
 
@@ -21,6 +21,7 @@ import jsonschema
 
 from conformance.paths import DIVERGENCES_DIRNAME, INSTALLED
 from conformance.corpus.corpus_subject import CASE_SCHEMA_PATH, CASES_DIR as DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import NAME as DEFAULT_SUBJECT
 from conformance.paths import REPO_ROOT
 
 from conformance.corpus.arrays import spec_len
@@ -37,8 +38,6 @@ from conformance.corpus.limits import (
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 TABLE_NAME = _contract.TABLE_NAME
 
-DEFAULT_SUBJECT = "offsets-planner"
-"""The kernel a case pins when its file names none; the only subject so far."""
 MAX_NESTING = 32
 """Deepest nesting of a case file's JSON; deeper files are refused before the schema check (the
 schema's recursive ``concat`` would otherwise exhaust Python's stack inside jsonschema)."""
@@ -52,7 +51,7 @@ PINS = ("contract", "project", "wrapper")
 nothing read or written outside a tensor), a project rule (section 6's "this project" column, the 0-d
 rule) or the wrapper's check (section 4 item 0)."""
 DEFAULT_PINS = "contract"
-"""A case file that says nothing pins the contract (``cases/offsets-planner/schema.json``)."""
+"""A case file that says nothing pins the contract (``cases/<subject>/schema.json``)."""
 
 
 
@@ -76,7 +75,7 @@ class Step:
 @dataclass(frozen=True)
 class Case:
     """A loaded, checked case. ``path`` and ``json_path`` locate it for error messages;
-    ``subject`` names the kernel it pins (``offsets-planner``); ``out_of_contract`` lists the rows
+    ``subject`` names the kernel it pins (default the corpus subject); ``out_of_contract`` lists the rows
     of spec section 6 its values reach (computed by :func:`conformance.corpus.hazards.out_of_contract`;
     non-empty only on cases tagged ``hazard``)."""
 
@@ -157,7 +156,7 @@ def _validator() -> jsonschema.protocols.Validator:
 
 
 def known_tags() -> dict[str, str]:
-    """The declared tags and what each means, from ``cases/offsets-planner/schema.json``
+    """The declared tags and what each means, from ``cases/<subject>/schema.json``
     (``$defs/tag``)."""
     return {entry["const"]: entry["description"]
             for entry in _validator().schema["$defs"]["tag"]["oneOf"]}
@@ -178,7 +177,7 @@ def _schema_error(doc: object, ref: str) -> tuple[str, str] | None:
             e for e in error.context if len(e.absolute_path) == deepest)
     if error.schema == defs["tag"]:
         return error.json_path, (f"unknown tag {error.instance!r}: the tags are declared in "
-                                 f"cases/offsets-planner/schema.json ($defs/tag): "
+                                 f"cases/{DEFAULT_SUBJECT}/schema.json ($defs/tag): "
                                  f"{', '.join(known_tags())}")
     return error.json_path, error.message
 
@@ -396,7 +395,7 @@ def skipped_folders(directory: Path) -> list[Path]:
 
 def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list[CaseFileError]]:
     """Load every case below ``directories`` (default: the offsets corpus,
-    ``cases/offsets-planner/``).
+    ``cases/<subject>/``).
 
     Returns:
         (cases in file order, faults). A duplicate id is a fault of the second file; its case is

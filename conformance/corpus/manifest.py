@@ -1,7 +1,7 @@
 """Known-divergence manifests: what a planner is known to do differently, case by case.
 
-A manifest (``cases/offsets-planner/divergences/*.json``, schema
-``cases/offsets-planner/divergences/schema.json``) names a planner by fnmatch pattern and lists
+A manifest (``cases/<subject>/divergences/*.json``, schema
+``cases/<subject>/divergences/schema.json``) names a planner by fnmatch pattern and lists
 expected divergences, each by case id or by tag, with the spec section it breaks or differs from, a
 reason, an optional issue URL and the status(es) expected (``fail``, ``crash``, ``oob``), and
 optionally the releases it applies to: ``releases`` (a PEP 440 specifier such as ``">=0.5.15"``) of

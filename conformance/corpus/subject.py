@@ -1,10 +1,11 @@
 """The kernel subject a case pins: what its outputs are, which elements of each a golden defines,
 how long each output buffer is and how its shared inputs (table, LUT) are generated. Everything
-that knows the offsets planner's outputs (the load-time checks, the step builder, the judge,
-``record``, the stream check) reaches them through :func:`subject_of`, so that a second kernel can
-be added as a second :class:`Subject` without touching the runner, the judge or ``record``.
+that knows the corpus subject's outputs (the load-time checks, the step builder, the judge,
+``record``, the stream check) reaches them through :func:`subject_of`, built from the subject's
+contract (:mod:`conformance.corpus.corpus_subject`).
 
-A case names its subject in the case file's ``subject`` field (default ``offsets-planner``).
+A case names its subject in the case file's ``subject`` field (default: the corpus subject's
+``NAME``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import torch
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.generators import DEFAULT_TABLE, build_lut, build_table
 from conformance.corpus.corpus_subject import constants as _constants
+from conformance.corpus.corpus_subject import NAME as DEFAULT_SUBJECT
 from conformance.corpus.corpus_subject import contract as _contract
 
 SCRATCH_MIN_LEN = _constants.SCRATCH_MIN_LEN
@@ -26,8 +28,7 @@ SCALAR_OUTPUT_NAMES = _contract.SCALAR_OUTPUT_NAMES
 TABLE_NAME = _contract.TABLE_NAME
 output_lengths = _contract.output_lengths
 
-DEFAULT_SUBJECT = "offsets-planner"
-"""The subject of a case file that names none."""
+golden_lengths = _contract.golden_lengths
 
 
 class UnknownSubject(LookupError):
@@ -45,8 +46,7 @@ class Subject:
         defined_lengths: bs -> {output name: number of leading elements a golden defines}.
         buffer_lengths: case -> {output name: length of its tensor}.
         build_tables: (case, device) -> {argument name: tensor or None}: the inputs every step of
-            the case shares, from the case's generators (for the offsets planner
-            ``req_to_token`` and the LUT).
+            the case shares, from the case's generators (the table and the LUT).
     """
 
     name: str
@@ -70,38 +70,31 @@ class Subject:
                 else views[name][: lengths[name]].tolist() for name in self.outputs}
 
 
-def _offsets_planner_lengths(bs: int) -> dict[str, int]:
-    """Spec section 5: scratch[:bs+1] and write_offsets[:bs+1] (exclusive prefix sums and their
-    totals), seeds[:bs], and element 0 of each scalar output; nothing else is written."""
-    ends = dict(zip(OUTPUT_NAMES[:3], (bs + 1, bs + 1, bs)))
-    return {name: ends.get(name, 1) for name in OUTPUT_NAMES}
-
-
-def _offsets_planner_buffers(case) -> dict[str, int]:
-    """Spec section 3: write_req_capacity the case's (default: its largest bs), the scratch
-    ``scratch_len`` when the case gives one."""
+def _buffer_lengths(case) -> dict[str, int]:
+    """The contract's output lengths (spec section 3) for the case's ``write_req_capacity``
+    (default: its largest bs), the scratch ``scratch_len`` when the case gives one."""
     return output_lengths(case.write_req_capacity, case.inputs.get("scratch_len", SCRATCH_MIN_LEN))
 
 
 
 
-def _offsets_planner_tables(case, device: torch.device) -> dict[str, torch.Tensor | None]:
-    """``req_to_token`` and the LUT (None when the case has none), built by
+def _tables(case, device: torch.device) -> dict[str, torch.Tensor | None]:
+    """The table and the LUT (None when the case has none), built by
     :mod:`conformance.corpus.generators` on ``device``."""
     return {TABLE_NAME: build_table(case.inputs.get(TABLE_NAME, DEFAULT_TABLE), device),
             LUT_NAME: build_lut(case.inputs.get("lut"), device)}
 
 
-OFFSETS_PLANNER = Subject(DEFAULT_SUBJECT, OUTPUT_NAMES, SCALAR_OUTPUT_NAMES, _offsets_planner_lengths,
-                          _offsets_planner_buffers, _offsets_planner_tables)
-"""The offsets planner of spec sections 3 and 5."""
+CORPUS_SUBJECT = Subject(DEFAULT_SUBJECT, OUTPUT_NAMES, SCALAR_OUTPUT_NAMES, golden_lengths,
+                         _buffer_lengths, _tables)
+"""The corpus subject's outputs (its contract's sections 3 and 5)."""
 
-SUBJECTS: dict[str, Subject] = {OFFSETS_PLANNER.name: OFFSETS_PLANNER}
+SUBJECTS: dict[str, Subject] = {CORPUS_SUBJECT.name: CORPUS_SUBJECT}
 """Every registered subject, by the name case files use."""
 
 
 def subject_of(case) -> Subject:
-    """The :class:`Subject` of ``case`` (its ``subject`` attribute, default ``offsets-planner``).
+    """The :class:`Subject` of ``case`` (its ``subject`` attribute, default the corpus subject).
 
     Raises:
         UnknownSubject: the case names a subject that is not registered.
@@ -110,7 +103,7 @@ def subject_of(case) -> Subject:
 
 
 def get_subject(name: str | None) -> Subject:
-    """The :class:`Subject` registered as ``name`` (None: the default, ``offsets-planner``).
+    """The :class:`Subject` registered as ``name`` (None: the default, the corpus subject).
 
     Raises:
         UnknownSubject: no subject of that name is registered.

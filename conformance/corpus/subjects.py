@@ -3,7 +3,8 @@
 
 A subject module defines ``NAME`` (its ``--subject`` value and its folder under ``cases/``),
 ``ENGINE`` and ``SPEC`` (its contract, a path from the repository root). ``ENGINE = "corpus"``: the
-multi-step JSON cases of ``conformance/corpus/loader.py``. ``ENGINE = "one-call"``
+multi-step JSON cases of ``conformance/corpus/loader.py``; its package then also has the modules of
+:data:`CORPUS_MODULES` (``conformance/corpus/corpus_subject.py`` says what each defines). ``ENGINE = "one-call"``
 (``conformance/engine/one_call.py``): each case one launcher call, and the module also defines
 :data:`ONE_CALL_ATTRIBUTES` (what each is; README, "Subjects", names a model).
 Nothing here names a subject.
@@ -12,6 +13,7 @@ Nothing here names a subject.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from pathlib import Path
 from types import ModuleType
 
@@ -32,11 +34,23 @@ elements must all keep their poison; default the case's ``error_rule`` for every
 ``error_written_values(case, kwargs)`` ({output: the one value per element that an element a
 project rule decides may hold instead of its poison; called on the poisoned arguments before the
 call})."""
+CORPUS_MODULES = ("contract", "constants", "errors", "registry", "buffers", "validate",
+                  "validate_cache", "python_planner", "probe")
+"""The modules of a corpus subject's package, by name."""
 IMPLS = Path(__file__).resolve().parents[2] / "impls"
 
 
 class SubjectError(ValueError):
     """A subject module that does not define what the harness needs, or an unknown name."""
+
+
+def _module_exists(package: str, name: str) -> bool:
+    if not package:
+        return False
+    try:
+        return importlib.util.find_spec(f"{package}.{name}") is not None
+    except ImportError:
+        return False
 
 
 def check(module: ModuleType) -> ModuleType:
@@ -51,6 +65,10 @@ def check(module: ModuleType) -> ModuleType:
         raise SubjectError(f"{module.__name__}: ENGINE {engine!r} is not one of {ENGINES}")
     if engine == "one-call":
         missing += [a for a in ONE_CALL_ATTRIBUTES if not hasattr(module, a)]
+    if engine == "corpus":
+        package = module.__name__.rpartition(".")[0]
+        missing += [f"module {package or '<its package>'}.{m}" for m in CORPUS_MODULES
+                    if not _module_exists(package, m)]
     if missing:
         raise SubjectError(f"{module.__name__} is not a subject module: it lacks "
                            f"{', '.join(missing)} (conformance/corpus/subjects.py)")

@@ -236,7 +236,7 @@ def _override_one(tensor: torch.Tensor, override: dict) -> torch.Tensor:
 
 def apply_overrides(kwargs: dict[str, object], overrides: list[dict]) -> dict[str, object]:
     """A copy of ``kwargs`` with each override applied in order (see
-    cases/offsets-planner/README.md, *Overrides*)."""
+    cases/<subject>/README.md, *Overrides*)."""
     out = dict(kwargs)
     for override in overrides:
         if "swap" in override:

@@ -64,7 +64,7 @@ class Raised:
             ``ValueError``).
         is_value_error: ``isinstance(exc, ValueError)``.
         message: ``str(exc)``.
-        error_id: the exception's ``error_id`` attribute (impls/offsets_planner/errors.py's catalog id), or None.
+        error_id: the exception's ``error_id`` attribute (impls/<subject>/errors.py's catalog id), or None.
         traceback_tail: the last three entries of its formatted traceback.
     """
 
@@ -252,8 +252,8 @@ def observe(case: Case, target) -> Observation:
 
     A launcher case runs every step twice (runs ``a`` and ``b``), and a third time on plain buffers
     when every step is valid (:func:`conformance.engine.steps.runs_of`); a validator case calls the shared
-    inner validator (impls/offsets_planner/validate.py) with the case's derived integers; an allocate case calls
-    :meth:`impls.offsets_planner.buffers.PlanBuffers.allocate`.
+    inner validator (impls/<subject>/validate.py) with the case's derived integers; an allocate case calls
+    :meth:`PlanBuffers.allocate` (the subject's ``buffers`` module).
 
     Raises:
         CaseBuildError: the case's inputs cannot be built (before the planner is called).

@@ -21,8 +21,8 @@ and ``VerifyPlan.allocate`` (``write.py``, ``verify.py``) allocate the plan's ou
 ``torch.empty`` in recent versions (``torch.zeros``, "all zeros", in earlier ones), except
 ``VerifyPlan.enable``, allocated with ``torch.ones``; the server allocates each plan once and reuses
 it every forward step (``SingleForwardManager``, ``python/sglang/srt/kv_canary/runner/``: a later
-step finds the previous step's plan there, as a later step of the plain run does); the wrapper
-``launch_canary_plan_kernels`` (``plan/api.py``) zeroes ``write_offsets`` before every launch and
+step finds the previous step's plan there, as a later step of the plain run does); the whole-plan
+wrapper (``plan/api.py``) zeroes ``write_offsets`` before every launch and
 takes the scratch from ``torch.empty``; the plan kernel's own tests zero the plans first
 (``zero_for_testing_``). ``torch.empty`` gives whatever the allocator holds -- zeros in practice on
 memory fresh from the driver (never promised), a stale plan on reused memory -- so zeros are the

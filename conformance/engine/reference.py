@@ -1,4 +1,4 @@
-"""The reference: goldens and expected plans from the pure-Python planner (impls/offsets_planner/python_planner.py).
+"""The reference: goldens and expected plans from the pure-Python planner (impls/<subject>/python_planner.py).
 
 Used by ``python -m conformance record``, by fuzz (the golden of a random plan) and by the bench's
 correctness check. A golden from here is a convenience, not evidence: it came from one of the
@@ -13,7 +13,7 @@ import torch
 from conformance.corpus.loader import Case
 from conformance.engine.diff import field_diff
 from conformance.engine.steps import CaseInputs, RUNS
-from conformance.corpus.subject import OFFSETS_PLANNER, Subject, subject_of
+from conformance.corpus.subject import CORPUS_SUBJECT, Subject, subject_of
 from conformance.corpus.corpus_subject import python_planner
 from conformance.corpus.corpus_subject import contract as _contract
 
@@ -51,7 +51,7 @@ def record_expectations(case: Case) -> list[dict]:
     return out
 
 
-def reference_plan(kwargs: dict[str, object], subject: Subject = OFFSETS_PLANNER) -> dict[str, object]:
+def reference_plan(kwargs: dict[str, object], subject: Subject = CORPUS_SUBJECT) -> dict[str, object]:
     """The pure-Python planner's plan for launcher ``kwargs`` (any device): every output's defined
     region (spec section 5) as a golden (lists; scalars as ints), computed on CPU copies, so the
     given tensors are not touched.
@@ -66,7 +66,7 @@ def reference_plan(kwargs: dict[str, object], subject: Subject = OFFSETS_PLANNER
     return subject.read_golden(copies, bs)
 
 
-def plan_mismatch(kwargs: dict[str, object], subject: Subject = OFFSETS_PLANNER) -> str | None:
+def plan_mismatch(kwargs: dict[str, object], subject: Subject = CORPUS_SUBJECT) -> str | None:
     """Whether the outputs a planner wrote into launcher ``kwargs`` equal the reference plan over
     their defined regions: None when they do, else a readable diff of the first differing field.
     For the benchmark's correctness check (outputs written by a timed call).

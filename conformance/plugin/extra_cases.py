@@ -1,9 +1,9 @@
 """``--extra-cases DIR``: a repository's own case files, run with the corpus.
 
 ``--cases DIR`` replaces the offsets corpus (default: the packaged or checkout
-``cases/offsets-planner/``); ``--extra-cases DIR`` (repeatable) adds DIR to whatever ``--cases``
+``cases/<subject>/``); ``--extra-cases DIR`` (repeatable) adds DIR to whatever ``--cases``
 chose. Both load the same way: every ``*.json`` below DIR except schemas, and DIR's
-``divergences/`` manifests (``cases/offsets-planner/README.md``). A case id that is already in the
+``divergences/`` manifests (``cases/<subject>/README.md``). A case id that is already in the
 corpus is a load fault of the later file, as between any two folders.
 
 Registered from :mod:`conformance.plugin.hooks` (``pytest_plugins``). The folders are folded into
@@ -29,7 +29,7 @@ def with_extra_cases(cases: list[Path] | None, extra: list[Path] | None) -> list
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("conformance", "offsets-planner conformance")
+    group = parser.getgroup("conformance", "conformance")
     group.addoption("--extra-cases", action="append", default=[], metavar="DIR", type=Path,
                     help="directory of case files to run as well as the corpus (repeatable; "
                          "--cases replaces the corpus instead)")

@@ -7,8 +7,8 @@ point (``pytest --pyargs conformance``). ``pytest conformance/`` collects, from
 * ``--planner NAME`` (repeatable): built-in name or ``module.path:callable``; default every
   built-in planner, the unavailable ones skipped with their reason.
 * ``--case ID`` (repeatable): exact case ids; ``-k`` works as usual.
-* ``--cases DIR`` (repeatable): folders of offsets-planner case files; default the repository's
-  ``cases/offsets-planner/``.
+* ``--cases DIR`` (repeatable): folders of the corpus subject's case files; default the repository's
+  ``cases/<subject>/``.
 * ``--extra-cases DIR`` (repeatable): case directories run as well (:mod:`.extra_cases`).
 
 Cases with ``"entry": "validator"`` / ``"allocate"`` exercise the shared validator / allocator and
@@ -54,6 +54,7 @@ from conformance.robustness.in_process import (
     install_interrupt_flag,
     torch_state_kept,
 )
+from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.corpus.corpus_subject import registry as _registry
 
 NO_DRIVER = _registry.NO_DRIVER
@@ -86,7 +87,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
                     help="run only this case id (repeatable)")
     group.addoption("--cases", action="append", default=[], metavar="DIR", type=Path,
                     help="directory of case files (repeatable; default: the repo's "
-                         "cases/offsets-planner/)")
+                         f"cases/{CORPUS_NAME}/)")
     group.addoption("--poison-seed", type=_seed, default=None, metavar="N",
                     help="draw the poison and guard fills from seed N (default: "
                          f"${POISON_SEED_VARIABLE}, else a fresh seed from os.urandom; recorded "

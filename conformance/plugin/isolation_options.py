@@ -70,7 +70,7 @@ def positive_seconds(text: str) -> float:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("conformance", "offsets-planner conformance")
+    group = parser.getgroup("conformance", "conformance")
     group.addoption("--isolate", action="store_true",
                     help="run every case in a child process, one per planner (crash / timeout "
                          "isolation; the judge stays in this process)")

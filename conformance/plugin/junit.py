@@ -3,9 +3,9 @@
 pytest names each testcase after the item (``name="case-id[planner]"``) and gives every item of
 the corpus the one classname of its collector module (``conformance.test_corpus``). A CI system
 groups testcases by classname, so :func:`label_testcase` sets it to the case file instead
-(``cases/offsets-planner/spec/section7-examples.json`` ->
-``cases.offsets-planner.spec.section7-examples``; Jenkins and GitLab show it as package
-``cases.offsets-planner.spec``, class ``section7-examples``) and ``file`` to that file, and
+(``cases/<subject>/spec/section7-examples.json`` ->
+``cases.<subject>.spec.section7-examples``; Jenkins and GitLab show it as package
+``cases.<subject>.spec``, class ``section7-examples``) and ``file`` to that file, and
 replaces the results writer's internal ``case_meta`` property with two readable ones: ``where``
 (file and JSON path) and ``rerun`` (the command that reruns the item).
 

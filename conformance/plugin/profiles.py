@@ -57,7 +57,7 @@ PASSING = {"declared": "D", "differs": "d", "not-wrapper": "w"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("conformance", "offsets-planner conformance")
+    group = parser.getgroup("conformance", "conformance")
     group.addoption("--profile", choices=tuple(PROFILES), default=DEFAULT_PROFILE,
                     help="what an external planner is judged on: contract (default), project "
                          "(+ project rules) or all (+ the wrapper's check); built-ins: all")

@@ -1,4 +1,4 @@
-"""The documented errors x planners table: for every id of the error catalog (``impls/offsets_planner/errors.py``,
+"""The documented errors x planners table: for every id of the error catalog (``impls/<subject>/errors.py``,
 spec section 4), the cases that expect it and, per planner, in how many of them every step that
 expects it raised exactly it.
 

@@ -89,7 +89,7 @@ def _without_rerun_line(message: str | None, rerun: str) -> str | None:
 
 def planner_label(result: dict) -> str:
     """A result's planner as the page names it: ``triton`` for the corpus engine's subject,
-    ``triton (entries-planner)`` for a one-call subject's (its ``subject`` field), so that no
+    ``triton (NAME)`` for a one-call subject NAME's (its ``subject`` field), so that no
     table adds two subjects' counts under one name."""
     subject = result.get("subject")
     return f"{result['planner']} ({subject})" if subject else result["planner"]

@@ -5,7 +5,7 @@ replacing a file the user may have reviewed.
   goldens as canonical JSON), so the same plan reached from two seeds (``--seed 0`` and
   ``--seed 2**64`` draw the same plans: splitmix64 reads the seed mod 2^64) gets one id and one
   file. A long planner name is cut and followed by a stable hash of the whole, so the id stays
-  well under the case schema's 100-character limit (``cases/offsets-planner/schema.json``).
+  well under the case schema's 100-character limit (``cases/<subject>/schema.json``).
 * A file already there is never rewritten: the same plan (equal ``inputs``) is skipped and named;
   a different one (another golden, or a file the user edited) gets the next free name,
   ``<id>-2``, ``<id>-3``, ...

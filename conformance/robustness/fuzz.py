@@ -33,7 +33,7 @@ from pathlib import Path
 from conformance.robustness.probe_sandbox import use_for_probes
 from conformance.corpus.loader import Case, display_path, make_case
 from conformance.corpus.hazards import HAZARD_TAG
-from conformance.corpus.corpus_subject import FOUND_CASES_DIR
+from conformance.corpus.corpus_subject import FOUND_CASES_DIR, NAME
 from conformance.robustness.found_cases import FoundCaseError, found_id, place
 from conformance.robustness.random_plans import random_plan
 from conformance.robustness.progress import Progress
@@ -332,7 +332,7 @@ def add_parser(sub) -> None:
                    help="plans to run, streamed (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the plans (default 0)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help="where found cases are written (default cases/offsets-planner/found in a "
+                   help=f"where found cases are written (default cases/{NAME}/found in a "
                         "checkout, cases/found from an installed wheel)")
     p.add_argument("--max-found", type=int, default=3,
                    help="most cases shrunk and written per planner (default 3)")

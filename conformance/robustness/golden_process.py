@@ -1,8 +1,8 @@
 """The fuzzer's goldens, computed where the planner under test cannot reach them.
 
 A fuzz-found case's golden is the pure-Python planner's output. Computed in the fuzzing process, it
-would come from whatever ``impls.offsets_planner.python_planner`` is after the planner under test was imported: a
-planner that patches ``impls.offsets_planner.python_planner.launch`` (or anything it calls) would write its own
+would come from whatever the subject's ``python_planner`` module is after the planner under test was imported: a
+planner that patches its ``launch`` (or anything it calls) would write its own
 wrong output as the golden, and never diverge. So the golden comes from a child process,
 ``python -m conformance.robustness.golden_process``, that imports the pure-Python planner and the
 harness but never a planner under test, started before any plan runs.

@@ -1,5 +1,6 @@
-"""``python -m conformance.robustness.probe_sandbox NAME``: the availability probe of an external
-planner (``python -m impls.offsets_planner.probe NAME``, :mod:`impls.offsets_planner.probe`) in the isolation workers' sandbox.
+"""``python -m conformance.robustness.probe_sandbox PROBE_MODULE NAME``: the availability probe of
+an external planner (``python -m PROBE_MODULE NAME``, the corpus subject's ``probe`` module) in the
+isolation workers' sandbox.
 
 The probe imports the planner's module, so the module's top level runs there: without a sandbox
 it could find pytest among its ancestors and stop it (SIGSTOP hangs the run), or leave a daemon
@@ -10,12 +11,13 @@ ends as the probe ended; when the probe exits PID 1 exits too, and the kernel ki
 module left in the namespace. The harness's checkout and the interpreter's folders are read-only
 there (:func:`~conformance.robustness.sandbox.read_only`): the module cannot rewrite a case file
 or plant bytecode that pytest imports later. The probe's stdout is this process's (the pipe
-:mod:`impls.offsets_planner.registry` reads). Where the namespaces are refused the probe runs as it would without
-this launcher, capabilities dropped.
+the subject's planner registry reads). Where the namespaces are refused the probe runs as it
+would without this launcher, capabilities dropped.
 
-:mod:`impls.offsets_planner.registry` runs this launcher instead of the plain probe when the pytest plugin says so
-(:data:`impls.offsets_planner.registry.PROBE_COMMAND`): where the workers get the sandbox (``--sandbox auto`` on
-the CPU, ``--sandbox namespace``), :func:`conformance.robustness.isolation.sandbox_mode`.
+The registry runs this launcher instead of the plain probe when the pytest plugin says so (its
+``PROBE_COMMAND``): where the workers get the sandbox (``--sandbox auto`` on the CPU,
+``--sandbox namespace``), :func:`conformance.robustness.isolation.sandbox_mode`. This module
+imports nothing of the subject: the probe module comes as the first argument.
 
 Not guarded: the probe's answer is what the module's process prints; a module can forge it
 (tests/test_sandbox.py keeps that as a strict xfail).
@@ -29,14 +31,11 @@ import sys
 
 from conformance.robustness import sandbox
 
-PROBE_MODULE = "impls.offsets_planner.probe"
-
-
 def use_for_probes(option: str = "auto", cuda: bool | None = None) -> bool:
-    """Make :mod:`impls.offsets_planner.registry` probe external planners through this launcher where the
+    """Make the corpus subject's registry probe external planners through this launcher where the
     isolation workers get the sandbox (:func:`conformance.robustness.isolation.sandbox_mode` of
     ``option`` on a machine where torch does, or does not, see ``cuda``); True when it does."""
-    from conformance.corpus.corpus_subject import registry
+    from conformance.corpus.corpus_subject import PROBE_MODULE, registry
 
     from conformance.robustness.isolation import sandbox_mode
 
@@ -46,13 +45,13 @@ def use_for_probes(option: str = "auto", cuda: bool | None = None) -> bool:
         cuda = torch.cuda.is_available()
     if sandbox_mode(option, cuda)[0] == "none":
         return False
-    registry.PROBE_COMMAND[:] = [sys.executable, "-m", __name__]
+    registry.PROBE_COMMAND[:] = [sys.executable, "-m", __name__, PROBE_MODULE]
     return True
 
 
-def _exec_probe(name: str) -> None:
+def _exec_probe(module: str, name: str) -> None:
     sandbox.drop_capabilities()
-    os.execv(sys.executable, [sys.executable, "-m", PROBE_MODULE, name])
+    os.execv(sys.executable, [sys.executable, "-m", module, name])
 
 
 def _exit_as(status: int) -> None:
@@ -61,12 +60,12 @@ def _exit_as(status: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the probe of ``argv[0]`` in the sandbox; exits with the probe's code (128 + signal
-    when a signal ended it). Never returns."""
-    name = (sys.argv[1:] if argv is None else argv)[0]
+    """Run probe module ``argv[0]`` on planner ``argv[1]`` in the sandbox; exits with the probe's
+    code (128 + signal when a signal ended it). Never returns."""
+    module, name = (sys.argv[1:] if argv is None else argv)[:2]
     sandbox.die_with_parent()
     if sandbox.new_user_pid_namespaces():
-        _exec_probe(name)
+        _exec_probe(module, name)
     init = os.fork()
     if init:
         _, status = os.waitpid(init, 0)  # PID 1 ends as the probe did
@@ -79,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     if probe == 0:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         sandbox.die_with_parent()
-        _exec_probe(name)
+        _exec_probe(module, name)
     _exit_as(sandbox.reap_until(probe))  # PID 1: reaps what the module orphaned meanwhile
 
 

@@ -1,6 +1,6 @@
 """Random valid plans for the differential fuzzer (``python -m conformance fuzz``), as case dicts.
 
-Every plan is a launcher case in the corpus's own format (``cases/offsets-planner/README.md``):
+Every plan is a launcher case in the corpus's own format (``cases/<subject>/README.md``):
 table and LUT specs of :mod:`conformance.corpus.generators` (``linear``/``permuted`` tables,
 ``identity``/``shift``/``permutation`` LUTs, ``set`` entries for negative slots) and per-request arrays as JSON lists of ints, so a plan
 that exposes a divergence is written out as a case file unchanged (plus its golden). Plans pass

@@ -25,7 +25,7 @@ TABLE_NAME = _contract.TABLE_NAME
 
 ARRAYS = REQUEST_INPUT_NAMES
 """The per-request arrays of a case's inputs (same names as the launcher's,
-cases/offsets-planner/README.md)."""
+cases/<subject>/README.md)."""
 RPI, PREFIX, EXTEND = REQUEST_INPUT_NAMES
 WINDOW, CAPACITY = SCALAR_NAMES
 
