@@ -38,8 +38,8 @@ PACKED = [(32, 128, 1), (128, 32, 4)]
 
 def sweep_configs() -> list[tuple]:
     """Every distinct one-pass kernel config (as :data:`CONFIGS`) the GPU sweep launches."""
-    from conformance.bench.sweeps.one_pass import BATCHES
-    from conformance.bench.sweeps.one_pass_calls import candidates
+    from impls.offsets_planner.harness.sweeps.one_pass import BATCHES
+    from impls.offsets_planner.harness.sweeps.one_pass_calls import candidates
 
     out = set()
     for bs in BATCHES:

@@ -323,7 +323,7 @@ def test_goals_are_ratios_of_the_same_run_with_how_far_they_miss():
 
 
 def test_the_launcher_shape_sweep_times_each_planner_and_its_ratio(capsys):
-    from conformance.bench.sweeps import launcher_shape
+    from impls.offsets_planner.harness.sweeps import launcher_shape
 
     assert launcher_shape.main(["--planner", "python", "--planner", "python", "--bs", "8",
                                 "--pool", "4", "--repeat", "2"]) == 0
@@ -331,3 +331,35 @@ def test_the_launcher_shape_sweep_times_each_planner_and_its_ratio(capsys):
     assert [line.split()[0] for line in lines] == ["python", "python"]
     assert lines[0].split()[1] == "cpu" and lines[0].endswith("1.00x")
     assert all(float(line.split()[2]) > 0 for line in lines)
+
+
+@pytest.mark.parametrize("env, cuda, mode, after", [
+    ("1", False, "interpreter", "1"), ("true", True, "interpreter", "true"),
+    (None, True, "gpu", None), ("0", True, "gpu", "0"),
+    (None, False, "interpreter", "1"), ("", False, "interpreter", "1"),
+    ("0", False, None, "0")])
+def test_the_floor_kernels_choose_tritons_mode_as_the_triton_planner_does(monkeypatch, env, cuda,
+                                                                          mode, after):
+    """conformance/bench/kernel_modes.py makes the choice the Triton planner makes at its import
+    (its ``_choose_mode``), so that a floor kernel decorated first runs as the planners do."""
+    import torch
+
+    from conformance.bench import kernel_modes
+    from impls.offsets_planner import triton_planner
+
+    for choose in (kernel_modes.prepare_triton, lambda: triton_planner._choose_mode()[0]):
+        if env is None:
+            monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+        else:
+            monkeypatch.setenv("TRITON_INTERPRET", env)
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+        assert choose() == mode
+        assert os.environ.get("TRITON_INTERPRET") == after
+
+
+def test_the_floor_kernels_run_in_numbas_mode_as_the_numba_planner_does():
+    from conformance.bench import chain_numba, gather_numba, kernel_modes
+    from impls.offsets_planner import numba_cuda_planner
+
+    assert kernel_modes.numba_simulated() is numba_cuda_planner.SIMULATED
+    assert chain_numba.SIMULATED is gather_numba.SIMULATED is numba_cuda_planner.SIMULATED

@@ -1,4 +1,4 @@
-"""The entries planner's benchmark sweep (conformance/bench/sweeps/entries.py) on the CPU: its
+"""The entries planner's benchmark sweep (impls/entries_planner/harness/entries.py) on the CPU: its
 workload, the correctness gate (planted wrong planners of tests/planted/wrong_entries_planners.py
 get no figure), the refill-then-replay path with a stand-in clock, the ratios, and one end-to-end
 run under Triton's interpreter and Numba's simulator.
@@ -11,11 +11,11 @@ import json
 import pytest
 import torch
 
-from conformance.bench import entries_workload as ew
+from impls.entries_planner.harness import entries_workload as ew
 from conformance.bench import gather_floor as gf
 from conformance.bench import timing
-from conformance.bench.sweeps import entries_calls as calls
-from conformance.bench.sweeps.entries_report import add_ratios
+from impls.entries_planner.harness import entries_calls as calls
+from impls.entries_planner.harness.entries_report import add_ratios
 from impls.entries_planner import contract as ec
 from impls.entries_planner.python_planner import launch as python_entries
 from impls.offsets_planner.python_planner import launch as python_offsets
@@ -174,7 +174,7 @@ def md_table(md: str, title: str) -> list[list[str]]:
 
 
 def test_sweep_end_to_end_on_the_cpu(tmp_path):
-    from conformance.bench.sweeps import entries
+    from impls.entries_planner.harness import entries
 
     rc = entries.main(["--out", str(tmp_path), "--bs", "1", "--planner", "triton", "--planner",
                        "numba-cuda", "--planner", "python", "--planner", PLANTED])
@@ -225,7 +225,7 @@ def test_sweep_end_to_end_on_the_cpu(tmp_path):
 
 
 def test_a_stopped_sweep_leaves_the_steps_it_finished(tmp_path, monkeypatch):
-    from conformance.bench.sweeps import entries
+    from impls.entries_planner.harness import entries
 
     real = ew.add_reference
 

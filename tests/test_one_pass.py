@@ -1,7 +1,7 @@
 """The one-pass candidates (impls/offsets_planner/triton_one_pass.py, impls/offsets_planner/numba_one_pass.py) on the CPU stand-ins
 (Triton's interpreter, Numba's simulator): corpus cases judged as a conformance run judges them,
 random plans at the bs edges byte for byte against the pure-Python planner, the look-back
-workspace's state after launches, and the sweep's dry run (conformance/bench/sweeps/one_pass.py),
+workspace's state after launches, and the sweep's dry run (impls/offsets_planner/harness/sweeps/one_pass.py),
 including a planted wrong and a planted raising candidate.
 """
 
@@ -149,7 +149,7 @@ def test_default_planners_unchanged():
 
 @pytest.mark.slow  # both frameworks' candidates in the stand-ins: about 9 s on 2 cores
 def test_sweep_dry_run(tmp_path, monkeypatch, capsys):
-    from conformance.bench.sweeps import one_pass
+    from impls.offsets_planner.harness.sweeps import one_pass
 
     assert one_pass.main(["--dry-run", "--out", str(tmp_path)]) == 0
     report = (tmp_path / "one_pass.md").read_text()
@@ -164,7 +164,7 @@ def test_sweep_dry_run(tmp_path, monkeypatch, capsys):
 
 
 def test_sweep_marks_wrong_and_failed_candidates(tmp_path, monkeypatch):
-    from conformance.bench.sweeps import one_pass
+    from impls.offsets_planner.harness.sweeps import one_pass
 
     def raising(**kw):
         raise RuntimeError("planted: no kernel")
@@ -210,7 +210,7 @@ def test_sweep_timed_path_with_a_stand_in_clock(monkeypatch):
     summary's goal) on the CPU, with graph replays replaced by three plain calls and times drawn
     from a fixed sequence."""
     from conformance.bench import timing
-    from conformance.bench.sweeps import one_pass
+    from impls.offsets_planner.harness.sweeps import one_pass
 
     times = iter([3.0, 2.2, 2.0, 2.5, 9.0, 2.4, 2.7, 2.1, 2.3, 2.6, 2.8])
 

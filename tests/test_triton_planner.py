@@ -111,7 +111,7 @@ def assert_same(got: dict, want: dict, kw: dict) -> None:
 
 # (bs, tile, num_warps); tile 0 = one program over the whole block. One warp over 2048+ lanes
 # takes 7-30 s to compile on the H200, so large single-program batches take more warps.
-# Every (tile, num_warps) the benchmark may choose (conformance/bench/sweeps/triton_sweep.py, SWEEP) is here.
+# Every (tile, num_warps) the benchmark may choose (impls/offsets_planner/harness/sweeps/triton_sweep.py, SWEEP) is here.
 CONFIGS = [(bs, 0, w) for bs in (0, 1, 33) for w in (1, 2, 4, 8)]
 CONFIGS += [(33, 32, 1), (33, 16, 2), (33, 64, 2), (500, 0, 8), (500, 0, 16), (4096, 0, 32)]
 CONFIGS += [(bs, 0, w) for bs in (1025, 4096) for w in (4, 16)]

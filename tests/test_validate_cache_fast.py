@@ -197,7 +197,7 @@ def test_without_guards_the_memo_reads_every_attribute(monkeypatch, keyed):
 
 
 def test_the_memo_cost_sweep_prints_each_path_and_its_ratio(capsys):
-    from conformance.bench.sweeps import memo_cost
+    from impls.offsets_planner.harness.sweeps import memo_cost
 
     assert memo_cost.main(["--calls", "200", "--repeat", "1", "--bs", "8"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -2,12 +2,16 @@
 
 Per thread: load the three request inputs, then the table entry, then the LUT entry, write one
 value; no scan. A module of its own so that the kernel refers to ``cuda`` as a module global, which
-Numba's simulator swaps for its fake module. :mod:`impls.offsets_planner.numba_cuda_planner` is imported first: it
-chooses the simulator without CUDA before anything imports ``numba.cuda``.
+Numba's simulator swaps for its fake module. :func:`conformance.bench.kernel_modes.numba_simulated`
+runs first: it chooses the simulator without CUDA before anything imports ``numba.cuda``, as the
+Numba planner does.
 """
 
-from impls.offsets_planner import numba_cuda_planner as _planner  # noqa: F401  (first: chooses the mode)
-from numba import cuda
+from conformance.bench.kernel_modes import numba_simulated
+
+SIMULATED = numba_simulated()  # first: chooses the simulator without CUDA, as the Numba planner does
+
+from numba import cuda  # noqa: E402
 
 SIGNATURE = ("void(int64[::1], int64[::1], int64[::1], int32[:, ::1], int64[::1], int64[::1], "
              "int64, int64)")
@@ -28,4 +32,4 @@ def chain(rpi, prefix, extend, table, lut, out, bs, lut_len):
         out[i] = slot
 
 
-chain_kernel = cuda.jit(chain) if _planner.SIMULATED else cuda.jit(SIGNATURE)(chain)
+chain_kernel = cuda.jit(chain) if SIMULATED else cuda.jit(SIGNATURE)(chain)

@@ -6,9 +6,12 @@ them, with no scan. A module of its own for the reason given in
 :mod:`conformance.bench.empty_triton`.
 """
 
-import impls.offsets_planner.triton_planner  # noqa: F401  (first: chooses the interpreter without CUDA)
-import triton
-import triton.language as tl
+from conformance.bench.kernel_modes import prepare_triton
+
+prepare_triton()  # first: chooses the interpreter without CUDA, as the Triton planner does
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
 
 
 @triton.jit

@@ -20,8 +20,8 @@ longer reads, and is seen rebinding them.
 * :func:`loop_mismatch`: the recorded rounds against pytest-benchmark's statistics and against
   the wall clock of the whole loop (host ns, device-synchronised on a GPU).
 
-The bench times a planner in its own process (pytest's): ``impls.offsets_planner.registry.get_planner`` imports an
-external planner's module there, so the planner's code runs beside the clocks, the statistics and
+The bench times a planner in its own process (pytest's): the planner registry's ``get_planner``
+(the corpus subject's ``registry``) imports an external planner's module there, so the planner's code runs beside the clocks, the statistics and
 the re-judging. What it can still do there -- change these functions' default arguments or code
 objects, empty the watch list, replace a round's timer and its bracket together on the heap, read
 the judge's seed -- is outside what this module can see; README "Benchmarks" says so.

@@ -2,13 +2,17 @@
 
 A module of its own because Triton resolves a kernel's annotations (``tl.constexpr``) in the
 module's globals when it compiles for a GPU: the kernel cannot be defined inside a function that
-imports ``tl`` locally. :mod:`impls.offsets_planner.triton_planner` is imported first so that, without CUDA, it has
-set ``TRITON_INTERPRET=1`` before anything is decorated.
+imports ``tl`` locally. :func:`conformance.bench.kernel_modes.prepare_triton` runs first so that,
+without CUDA, ``TRITON_INTERPRET=1`` is set before anything is decorated (as the Triton planner
+sets it).
 """
 
-import impls.offsets_planner.triton_planner  # noqa: F401  (first: chooses the interpreter without CUDA)
-import triton
-import triton.language as tl
+from conformance.bench.kernel_modes import prepare_triton
+
+prepare_triton()  # first: chooses the interpreter without CUDA, as the Triton planner does
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
 
 
 @triton.jit

@@ -111,13 +111,15 @@ def empty_numba_kernel():
     """The empty Numba kernel (eagerly compiled on the GPU; lazily in the simulator)."""
     global _NUMBA_KERNEL
     if _NUMBA_KERNEL is None:
-        from impls.offsets_planner import numba_cuda_planner as nb  # noqa: F401 - sets the simulator mode first
+        from conformance.bench.kernel_modes import numba_simulated
+
+        simulated = numba_simulated()  # first: chooses the simulator without CUDA
         from numba import cuda
 
         def empty(a):
             pass
 
-        _NUMBA_KERNEL = cuda.jit(empty) if nb.SIMULATED else cuda.jit("void(int64[::1])")(empty)
+        _NUMBA_KERNEL = cuda.jit(empty) if simulated else cuda.jit("void(int64[::1])")(empty)
     return _NUMBA_KERNEL
 
 

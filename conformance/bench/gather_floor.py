@@ -1,6 +1,6 @@
 """The gather floor of the entries benchmark: read 4 x T int64 through an index and write them.
 
-For a step of T entries, an entries planner must at least write its four int64 outputs (T each)
+For a step of T entries, a planner of that step's entries must at least write its four int64 outputs (T each)
 and read, per entry, values found through its request. The floor is that traffic and nothing else:
 ``o_k[t] = s_k[index[t]]`` for four int64 sources and outputs of T elements, ``index`` an int64
 permutation with the step's locality: each request's entries stay one contiguous run, the runs in

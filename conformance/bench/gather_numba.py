@@ -5,8 +5,11 @@ Per thread t < n: read ``index[t]``, then the four int64 sources there, write th
 A module of its own for the reason given in :mod:`conformance.bench.chain_numba`.
 """
 
-from impls.offsets_planner import numba_cuda_planner as _planner  # noqa: F401  (first: chooses the mode)
-from numba import cuda
+from conformance.bench.kernel_modes import numba_simulated
+
+SIMULATED = numba_simulated()  # first: chooses the simulator without CUDA, as the Numba planner does
+
+from numba import cuda  # noqa: E402
 
 SIGNATURE = "void(" + ", ".join(["int64[::1]"] * 9) + ", int64)"
 
@@ -22,4 +25,4 @@ def gather(index, s0, s1, s2, s3, o0, o1, o2, o3, n):
         o3[t] = s3[j]
 
 
-gather_kernel = cuda.jit(gather) if _planner.SIMULATED else cuda.jit(SIGNATURE)(gather)
+gather_kernel = cuda.jit(gather) if SIMULATED else cuda.jit(SIGNATURE)(gather)

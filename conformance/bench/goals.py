@@ -25,7 +25,8 @@ from conformance.reporting.bench_repeats import by_figure, judged_on, repeat_of,
 
 GPU_PLANNERS = ("triton", "numba-cuda")
 BOUND_PLANNERS = ("triton-bound", "numba-cuda-bound")
-"""The bound form of each (:mod:`impls.offsets_planner.bound_plan`): the eager goals are also shown for it."""
+"""The bound form of each (a planner bound to a buffer set validated once, ``bind`` of the corpus
+subject's ``registry``): the eager goals are also shown for it."""
 HEADERS = ["goal", "target", "worst measured", "verdict"]
 
 

@@ -6,7 +6,7 @@ Modes of a planner, each a zero-argument call on one workload (:mod:`conformance
   bracketed by ``torch.cuda.synchronize()`` (:func:`conformance.bench.timing.synced_perf_counter`),
   so queued device work is paid for.
 * ``validate``: the planner's validate-only entry ``validate_arguments`` (``python``: the shared
-  validator; ``triton`` / ``numba-cuda``: its memo, :mod:`impls.offsets_planner.validate_cache`; a bound planner:
+  validator; ``triton`` / ``numba-cuda``: its memo, the corpus subject's ``validate_cache``; a bound planner:
   the per-step checks), host time.
 * ``launch``: the planner's ``launch_validated`` on arguments validated before timing: the launch
   alone.
@@ -124,7 +124,7 @@ def planner_call(planner: str, mode: str, pool: list[dict],
     Built-in planners are driven through their public entries: ``launch`` (eager),
     ``validate_arguments`` (validate), ``launch_validated`` after validating every pool entry
     beforehand (launch). A bound planner (a module with ``BOUND_OF``) is bound once to the pool's
-    buffer set (:func:`impls.offsets_planner.bind`) and timed as a server calls it: ``bound(rpi, prefix,
+    buffer set (``bind`` of the corpus subject's ``registry``) and timed as a server calls it: ``bound(rpi, prefix,
     extend)`` (eager), ``bound.check`` (validate), the launch alone (launch).
     """
     from conformance.corpus.corpus_subject import registry as _registry
@@ -139,11 +139,10 @@ def planner_call(planner: str, mode: str, pool: list[dict],
 
     steps = cycle(pool)
     if bound_of is not None:
-        from impls.offsets_planner.bound_plan import bind
         from conformance.corpus.corpus_subject import validate_cache as _validate_cache
         STABLE_NAMES = _validate_cache.STABLE_NAMES
 
-        bound = bind(bound_of, **{n: pool[0][n] for n in STABLE_NAMES})
+        bound = _registry.bind(bound_of, **{n: pool[0][n] for n in STABLE_NAMES})
         requests = [_request(kw) for kw in pool]
         if mode == "validate":
             cycled = cycle(requests)

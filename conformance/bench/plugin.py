@@ -40,7 +40,8 @@ _PROP = "benchmark_json"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("conformance-bench", "offsets-planner benchmarks (conformance/bench)")
+    group = parser.getgroup("conformance-bench", "benchmarks of the corpus subject's planners "
+                                                 "(conformance/bench)")
     group.addoption("--bench", action="store_true",
                     help="also collect conformance/bench when the command line does not name it")
     group.addoption("--bench-bs", action="append", default=[], metavar="LIST",

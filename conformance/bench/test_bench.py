@@ -21,7 +21,8 @@ same way. No figure is asserted against a goal: speed is read from the table.
 
 The planner runs in this process (pytest's), not in an isolation worker: a benchmark times the
 planner's calls in process, so resolving an external ``module:attr`` planner here
-(:func:`impls.offsets_planner.registry.get_planner`, through :func:`conformance.bench.modes.planner_call`) imports
+(``get_planner`` of the planner registry, the corpus subject's ``registry``, through
+:func:`conformance.bench.modes.planner_call`) imports
 its module beside the clocks, the statistics and the re-judging. The checks above catch what
 rebinds the watched names or changes what a round's timer reads; README "Benchmarks" says what
 they do not.

@@ -30,8 +30,8 @@ import torch
 from impls.offsets_planner.contract import Launcher
 
 __all__ = ["Availability", "BUILTIN_MODULES", "Launcher", "PlannerUnavailable", "UnknownPlanner",
-           "availability", "builtin_module", "builtin_names", "chosen_planners", "default_device",
-           "get_planner", "planners", "source_digest"]
+           "availability", "bind", "builtin_module", "builtin_names", "chosen_planners",
+           "default_device", "get_planner", "planners", "source_digest"]
 
 
 @dataclass(frozen=True)
@@ -235,6 +235,16 @@ def get_planner(name: str) -> Launcher:
     if not a.available:
         raise PlannerUnavailable(f"planner {name!r} is unavailable here: {a.reason}")
     return builtin_module(name).launch
+
+
+def bind(planner, **buffer_set):
+    """:func:`impls.offsets_planner.bound_plan.bind`: ``planner`` (a built-in name or module with
+    ``launch_validated``) bound to a buffer set validated once, as a server's hot path calls it.
+    Here so that a harness that reaches this package by role (the registry) binds without naming
+    the module; imported on first use, so that importing the registry imports no more than before."""
+    from impls.offsets_planner.bound_plan import bind as _bind
+
+    return _bind(planner, **buffer_set)
 
 
 PROBE_STARTUP = 300.0

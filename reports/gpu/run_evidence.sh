@@ -12,17 +12,17 @@
 #      judge with CUDA IPC) and one case with `--sandbox namespace` (does CUDA IPC cross a PID
 #      namespace?), only when STEPS names it;
 #   8. `launcher-shape`: the eager launcher-shape sweep, each -bound planner against the planner it
-#      binds (conformance/bench/sweeps/launcher_shape.py), only when STEPS names it;
+#      binds (impls/offsets_planner/harness/sweeps/launcher_shape.py), only when STEPS names it;
 #   9. `entries-gpu`: the entries planner's compiled Triton and Numba CUDA planners against the
 #      tests' oracle, CUDA-graph capture and replay (tests/test_entries_gpu.py), only when named;
-#  10. `one-pass`: the one-pass kernel sweep (conformance/bench/sweeps/one_pass.py), only when named;
+#  10. `one-pass`: the one-pass kernel sweep (impls/offsets_planner/harness/sweeps/one_pass.py), only when named;
 #  11. `memo-cost`: the validation memo's per-call cost on the GPU
-#      (conformance/bench/sweeps/memo_cost.py --device cuda), only when named;
+#      (impls/offsets_planner/harness/sweeps/memo_cost.py --device cuda), only when named;
 #  11b. `memcheck-subjects`: the one-call subjects' cases (entries planner; PIPELINE=1 adds the
 #      whole plan) in one pytest process run whole under compute-sanitizer memcheck (a one-call
 #      case runs in pytest's process, so --sanitize skips it; CUDA API errors are not counted:
 #      numba-cuda's driver lookups raise 34 cuGetProcAddress ones), only when named;
-#  12. `entries-bench`: the entries planner's sweep (conformance/bench/sweeps/entries.py --device
+#  12. `entries-bench`: the entries planner's sweep (impls/entries_planner/harness/entries.py --device
 #      cuda: eager, replay, empty and gather floors, the whole step against upstream's offsets
 #      launcher when importable; UPSTREAM_ENTRIES=MODULE:CALLABLE adds upstream's entries
 #      launcher), writing entries-bench.md and entries-bench.json, only when named.
@@ -82,20 +82,20 @@ run gpu-tests "${TT:-200}" "$PY" -m pytest -q -p no:cacheprovider tests/test_tri
 run bench "${TB:-300}" "$PY" -m conformance bench --planner python "${BUILTINS[@]}" --planner "$UPSTREAM" \
   --repeat "${REPEAT:-1}" --json "$W/bench.json" --report "$W/bench.md"
 run sandbox "${TS:-200}" bash -c "$PY -m pytest conformance/ -q -p no:cacheprovider --planner triton --isolate --results $W/sandbox-auto.json 2>&1 | tail -n 40; $PY -m pytest conformance/ -q -p no:cacheprovider --planner triton --isolate --sandbox namespace --case spec7-no-prefix --results $W/sandbox-namespace.json 2>&1 | tail -n 40"
-run launcher-shape "${TL:-120}" "$PY" -m conformance.bench.sweeps.launcher_shape --planner triton \
+run launcher-shape "${TL:-120}" "$PY" -m impls.offsets_planner.harness.sweeps.launcher_shape --planner triton \
   --planner triton-bound --planner numba-cuda --planner numba-cuda-bound --bs 1024
 run entries-gpu "${TE:-200}" "$PY" -m pytest -q -p no:cacheprovider -rs tests/test_entries_gpu.py \
   tests/test_entries_planners.py
-run one-pass "${TO:-420}" "$PY" -m conformance.bench.sweeps.one_pass --out "$W"
+run one-pass "${TO:-420}" "$PY" -m impls.offsets_planner.harness.sweeps.one_pass --out "$W"
 run memcheck-subjects "${TMS:-200}" compute-sanitizer --tool memcheck --error-exitcode 3 \
   --report-api-errors no --target-processes all "$PY" -m pytest conformance/ -q -p no:cacheprovider -n 0 \
   --subject entries-planner ${PIPELINE:+--subject canary-plan} --results "$W/memcheck-subjects.json"
 [ -f "$W/memcheck-subjects.json" ] && "$PY" -m conformance report "$W/memcheck-subjects.json" \
   --format markdown --out "$W/memcheck-subjects.md"
-run memo-cost "${TK:-120}" "$PY" -m conformance.bench.sweeps.memo_cost --device cuda
+run memo-cost "${TK:-120}" "$PY" -m impls.offsets_planner.harness.sweeps.memo_cost --device cuda
 EB_EXTRA=()
 [ -n "${UPSTREAM_ENTRIES:-}" ] && EB_EXTRA=(--upstream-entries "$UPSTREAM_ENTRIES")
-run entries-bench "${TEB:-330}" "$PY" -m conformance.bench.sweeps.entries --out "$W" --device cuda \
+run entries-bench "${TEB:-330}" "$PY" -m impls.entries_planner.harness.entries --out "$W" --device cuda \
   --budget-s "${EB_BUDGET:-240}" ${EB_EXTRA[@]+"${EB_EXTRA[@]}"}
 step "done"
 tar -czf "$OUT/evidence.tgz" -C "$W" .

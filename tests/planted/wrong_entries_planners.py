@@ -1,6 +1,6 @@
 """Deliberately wrong entries planners, each with the launcher's signature (docs/spec/entries-planner.md
 section 3) and one planted bug, for the entries benchmark's correctness gate
-(``tests/test_entries_bench.py``; ``python -m conformance.bench.sweeps.entries --planner
+(``tests/test_entries_bench.py``; ``python -m impls.entries_planner.harness.entries --planner
 tests.planted.wrong_entries_planners:shifted_position``).
 
 Each wraps the pure-Python entries planner (:mod:`impls.entries_planner.python_planner`), then

@@ -1,4 +1,4 @@
-"""Benchmark of the numba-cuda planner on a CUDA GPU: ``python -m conformance.bench.sweeps.numba_sweep``.
+"""Benchmark of the numba-cuda planner on a CUDA GPU: ``python -m impls.offsets_planner.harness.sweeps.numba_sweep``.
 
 Prints one table of ratios at bs 1, 64, 512 and 4096, timed with :mod:`conformance.bench.timing`
 (CUDA events, graph replay, medians with IQR) on :mod:`conformance.bench.workloads` batches, through

@@ -1,4 +1,4 @@
-"""The entries sweep's ratios, Markdown tables and JSON (:mod:`conformance.bench.sweeps.entries`).
+"""The entries sweep's ratios, Markdown tables and JSON (:mod:`impls.entries_planner.harness.entries`).
 
 Rows are plain dicts with a ``kind``: ``workload`` (one step's facts), ``floor`` (an empty kernel
 of one framework, eager or replay), ``gather`` (the gather floor at one launch shape), ``eager``
@@ -15,7 +15,7 @@ import json
 import math
 from pathlib import Path
 
-from conformance.bench.sweeps.entries_calls import PUBLISHED
+from impls.entries_planner.harness.entries_calls import PUBLISHED
 
 FLOOR_OF = {"triton": "triton", "numba-cuda": "numba-cuda"}
 """The framework whose floors a planner is divided by; another planner (``module:callable``) is

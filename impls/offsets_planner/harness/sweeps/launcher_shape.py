@@ -1,4 +1,4 @@
-"""Eager cost of a planner called in the launcher's shape: ``python -m conformance.bench.sweeps.launcher_shape``.
+"""Eager cost of a planner called in the launcher's shape: ``python -m impls.offsets_planner.harness.sweeps.launcher_shape``.
 
 A server that picks a planner by name calls ``launch(**kw)`` (spec section 3) with new request
 tensors each step. This prints, per planner, the wall-clock us per call of ``launch(**kw)`` over

@@ -1,9 +1,9 @@
-"""One-pass planner sweep: ``python -m conformance.bench.sweeps.one_pass --out DIR [--dry-run]``.
+"""One-pass planner sweep: ``python -m impls.offsets_planner.harness.sweeps.one_pass --out DIR [--dry-run]``.
 
 On a CUDA GPU, for bs in :data:`BATCHES` and each framework (Triton, Numba CUDA): the chain floor
 at every launch shape (the fastest is the floor; the table says which), the current planner and
 every one-pass candidate (:mod:`impls.offsets_planner.triton_one_pass`, :mod:`impls.offsets_planner.numba_one_pass`, configs from
-:func:`conformance.bench.sweeps.one_pass_calls.candidates`). Each is timed as the suite's
+:func:`impls.offsets_planner.harness.sweeps.one_pass_calls.candidates`). Each is timed as the suite's
 ``replay`` mode does: one plan per CUDA graph, replays queued behind a sleep kernel, CUDA events
 (:func:`conformance.bench.timing.graph_replay_time`): device us per plan, median and IQR of 15
 samples, ratio to the floor of the same framework and bs.
@@ -12,7 +12,7 @@ Correctness, before and after timing: each candidate's six outputs are compared 
 (whole tensors, poison past the defined regions included) with the current planner's on the same
 inputs: the timed ``serving`` workload (:mod:`conformance.bench.workloads`, checked again after the
 graph replays, which also checks the look-back workspace across replays) and two out-of-contract
-draws (:func:`conformance.bench.sweeps.one_pass_calls.hazard_kwargs`). A candidate that differs is
+draws (:func:`impls.offsets_planner.harness.sweeps.one_pass_calls.hazard_kwargs`). A candidate that differs is
 ``WRONG`` and never chosen; one that raises is ``FAILED`` with its error, and the exit status is
 1. Nothing is skipped silently: a call not run because ``--budget-s`` ran out is ``NOT RUN``.
 
@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 from conformance.bench import workloads
-from conformance.bench.sweeps.one_pass_calls import (
+from impls.offsets_planner.harness.sweeps.one_pass_calls import (
     FRAMEWORKS,
     candidates,
     chain_floors,

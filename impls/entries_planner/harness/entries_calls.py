@@ -1,4 +1,4 @@
-"""What :mod:`conformance.bench.sweeps.entries` times, and the correctness gate before any figure.
+"""What :mod:`impls.entries_planner.harness.entries` times, and the correctness gate before any figure.
 
 * Planners by spec (:func:`resolve`): a built-in entries planner (``python``, ``triton``,
   ``numba-cuda``: :mod:`impls.entries_planner`), a built-in offsets planner for the whole step
@@ -6,7 +6,7 @@
   launcher's signature (upstream's offsets launcher, or an entries planner of your own).
 * The gate (:func:`first_difference`): every element of the four outputs (the written region
   [0, T) and the tail past T, which must keep its poison) against the Python entries planner's on
-  the same inputs (:func:`conformance.bench.entries_workload.add_reference`); for a whole step
+  the same inputs (:func:`impls.entries_planner.harness.entries_workload.add_reference`); for a whole step
   also the offsets planner's six outputs against the Python offsets planner's. A planner is timed
   only after it passed, and checked again after its timed calls.
 * Timing is :mod:`conformance.bench.timing`'s: :func:`eager` (host wall time of the launch call,
@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import torch
 
-from conformance.bench import entries_workload as ew
+from impls.entries_planner.harness import entries_workload as ew
 from conformance.bench import timing as gt
 from impls.offsets_planner.contract import OUTPUT_NAMES as OFFSETS_OUTPUTS
 from impls.entries_planner import contract as ec

@@ -1,6 +1,6 @@
 """Benchmark of the Triton planner on a CUDA GPU; prints one table of ratios to an empty kernel.
 
-    PYTHONPATH=. python -m conformance.bench.sweeps.triton_sweep [--out reports/gpu/triton-bench.md] [--keep-cache]
+    PYTHONPATH=. python -m impls.offsets_planner.harness.sweeps.triton_sweep [--out reports/gpu/triton-bench.md] [--keep-cache]
 
 Through the planner's public entries only (``launch``, ``plan_launch``, ``validate_arguments``,
 ``launch_validated``), timed with :mod:`conformance.bench.timing` on

@@ -1,4 +1,4 @@
-"""Host cost of the per-call paths, on the CPU: ``python -m conformance.bench.sweeps.host_cost``.
+"""Host cost of the per-call paths, on the CPU: ``python -m impls.offsets_planner.harness.sweeps.host_cost``.
 
 Prints the wall-clock us per call of the fastest of ``--repeat`` runs of ``--calls`` calls each
 (as :mod:`timeit`: on a shared machine other processes only ever add time) of:

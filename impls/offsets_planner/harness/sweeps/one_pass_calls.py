@@ -1,4 +1,4 @@
-"""What :mod:`conformance.bench.sweeps.one_pass` times: per framework and bs, the chain floor at
+"""What :mod:`impls.offsets_planner.harness.sweeps.one_pass` times: per framework and bs, the chain floor at
 each launch shape, the current planner and every one-pass candidate with its config sweep; and
 the random inputs its correctness check runs.
 

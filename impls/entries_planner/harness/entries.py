@@ -1,6 +1,6 @@
-"""Entries planner sweep: ``python -m conformance.bench.sweeps.entries --out DIR [--budget-s N] [--device cuda]``.
+"""Entries planner sweep: ``python -m impls.entries_planner.harness.entries --out DIR [--budget-s N] [--device cuda]``.
 
-For bs in :data:`GPU_BATCHES` and each workload variant (:mod:`conformance.bench.entries_workload`:
+For bs in :data:`GPU_BATCHES` and each workload variant (:mod:`impls.entries_planner.harness.entries_workload`:
 ``full``, ``swa-lut``, ``pool``), every entries planner (``triton``, ``numba-cuda``, and
 ``python`` at bs 1 and 8 only; ``--planner`` names others, ``module:callable`` included):
 
@@ -16,7 +16,7 @@ For bs in :data:`GPU_BATCHES` and each workload variant (:mod:`conformance.bench
   :mod:`conformance.upstream`) then the same entries planner; and upstream's entries launcher
   (``--upstream-entries MODULE:CALLABLE``, nothing by default) behind upstream's offsets.
 
-No figure is published before the correctness gate (:mod:`conformance.bench.sweeps.entries_calls`)
+No figure is published before the correctness gate (:mod:`impls.entries_planner.harness.entries_calls`)
 found every output element equal to the Python planner's on the same inputs; a planner that
 differs gets ``not published: outputs differ at ...`` instead. Without CUDA (``--device cpu``, the
 default there) the planners run under Triton's interpreter and Numba's simulator on tiny sizes
@@ -90,7 +90,7 @@ def _choose_device(asked: str | None) -> str:
 
 def _timed(row: dict, measure, deadline: float) -> dict:
     """Fill ``row``'s figures from ``measure()`` (a Stats), or its status from Refused."""
-    from conformance.bench.sweeps.entries_calls import PUBLISHED, Refused
+    from impls.entries_planner.harness.entries_calls import PUBLISHED, Refused
 
     row.update(p50_us=None, iqr_us=None, n=None)
     if time.monotonic() > deadline:
@@ -113,7 +113,7 @@ def floor_rows(device, gpu: bool, deadline: float) -> list[dict]:
     """The empty-kernel floors of both frameworks, eager and (on a GPU) replay."""
     from conformance.bench import timing as gt
     from conformance.bench.floors import floor_call
-    from conformance.bench.sweeps.entries_calls import NO_CUDA, Refused, eager_time
+    from impls.entries_planner.harness.entries_calls import NO_CUDA, Refused, eager_time
 
     rows = []
     for framework, name in (("triton", "empty-triton"), ("numba-cuda", "empty-numba")):
@@ -136,7 +136,7 @@ def gather_rows(w, gpu: bool, deadline: float) -> list[dict]:
     """The gather floor of step ``w`` at each launch shape of both frameworks."""
     from conformance.bench import gather_floor as gf
     from conformance.bench import timing as gt
-    from conformance.bench.sweeps.entries_calls import NO_CUDA, Refused
+    from impls.entries_planner.harness.entries_calls import NO_CUDA, Refused
 
     g = gf.inputs(w.entries_kw["verify_offsets_scratch"], w.bs)
     rows = []
@@ -161,7 +161,7 @@ def gather_rows(w, gpu: bool, deadline: float) -> list[dict]:
 
 def planner_rows(spec: str, label: str, w, previous, deadline: float) -> list[dict]:
     """The eager and replay rows of one entries planner on step ``w``."""
-    from conformance.bench.sweeps import entries_calls as calls
+    from impls.entries_planner.harness import entries_calls as calls
 
     base = {"planner": spec, "label": label, "bs": w.bs, "variant": w.variant}
     try:
@@ -179,7 +179,7 @@ def planner_rows(spec: str, label: str, w, previous, deadline: float) -> list[di
 
 def plan_rows(pairs: list[tuple], w, previous, deadline: float) -> list[dict]:
     """One row per (offsets spec, its label, entries spec, its label, upstream offsets?)."""
-    from conformance.bench.sweeps import entries_calls as calls
+    from impls.entries_planner.harness import entries_calls as calls
 
     rows = []
     for off_spec, off_label, ent_spec, ent_label, upstream in pairs:
@@ -196,7 +196,7 @@ def plan_rows(pairs: list[tuple], w, previous, deadline: float) -> list[dict]:
 
 
 def _pairs(planners: list[str], args) -> list[tuple]:
-    from conformance.bench.sweeps.entries_calls import BUILTIN_OFFSETS, UPSTREAM_OFFSETS
+    from impls.entries_planner.harness.entries_calls import BUILTIN_OFFSETS, UPSTREAM_OFFSETS
 
     upstream = args.upstream_offsets or UPSTREAM_OFFSETS
     pairs = []
@@ -216,9 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     if device_name == "cuda" and not torch.cuda.is_available():
         print("entries sweep: --device cuda needs a CUDA GPU; nothing measured.")
         return 2
-    from conformance.bench import entries_workload as ew
-    from conformance.bench.sweeps import entries_calls as calls
-    from conformance.bench.sweeps.entries_report import add_ratios, write
+    from impls.entries_planner.harness import entries_workload as ew
+    from impls.entries_planner.harness import entries_calls as calls
+    from impls.entries_planner.harness.entries_report import add_ratios, write
     from conformance.fingerprint import fingerprint, fingerprint_text
 
     gpu = device_name == "cuda"
@@ -284,7 +284,7 @@ def _plan_or_absent(pairs, w, previous, deadline) -> list[dict]:
 
 
 def workload_text(p) -> str:
-    from conformance.bench import entries_workload as ew
+    from impls.entries_planner.harness import entries_workload as ew
 
     return (f"{ew.DESCRIPTION}\n\nSizes here: req_to_token "
             f"{p.rows} x {p.cols} int32, prefixes log-uniform in [{p.prefix_lo}, {p.prefix_hi}] "

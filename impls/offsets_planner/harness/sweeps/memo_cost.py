@@ -1,4 +1,4 @@
-"""Per-call cost of the validation memo, on the CPU: ``python -m conformance.bench.sweeps.memo_cost``.
+"""Per-call cost of the validation memo, on the CPU: ``python -m impls.offsets_planner.harness.sweeps.memo_cost``.
 
 The unbound ``triton`` and ``numba-cuda`` planners call :func:`impls.offsets_planner.validate_cache.lookup_args`
 on every eager call (``launch(**kw)``): the buffer-set key (:func:`impls.offsets_planner.validate_cache.
