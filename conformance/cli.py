@@ -26,9 +26,10 @@ Subcommands:
   upstream RELEASE [RELEASE ...] [--wheel PATH]
                            sglang's published releases judged unchanged: results per release
                            under reports/upstream/RELEASE/, a matrix across them
-  upstream-entries RELEASE --out DIR [--wheel PATH | --tree DIR --no-layout]
-                           a release's entries kernel built by sglang's own JIT (tvm-ffi,
-                           ninja, nvcc) and judged on this GPU, or why it could not be
+  upstream-entries RELEASE --out DIR [--subject NAME] [--wheel PATH | --tree DIR --no-layout]
+                           a release's kernel of a subject's launcher (its UPSTREAM_ENTRY)
+                           built by sglang's own JIT (tvm-ffi, ninja, nvcc) and judged on
+                           this GPU, or why it could not be
   upstream-launchers RELEASE --subject NAME --out DIR [--launcher NAME ...] [--wheel PATH]
                            a release's own launchers that a subject names (its
                            UPSTREAM_LAUNCHERS) judged unchanged on the subject's cases

@@ -17,10 +17,12 @@ from conformance.upstream.command import default_cache
 from conformance.upstream.entries_command import (JSON_NAME, LOG_NAME, MD_NAME, add_arguments,
                                                   run)
 from conformance.upstream.entries_report import render
-from conformance.upstream.entries_tree import (STAND_IN_MODULE, TREE_JSON, EntriesLayoutError,
-                                               build_entries_tree, check_tree, load_tree)
+from conformance.upstream.entries_tree import (TREE_JSON, EntriesLayoutError, build_entries_tree,
+                                               check_tree, load_tree)
 from conformance.upstream.wheel import FetchError, fetch_wheel, open_wheel
+from impls.entries_planner import subject as entries_subject
 from impls.entries_planner.python_planner import launch as python_launch
+from impls.entries_planner.upstream import HAZARD_PINS, STAND_IN_MODULE
 from tests.planted import fake_wheels
 
 JIT = "sglang/kernels/jit"
@@ -78,7 +80,9 @@ def test_an_unconditional_import_of_the_server_is_refused(tmp_path):
 def test_every_case_and_random_batch_passes_on_the_reference_planner():
     rows = [judge.judge_case(python_launch, case, "cpu") for case in judge.load_cases()]
     assert {r["status"] for r in rows} == {"pass"} and len(rows) >= 20
-    assert {c["pins"] for c in judge.hazard_cases()} == set(judge.HAZARD_PINS)
+    assert judge.hazard_pins() == HAZARD_PINS == judge.hazard_pins(entries_subject)
+    assert {c["pins"] for c in judge.hazard_cases()} == set(HAZARD_PINS)
+    assert len(judge.safe_cases()) + len(judge.hazard_cases()) == len(rows)
     done = judge.judge_random(python_launch, "cpu", 12)
     assert (done["passed"], done["failed"]) == (12, 0)
 
@@ -277,3 +281,35 @@ def test_the_published_release_is_laid_out_and_not_built_without_a_gpu(tmp_path)
     assert failed["step"] == "import" and "No module named" in failed["error"] or \
         failed["step"].startswith("build ") and ("compute_00" in failed["error"]
                                                  or "No module named 'tvm_ffi'" in failed["error"])
+
+
+def test_the_subject_is_the_one_with_upstream_entry_and_every_fact_is_read_from_it(tmp_path, capsys):
+    from conformance.corpus.subjects import SubjectError
+    from conformance.upstream.entry_subject import entry_subject, tree_facts
+    from impls.canary_plan import subject as canary
+    from impls.entries_planner import upstream
+
+    assert entry_subject() is entries_subject and entry_subject("entries-planner") is entries_subject
+    assert tree_facts() is upstream and tree_facts("canary-plan") is upstream
+    assert canary.UPSTREAM_TREE is upstream and not hasattr(canary, "UPSTREAM_ENTRY")
+    with pytest.raises(SubjectError, match="canary-plan: not a subject that defines UPSTREAM_ENTRY"):
+        entry_subject("canary-plan")
+    src = tmp_path / JSON_NAME
+    src.write_text(json.dumps(_doc()))
+    assert run(_args("9.9.9", "--subject", "canary-plan", "--reapply", src, "--out", tmp_path / "o")) == 2
+    assert "not a subject that defines UPSTREAM_ENTRY; known: entries-planner" in capsys.readouterr().err
+    assert run(_args("9.9.9", "--subject", "entries-planner", "--reapply", src,
+                     "--out", tmp_path / "o")) == 0
+    page = (tmp_path / "o" / MD_NAME).read_text()
+    assert "## Cases (`cases/entries-planner/*.jsonl`)" in page
+    assert "Declarations: `cases/entries-planner/divergences/sglang-RELEASE.json`" in page
+    assert entries_declared.manifest_path("0.5.23").relative_to(entries_declared.folder_of().parents[2]) \
+        .as_posix() == "cases/entries-planner/divergences/sglang-0.5.23.json"
+
+
+def test_the_upstream_modules_name_no_subject():
+    from tests.test_layout import ROOT, SUBJECT_NAMES
+
+    naming = [p.name for p in sorted((ROOT / "conformance" / "upstream").glob("*.py"))
+              if SUBJECT_NAMES.search(p.read_text())]
+    assert naming == []

@@ -1,18 +1,19 @@
-"""The child process of ``upstream-entries``: import a laid-out release's entries launcher, report
-the toolchain sglang's JIT build resolves, build the kernel's four variants, judge it.
+"""The child process of ``upstream-entries``: import a laid-out release's launcher (the subject's
+``UPSTREAM_ENTRY``, :mod:`conformance.upstream.entry_subject`), report the toolchain sglang's JIT
+build resolves, build the kernel's variants (``BUILD_VARIANTS``), judge it on the subject's cases.
 
 Run by :mod:`conformance.upstream.entries_command` with the release's ``site/`` first on
-PYTHONPATH (``python -m conformance.upstream.entries_child --tree DIR --json PATH``), so that a
-crash, a device trap or a hang costs this process, never the report. The JSON file is rewritten
-after every step: a killed child still leaves the steps it finished.
+PYTHONPATH (``python -m conformance.upstream.entries_child --subject NAME --tree DIR --json
+PATH``), so that a crash, a device trap or a hang costs this process, never the report. The JSON
+file is rewritten after every step: a killed child still leaves the steps it finished.
 
 Steps, in order: ``toolchain`` (found without sglang: PATH's nvcc, c++ and ninja with their
 versions, the distributions apache-tvm-ffi, msgspec and ninja, torch, the GPU), ``import`` (the
 launcher's module and sglang's JIT utils, each loaded file re-hashed against the tree's RECORD
 SHA-256), ``sglang toolchain`` (what sglang's own resolvers return: ``cuda_home``, the device and
 host compilers, tvm-ffi's include and library paths, the target from ``get_jit_cuda_arch``),
-``build`` (``_jit_plan_entries_module(has_swa_lut, has_pool)`` for the four variants, each ``ok``
-or the exception's type and full text), ``compile-for`` (optional, needs no GPU: the same builds
+``build`` (``JIT_LOADER(*variant)``, for the four variants ``(has_swa_lut, has_pool)``, each
+``ok`` or the exception's type and full text), ``compile-for`` (optional, needs no GPU: the same builds
 under sglang's ``override_jit_cuda_arch``; compiled and loaded, never launched, judging nothing)
 and ``judge`` (only when every variant built for a CUDA device here).
 """
@@ -31,10 +32,6 @@ import sys
 import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-
-VARIANTS = ((False, False), (True, False), (False, True), (True, True))
-"""(has_swa_lut, has_verify_expected_token_pool): the launcher's four template instantiations."""
-
 
 class _Collect(logging.Handler):
     def __init__(self):
@@ -106,19 +103,20 @@ def sglang_toolchain() -> dict:
     return info
 
 
-def loaded_files(tree) -> dict[str, str]:
+def loaded_files(tree, facts) -> dict[str, str]:
     """Every module now imported from the tree's ``site/``, whatever its name, and every
     ``sglang`` module wherever it came from: ``wheel bytes`` (matches RECORD), ``ours`` (a
     synthetic parent package or the stand-in, holding exactly what the layout wrote), ``DIFFERS``
     (a wheel file or one of ours changed since), ``not in the layout: PATH`` (a file under
-    ``site/`` the layout did not write: planted there) or ``outside the tree: PATH``."""
-    from conformance.upstream.entries_tree import EMPTY_INIT, STAND_IN_SOURCE
+    ``site/`` the layout did not write: planted there) or ``outside the tree: PATH``. ``facts``
+    is the subject's upstream tree the tree was laid out by (its ``STAND_IN_SOURCE``)."""
+    from conformance.upstream.entries_tree import EMPTY_INIT
     from conformance.upstream.release_tree import _path
     from conformance.upstream.wheel import file_sha256
 
     site = Path(tree.site).resolve()
     ours = {f"{p.replace('.', '/')}/__init__.py": EMPTY_INIT for p in tree.synthetic_packages}
-    ours.update({_path(m): STAND_IN_SOURCE for m in tree.stand_ins})
+    ours.update({_path(m): facts.STAND_IN_SOURCE for m in tree.stand_ins})
     out = {}
     for name, module in sorted(sys.modules.items()):
         path = getattr(module, "__file__", None)
@@ -146,13 +144,17 @@ def not_wheel_bytes(loaded: dict[str, str]) -> list[str]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.upstream.entries_child")
+    parser.add_argument("--subject", default=None, help="the subject (default: the one with UPSTREAM_ENTRY)")
     parser.add_argument("--tree", type=Path, required=True)
     parser.add_argument("--json", type=Path, required=True)
     parser.add_argument("--random", type=int, default=0, help="random batches to judge")
     parser.add_argument("--case", action="append", default=[], help="judge only these case ids")
     parser.add_argument("--compile-for", default=None, metavar="MAJOR.MINOR")
     args = parser.parse_args(argv)
-    from conformance.upstream.entries_tree import JIT_LOADER, load_tree
+    from conformance.upstream.entries_tree import load_tree
+    from conformance.upstream.entry_subject import entry_subject
+    subject = entry_subject(args.subject)
+    facts = subject.UPSTREAM_ENTRY
     tree = load_tree(args.tree)
     doc = {"steps": [], "warnings": []}
     collect = _Collect()
@@ -170,8 +172,8 @@ def main(argv=None) -> int:
     t = time.monotonic()
     try:
         module = importlib.import_module(tree.module)
-        launcher, build = getattr(module, tree.launcher), getattr(module, JIT_LOADER)
-        doc["loaded"] = loaded_files(tree)
+        launcher, build = getattr(module, tree.launcher), getattr(module, facts.JIT_LOADER)
+        doc["loaded"] = loaded_files(tree, facts)
     except Exception as exc:  # noqa: BLE001
         step("import", "failed", t, error=f"{type(exc).__name__}: {exc}")
         return 1
@@ -185,7 +187,7 @@ def main(argv=None) -> int:
     step("sglang toolchain", "ok" if isinstance(found, dict) else "failed", t)
     import torch
     built = True
-    for lut, pool in VARIANTS:
+    for lut, pool in facts.BUILD_VARIANTS:
         t = time.monotonic()
         try:
             build(lut, pool)
@@ -196,7 +198,7 @@ def main(argv=None) -> int:
     if args.compile_for:
         from sglang.kernels.jit.utils import override_jit_cuda_arch
         major, minor = (int(x) for x in args.compile_for.split("."))
-        for lut, pool in VARIANTS:
+        for lut, pool in facts.BUILD_VARIANTS:
             t = time.monotonic()
             try:
                 with override_jit_cuda_arch(major, minor):
@@ -212,15 +214,15 @@ def main(argv=None) -> int:
         step("judge", "skipped", t, error=why)
         return 1
     from conformance.upstream import entries_judge as judge
-    cases = judge.load_cases()
-    chosen = [c for c in cases if c["id"] in args.case] if args.case else judge.safe_cases(cases)
+    cases = judge.load_cases(subject)
+    chosen = [c for c in cases if c["id"] in args.case] if args.case else judge.safe_cases(cases, subject)
     doc["cases"] = []
     for case in chosen:
-        doc["cases"].append(judge.judge_case(launcher, case, "cuda"))
+        doc["cases"].append(judge.judge_case(launcher, case, "cuda", subject=subject))
         step("judge", "running", t, done=len(doc["cases"]))
         doc["steps"].pop()
     if args.random:
-        doc["random"] = judge.judge_random(launcher, "cuda", args.random)
+        doc["random"] = judge.judge_random(launcher, "cuda", args.random, subject=subject)
     step("judge", "ok", t, cases=len(doc["cases"]), random=args.random)
     return 0
 

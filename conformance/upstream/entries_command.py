@@ -1,28 +1,32 @@
-"""``python -m conformance upstream-entries RELEASE``: build sglang's own entries kernel from a
-published wheel with sglang's own JIT machinery, and judge it on this machine's GPU; or record
-exactly which step could not run and why.
+"""``python -m conformance upstream-entries RELEASE``: build sglang's own kernel of a subject's
+upstream launcher from a published wheel with sglang's own JIT machinery, and judge it on this
+machine's GPU on the subject's cases; or record exactly which step could not run and why.
+
+The subject is ``--subject NAME``, by default the one subject module that defines
+``UPSTREAM_ENTRY`` (:mod:`conformance.upstream.entry_subject` lists what it gives: the launcher, its
+layout, its build, its hazard pins, its random batches). Nothing here names a subject.
 
 1. Lay out (:mod:`conformance.upstream.entries_tree`): from ``--wheel PATH`` or the wheel pip
-   fetches into the cache, into ``--tree DIR`` (default ``CACHE/sglang/RELEASE-entries``); with
+   fetches into the cache, into ``--tree DIR`` (default ``CACHE/sglang/RELEASE-TREE_NAME``); with
    ``--no-layout``, the tree already in ``--tree`` (one carried to a machine without the wheel)
    is used after every file is re-hashed against the RECORD SHA-256 it was copied with;
    ``--layout-only`` stops after laying out (a tree to carry to a machine without the wheel).
 2. One child process (:mod:`conformance.upstream.entries_child`, ``site/`` first on PYTHONPATH,
    sglang's build cache ``SGLANG_JIT_CACHE_DIR`` under the tree unless set): import, toolchain,
-   the four builds, and on a CUDA device the cases of ``cases/entries-planner/*.jsonl`` that
-   reach no hazard plus ``--random N`` random batches.
-3. Each hazard case (:data:`conformance.upstream.entries_judge.HAZARD_PINS`: upstream reads
-   outside a tensor or traps) in a child of its own, only once everything built on a GPU.
+   the builds (one per ``BUILD_VARIANTS``), and on a CUDA device the subject's cases
+   (``cases/NAME/``) that reach no hazard plus ``--random N`` random batches.
+3. Each hazard case (the subject's ``HAZARD_PINS``: upstream reads outside a tensor or traps) in a
+   child of its own, only once everything built on a GPU.
 4. ``OUT/entries-build.json`` (everything), ``OUT/entries-build.md`` (:mod:`.entries_report`) and
    ``OUT/entries-child.log`` (the children's output).
 
 Every judged case that did not pass must be declared, with its status and reason, in
-``cases/entries-planner/divergences/sglang-RELEASE.json`` (:mod:`.entries_declared`).
+``cases/NAME/divergences/sglang-RELEASE.json`` (:mod:`.entries_declared`).
 ``--reapply DOC`` reads an ``entries-build.json`` written before (on a GPU machine), applies the
 manifest as it is now and writes the report again: no build, no judging.
 
-Exit code: 0 when it built, every judged case passed or is declared (no declaration stale) and
-every random batch is equal; 1 otherwise (not built included).
+Exit code: 0 when every variant built, every judged case passed or is declared (no declaration stale) and
+every random batch is equal; 1 otherwise (not built included); 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -36,19 +40,22 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from conformance.corpus.subjects import SubjectError
 from conformance.paths import REPO_ROOT
 from conformance.upstream.command import default_cache
 from conformance.upstream import entries_declared
 from conformance.upstream.entries_report import render
 from conformance.upstream.entries_tree import (EntriesLayoutError, build_entries_tree, check_tree,
                                                load_tree)
+from conformance.upstream.entry_subject import entry_subject, tree_facts
 from conformance.upstream.wheel import FetchError, RecordError, fetch_wheel, open_wheel
 
 JSON_NAME, MD_NAME, LOG_NAME = "entries-build.json", "entries-build.md", "entries-child.log"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("upstream-entries", help="build and judge a release's entries kernel",
+    p = sub.add_parser("upstream-entries", help="build and judge a release's kernel of a subject's "
+                       "upstream launcher (UPSTREAM_ENTRY)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
     p.set_defaults(func=run)
@@ -56,6 +63,9 @@ def add_parser(sub) -> None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("release", metavar="RELEASE", help="an sglang release (0.5.23)")
+    p.add_argument("--subject", default=None, metavar="NAME",
+                   help="the subject whose upstream launcher is judged on its cases (default: the "
+                        "one subject that defines UPSTREAM_ENTRY)")
     p.add_argument("--wheel", type=Path, default=None, help="the release's wheel on disk (no download)")
     p.add_argument("--cache", type=Path, default=None, help="wheel cache and default tree folder")
     p.add_argument("--tree", type=Path, default=None, help="where the release is laid out")
@@ -102,8 +112,9 @@ def run_child(command: list[str], env: dict[str, str], timeout: float,
 
 
 def _child(args, tree_dir, site, json_path, extra, timeout, log) -> tuple[dict, int | str]:
-    command = [sys.executable, "-m", "conformance.upstream.entries_child", "--tree", str(tree_dir),
-               "--json", str(json_path), *extra]
+    command = [sys.executable, "-m", "conformance.upstream.entries_child", "--subject",
+               args.subject, "--tree", str(tree_dir), "--json", str(json_path),
+               *extra]
     log.write(f"$ {shlex.join(command)}\n")
     doc, code, text = run_child(command, child_env(tree_dir, site), timeout, json_path)
     log.write(text + f"\n[exit {code}]\n\n")
@@ -113,9 +124,11 @@ def _child(args, tree_dir, site, json_path, extra, timeout, log) -> tuple[dict, 
 
 
 def layout(args) -> tuple[Path, object | None, str | None]:
-    """(tree folder, EntriesTree or None, problem or None)."""
+    """(tree folder, EntriesTree or None, problem or None), laid out as ``args.subject``'s
+    upstream tree says (:func:`conformance.upstream.entry_subject.tree_facts`)."""
+    facts = tree_facts(getattr(args, "subject", None))
     cache = args.cache or default_cache()
-    tree_dir = args.tree or cache / "sglang" / f"{args.release}-entries"
+    tree_dir = args.tree or cache / "sglang" / f"{args.release}-{facts.TREE_NAME}"
     try:
         if args.no_layout:
             tree = load_tree(tree_dir)
@@ -127,12 +140,12 @@ def layout(args) -> tuple[Path, object | None, str | None]:
         wheel = open_wheel(path)
         if wheel.release != args.release:
             return tree_dir, None, f"{Path(path).name} is release {wheel.release}, not {args.release}"
-        return tree_dir, build_entries_tree(wheel, tree_dir), None
+        return tree_dir, build_entries_tree(wheel, tree_dir, facts), None
     except (FetchError, RecordError, EntriesLayoutError, OSError, ValueError) as exc:
         return tree_dir, None, f"{type(exc).__name__}: {exc}"
 
 
-def reapply(args) -> int:
+def reapply(args, subject) -> int:
     """``--reapply DOC``: the manifest applied to a judged document, the report written again."""
     out = Path(args.out)
     target = out / JSON_NAME
@@ -145,18 +158,24 @@ def reapply(args) -> int:
         print(f"--reapply {args.reapply}: a document of release {doc.get('release')!r}, not "
               f"{args.release!r}", file=sys.stderr)
         return 2
-    entries_declared.apply(doc, entries_declared.load(args.release))
+    entries_declared.apply(doc, entries_declared.load(args.release, subject=subject))
     out.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(doc, indent=1, default=str) + "\n")
-    (out / MD_NAME).write_text(render(doc) + "\n")
-    print(render(doc).split("\n\n")[1])
+    (out / MD_NAME).write_text(render(doc, subject) + "\n")
+    print(render(doc, subject).split("\n\n")[1])
     print(f"wrote {out / MD_NAME}, {target}")
-    return 0 if _good(doc) else 1
+    return 0 if entries_declared.good(doc, subject) else 1
 
 
 def run(args) -> int:
+    try:
+        subject = entry_subject(args.subject)
+    except SubjectError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    args.subject = subject.NAME
     if args.reapply is not None:
-        return reapply(args)
+        return reapply(args, subject)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     doc = {"release": args.release, "command": "python -m conformance upstream-entries "
@@ -173,7 +192,7 @@ def run(args) -> int:
 
     def flush():  # after every child: a run killed from outside still leaves its report
         (out / JSON_NAME).write_text(json.dumps(doc, indent=1, default=str) + "\n")
-        (out / MD_NAME).write_text(render(doc) + "\n")
+        (out / MD_NAME).write_text(render(doc, subject) + "\n")
 
     flush()
     with open(out / LOG_NAME, "w", encoding="utf-8") as log:
@@ -186,11 +205,12 @@ def run(args) -> int:
             flush()
             built = [s for s in doc["steps"] if s["step"].startswith("build ")]
             judged = any(s["step"] == "judge" and s["status"] == "ok" for s in doc["steps"])
-            if judged and len(built) == 4 and all(s["status"] == "ok" for s in built):
+            variants = len(subject.UPSTREAM_ENTRY.BUILD_VARIANTS)
+            if judged and len(built) == variants and all(s["status"] == "ok" for s in built):
                 doc["hazards"] = []
                 from conformance.upstream.entries_judge import hazard_cases
 
-                for case in hazard_cases():
+                for case in hazard_cases(subject=subject):
                     one, code = _child(args, tree_dir, tree.site, out / "child-case.json",
                                        ["--case", case["id"]], args.case_timeout, log)
                     row = (one.get("cases") or [{"id": case["id"], "pins": case.get("pins"),
@@ -202,15 +222,11 @@ def run(args) -> int:
                     flush()
     for scratch in ("child-main.json", "child-case.json"):
         (out / scratch).unlink(missing_ok=True)
-    entries_declared.apply(doc, entries_declared.load(args.release))
+    entries_declared.apply(doc, entries_declared.load(args.release, subject=subject))
     flush()
-    print(render(doc).split("\n\n")[1])
+    print(render(doc, subject).split("\n\n")[1])
     print(f"wrote {out / MD_NAME}, {out / JSON_NAME}, {out / LOG_NAME}")
-    return 0 if _good(doc) else 1
-
-
-def _good(doc: dict) -> bool:
-    return entries_declared.good(doc)
+    return 0 if entries_declared.good(doc, subject) else 1
 
 
 def main(argv=None) -> int:

@@ -1,8 +1,9 @@
-"""Declared divergences of upstream's entries kernel: what ``python -m conformance upstream-entries``
-judged differently from this project's contract and rules, each with the reason it is
-upstream's documented behaviour (``docs/spec/entries-planner.md`` sections 4 and 6).
+"""Declared divergences of an upstream launcher: what ``python -m conformance upstream-entries``
+(or ``upstream-launchers``) judged differently from a subject's contract and rules, each with the
+reason it is upstream's documented behaviour (the subject's spec, its ``SPEC``).
 
-A manifest is ``cases/entries-planner/divergences/sglang-RELEASE.json``::
+A manifest is ``cases/SUBJECT/divergences/sglang-RELEASE.json`` (``SUBJECT`` the subject's case
+folder; ``sglang-RELEASE-LAUNCHER.json`` for one of several launchers judged on one subject)::
 
     {"release": "0.5.23",
      "kernel": "sglang.kernels.ops.kv_canary.plan.entries_kernel:launch_plan_entries_kernel",
@@ -20,7 +21,7 @@ divergence, so that another failure with the same status is not declared by it.
 or ``crashed`` for a child that died), then marks it: ``declared`` (the reason) when status,
 ``what`` and ``got`` agree; ``undeclared`` (what differs) otherwise for a case that did not pass;
 ``stale`` when a declared case passed (the declaration must go). :func:`good` is the command's
-verdict: the four builds and the judge ran, every case of ``cases/entries-planner`` has a row,
+verdict: every build and the judge ran, every case of the subject's folder has a row,
 every row passed or is declared and none is stale, at least one random batch ran and all were
 equal.
 """
@@ -31,10 +32,11 @@ import json
 import re
 from pathlib import Path
 
+from conformance.corpus.subjects import case_folder
 from conformance.engine.verdict import VerdictData
-from conformance.paths import CASES_ROOT
+from conformance.paths import CASES_ROOT, DIVERGENCES_DIRNAME
+from conformance.upstream.entry_subject import entry_facts, entry_subject
 
-FOLDER = CASES_ROOT / "entries-planner" / "divergences"
 DECLARABLE = re.compile(r"error-divergence( \(.+\))?|unchecked|differs \(.+\)")
 """The statuses a manifest may declare."""
 
@@ -43,19 +45,27 @@ class DeclarationError(ValueError):
     """A manifest that cannot be read (its path and what is wrong in the message)."""
 
 
-def manifest_path(release: str, folder: Path = FOLDER, launcher: str = "") -> Path:
+def folder_of(subject=None) -> Path:
+    """The manifests' folder of ``subject`` (a module or a name; default the one subject with
+    ``UPSTREAM_ENTRY``): ``cases/NAME/divergences``."""
+    return case_folder(entry_subject(subject), CASES_ROOT) / DIVERGENCES_DIRNAME
+
+
+def manifest_path(release: str, folder: Path | None = None, launcher: str = "") -> Path:
     """``folder/sglang-RELEASE.json``, or ``folder/sglang-RELEASE-LAUNCHER.json`` for one of
-    several launchers judged on one subject."""
+    several launchers judged on one subject; ``folder`` defaults to :func:`folder_of`'s."""
+    folder = folder_of() if folder is None else folder
     return folder / f"sglang-{release}{'-' + launcher if launcher else ''}.json"
 
 
-def load(release: str, path: Path | None = None) -> dict[str, dict]:
-    """{case id: {"status", "why"}} of ``release``'s manifest; {} when it has none.
+def load(release: str, path: Path | None = None, subject=None) -> dict[str, dict]:
+    """{case id: {"status", "why"}} of ``release``'s manifest (``path``, default ``subject``'s
+    :func:`manifest_path`); {} when it has none.
 
     Raises:
         DeclarationError: not JSON, another release, or an entry without case / status / why.
     """
-    path = path or manifest_path(release)
+    path = path or manifest_path(release, folder_of(subject))
     if not path.is_file():
         return {}
     try:
@@ -133,17 +143,19 @@ def apply(doc: dict, declared: dict[str, dict]) -> None:
             row["undeclared"] = f"{row['status']}, not declared"
 
 
-def good(doc: dict) -> bool:
-    """The command's verdict (module docstring)."""
+def good(doc: dict, subject=None) -> bool:
+    """The command's verdict (module docstring) on a document of ``subject`` (a module or a name;
+    default the one subject with ``UPSTREAM_ENTRY``): one build step per ``BUILD_VARIANTS``."""
     from conformance.upstream.entries_judge import load_cases
 
+    subject = entry_subject(subject)
     steps = doc.get("steps", [])
     builds = [s for s in steps if s["step"].startswith("build ")]
-    if len(builds) != 4 or any(s["status"] != "ok" for s in builds) or not any(
+    if len(builds) != len(entry_facts(subject).BUILD_VARIANTS) or any(s["status"] != "ok" for s in builds) or not any(
             s["step"] == "judge" and s["status"] == "ok" for s in steps):
         return False
     rows = doc.get("cases", []) + doc.get("hazards", [])
-    if {c["id"] for c in load_cases()} - {r["id"] for r in rows}:
+    if {c["id"] for c in load_cases(subject)} - {r["id"] for r in rows}:
         return False  # a case not judged is not a pass
     rnd = doc.get("random") or {}
     return rnd.get("batches", 0) >= 1 and rnd.get("failed", 1) == 0 and all(

@@ -3,11 +3,17 @@
 The verdict line says one of: ``BUILT AND JUDGED`` (every variant built here for this GPU, the
 cases and batches ran), ``BUILT, NOT JUDGED`` or ``NOT BUILT`` with the first failing step and its
 error. A step that did not run reads ``not run``; nothing is reported as passed that did not run.
+The cases' and the manifest's folders are the subject's (``cases/NAME/``). Nothing here names a
+subject.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+
+from conformance.corpus.subjects import case_folder
+from conformance.paths import CASES_ROOT, DIVERGENCES_DIRNAME, REPO_ROOT
+from conformance.upstream.entry_subject import entry_subject
 
 
 def _verdict(doc: dict) -> str:
@@ -90,7 +96,15 @@ def _declared(row: dict) -> str:
     return ""
 
 
-def render(doc: dict) -> str:
+def _folder(subject) -> str:
+    """The subject's case folder as the page names it: from the repository root when inside it."""
+    folder = case_folder(subject, CASES_ROOT)
+    return folder.relative_to(REPO_ROOT).as_posix() if folder.is_relative_to(REPO_ROOT) else str(folder)
+
+
+def render(doc: dict, subject=None) -> str:
+    """The page of ``doc``, judged on ``subject`` (a one-call subject module; default the one
+    subject with ``UPSTREAM_ENTRY``)."""
     tree = doc.get("tree") or {}
     out = [f"# sglang {doc.get('release', '?')}: the entries kernel built from the wheel", "",
            f"**{_verdict(doc)}**", "", f"Command: `{doc.get('command', '')}`", ""]
@@ -129,11 +143,13 @@ def render(doc: dict) -> str:
         out += ["sglang's warnings: " + "; ".join(f"`{w}`" for w in sorted(set(doc["warnings"]))), ""]
     rows = doc.get("cases", []) + doc.get("hazards", [])
     if rows:
-        out += ["## Cases (`cases/entries-planner/*.jsonl`)", "",
+        subject = entry_subject(subject)
+        folder = _folder(subject)
+        out += [f"## Cases (`{folder}/{getattr(subject, 'CASE_GLOB', '*')}`)", "",
                 "Hazard cases (upstream reads outside a tensor or traps there, spec section 6) ran "
                 "each in a process of their own; a read outside a tensor is not observable without "
                 "compute-sanitizer, so such a case's values are what the stray read returned.", "",
-                "Declarations: `cases/entries-planner/divergences/sglang-RELEASE.json`; every case "
+                f"Declarations: `{folder}/{DIVERGENCES_DIRNAME}/sglang-RELEASE.json`; every case "
                 "that did not pass must be declared there with its reason.", "",
                 "| case | pins | status | declared | first difference |", "|---|---|---|---|---|"]
         out += [f"| {r['id']} | {r.get('pins') or ''} | {r['status']} | {_declared(r)} | "

@@ -37,6 +37,7 @@ def main(argv=None) -> int:
     from conformance.upstream.entries_child import loaded_files, not_wheel_bytes
     from conformance.upstream.entries_judge import judge_case
     from conformance.upstream.entries_tree import load_tree
+    from conformance.upstream.entry_subject import tree_facts
 
     doc = {"subject": args.subject, "launcher": args.launcher, "device": args.device, "steps": []}
 
@@ -51,9 +52,9 @@ def main(argv=None) -> int:
     t = time.monotonic()
     try:
         subject = discover()[args.subject]
-        tree = load_tree(args.tree)
+        tree, facts = load_tree(args.tree), tree_facts(subject)
         launch = subject.upstream_launchers(importlib.import_module, (args.launcher,))[args.launcher]
-        doc["loaded"] = loaded_files(tree)
+        doc["loaded"] = loaded_files(tree, facts)
     except Exception as exc:  # noqa: BLE001 - every failure to import is the step's data
         step("import", "failed", t, error=f"{type(exc).__name__}: {exc}")
         return 1
@@ -69,7 +70,7 @@ def main(argv=None) -> int:
             continue
         doc["cases"].append(judge_case(launch, case, args.device, subject=subject))
         write()
-    doc["loaded"] = loaded_files(tree)  # modules a launcher imports only when called, too
+    doc["loaded"] = loaded_files(tree, facts)  # modules a launcher imports only when called, too
     bad = not_wheel_bytes(doc["loaded"])
     step("judge", "failed" if bad else "ok", t, cases=len(doc["cases"]),
          error=f"not the wheel's bytes: {bad}" if bad else None)

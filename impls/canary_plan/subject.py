@@ -40,7 +40,7 @@ __all__ = ["NAME", "ENGINE", "SPEC", "OUTPUTS", "ERROR", "PLANNERS", "get_planne
            "planner_mode", "load_cases", "build", "expected_error", "error_rule", "golden",
            "element_rules", "error_element_rules", "error_written_values", "failing_stage",
            "VALIDATE_FIRST",
-           "UPSTREAM_LAUNCHERS", "upstream_launchers"]
+           "UPSTREAM_LAUNCHERS", "upstream_launchers", "UPSTREAM_TREE"]
 
 NAME = "canary-plan"
 """The subject's name: ``--subject canary-plan``, and its folder under ``cases/``."""
@@ -54,6 +54,9 @@ UPSTREAM_LAUNCHERS: tuple[str, ...] = tuple(LAUNCHERS)
 """Upstream's own whole-plan launchers ``python -m conformance upstream-launchers`` judges on
 these cases: the wrapper and its torch reference (:mod:`impls.canary_plan.upstream`, which also
 gives ``upstream_launchers``)."""
+UPSTREAM_TREE = entries.UPSTREAM_TREE
+"""What of a release's wheel is laid out for them: the entries planner's tree, which also holds the
+wrapper's and the torch reference's files (:mod:`impls.entries_planner.upstream`, ``EXTRA_STARTS``)."""
 CONTRACT = entries.CONTRACT
 REQUEST_NAMES = ("req_pool_indices", "prefix_lens", "extend_seq_lens")
 load_cases = entries.load_cases

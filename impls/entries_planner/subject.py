@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from impls.entries_planner import PLANNERS, get_planner, planner_mode
+from impls.entries_planner import upstream as _upstream
 from impls.entries_planner.contract import (
     ENABLE_NAME,
     LUT_NAME,
@@ -30,7 +31,7 @@ from impls.offsets_planner.errors import PlanError
 
 __all__ = ["NAME", "ENGINE", "CASE_GLOB", "SPEC", "OUTPUTS", "ERROR", "PLANNERS", "get_planner",
            "planner_mode", "load_cases", "build", "expected_error", "error_rule", "golden",
-           "element_rules"]
+           "element_rules", "UPSTREAM_ENTRY", "UPSTREAM_TREE"]
 
 NAME = "entries-planner"
 """The subject's name: ``--subject entries-planner``, and its folder under ``cases/``."""
@@ -49,6 +50,13 @@ SCALAR_RULE = "scalar-int32"
 SCRATCH_GARBAGE = 1 << 40
 """What the scratch holds past [bs] (three elements): a planner that reads there plans nonsense."""
 DEFAULT_TABLE = {"rows": 4, "cols": 16}
+UPSTREAM_ENTRY = _upstream
+"""Upstream's launcher that ``python -m conformance upstream-entries`` builds from a release's wheel
+and judges on these cases (:mod:`impls.entries_planner.upstream`: its module and function, the
+function that builds it, the hazard pins, the random batches)."""
+UPSTREAM_TREE = _upstream
+"""What of a release's wheel is laid out for it (the same module: its start files, code and data
+roots, its one stand-in)."""
 DTYPES = {"int32": torch.int32, "int64": torch.int64}
 
 
