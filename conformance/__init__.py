@@ -26,9 +26,11 @@ Folders by role, bottom to top; each imports only itself and the folders before 
 * :mod:`conformance.plugin` -- the pytest front end (``pytest conformance/``), the pytest outcome
   to status table (``outcomes.py``), the results writer, per-case JUnit XML labels (``junit.py``),
   GPU pinning under pytest-xdist, the isolation and sanitizer options (``isolation_options.py``);
-* :mod:`conformance.bench` -- the benchmark suite and its sweep scripts.
+* :mod:`conformance.bench` -- the benchmark suite (a subject's own sweeps are in its
+  ``impls/<subject>/harness/``).
 
-Leaves any folder may use: :mod:`conformance.paths` (every path constant) and
+Leaves any folder may use: :mod:`conformance.paths` (every path constant but the corpus
+subject's, which :mod:`conformance.corpus.corpus_subject` gives) and
 :mod:`conformance.fingerprint` (where a run happened). Commands on top: :mod:`conformance.cli`
 (``python -m conformance``) and :mod:`conformance.record`.
 """

@@ -306,10 +306,3 @@ def test_the_subject_is_the_one_with_upstream_entry_and_every_fact_is_read_from_
     assert entries_declared.manifest_path("0.5.23").relative_to(entries_declared.folder_of().parents[2]) \
         .as_posix() == "cases/entries-planner/divergences/sglang-0.5.23.json"
 
-
-def test_the_upstream_modules_name_no_subject():
-    from tests.test_layout import ROOT, SUBJECT_NAMES
-
-    naming = [p.name for p in sorted((ROOT / "conformance" / "upstream").glob("*.py"))
-              if SUBJECT_NAMES.search(p.read_text())]
-    assert naming == []

@@ -17,7 +17,8 @@ A corpus subject's package defines, by module name (:data:`ROLES`):
 * ``constants``: ``SCRATCH_MIN_LEN``, ``PLAN_BS_BLOCK_SIZE``;
 * ``errors``: ``CATALOG`` (the documented errors) and ``identify(exc)``;
 * ``registry``: ``planners``, ``builtin_names``, ``get_planner``, ``chosen_planners``,
-  ``availability``, ``default_device``, ``source_digest``, ``UnknownPlanner``, ``PROBE_COMMAND``;
+  ``availability``, ``default_device``, ``source_digest``, ``UnknownPlanner``, ``PROBE_COMMAND``,
+  ``bind`` (a planner's bound form);
 * ``buffers`` (``PlanBuffers``), ``validate`` (the shared validator), ``validate_cache``
   (``STABLE_NAMES``), ``python_planner`` (the reference: ``launch``, ``plan_values``) and
   ``probe`` (run as ``python -m <package>.probe NAME``).

@@ -14,16 +14,11 @@ from dataclasses import dataclass, field
 import torch
 
 from conformance.bench.workloads import POISON, WRITE_REQ_CAPACITY
-from conformance.corpus.corpus_subject import buffers as _buffers
-from conformance.corpus.corpus_subject import contract as _contract
 from impls.entries_planner import contract as ec
-
-PlanBuffers = _buffers.PlanBuffers
-OFFSETS_OUTPUTS = _contract.OUTPUT_NAMES
-REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
-SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME
-VERIFY_CAPACITY_NAME = _contract.VERIFY_CAPACITY_NAME
-OFFSETS_ENABLE = _contract.VERIFY_ENABLE_NAME
+from impls.offsets_planner.buffers import PlanBuffers
+from impls.offsets_planner.contract import OUTPUT_NAMES as OFFSETS_OUTPUTS
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, SWA_WINDOW_NAME, VERIFY_CAPACITY_NAME
+from impls.offsets_planner.contract import VERIFY_ENABLE_NAME as OFFSETS_ENABLE
 
 VARIANTS = ("full", "swa-lut", "pool")
 DESCRIPTION = """\
@@ -150,8 +145,7 @@ def build(bs: int, variant: str, device: torch.device, seed: int = 0) -> Workloa
     for name in OFFSETS_OUTPUTS:
         offsets_kw[name].fill_(POISON)
     poison = {name: offsets_kw[name].clone() for name in OFFSETS_OUTPUTS}
-    from conformance.corpus.corpus_subject import python_planner as _python_planner
-    python_offsets = _python_planner.launch
+    from impls.offsets_planner.python_planner import launch as python_offsets
 
     python_offsets(**offsets_kw)
     entries_kw = {RPI: rpi, PREFIX: prefix, ec.TABLE_NAME: table,
