@@ -222,6 +222,21 @@ def test_sweep_end_to_end_on_the_cpu(tmp_path):
     assert len(gathers) == 2 * len(ew.VARIANTS)
     assert {r["status"] for r in gathers} == {f"{calls.NO_CUDA} (ran once: outputs checked)"}
     assert "`not published: outputs differ at out_verify_expected_positions[0]" in md
+    flat = {(r["variant"], r["label"], r["mode"]): r for r in rows if r["kind"] == "flat"}
+    assert set(flat) == {(v, label, m) for v in ew.VARIANTS for m in ("eager", "replay")
+                         for label in ("triton", "numba-cuda", "upstream's wrapper")}
+    for (variant, label, mode), r in flat.items():
+        if label == "upstream's wrapper":  # no sglang on this path
+            assert r["status"].startswith("not measured: upstream-wrapper unavailable here "
+                                          "(ModuleNotFoundError: No module named 'sglang'")
+        elif mode == "eager":
+            assert r["status"] == "published" and r["p50_us"] > 0
+            assert r["vs_upstream_wrapper"] is None  # upstream's figure is missing
+        else:
+            assert r["status"] == calls.NO_CUDA_GATED
+    printed = md_table(md, "Whole plan in one call: our pipelines and upstream's wrapper, "
+                           "eager and replay")
+    assert len(printed) == len(flat)
 
 
 def test_a_stopped_sweep_leaves_the_steps_it_finished(tmp_path, monkeypatch):
@@ -237,9 +252,151 @@ def test_a_stopped_sweep_leaves_the_steps_it_finished(tmp_path, monkeypatch):
     monkeypatch.setattr(ew, "add_reference", stops_at_bs_8)
     with pytest.raises(KeyboardInterrupt):
         entries.main(["--out", str(tmp_path), "--bs", "1", "--bs", "8", "--variant", "full",
-                      "--planner", "python", "--no-plan"])
+                      "--planner", "python", "--no-plan", "--no-flat-plan"])
     doc = json.loads((tmp_path / "entries-bench.json").read_text())
     assert doc["complete"] is False
     assert [(r["kind"], r["bs"]) for r in doc["rows"] if "bs" in r and r["kind"] != "gather"] == \
         [("workload", 1), ("eager", 1)]
     assert "INCOMPLETE" in (tmp_path / "entries-bench.md").read_text().splitlines()[4]
+
+
+def _flat_step(bs=8, variant="pool"):
+    return ew.add_reference(ew.build(bs, variant, CPU)), ew.build(bs, variant, CPU, seed=1)
+
+
+def test_the_whole_plan_call_reads_and_writes_the_stages_tensors():
+    from impls.canary_plan import contract as cc
+
+    w, _ = _flat_step()
+    kw, off, ent = calls.flat_plan_kw(w)
+    assert sorted(kw) == sorted(cc.ARGUMENT_NAMES)
+    assert kw["write_offsets"] is off["out_write_offsets"] and kw["enable"] is off["out_verify_enable"]
+    assert kw["verify_slot_indices"] is ent["out_verify_slot_indices"]
+    assert kw["req_pool_indices"] is off["req_pool_indices"] is ent["req_pool_indices"]
+    assert int(kw["write_offsets"][0]) == ew.POISON  # poisoned until a launcher writes
+
+
+def test_the_whole_plan_reference_is_the_python_pipelines():
+    """The wrapper zeroes write_offsets before the offsets stage (canary-plan spec section 4):
+    past [bs + 1] the reference holds zeros, not the poison; the rest is the two stages'."""
+    w, _ = _flat_step()
+    ref = calls.flat_reference(w)
+    assert ref["write_offsets"][:9].tolist() == w.offsets_kw["out_write_offsets"][:9].tolist()
+    assert set(ref["write_offsets"][9:].tolist()) == {0}
+    assert int(ref["write_num_valid_reqs"][0]) == int(w.offsets_kw["out_write_num_valid_reqs"][0])
+    for name in ("verify_slot_indices", "verify_expected_tokens"):
+        assert torch.equal(ref[name], w.reference[f"out_{name}"])
+
+
+def _stages_without_the_wrapper(**kw):
+    """Both Python stages on the flat keywords, without the wrapper's zeroing of write_offsets."""
+    from impls.canary_plan.pipeline import compose
+
+    write_offsets = kw["write_offsets"]
+    before = write_offsets.clone()
+    compose(python_offsets, python_entries)(**kw)
+    write_offsets[9:] = before[9:]  # what a pipeline that never zeroes leaves there
+
+
+def test_the_whole_plan_gate_refuses_a_wrong_pipeline_and_passes_ours():
+    from impls.canary_plan import get_planner
+    from impls.canary_plan.pipeline import compose
+
+    w, _ = _flat_step()
+    assert calls.flat_eager(get_planner("triton"), w).median > 0
+    with pytest.raises(calls.Refused, match=r"^not published: outputs differ at "
+                       r"verify_expected_positions\[0\] \(written region\): .*\(first call\)$"):
+        calls.flat_eager(compose(python_offsets, wrong.shifted_position), w)
+    with pytest.raises(calls.Refused, match=r"^not published: outputs differ at write_offsets\[9\]: "
+                       rf"got {ew.POISON}, reference 0; "):
+        calls.flat_eager(_stages_without_the_wrapper, w)
+
+
+def test_the_whole_plan_replay_path_with_a_stand_in_clock(monkeypatch):
+    from impls.canary_plan import get_planner
+    from impls.canary_plan.pipeline import compose
+
+    def stand_in(fn, *, after_capture=None, **_):
+        fn()
+        after_capture()
+        fn()
+        return timing.summarize([4.0, 5.0, 6.0])
+
+    monkeypatch.setattr(calls, "can_replay", lambda device: True)
+    monkeypatch.setattr(timing, "graph_replay_time", stand_in)
+    w, previous = _flat_step(8, "swa-lut")
+    assert calls.flat_replay(get_planner("python"), w, previous).median == 5.0
+    with pytest.raises(calls.Refused, match=r"\(after the replays\)$"):
+        calls.flat_replay(compose(python_offsets, wrong.stale_after_refill), w, previous)
+
+
+def test_the_whole_plan_ratio_is_over_upstreams_wrapper_of_the_same_mode():
+    def row(p50, mode, upstream):
+        return {"kind": "flat", "p50_us": p50, "mode": mode, "upstream": upstream, "bs": 8,
+                "variant": "full", "status": "published"}
+
+    rows = [row(6.0, "replay", False), row(12.0, "replay", True), row(30.0, "eager", False),
+            row(None, "eager", True)]
+    add_ratios(rows)
+    assert [r.get("vs_upstream_wrapper") for r in rows] == [0.5, None, None, None]
+
+
+def test_upstreams_wrapper_is_not_measured_where_sglang_is_missing():
+    with pytest.raises(calls.Refused, match=r"^not measured: upstream-wrapper unavailable here "
+                                            r"\(ModuleNotFoundError: No module named 'sglang"):
+        calls.resolve_flat("upstream-wrapper")
+
+
+def _fake_release(root, body: str) -> None:
+    """A stand-in sglang package with upstream's module layout: the plan records (dataclasses of
+    their fields) and a wrapper ``launch_canary_plan_kernels(*, verify_plan_out, write_plan_out,
+    ...)`` whose body is ``body``."""
+    from impls.canary_plan.contract import VERIFY_FIELDS, WRITE_FIELDS
+
+    pkg = root / "sglang" / "kernels" / "ops" / "kv_canary"
+    (pkg / "plan").mkdir(parents=True)
+    for folder in [root / "sglang", *[p for p in pkg.parents if p.is_relative_to(root / "sglang")], pkg,
+                   pkg / "plan"]:
+        (folder / "__init__.py").write_text("")
+    for module, cls, fields in (("verify", "VerifyPlan", VERIFY_FIELDS),
+                                ("write", "WritePlan", WRITE_FIELDS)):
+        (pkg / f"{module}.py").write_text(
+            "from dataclasses import dataclass\nimport torch\n\n@dataclass\nclass "
+            f"{cls}:\n" + "".join(f"    {f}: torch.Tensor\n" for f in fields))
+    (pkg / "plan" / "api.py").write_text(
+        "import dataclasses\nfrom impls.canary_plan import get_planner\n\n"
+        "def launch_canary_plan_kernels(*, verify_plan_out, write_plan_out, **kw):\n"
+        "    fields = {f.name: getattr(r, f.name) for r in (verify_plan_out, write_plan_out)\n"
+        "              for f in dataclasses.fields(r)}\n"
+        f"    {body}\n")
+
+
+@pytest.mark.parametrize(("body", "status"), [
+    ("get_planner('python')(**fields, **kw)", None),
+    ("get_planner('python')(**fields, **kw); fields['write_num_valid_reqs'] += 1",
+     r"^not published: outputs differ at write_num_valid_reqs\[0\]: got \d+, reference \d+"),
+])
+def test_upstreams_wrapper_is_called_with_its_plan_records_and_gated(tmp_path, monkeypatch, body,
+                                                                   status):
+    """resolve_flat("upstream-wrapper") builds upstream's VerifyPlan and WritePlan records from
+    the flat keywords' very tensors: a wrapper that plans right through them is published, one
+    that writes a wrong count is not."""
+    import sys
+
+    def forget_sglang():
+        for name in [m for m in sys.modules if m == "sglang" or m.startswith("sglang.")]:
+            del sys.modules[name]
+
+    _fake_release(tmp_path, body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    forget_sglang()
+    try:
+        w, _ = _flat_step()
+        launch = calls.resolve_flat("upstream-wrapper")
+        if status is None:
+            assert calls.flat_eager(launch, w).median > 0
+        else:
+            with pytest.raises(calls.Refused, match=status):
+                calls.flat_eager(launch, w)
+    finally:
+        forget_sglang()

@@ -14,7 +14,12 @@ For bs in :data:`GPU_BATCHES` and each workload variant (:mod:`impls.entries_pla
   then our entries planner of the same framework, replayed as one graph, against upstream's offsets
   launcher (``--upstream-offsets``, importable when its release is laid out on PYTHONPATH by
   :mod:`conformance.upstream`) then the same entries planner; and upstream's entries launcher
-  (``--upstream-entries MODULE:CALLABLE``, nothing by default) behind upstream's offsets.
+  (``--upstream-entries MODULE:CALLABLE``, nothing by default) behind upstream's offsets;
+* the whole plan in one call, as a server makes it (``docs/spec/canary-plan.md`` section 3: the
+  wrapper's checks, a fresh scratch, the offsets then the entries stage), eager and replay: our
+  pipelines (``--flat-plan``, default ``triton`` and ``numba-cuda`` of :mod:`impls.canary_plan`)
+  against upstream's wrapper ``launch_canary_plan_kernels`` (``upstream-wrapper``: importable when
+  sglang's release is laid out on PYTHONPATH, its CUDA entries kernel built by its own JIT).
 
 No figure is published before the correctness gate (:mod:`impls.entries_planner.harness.entries_calls`)
 found every output element equal to the Python planner's on the same inputs; a planner that
@@ -40,6 +45,8 @@ CPU_BATCHES = (1, 8)
 PYTHON_BS = (1, 8)
 """The pure-Python planner is timed at these bs only (it reads the whole table on the host)."""
 DEFAULT_PLANNERS = ("triton", "numba-cuda", "python")
+DEFAULT_FLAT = ("triton", "numba-cuda", "upstream-wrapper")
+"""The whole-plan launchers timed by default: our two compiled pipelines and upstream's wrapper."""
 BUDGET_SPENT = "not measured: --budget-s spent"
 LEGEND = (
     "Every figure is the median (p50) over samples, with its IQR, us. Eager: host wall time of "
@@ -53,7 +60,10 @@ LEGEND = (
     "floors). Gate: before a figure is published, every element of the four outputs (the written "
     "region [0, T) and the poisoned tail) equals the Python entries planner's on the same inputs, "
     "and again after the timed calls or the replays; a whole step also checks the offsets "
-    "planner's six outputs against the Python offsets planner's.")
+    "planner's six outputs against the Python offsets planner's (a whole plan in one call: its "
+    "five plan fields, the scratch being the launcher's own). A whole plan in one call: eager, "
+    "the host wall time of the call (the wrapper's checks, its scratch allocation, two launches); "
+    "replay, the call captured in one CUDA graph as above.")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -73,6 +83,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="upstream's offsets launcher (default: sglang's, when importable)")
     p.add_argument("--upstream-entries", default=None, metavar="MODULE:CALLABLE",
                    help="upstream's entries launcher (not measured when not given)")
+    p.add_argument("--flat-plan", action="append", metavar="SPEC",
+                   help="whole-plan launchers: a built-in pipeline or upstream-wrapper / "
+                        f"upstream-reference (repeatable; default {', '.join(DEFAULT_FLAT)})")
+    p.add_argument("--no-flat-plan", action="store_true", help="skip the whole-plan-call rows")
     return p
 
 
@@ -195,6 +209,27 @@ def plan_rows(pairs: list[tuple], w, previous, deadline: float) -> list[dict]:
     return rows
 
 
+def flat_rows(specs: list[str], w, previous, deadline: float) -> list[dict]:
+    """The eager and replay rows of each whole-plan launcher of ``specs`` on step ``w``."""
+    from impls.entries_planner.harness import entries_calls as calls
+
+    rows = []
+    for spec in specs:
+        label = "upstream's wrapper" if spec == "upstream-wrapper" else spec
+        base = {"kind": "flat", "launcher": spec, "label": label, "bs": w.bs, "variant": w.variant,
+                "upstream": spec.startswith(calls.UPSTREAM_PREFIX)}
+        try:
+            launch = calls.resolve_flat(spec)
+        except calls.Refused as exc:
+            rows += [dict(base, mode=m, p50_us=None, iqr_us=None, n=None, status=str(exc))
+                     for m in ("eager", "replay")]
+            continue
+        rows.append(_timed(dict(base, mode="eager"), lambda: calls.flat_eager(launch, w), deadline))
+        rows.append(_timed(dict(base, mode="replay"),
+                           lambda: calls.flat_replay(launch, w, previous), deadline))
+    return rows
+
+
 def _pairs(planners: list[str], args) -> list[tuple]:
     from impls.entries_planner.harness.entries_calls import BUILTIN_OFFSETS, UPSTREAM_OFFSETS
 
@@ -259,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows += planner_rows(spec, label, w, previous, deadline)
             if not args.no_plan:
                 rows += _plan_or_absent(_pairs(planners, args), w, previous, deadline)
+            if not args.no_flat_plan:
+                rows += flat_rows(args.flat_plan or list(DEFAULT_FLAT), w, previous, deadline)
             publish(complete=False)
     md, js = publish(complete=True)
     print(md.read_text())

@@ -188,3 +188,106 @@ def _guarded(measure: Callable[[], object]):
     except Exception as exc:  # noqa: BLE001 - capture or replay failed: no figure
         raise Refused(f"not published: replay raised {type(exc).__name__}: "
                       f"{str(exc).splitlines()[0][:200] if str(exc) else ''}")
+
+
+UPSTREAM_PREFIX = "upstream-"
+"""A whole-plan launcher spec ``upstream-NAME``: upstream's launcher NAME
+(:data:`impls.canary_plan.upstream.LAUNCHERS`: ``wrapper``, ``reference``) behind the flat
+keywords, imported from the sglang package on the path (a release laid out by
+``python -m conformance upstream-entries ... --layout-only``)."""
+
+
+def resolve_flat(spec: str) -> Callable[..., None]:
+    """The whole-plan launcher of ``spec`` in the flat signature of ``docs/spec/canary-plan.md``
+    section 3: a built-in pipeline (:data:`impls.canary_plan.PLANNERS`) or ``upstream-NAME``.
+
+    Raises:
+        Refused: ``not measured: ...`` when it cannot be imported or is unavailable here.
+    """
+    import importlib
+
+    from impls import canary_plan
+    from impls.canary_plan.upstream import LAUNCHERS, upstream_launchers
+
+    try:
+        if spec.startswith(UPSTREAM_PREFIX) and spec[len(UPSTREAM_PREFIX):] in LAUNCHERS:
+            name = spec[len(UPSTREAM_PREFIX):]
+            return upstream_launchers(importlib.import_module, (name,))[name]
+        return canary_plan.get_planner(spec)
+    except Exception as exc:  # noqa: BLE001 - the reason is the row's status
+        cause = exc.__cause__ or exc
+        raise Refused(f"not measured: {spec} unavailable here ({type(cause).__name__}: "
+                      f"{str(cause).splitlines()[0][:160] if str(cause) else ''})")
+
+
+def flat_plan_kw(w: ew.Workload, contents: ew.Workload | None = None) -> tuple[dict, dict, dict]:
+    """(the whole-plan launcher's 19 keywords, the offsets stage's, the entries stage's) of one
+    step on new tensors (:func:`impls.entries_planner.harness.entries_workload.fresh_plan_kw`):
+    each flat keyword is the very tensor of the stage keyword it feeds
+    (:data:`impls.canary_plan.contract.TO_OFFSETS`, ``TO_ENTRIES``), so the stages' outputs are
+    read where the launcher wrote; the scratch is the launcher's own (it allocates one per call)."""
+    from impls.canary_plan import contract as cc
+
+    off, ent = ew.fresh_plan_kw(w, contents)
+    flat: dict = {}
+    for stage_kw, mapping in ((off, cc.TO_OFFSETS), (ent, cc.TO_ENTRIES)):
+        for stage_name, name in mapping.items():
+            if name != cc.SCRATCH:
+                flat.setdefault(name, stage_kw[stage_name])
+    assert set(flat) == set(cc.ARGUMENT_NAMES), sorted(set(cc.ARGUMENT_NAMES) ^ set(flat))
+    return flat, off, ent
+
+
+def flat_reference(w: ew.Workload) -> dict:
+    """The nine plan fields the Python pipeline (``python`` of :mod:`impls.canary_plan`: the
+    wrapper's checks, ``write_offsets`` zeroed, both Python stages) writes on ``w``'s poisoned
+    outputs, whole tensors; computed once per step."""
+    from impls import canary_plan
+    from impls.canary_plan import contract as cc
+
+    if w.flat_reference is None:
+        kw, _, _ = flat_plan_kw(w)
+        canary_plan.get_planner("python")(**kw)
+        w.flat_reference = {n: kw[n] for n in cc.OUTPUT_NAMES}
+    return w.flat_reference
+
+
+def flat_checks(kw: dict, w: ew.Workload) -> list:
+    """The gate of a whole-plan call: every element of the nine plan fields against the Python
+    pipeline's (:func:`flat_reference`); the four entry columns name the written region [0, T)
+    and the tail."""
+    from impls.canary_plan import contract as cc
+
+    want = flat_reference(w)
+    entries = [n for n in cc.OUTPUT_NAMES if n in cc.ENTRY_FIELDS]
+    plan = [n for n in cc.OUTPUT_NAMES if n not in cc.ENTRY_FIELDS]
+    return [(_outputs(kw, plan), {n: want[n] for n in plan}, None),
+            (_outputs(kw, entries), {n: want[n] for n in entries}, w.total)]
+
+
+def flat_eager(launch, w: ew.Workload):
+    """Gate, time and re-check one whole-plan launcher's eager call on ``w``: host us per call
+    (its checks, its scratch allocation, both stages' launches). Raises Refused."""
+    kw, _, _ = flat_plan_kw(w)
+    fn = lambda: launch(**kw)  # noqa: E731
+    _run_checked(fn, w, flat_checks(kw, w), "first call")
+    stats = eager_time(fn, w.device)
+    _run_checked(None, w, flat_checks(kw, w), "after the timed calls")
+    return stats
+
+
+def flat_replay(launch, w: ew.Workload, previous: ew.Workload):
+    """One whole-plan call per CUDA graph, as :func:`plan_replay` times two stages: gated eagerly
+    on ``w``, captured on ``previous``' request inputs, refilled with ``w``'s, replayed, checked.
+    Raises Refused (the gate's text, a capture that fails, or :data:`NO_CUDA_GATED`)."""
+    first, _, _ = flat_plan_kw(w)
+    _run_checked(lambda: launch(**first), w, flat_checks(first, w), "first call")
+    if not can_replay(w.device):
+        raise Refused(NO_CUDA_GATED)
+    kw, off, ent = flat_plan_kw(w, contents=previous)
+    names = (ew.RPI, ew.PREFIX, ew.EXTEND, ec.VALID_LENS_NAME)
+    merged = {**off, **ent}
+    stats = _guarded(lambda: gt.graph_replay_time(
+        lambda: launch(**kw), after_capture=lambda: ew.refill(merged, w, names, offsets=off)))
+    _run_checked(None, w, flat_checks(kw, w), "after the replays")
+    return stats

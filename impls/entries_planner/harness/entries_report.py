@@ -3,7 +3,8 @@
 Rows are plain dicts with a ``kind``: ``workload`` (one step's facts), ``floor`` (an empty kernel
 of one framework, eager or replay), ``gather`` (the gather floor at one launch shape), ``eager``
 and ``replay`` (one entries planner), ``plan`` (a whole step: offsets planner then entries
-planner, replay). A timed row has ``p50_us``, ``iqr_us`` and ``n`` (samples), or None for all three
+planner, replay), ``flat`` (the whole plan in one launcher call, ``mode`` eager or replay). A
+timed row has ``p50_us``, ``iqr_us`` and ``n`` (samples), or None for all three
 and a ``status`` saying why (``not published: ...``, ``not measured: ...``, ``not available
 without CUDA``). Every ratio is computed here, by :func:`add_ratios`, from the ``p50_us`` of rows
 of the same run, and is None when either figure is missing.
@@ -45,7 +46,8 @@ def _floor(rows: list[dict], kind: str, framework: str | None, planner: str, **w
 def add_ratios(rows: list[dict]) -> None:
     """Fill ``vs_empty`` (eager, replay), ``vs_gather`` and ``gather_shape`` (replay), ``best``
     (gather: the fastest shape of its framework, bs and variant) and ``vs_upstream_offsets``
-    (plan: this step's p50 over the same entries planner's behind upstream's offsets launcher)."""
+    (plan: this step's p50 over the same entries planner's behind upstream's offsets launcher) and
+    ``vs_upstream_wrapper`` (flat: over upstream's launcher of the same mode, bs and variant)."""
     for r in rows:
         if r["kind"] == "gather":
             best = _floor(rows, "gather", r["framework"], "", bs=r["bs"], variant=r["variant"])
@@ -66,6 +68,11 @@ def add_ratios(rows: list[dict]) -> None:
                            and u["entries"] == r["entries"] and u["bs"] == r["bs"]
                            and u["variant"] == r["variant"]), None)
             r["vs_upstream_offsets"] = _ratio(_p50(r), _p50(theirs))
+        if r["kind"] == "flat" and not r.get("upstream"):
+            theirs = next((u for u in rows if u["kind"] == "flat" and u.get("upstream")
+                           and u["mode"] == r["mode"] and u["bs"] == r["bs"]
+                           and u["variant"] == r["variant"]), None)
+            r["vs_upstream_wrapper"] = _ratio(_p50(r), _p50(theirs))
 
 
 def _us(value) -> str:
@@ -111,6 +118,11 @@ def tables(rows: list[dict]) -> dict[str, str]:
          "vs upstream's offsets + same entries", "status"],
         [[r["variant"], r["bs"], r["offsets_label"], r["entries_label"], _us(r["p50_us"]),
           _us(r["iqr_us"]), _x(r.get("vs_upstream_offsets")), _status(r)] for r in of("plan")])
+    out["Whole plan in one call: our pipelines and upstream's wrapper, eager and replay"] = _tabulate(
+        ["variant", "bs", "launcher", "mode", "p50 us", "IQR us", "vs upstream's wrapper",
+         "status"],
+        [[r["variant"], r["bs"], r["label"], r["mode"], _us(r["p50_us"]), _us(r["iqr_us"]),
+          _x(r.get("vs_upstream_wrapper")), _status(r)] for r in of("flat")])
     out["Floors: empty kernel launch"] = _tabulate(
         ["framework", "mode", "p50 us", "IQR us", "status"],
         [[r["framework"], r["mode"], _us(r["p50_us"]), _us(r["iqr_us"]), _status(r)]

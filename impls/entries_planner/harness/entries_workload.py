@@ -127,6 +127,9 @@ class Workload:
     total: int
     reference: dict | None = None
     facts: dict = field(default_factory=dict)
+    flat_reference: dict | None = None
+    """The Python pipeline's nine plan fields on this step (the whole plan in one call; filled by
+    the sweep's first whole-plan call)."""
 
 
 def build(bs: int, variant: str, device: torch.device, seed: int = 0) -> Workload:
