@@ -24,8 +24,9 @@
 #      numba-cuda's driver lookups raise 34 cuGetProcAddress ones), only when named;
 #  12. `entries-bench`: the entries planner's sweep (impls/entries_planner/harness/entries.py --device
 #      cuda: eager, replay, empty and gather floors, the whole step against upstream's offsets
-#      launcher when importable; UPSTREAM_ENTRIES=MODULE:CALLABLE adds upstream's entries
-#      launcher), writing entries-bench.md and entries-bench.json, only when named.
+#      launcher when importable, the whole plan in one call against upstream's wrapper when
+#      importable; UPSTREAM_ENTRIES=MODULE:CALLABLE adds upstream's entries launcher), writing
+#      entries-bench.md and entries-bench.json, only when named.
 #
 #   OUT=/path/to/out bash reports/gpu/run_evidence.sh     # from the repository root
 #   BUILTINS="--planner python" SANITIZED="--planner python" OUT=/tmp/o bash reports/gpu/run_evidence.sh
