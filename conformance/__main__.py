@@ -7,7 +7,13 @@ command quietly with exit code 1, as the Python documentation's note on SIGPIPE 
 import os
 import sys
 
-from conformance.cli import main
+from conformance.corpus.subjects import SubjectError
+
+try:  # the corpus subject is chosen when the harness is imported: no subject, two, or an unknown
+    from conformance.cli import main  # $CONFORMANCE_CORPUS_SUBJECT is a usage error, not a traceback
+except SubjectError as exc:
+    print(f"error: {exc}", file=sys.stderr)
+    sys.exit(2)
 
 if __name__ == "__main__":  # not when multiprocessing's spawn re-imports it (fuzz --jobs)
     try:

@@ -14,10 +14,12 @@ from conformance.corpus.entries import SHARED_PLANNERS
 from conformance.corpus.loader import Case, display_path
 from conformance.paths import INSTALLED, RESULTS_RELPATH
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import ENV as CORPUS_SUBJECT_ENV
 
-RERUN_ENVIRONMENT = ("PYTHONPATH", "TRITON_INTERPRET", "NUMBA_ENABLE_CUDASIM")
+RERUN_ENVIRONMENT = ("PYTHONPATH", "TRITON_INTERPRET", "NUMBA_ENABLE_CUDASIM", CORPUS_SUBJECT_ENV)
 """Variables a rerun carries when the run had them: where an external planner's module is found,
-and the Triton interpreter / Numba CUDA simulator switches."""
+the Triton interpreter / Numba CUDA simulator switches, and the corpus subject the run chose
+(:data:`conformance.corpus.corpus_subject.ENV`, where a checkout holds several)."""
 RUN_ENVIRONMENT = {name: os.environ[name] for name in RERUN_ENVIRONMENT if name in os.environ}
 """Those of :data:`RERUN_ENVIRONMENT` this process started with (taken when the harness is
 imported, before any planner sets its own)."""

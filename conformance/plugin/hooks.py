@@ -27,6 +27,12 @@ from pathlib import Path
 import pytest
 
 from conformance.plugin import gpu_pinning  # noqa: F401 - first: pins an xdist worker's GPU before CUDA use
+from conformance.corpus.subjects import SubjectError
+
+try:  # which corpus subject this process runs is chosen at its import: a refusal is a usage error
+    import conformance.corpus.corpus_subject  # noqa: F401
+except SubjectError as _exc:
+    raise pytest.UsageError(f"conformance: {_exc}") from None
 from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus, printable
 from conformance.corpus.text import terminal_text
 from conformance.plugin.results_writer import (

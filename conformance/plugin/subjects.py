@@ -44,6 +44,15 @@ def pytest_configure(config: pytest.Config) -> None:
     if not wanted and config.getoption("cases"):  # the corpus engine's folders: only its subjects
         wanted = [n for n, m in found.items() if m.ENGINE == "corpus"]
     chosen = {n: m for n, m in found.items() if not wanted or n in wanted}
+    from conformance.corpus.corpus_subject import ENV, NAME as CORPUS_NAME
+
+    other = [n for n, m in chosen.items() if m.ENGINE == "corpus" and n != CORPUS_NAME]
+    if other:  # the corpus engine would judge its own subject's cases in that one's name
+        raise pytest.UsageError(
+            f"subject {other[0]} ({chosen[other[0]].__name__}) is a corpus subject, and the corpus "
+            f"engine runs one corpus subject per process: this one runs {CORPUS_NAME} (from impls/, "
+            f"${ENV} chooses among those there); judge {other[0]} in a checkout whose impls/ holds "
+            f"it, with ${ENV}={other[0]}")
     external = [p for p in config.getoption("planner") if ":" in p]
     one_call = [n for n, m in chosen.items() if m.ENGINE == "one-call"]
     if external and wanted and one_call:

@@ -62,7 +62,12 @@ def _exit_as(status: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run probe module ``argv[0]`` on planner ``argv[1]`` in the sandbox; exits with the probe's
     code (128 + signal when a signal ended it). Never returns."""
-    module, name = (sys.argv[1:] if argv is None else argv)[:2]
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:  # run by hand: say what it takes, never exec a half-made command
+        print("usage: python -m conformance.robustness.probe_sandbox PROBE_MODULE NAME",
+              file=sys.stderr)
+        os._exit(2)
+    module, name = args
     sandbox.die_with_parent()
     if sandbox.new_user_pid_namespaces():
         _exec_probe(module, name)
