@@ -272,3 +272,13 @@ def test_compare_published_folders(capsys, tmp_path):
         "side (every repeat apart) or, without repeats, >= 5 rounds a side (IQRs apart))")
     assert re.search(r"^triton +eager +- +4096 +38\.19 +57\.29 +1\.50x +1/1 +200/200$", text,
                      re.M), text
+
+
+def test_the_page_names_its_subjects_and_the_corpus_subjects_catalog():
+    from conformance.reporting.report import CATALOG_FILE, run_subjects
+
+    assert CATALOG_FILE == "impls/offsets_planner/errors.py"
+    doc = {"results": [{"subject": "entries-planner"}, {}, {"subject": "canary-plan"},
+                       {"subject": ["not", "a", "name"]}, "not a result"]}
+    assert run_subjects(doc) == ["canary-plan", "entries-planner", "offsets-planner"]
+    assert run_subjects({"results": []}) == []

@@ -238,3 +238,18 @@ def test_a_corpus_subject_without_its_modules_is_refused_by_name(tmp_path, monke
     text = str(err.value)
     assert "module toycorpus.errors" in text and "module toycorpus.probe" in text
     assert "module toycorpus.contract" not in text
+
+
+def test_a_subject_none_of_whose_planners_is_named_says_it_did_not_run(tmp_path):
+    """``--planner triton+python-entries`` is a pipeline of the whole plan only: the entries
+    planner's and the offsets planner's cases run on no planner, and the summary says so (a
+    subject left out must not read as judged)."""
+    proc, items = run_pytest(tmp_path, "-n", "0", "--planner", "triton+python-entries")
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    out = proc.stdout
+    assert ("subject entries-planner: not run: --planner names none of its planners "
+            "(python, triton, numba-cuda)") in out
+    assert "subject offsets-planner: not run: --planner names none of its planners (python, " in out
+    assert "subject canary-plan: not run" not in out
+    assert {name.split("[")[1].rstrip("]") for name in items if "[" in name} >= \
+        {"triton+python-entries"}

@@ -10,12 +10,32 @@ import pytest
 
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS
 from conformance.corpus.text import terminal_text
+from conformance.plugin.one_call_items import SUBJECTS, corpus_planner_names, planners_of
 from conformance.plugin.outcomes import OUTCOMES, outcome
 from conformance.plugin.summary import render as summary_lines
 
 SPECIAL_STATUSES = ("oob", "crash", "timeout")
 """Results-file statuses of failed items the summary names under its table (crash isolation and
 the sanitizer: conformance/plugin/isolation_options.py)."""
+
+
+def subjects_not_run(config: pytest.Config, builtins: tuple[str, ...]) -> list[str]:
+    """A line per subject this run chose whose cases ran on no planner because ``--planner``
+    names none of its planners (``builtins``: the corpus engine's built-in names), so that a
+    planner name only another subject knows never reads as a subject judged and passing."""
+    given = config.getoption("planner")
+    if not given:
+        return []
+    out = []
+    for name, module in sorted(config.stash.get(SUBJECTS, {}).items()):
+        if module.ENGINE == "corpus":
+            runs, known = corpus_planner_names(config, builtins), (*builtins, "module:callable")
+        else:
+            runs, known = planners_of(module, config), tuple(module.PLANNERS)
+        if not runs:
+            out.append(f"subject {name}: not run: --planner names none of its planners "
+                       f"({', '.join(known)})")
+    return out
 
 
 class Summary:
@@ -82,6 +102,10 @@ class Summary:
                 terminalreporter.write_line(f"subject {subject}:")
             for line in summary_lines(self.rows(subject)):
                 terminalreporter.write_line(line)
+        from conformance.corpus.corpus_subject import registry
+
+        for line in subjects_not_run(config, tuple(registry.chosen_planners(None))):
+            terminalreporter.write_line(terminal_text(line))
         for (subject, planner), counts in sorted(self.special.items()):
             parts = ", ".join(f"{counts[s]} {s}" for s in SPECIAL_STATUSES if counts[s])
             label = f"{planner} ({subject})" if subject else planner

@@ -126,4 +126,5 @@ def judged_on(repeats: int) -> str:
     """The line above a goal table: how many repeats each goal was judged on."""
     if repeats > 1:
         return f"judged on the median of {repeats} repeats (their range beside it)."
-    return "judged on one run (noisy: `bench --repeat 3` judges each goal on the median of three)."
+    return ("judged on one run (noisy: python -m conformance bench --repeat 3 judges each goal on "
+            "the median of three).")

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
+from conformance.corpus.corpus_subject import errors as _catalog
 from conformance.reporting import bench_figures as report_bench
 from conformance.reporting import bench_repeats
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
@@ -30,6 +32,9 @@ from conformance.corpus.corpus_subject import registry as _registry
 from conformance.engine.rerun import POISON_SEED_VARIABLE, RERUN_ENVIRONMENT, shell_command
 
 builtin_names = _registry.builtin_names
+CATALOG_FILE = _catalog.__name__.replace(".", "/") + ".py"
+"""The corpus subject's error catalog, as the page names it (``impls/<subject>/errors.py``)."""
+
 
 def anchor(*parts: str | None) -> str:
     """An HTML id from ``parts`` (``case-<id>``, ``fail-<case>--<planner>``)."""
@@ -213,7 +218,17 @@ def render_html(model: dict) -> str:
     env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.reporting", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("report.html.j2").render(
-        **model, warning=warning(model), command=run_command(model["doc"]))
+        **model, warning=warning(model), command=run_command(model["doc"]),
+        subjects=run_subjects(model["doc"]), corpus_subject=CORPUS_NAME,
+        catalog_file=CATALOG_FILE)
+
+
+def run_subjects(doc: dict) -> list[str]:
+    """The subjects a results document holds results of, in name order (a result without a
+    ``subject`` is the corpus subject's; a non-string one, from an untrusted file, is left out)."""
+    found = [r.get("subject") or CORPUS_NAME for r in doc.get("results") or ()
+             if isinstance(r, dict)]
+    return sorted({s for s in found if isinstance(s, str)})
 
 
 def _summary_table(model: dict, fmt: str) -> str:
