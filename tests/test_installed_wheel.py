@@ -25,7 +25,7 @@ import pytest
 
 from conformance.corpus.loader import load_corpus
 from conformance.paths import CASES_ROOT
-from conformance.corpus.corpus_subject import CASE_SCHEMA_PATH
+from conformance.corpus.corpus_subject import CASE_SCHEMA_PATH, SPEC_PATH
 from tests.case_docs import case_doc
 
 REPO = Path(__file__).resolve().parent.parent
@@ -129,12 +129,16 @@ def test_the_venv_imports_the_wheel_not_the_checkout(installed):
     assert "planners" in proc.stdout
     where = _check(_run([installed.python, "-c",
                          "import conformance, impls, conformance.paths as p; "
+                         "import conformance.corpus.corpus_subject as s; "
                          "print(conformance.__file__); print(impls.__file__); "
-                         "print(p.INSTALLED); print(p.CASE_SCHEMA_PATH)"],
+                         "print(p.INSTALLED); print(s.CASE_SCHEMA_PATH); print(s.SPEC_PATH)"],
                         cwd=installed.work)).stdout.split()
     assert [Path(w).is_relative_to(installed.purelib) for w in where[:2]] == [True, True]
     assert where[2] == "True"
     assert Path(where[3]).read_bytes() == CASE_SCHEMA_PATH.read_bytes()
+    assert Path(where[3]).is_relative_to(installed.purelib)  # the wheel's data, not the checkout's
+    assert Path(where[4]).read_bytes() == SPEC_PATH.read_bytes()
+    assert Path(where[4]).is_relative_to(installed.purelib)
 
 
 def test_the_whole_corpus_and_the_own_case_pass_on_a_correct_external_planner(installed, good_run):
