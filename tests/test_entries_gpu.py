@@ -96,3 +96,28 @@ def test_capture_then_replay_with_refilled_inputs(planner):
     graph.replay()
     torch.cuda.synchronize()
     assert outputs(kwargs) == after
+
+
+def test_the_numba_planner_launches_through_the_driver_and_falls_back_right(monkeypatch):
+    """On the GPU the Numba entries planner launches its kernel by one cuLaunchKernel with
+    Numba-packed parameters (impls/entries_planner/numba_driver_launch.py): after a launch its
+    self-check has passed (no fallback reason) and the outputs are the oracle's; with the driver
+    path refused, Numba's own launch gives the oracle's outputs too."""
+    from impls.entries_planner import numba_cuda_planner, numba_driver_launch
+
+    if planner_mode("numba-cuda") != "gpu":
+        pytest.skip("numba-cuda is not in gpu mode here")
+    table = torch.arange(4 * 32, dtype=torch.int32).reshape(4, 32) * 3 + 1
+    kwargs, offsets, expected = build([1, 0, 3], [7, 2, 30], table=table, window=5,
+                                      pool=linear_pool(cols=40), valid=[6, 1, 29], offset=1)
+    want = padded(expected, offsets[-1] + 3)
+    direct = on_gpu(kwargs)
+    numba_cuda_planner.launch(**direct)
+    torch.cuda.synchronize()
+    assert numba_driver_launch.FALLBACK_REASON is None
+    assert outputs(direct) == want
+    monkeypatch.setattr(numba_driver_launch, "FALLBACK_REASON", "refused by the test")
+    fallback = on_gpu(kwargs)
+    numba_cuda_planner.launch(**fallback)
+    torch.cuda.synchronize()
+    assert outputs(fallback) == want

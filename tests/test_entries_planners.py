@@ -224,3 +224,41 @@ def test_bs_4096_mostly_padding(planner):
     assert got[SLOT] == [16, 17, 32, 33, 34, 48, POISON, POISON]
     assert got[POS] == [0, 1, 0, 1, 2, 0, POISON, POISON]
     assert got == {name: tail(values, 8) for name, values in expected.items()}
+
+
+def test_the_driver_launch_takes_only_calls_of_its_signature():
+    """The entries kernel's driver launch (impls/entries_planner/numba_driver_launch.py) is
+    compiled for one signature: a tensor of another dtype, rank or layout, a scalar past int64,
+    or the wrong count, takes Numba's launch (which types each call) instead."""
+    from impls.entries_planner import numba_driver_launch as driver
+
+    def sample():
+        arrays = [torch.zeros(2, dtype=torch.int64), torch.zeros(2, dtype=torch.int64),
+                  torch.zeros(3, 5, dtype=torch.int32), torch.zeros(7, dtype=torch.int64),
+                  torch.zeros(3, dtype=torch.int64), torch.zeros(1, dtype=torch.int32),
+                  torch.zeros(4, 6, dtype=torch.int32), torch.zeros(2, dtype=torch.int64),
+                  *[torch.zeros(9, dtype=torch.int64) for _ in range(4)]]
+        return arrays, [2, 9, 7, 1, 1, -3, 4]
+
+    arrays, scalars = sample()
+    assert driver._matches(tuple(arrays), tuple(scalars))
+    args = driver.signature().args
+    assert [(str(a.dtype), a.ndim, a.layout) for a in args[:12]] == \
+        [("int64", 1, "C")] * 2 + [("int32", 2, "C"), ("int64", 1, "C"), ("int64", 1, "C"),
+                                   ("int32", 1, "C"), ("int32", 2, "C")] + [("int64", 1, "C")] * 5
+    assert [str(a) for a in args[12:]] == ["int64"] * 7
+    assert [(str(d), n) for d, n in driver.EXPECTED] == \
+        [(f"torch.{a.dtype}", a.ndim) for a in args[:12]]
+    for change in ("dtype", "rank", "layout", "big", "count"):
+        arrays, scalars = sample()
+        if change == "dtype":
+            arrays[2] = arrays[2].to(torch.int64)
+        elif change == "rank":
+            arrays[0] = arrays[0].reshape(1, 2)
+        elif change == "layout":
+            arrays[2] = torch.zeros(5, 3, dtype=torch.int32).t()
+        elif change == "big":
+            scalars[5] = 1 << 63
+        else:
+            arrays = arrays[:-1]
+        assert not driver._matches(tuple(arrays), tuple(scalars)), change

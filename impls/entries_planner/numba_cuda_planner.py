@@ -4,7 +4,9 @@ Semantics: spec sections 5 and 6 ("this project" column), byte for byte those of
 planner (:mod:`.python_planner`). Mode is the offsets Numba planner's
 (:data:`impls.offsets_planner.numba_cuda_planner.MODE`), fixed when that module first imports ``numba.cuda``:
 ``simulator`` (``NUMBA_ENABLE_CUDASIM=1``, set there when torch sees no CUDA device; CPU tensors)
-or ``gpu`` (CUDA tensors, torch's current stream, so it can be captured in a torch CUDA graph).
+or ``gpu`` (CUDA tensors, torch's current stream, so it can be captured in a torch CUDA graph;
+launched by one ``cuLaunchKernel`` with Numba-packed parameters, :mod:`.numba_driver_launch`,
+Numba's own launch where that does not apply).
 
 CUDA-graph safe: the grid depends only on ``verify_capacity`` (a shape). The kernel reads the total
 (``verify_offsets_scratch[bs]``) and ``verify_enable`` on the device and returns without a write
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import torch
 
+from impls.entries_planner import numba_driver_launch as driver
 from impls.entries_planner.contract import NO_SLOT
 from impls.entries_planner.validate import validate_entries_launch
 from impls.offsets_planner.numba_cuda_planner import _IMPORT_ERROR, MODE, cuda
@@ -27,9 +30,11 @@ GPU_THREADS, GPU_MAX_BLOCKS = 256, 1024
 """GPU: blocks of 256 threads, at most 1024 blocks (a grid-stride loop covers the rest)."""
 
 _KERNEL = None
+_DIRECT = None
+"""The kernel compiled for the driver launch's signature (:mod:`.numba_driver_launch`), GPU only."""
 
 
-def _build():
+def _build(signature=None):
     @cuda.jit(device=True)
     def slot_at(table, lut, lut_len, has_lut, row, position):
         # Rule entry-outside-table: no read, -1, outside the table.
@@ -75,7 +80,19 @@ def _build():
                            if position > 0 else NO_SLOT)
             t += stride
 
-    return cuda.jit(kernel)
+    return cuda.jit(kernel) if signature is None else cuda.jit(signature)(kernel)
+
+
+def _direct_kernel():
+    """The kernel for the driver launch, compiled once; None when it cannot be (the reason is
+    :data:`.numba_driver_launch.FALLBACK_REASON`)."""
+    global _DIRECT
+    if _DIRECT is None and driver.FALLBACK_REASON is None:
+        try:
+            _DIRECT = _build(driver.signature())
+        except Exception as exc:  # noqa: BLE001 - Numba's ordinary launch still works
+            driver.FALLBACK_REASON = f"compile: {type(exc).__name__}: {exc}"
+    return _DIRECT
 
 
 def probe() -> tuple[bool, str | None]:
@@ -132,7 +149,12 @@ def launch(
                                 *(t.numpy() for t in outputs), *scalars)
         return
     blocks = min(GPU_MAX_BLOCKS, -(-plan.verify_capacity // GPU_THREADS))
-    with torch.cuda.device(out_verify_slot_indices.device):
+    device = out_verify_slot_indices.device
+    direct = _direct_kernel()
+    if direct is not None and driver.launch(direct, (*inputs, *outputs), scalars, blocks,
+                                            GPU_THREADS, device):
+        return
+    with torch.cuda.device(device):
         stream = cuda.external_stream(torch.cuda.current_stream().cuda_stream)
         views = [cuda.as_cuda_array(t, sync=False) for t in (*inputs, *outputs)]
         _KERNEL[blocks, GPU_THREADS, stream](*views, *scalars)
