@@ -24,8 +24,11 @@ from pathlib import Path
 from conformance.corpus.jsonfmt import dumps
 from conformance.corpus.manifest import DECLARABLE
 from conformance.corpus.loader import load_corpus
-from conformance.corpus.section6 import BY_KEY, flat_read_outside_table
+from conformance.corpus.corpus_subject import section6 as _section6
 from conformance.reporting.results_format import PSEUDO_PLANNERS, ResultsError, load_results
+
+BY_KEY = _section6.BY_KEY
+flat_read_outside_table = _section6.flat_read_outside_table
 
 UBIQUITOUS = ("write-offsets-past-bs",)
 """Section-6 rows nearly every case reaches; they explain a divergence only when alone."""

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from conformance.corpus.subjects import discover
-from conformance.engine.one_call import failure_text, judge_call
+from conformance.engine.one_call import RUNS, failure_text, judge_call
 from conformance.engine.verdict import PROFILES, status_of
 from conformance.paths import DATA_ROOT
 from impls.canary_plan import PLANNERS, combined_mode, planner_mode
@@ -20,6 +20,8 @@ from impls.entries_planner.errors import identify as entries_identify
 from impls.offsets_planner.errors import identify as offsets_identify
 from tests.entries_oracle import linear_pool, linear_table, oracle
 from tests.planted import wrong_pipelines as wrong
+
+pytestmark = pytest.mark.usefixtures("fixed_poison_seed")  # exact counts: tests/conftest.py
 
 SUBJECT = discover()["canary-plan"]
 CASES = {c["id"]: c for c in SUBJECT.load_cases(DATA_ROOT / "cases" / SUBJECT.NAME)}
@@ -168,7 +170,7 @@ def _where(verdict) -> set[tuple]:
 
 def test_forgetting_to_zero_write_offsets_leaves_its_tail():
     v = judge("canary-prefill-and-two-decodes", wrong.forgets_to_zero_write_offsets)
-    assert _where(v) == {("never-written", WRITE_OFFSETS, 4, "contract")} and v.count == 2
+    assert _where(v) == {("never-written", WRITE_OFFSETS, 4, "contract")} and v.count == len(RUNS)
     assert {d.expected for d in v.differences} == {0}
     v = judge("canary-bs-zero", wrong.forgets_to_zero_write_offsets)
     assert _where(v) == {("never-written", WRITE_OFFSETS, i, "contract") for i in (1, 2)}
@@ -185,13 +187,13 @@ def test_an_unfilled_scratch_leaves_every_entry_unwritten():
     v = judge("canary-padding-row", wrong.entries_read_an_unfilled_scratch)
     assert _where(v) == {("never-written", f, i, "contract")
                          for f in (SLOT, TOKEN, POSITION, PREV) for i in range(8)}
-    assert v.count == 2 * 4 * 8
+    assert v.count == len(RUNS) * 4 * 8
 
 
 def test_skipping_the_capacity_check_returns_and_writes():
     v = judge("canary-error-capacity-mismatch", wrong.skips_the_capacity_check)
     assert [(d.what, d.rule) for d in v.differences if d.field == "error"] == [
-        ("no-error", "contract")] * 2
+        ("no-error", "contract")] * len(RUNS)
     written = {(d.field, d.index) for d in v.differences if d.what == "written"}
     assert {(SLOT, 0), (SLOT, 1), (NUM_VALID, 0), (WRITE_OFFSETS, 1), (SEEDS, 0)} <= written
     assert (SLOT, 2) not in written  # two entries: a prefix of 2
@@ -199,7 +201,7 @@ def test_skipping_the_capacity_check_returns_and_writes():
 
 def test_the_lut_check_left_to_the_offsets_stage_has_another_id():
     v = judge("canary-error-lut-required", wrong.skips_the_lut_check)
-    assert [(d.what, d.field, d.rule) for d in v.differences] == [("error", "error", "contract")] * 2
+    assert [(d.what, d.field, d.rule) for d in v.differences] == [("error", "error", "contract")] * len(RUNS)
     assert v.differences[0].got.startswith("PlanError swa-lut-required: kv-canary: "
                                            "launch_canary_plan_kernels requires")
     assert v.error_steps == [{"step": 0, "id": "lut-required", "ok": False}]
@@ -245,10 +247,10 @@ def test_upstreams_order_writes_the_write_plan_before_an_entries_error():
 
 def test_a_wrong_clamped_seed_is_the_project_rules_difference():
     v = judge("canary-lut-clamp", wrong.drops_the_clamped_seed)
-    assert _where(v) == {("value", SEEDS, 0, "lut-clamp")} and v.count == 2
+    assert _where(v) == {("value", SEEDS, 0, "lut-clamp")} and v.count == len(RUNS)
     assert status_of(v, PROFILES["contract"]) == ("differs", ("lut-clamp",))
     assert status_of(v, PROFILES["all"])[0] == "fail"
-    assert judge("canary-swa-window-lut", wrong.drops_the_clamped_seed).by_rule == {"contract": 2}
+    assert judge("canary-swa-window-lut", wrong.drops_the_clamped_seed).by_rule == {"contract": len(RUNS)}
 
 
 @pytest.mark.parametrize("case_id", [c for c in CASES if CASES[c].get("pins")])

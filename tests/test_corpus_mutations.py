@@ -15,7 +15,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from conformance.corpus.hazards import HAZARD_TAG, ROWS
+from impls.offsets_planner.harness.hazards import HAZARD_TAG, ROWS
 from conformance.corpus.loader import HARNESS_BUG, Case, CaseFileError, case_files, load_corpus
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 
@@ -130,7 +130,7 @@ def mutated_files(draw) -> tuple[str, bytes]:
     return name, data
 
 
-@pytest.mark.filterwarnings("ignore::conformance.corpus.hazards.HazardTagWarning")
+@pytest.mark.filterwarnings("ignore::impls.offsets_planner.harness.hazards.HazardTagWarning")
 @given(mutated_files())
 def test_loading_a_mutated_corpus_file_yields_cases_and_faults_only(tmp_path_factory, sample):
     name, data = sample

@@ -11,7 +11,7 @@ import pytest
 
 from conformance.reporting import divergence_profile
 from conformance.reporting.error_table import catalog
-from conformance.corpus.section6 import ROWS
+from impls.offsets_planner.harness.section6 import ROWS
 from tests.subproc import run_pytest
 
 SEED_COLUMN = "tests.planted.mutants.seeds:seed_column_prefix"

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.generators import DEFAULT_TABLE, build_table
-from conformance.corpus.hazards import OTHER_ROWS, ROWS, HazardTagWarning, out_of_contract
+from impls.offsets_planner.harness.hazards import OTHER_ROWS, ROWS, HazardTagWarning, out_of_contract
 from conformance.corpus.loader import load_corpus
 
 INT64_MIN = -(1 << 63)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conformance.corpus.hazards import HazardTagWarning
+from impls.offsets_planner.harness.hazards import HazardTagWarning
 from conformance.corpus.loader import load_corpus
 from conformance.robustness.isolation import should_isolate
 from tests.subproc import run_pytest

@@ -11,7 +11,7 @@ import pytest
 
 from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifest, load_manifests
-from conformance.corpus.element_rules import case_rules
+from impls.offsets_planner.harness.element_rules import case_rules
 from conformance.engine.outside import outside_proof
 from conformance.engine.verdict import Difference, VerdictData, status_of
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
@@ -205,7 +205,7 @@ def test_every_corpus_case_declares_what_it_pins():
     ("spec7-decode-seed", ()),
 ])
 def test_section6_rows_come_from_values(case_id, rows):
-    from conformance.corpus.section6 import out_of_contract
+    from impls.offsets_planner.harness.section6 import out_of_contract
 
     case = {c.id: c for c in load_corpus()[0]}[case_id]
     assert tuple(r for r in out_of_contract(case) if r != "write-offsets-past-bs") == rows

@@ -43,7 +43,7 @@ def test_a_narrower_width_is_kept_too():
 
 
 def _profile_model(planners: list[str]) -> dict:
-    from conformance.corpus.section6 import ROWS
+    from impls.offsets_planner.harness.section6 import ROWS
 
     rows = [{"key": r.key, "situation": r.situation, "project": r.project, "upstream": r.upstream,
              "cells": {p: f"{r.project} x{k + 1}, reads out of bounds x1"

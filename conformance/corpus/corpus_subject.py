@@ -21,7 +21,12 @@ A corpus subject's package defines, by module name (:data:`ROLES`):
   ``bind`` (a planner's bound form);
 * ``buffers`` (``PlanBuffers``), ``validate`` (the shared validator), ``validate_cache``
   (``STABLE_NAMES``), ``python_planner`` (the reference: ``launch``, ``plan_values``) and
-  ``probe`` (run as ``python -m <package>.probe NAME``).
+  ``probe`` (run as ``python -m <package>.probe NAME``);
+* its judging facts over this engine's case format, harness-side (``harness/``): ``section6``
+  (``ROWS``, ``BY_KEY``, ``Row``, ``out_of_contract``, ``flat_read_outside_table``), ``hazards``
+  (``findings``, ``hazard_tag_fault``, ``out_of_contract``, ``HAZARD_TAG``, ``HazardTagWarning``)
+  and ``element_rules`` (``case_rules``, ``reached_rules``, ``StepRules``, ``ZERO_D``: which rule
+  decides each output element of a case).
 
 Nothing here names a subject.
 """
@@ -62,8 +67,8 @@ NAME: str = SUBJECT.NAME
 PACKAGE: str = SUBJECT.__name__.rsplit(".", 1)[0]
 """Its package (``impls.<package>``)."""
 
-contract, constants, errors, registry, buffers, validate, validate_cache, python_planner = (
-    importlib.import_module(f"{PACKAGE}.{role}") for role in ROLES)
+(contract, constants, errors, registry, buffers, validate, validate_cache, python_planner, section6,
+ hazards, element_rules) = (importlib.import_module(f"{PACKAGE}.{role}") for role in ROLES)
 PROBE_MODULE = f"{PACKAGE}.probe"
 """The module that probes an external planner in a child process."""
 

@@ -27,8 +27,9 @@ from conformance.paths import REPO_ROOT
 from conformance.corpus.arrays import spec_len
 from conformance.corpus.checks import semantic_error
 from conformance.corpus.corpus_subject import contract as _contract
-from conformance.corpus.element_rules import case_rules, kind_of, reached_rules
-from conformance.corpus.hazards import findings, hazard_tag_fault, out_of_contract
+from conformance.corpus.corpus_subject import element_rules as _element_rules
+from conformance.corpus.corpus_subject import hazards as _hazards
+from conformance.corpus.rule_kinds import PINS, kind_of  # noqa: F401 - PINS: what a case may pin
 from conformance.corpus.limits import (
     MAX_CASE_FILE_BYTES,
     MAX_FILE_PERMUTED_ELEMENTS,
@@ -37,6 +38,11 @@ from conformance.corpus.limits import (
 
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 TABLE_NAME = _contract.TABLE_NAME
+case_rules = _element_rules.case_rules
+reached_rules = _element_rules.reached_rules
+findings = _hazards.findings
+hazard_tag_fault = _hazards.hazard_tag_fault
+out_of_contract = _hazards.out_of_contract
 
 MAX_NESTING = 32
 """Deepest nesting of a case file's JSON; deeper files are refused before the schema check (the
@@ -46,10 +52,6 @@ MAX_MESSAGE = 400
 HARNESS_BUG = "harness bug"
 """Starts the fault of a case on which the loader itself raised: the file may be fine."""
 
-PINS = ("contract", "project", "wrapper")
-"""What a case may pin (spec section 8): the launcher contract (sections 3-5, the documented errors,
-nothing read or written outside a tensor), a project rule (section 6's "this project" column, the 0-d
-rule) or the wrapper's check (section 4 item 0)."""
 DEFAULT_PINS = "contract"
 """A case file that says nothing pins the contract (``cases/<subject>/schema.json``)."""
 
@@ -76,7 +78,7 @@ class Step:
 class Case:
     """A loaded, checked case. ``path`` and ``json_path`` locate it for error messages;
     ``subject`` names the kernel it pins (default the corpus subject); ``out_of_contract`` lists the rows
-    of spec section 6 its values reach (computed by :func:`conformance.corpus.hazards.out_of_contract`;
+    of spec section 6 its values reach (computed by the corpus subject's ``hazards.out_of_contract``;
     non-empty only on cases tagged ``hazard``)."""
 
     id: str

@@ -26,7 +26,9 @@ ONE_CALL_ATTRIBUTES = ("OUTPUTS", "ERROR", "PLANNERS", "get_planner", "planner_m
 """What a one-call subject module defines: output names; the documented error's class (with
 ``error_id``); {planner name: module}; ``get_planner(name)`` (RuntimeError when unavailable);
 ``planner_mode(name)``; ``load_cases(folder)`` (dicts with ``id``, ``description``, ``source``,
-``_file``, ``_line``); ``build(case, device)`` (the launcher's kwargs; the harness fills the outputs);
+``_file``, ``_line``); ``build(case, device)`` (the launcher's kwargs; the harness fills the outputs; in its runs
+the case carries ``_run``, ``a``, ``b`` or ``plain``, and ``_seed``, an int the values of an input
+the contract leaves unread are drawn from);
 ``expected_error(case)`` ((id, message) or None; the engine adds ``case["_device"]``, the device the call runs on, for a message that names it); ``error_rule(case)`` (the rule deciding what the call raises: the wrong error of an error case, a raise on a valid one); ``golden(case)`` ({output:
 values of its leading elements}); ``element_rules(case, kwargs)`` ({output: rule per element}).
 Optional: ``error_element_rules(case, kwargs)`` ({output: rule per element} of an error case, whose
@@ -35,7 +37,8 @@ elements must all keep their poison; default the case's ``error_rule`` for every
 project rule decides may hold instead of its poison; called on the poisoned arguments before the
 call})."""
 CORPUS_MODULES = ("contract", "constants", "errors", "registry", "buffers", "validate",
-                  "validate_cache", "python_planner", "probe")
+                  "validate_cache", "python_planner", "harness.section6", "harness.hazards",
+                  "harness.element_rules", "probe")
 """The modules of a corpus subject's package, by name."""
 IMPLS = Path(__file__).resolve().parents[2] / "impls"
 

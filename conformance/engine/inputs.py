@@ -105,6 +105,31 @@ def poison_values(run: str, dtype: torch.dtype, n: int) -> torch.Tensor:
     return _POISON_CACHE[key]
 
 
+STALE_PLAN_RANGE = (-1, 1 << 12)
+"""What a stale plan holds (offsets, counts, slots, positions and the -1 of an earlier step): the
+range of :func:`stale_plan_values`."""
+
+
+def stale_plan_values(dtype: torch.dtype, n: int) -> torch.Tensor:
+    """``n`` values a stale plan could hold, drawn per element in :data:`STALE_PLAN_RANGE` from the
+    poison seed (CPU, ``dtype``): the fill of a run that a planner cannot tell from a server's
+    reused outputs, so that a planner right only on poison-sized fills is seen."""
+    key = ("stale-plan", dtype, n)
+    if key not in _POISON_CACHE:
+        gen = torch.Generator().manual_seed(random.Random(
+            f"conformance-stale-plan-{poison_seed()}-{dtype}-{n}").getrandbits(63))
+        _POISON_CACHE[key] = torch.randint(*STALE_PLAN_RANGE, (n,), generator=gen,
+                                           dtype=torch.int64).to(dtype)
+    return _POISON_CACHE[key]
+
+
+def run_seed(run: str) -> int:
+    """A 62-bit seed of run ``run`` drawn from the poison seed: what a subject draws the values
+    of an input the contract leaves unread from (a scratch past its length), so that a planner
+    cannot recognise them."""
+    return random.Random(f"conformance-run-{poison_seed()}-{run}").getrandbits(62)
+
+
 set_poison_seed(new_poison_seed())
 
 OUTPUT_DTYPES = {a.name: a.dtype for a in ARGUMENTS if a.role == "output"}

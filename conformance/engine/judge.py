@@ -12,7 +12,7 @@ of a case whose every step is valid (:mod:`conformance.engine.plain`) -- it comp
   previous state with the golden's defined regions written, nothing else touched (spec section 5).
 
 Each difference is recorded as data (:class:`~conformance.engine.verdict.Difference`) with the rule
-that decides it (:mod:`conformance.corpus.element_rules`, spec section 8). When there is any,
+that decides it (the corpus subject's ``element_rules``, spec section 8). When there is any,
 :class:`ConformanceFailure` is raised: ``str()`` is the readable report (case file, step, fields,
 first differing index, the rule, the command that reruns just this case on this planner) and
 ``.verdict`` the data, from which :func:`conformance.engine.verdict.status_of` gives the status.
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conformance.corpus.element_rules import CONTRACT, ZERO_D, StepRules, case_rules
+from conformance.corpus.corpus_subject import element_rules as _element_rules
 from conformance.corpus.loader import Case
-from conformance.corpus.section6 import BY_KEY
+from conformance.corpus.corpus_subject import section6 as _section6
 from conformance.corpus.subject import subject_of
 from conformance.engine.diff import differing_indices, field_diff
 from conformance.engine.observe import Observation, Raised, StepObservation
@@ -36,6 +36,11 @@ from conformance.engine.verdict import Difference, VerdictData, rule_line
 from conformance.corpus.corpus_subject import errors as _errors
 
 identify = _errors.identify
+CONTRACT = _element_rules.CONTRACT
+ZERO_D = _element_rules.ZERO_D
+StepRules = _element_rules.StepRules
+case_rules = _element_rules.case_rules
+BY_KEY = _section6.BY_KEY
 
 
 class ConformanceFailure(AssertionError):

@@ -1,9 +1,14 @@
 """The one-call engine: a case is one launcher call of a subject (``ENGINE = "one-call"``,
 :mod:`conformance.corpus.subjects`), judged element by element with the rule that decides each.
 
-For each of the two poison runs (``a``, ``b``: :func:`conformance.engine.inputs.poison_values`,
-random per element, positive in ``a`` and negative in ``b``, drawn from the run's poison seed) the
-subject builds the case's arguments, the harness fills every output with that run's poison, keeps
+For each of the three runs (:data:`RUNS`: ``a`` and ``b`` fill the outputs with poison,
+:func:`conformance.engine.inputs.poison_values`, random per element, positive in ``a`` and
+negative in ``b``; ``plain`` with values a stale plan could hold,
+:func:`conformance.engine.inputs.stale_plan_values`, so that a planner right only on poison-sized
+fills is seen; all drawn from the process's poison seed) the subject builds the case's arguments
+(the case it gets carries ``_run`` and ``_seed``, :func:`conformance.engine.inputs.run_seed`, for
+the values of an input the contract leaves unread), the harness fills every output with that run's
+values, keeps
 its own views of every tensor (a planner that rebinds a tensor's storage with ``set_`` does not
 move them) and a copy of every input, calls the launcher, synchronises the device, and compares:
 
@@ -36,18 +41,22 @@ from types import ModuleType
 
 import torch
 
-from conformance.engine.inputs import poison_values
+from conformance.engine.inputs import poison_values, run_seed, stale_plan_values
 from conformance.engine.verdict import Difference, VerdictData
 
-RUNS = ("a", "b")
+PLAIN = "plain"
+RUNS = ("a", "b", PLAIN)
+"""The runs of a case: two on poison, one on a stale plan's values."""
 UNSPECIFIED = "unspecified"
 SHOWN = 8
 """Differences a failure's text lists (the verdict keeps more)."""
 
 
 def _poison(run: str, index: int, tensor: torch.Tensor) -> torch.Tensor:
-    """Run ``run``'s poison for output number ``index`` (rolled, so no two outputs share values)."""
-    values = poison_values(run, tensor.dtype, max(tensor.numel(), 1))[: tensor.numel()]
+    """Run ``run``'s fill for output number ``index`` (rolled, so no two outputs share values)."""
+    n = max(tensor.numel(), 1)
+    values = (stale_plan_values(tensor.dtype, n) if run == PLAIN
+              else poison_values(run, tensor.dtype, n))[: tensor.numel()]
     return torch.roll(values, index).reshape(tensor.shape)
 
 
@@ -174,9 +183,9 @@ def _restore_changed(data: VerdictData, run: str, saved: dict) -> None:
 
 
 def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) -> VerdictData:
-    """Run ``case`` on ``launch`` in both poison runs and judge it (module docstring). The subject
-    sees a deep copy of the case with ``_device`` added (the device the call runs on, as torch
-    prints it); what the case expects is read from the subject before any call, and an earlier
+    """Run ``case`` on ``launch`` in every run of :data:`RUNS` and judge it (module docstring). The
+    subject sees a deep copy of the case with ``_device`` added (the device the call runs on, as
+    torch prints it), and ``_run`` and ``_seed`` when it builds a run's arguments; what the case expects is read from the subject before any call, and an earlier
     run's outputs are read again after the last call (a planner that keeps a reference and writes
     them later is caught there).
 
@@ -192,7 +201,7 @@ def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) ->
     outputs, error_class = list(subject.OUTPUTS), subject.ERROR
     error_ok, earlier = True, []
     for run in RUNS:
-        kwargs = subject.build(case, device)
+        kwargs = subject.build({**case, "_run": run, "_seed": run_seed(run)}, device)
         views = {k: v[...] for k, v in kwargs.items() if isinstance(v, torch.Tensor)}
         judged = [n for n in outputs if n in views and _readable(views[n])]
         poison = {}

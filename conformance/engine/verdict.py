@@ -4,7 +4,7 @@
 another value, an element never written, an element written that must not be, a write outside a
 tensor, an input modified, a wrong error, no error, a raise on a valid step, a value returned. Each
 names the rule that decides it (``contract``, a section-6 row key, the 0-d rule, ``wrapper``:
-:mod:`conformance.corpus.element_rules`). :class:`VerdictData` holds every difference of one case
+:mod:`conformance.corpus.rule_kinds`). :class:`VerdictData` holds every difference of one case
 on one planner (a sample of them kept whole, every one counted by rule), the outcome of every
 error step, and what the planner did in each section-6 situation the case reaches. It is plain
 JSON (:meth:`VerdictData.to_json`), so it travels from the judge through pytest's reports (xdist
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from conformance.corpus.element_rules import CONTRACT, WRAPPER, kind_of
+from conformance.corpus.rule_kinds import CONTRACT, WRAPPER, kind_of
 
 PROFILES = {"contract": ("contract",), "project": ("contract", "project"),
             "all": ("contract", "project", "wrapper")}

@@ -37,7 +37,7 @@ from conformance.corpus.text import kept
 from conformance.paths import INSTALLED, PACKAGE_DIR, RESULTS_RELPATH
 from conformance.paths import CASES_ROOT, REPO_ROOT
 from conformance.plugin.junit import label_testcase
-from conformance.corpus.section6 import out_of_contract
+from conformance.corpus.corpus_subject import section6 as _section6
 from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, JUDGED, RANK, VERSION
 from conformance.reporting.results_format import write_json_atomic
 from conformance.corpus.entries import PSEUDO_PLANNERS
@@ -50,6 +50,7 @@ from conformance.engine.inputs import poison_seed
 from conformance.fingerprint import run_fingerprint
 
 chosen_planners = _registry.chosen_planners
+out_of_contract = _section6.out_of_contract
 
 DEFAULT_PATH = RESULTS_RELPATH
 """Relative to the rootdir (the repository) in a checkout; from an installed wheel, relative to the

@@ -2,7 +2,7 @@
 
 Derived from a run's results (a results file's entries, or the same dicts during a run): every
 result of a case that reaches a section-6 row (``out_of_contract``, from
-:func:`conformance.corpus.section6.out_of_contract`) says what the planner did there, from the
+the corpus subject's ``section6.out_of_contract``) says what the planner did there, from the
 judge's verdict on the elements where that situation shows (``verdict.situations``,
 :mod:`conformance.engine.verdict`), never from the case's status as a whole: a planner whose only
 bug is elsewhere in the case is credited with the project's rule where it followed it. A pass
@@ -16,9 +16,12 @@ from collections import Counter
 
 from tabulate import tabulate
 
-from conformance.corpus.section6 import ROWS, Row
+from conformance.corpus.corpus_subject import section6 as _section6
 from conformance.reporting.markdown import code_span
 from conformance.reporting.results_format import PSEUDO_PLANNERS
+
+ROWS = _section6.ROWS
+Row = _section6.Row
 
 IGNORED = ("skip", "xfail", "error")
 """Observed outcomes that say nothing about the planner (not run, or the case's own fault)."""

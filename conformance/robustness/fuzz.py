@@ -32,7 +32,7 @@ from pathlib import Path
 
 from conformance.robustness.probe_sandbox import use_for_probes
 from conformance.corpus.loader import Case, display_path, make_case
-from conformance.corpus.hazards import HAZARD_TAG
+from conformance.corpus.corpus_subject import hazards as _hazards
 from conformance.corpus.corpus_subject import FOUND_CASES_DIR, NAME
 from conformance.robustness.found_cases import FoundCaseError, found_id, place
 from conformance.robustness.random_plans import random_plan
@@ -53,6 +53,7 @@ UnknownPlanner = _registry.UnknownPlanner
 availability = _registry.availability
 builtin_names = _registry.builtin_names
 get_planner = _registry.get_planner
+HAZARD_TAG = _hazards.HAZARD_TAG
 
 DEFAULT_OUT = FOUND_CASES_DIR
 _SCRATCH = Path("<fuzz>")

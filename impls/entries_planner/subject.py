@@ -48,7 +48,21 @@ CONTRACT, UNSPECIFIED = "contract", "unspecified"
 OVERFLOW = "overflow-writes-nothing"
 SCALAR_RULE = "scalar-int32"
 SCRATCH_GARBAGE = 1 << 40
-"""What the scratch holds past [bs] (three elements): a planner that reads there plans nonsense."""
+"""What the scratch holds past [bs] (three elements) in a call outside the harness's runs: a planner
+that reads there plans nonsense."""
+
+
+def scratch_garbage(case: dict) -> list[int]:
+    """The scratch's three elements past [bs]: drawn from the run's ``_seed`` (the harness's, which
+    a planner cannot know) when the case carries one, huge in the poison runs (a planner reading
+    there plans nonsense) and plan-like in the ``plain`` run (a planner cannot tell the harness
+    by them); else :data:`SCRATCH_GARBAGE`."""
+    seed = case.get("_seed")
+    if seed is None:
+        return [SCRATCH_GARBAGE] * 3
+    low, high = (0, 1 << 12) if case.get("_run") == "plain" else (1 << 40, 1 << 41)
+    gen = torch.Generator().manual_seed(int(seed))
+    return torch.randint(low, high, (3,), generator=gen).tolist()
 DEFAULT_TABLE = {"rows": 4, "cols": 16}
 UPSTREAM_ENTRY = _upstream
 """Upstream's launcher that ``python -m conformance upstream-entries`` builds from a release's wheel
@@ -161,7 +175,7 @@ def build(case: dict, device: torch.device) -> dict:
         "req_pool_indices": torch.tensor(rpi, dtype=torch.int64),
         "prefix_lens": torch.tensor(prefix, dtype=torch.int64),
         TABLE_NAME: table, LUT_NAME: lut,
-        SCRATCH_NAME: torch.tensor(offsets + [SCRATCH_GARBAGE] * 3, dtype=torch.int64),
+        SCRATCH_NAME: torch.tensor(offsets + scratch_garbage(case), dtype=torch.int64),
         ENABLE_NAME: torch.tensor([enable], dtype=torch.int32),
         POOL_NAME: pool,
         VALID_LENS_NAME: None if valid is None else torch.tensor(valid, dtype=torch.int64),

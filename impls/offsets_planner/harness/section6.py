@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conformance.corpus.arrays import evaluate
-from conformance.corpus.element_rules import ZERO_D, case_rules
+from impls.offsets_planner.harness.element_rules import ZERO_D, case_rules
 from conformance.corpus.generators import DEFAULT_TABLE
-from conformance.corpus.corpus_subject import contract as _contract
+from impls.offsets_planner import contract as _contract
 
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 TABLE_NAME = _contract.TABLE_NAME
@@ -24,7 +24,7 @@ class Row:
 
     Attributes:
         key: stable name, used in results files, manifests and element rules
-            (:mod:`conformance.corpus.element_rules` says which elements each row decides).
+            (:mod:`impls.offsets_planner.harness.element_rules` says which elements each row decides).
         situation: the out-of-contract situation, as the spec words it.
         project: what this project's planners do (the rule cases pin).
         upstream: what upstream's Triton kernel does (spec section 6, second column).
@@ -62,7 +62,7 @@ BY_KEY = {row.key: row for row in ROWS}
 
 def out_of_contract(case) -> tuple[str, ...]:
     """The keys of the section-6 rows (:data:`ROWS`) ``case`` reaches, in table order: where its
-    element rules (:func:`conformance.corpus.element_rules.case_rules`) show a situation, or a
+    element rules (:func:`impls.offsets_planner.harness.element_rules.case_rules`) show a situation, or a
     step's error is the 0-d rule's."""
     if case.entry != "launcher":
         return ()

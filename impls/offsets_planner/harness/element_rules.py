@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.generators import DEFAULT_TABLE, lut_len
-from conformance.corpus.hazards import INT64_MIN, TableValues
-from conformance.corpus.corpus_subject import contract as _contract
+from conformance.corpus.rule_kinds import CONTRACT, WRAPPER, kind_of  # noqa: F401 - re-exported
+from impls.offsets_planner.harness.hazards import INT64_MIN, TableValues
+from impls.offsets_planner import contract as _contract
 
 OUTPUT_NAMES = _contract.OUTPUT_NAMES
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
@@ -43,12 +44,9 @@ SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME
 TABLE_NAME = _contract.TABLE_NAME
 VERIFY_CAPACITY_NAME = _contract.VERIFY_CAPACITY_NAME
 
-CONTRACT = "contract"
-"""The rule of spec sections 3-5: what any launcher, upstream's included, is held to."""
-WRAPPER = "wrapper"
-"""Spec section 4 item 0: upstream checks it in its wrapper, not in its launcher."""
 WRAPPER_ERROR_ID = "swa-lut-required"
-"""The catalog id (impls/<subject>/errors.py) of the wrapper's check."""
+"""The catalog id (impls/offsets_planner/errors.py) of the wrapper's check (spec section 4 item 0:
+upstream checks it in its wrapper, not in its launcher)."""
 ZERO_D = "zero-d-tensor"
 """The project's 0-d rule (spec section 6): a 0-d tensor counts as length 1, then is validated."""
 SCRATCH, WRITE_OFFSETS, SEEDS = OUTPUT_NAMES[:3]  # spec section 3's order
@@ -56,11 +54,6 @@ NUM_VALID, ENABLE = SCALAR_OUTPUT_NAMES[:2]
 INT32_WRAP = 1 << 31
 """min(total_verify, verify_capacity) at or above this is stored as its int32 wrap (spec §5)."""
 RPI, PREFIX, EXTEND = REQUEST_INPUT_NAMES
-
-
-def kind_of(rule: str) -> str:
-    """``contract``, ``wrapper`` or ``project`` (any section-6 row key, the 0-d rule)."""
-    return rule if rule in (CONTRACT, WRAPPER) else "project"
 
 
 @dataclass

@@ -29,7 +29,7 @@ import numpy as np
 
 from conformance.corpus.arrays import evaluate, permutation
 from conformance.corpus.generators import DEFAULT_TABLE, lut_len, table_shape
-from conformance.corpus.corpus_subject import contract as _contract
+from impls.offsets_planner import contract as _contract
 
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME

@@ -1,0 +1,1 @@
+"""The toy corpus subject's judging facts: the offsets planner's."""
