@@ -39,3 +39,20 @@ def test_changed_code_lists_only_planners_whose_file_changed():
     new = fp(a="1" * 64, b="4" * 64, c="5" * 64, new="6" * 64)
     assert changed_code(old, new) == ["b (222222222222 -> 444444444444)"]
     assert changed_code(None, new) == []
+
+
+def test_the_probe_answers_help_and_a_wrong_argument_count_without_importing_anything():
+    import subprocess
+    import sys
+
+    def probe(*args):
+        return subprocess.run([sys.executable, "-m", "impls.offsets_planner.probe", *args],
+                              capture_output=True, text=True, timeout=120)
+
+    shown = probe("--help")
+    assert shown.returncode == 0 and "import an external planner's module" in shown.stdout
+    for args in ((), ("a:b", "c:d")):
+        wrong = probe(*args)
+        assert wrong.returncode == 2 and wrong.stderr.strip() == (
+            "usage: python -m impls.offsets_planner.probe module.path:attr")
+        assert "conformance-probe" not in wrong.stdout

@@ -14,7 +14,16 @@ import time
 from impls.offsets_planner.registry import PROBE_MARK, PROBE_READY, probe_external
 
 
+USAGE = "usage: python -m impls.offsets_planner.probe module.path:attr"
+
+
 def main() -> None:
+    if sys.argv[1:] in (["-h"], ["--help"]):
+        print(f"{USAGE}\n\n{__doc__}")
+        sys.exit(0)
+    if len(sys.argv) != 2:
+        print(USAGE, file=sys.stderr)
+        sys.exit(2)
     stdout = os.dup(1)  # the module may close or flood its stdout; the answer has its own copy
     os.write(stdout, f"{PROBE_READY}{time.monotonic()!r}\n".encode())  # its timeout starts now
     answer = probe_external(sys.argv[1])

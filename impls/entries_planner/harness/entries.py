@@ -67,7 +67,8 @@ LEGEND = (
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog=f"python -m {__spec__.name if __spec__ else __name__}",
+                                description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True, type=Path, help="folder for entries-bench.md / .json")
     p.add_argument("--budget-s", type=float, default=200.0,
                    help="past this, remaining rows are 'not measured' (exit status 1)")

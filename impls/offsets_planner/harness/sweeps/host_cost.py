@@ -49,7 +49,8 @@ def _signature(*, req_pool_indices, prefix_lens, extend_seq_lens, req_to_token,
 
 def main(argv: list[str] | None = None) -> int:
     """Print one line per measure (us per call, fastest run)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name if __spec__ else __name__}",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--only", default="", help="comma-separated measure prefixes")

@@ -36,7 +36,8 @@ def per_call_us(launch, pool: list[dict], repeat: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Print one line per planner (us per call, ratio to the first planner)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name if __spec__ else __name__}",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--planner", action="append", default=[], metavar="NAME")
     parser.add_argument("--bs", type=int, default=1024)
     parser.add_argument("--pool", type=int, default=256, help="calls per round")

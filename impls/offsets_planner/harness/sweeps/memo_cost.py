@@ -47,7 +47,8 @@ def _floor(*args) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Print one line per measure: us per call (fastest run) and the ratio to the call floor."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name if __spec__ else __name__}",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--bs", type=int, default=64)

@@ -40,7 +40,8 @@ def plan_kwargs(bs: int, seed: int = 0) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name if __spec__ else __name__}",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="also write the table as Markdown to this file")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():

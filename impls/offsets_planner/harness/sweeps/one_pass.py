@@ -211,7 +211,8 @@ def summary(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name if __spec__ else __name__}",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder for one_pass.md")
     parser.add_argument("--dry-run", action="store_true",
                         help="CPU: interpreter/simulator, bs 1 and 64, correctness only")

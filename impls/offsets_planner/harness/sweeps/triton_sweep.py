@@ -151,7 +151,8 @@ def _md(headers: list[str], rows: list[list]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name if __spec__ else __name__}",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="also write the report (markdown) here")
     parser.add_argument("--keep-cache", action="store_true", help="reuse Triton's kernel cache")
     parser.add_argument("--skip-sweep", action="store_true", help="skip the num_warps sweep")
