@@ -38,20 +38,17 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
-import sys
 
 import numpy as np
 import torch
 
+from impls.kernel_modes import NUMBA_ENV, choose_numba_simulator
 from impls.offsets_planner.constants import NO_SEED, REQ_POOL_IDX_PADDING
 from impls.offsets_planner.registry import Availability
 from impls.offsets_planner.validate_cache import lookup, lookup_args
 from impls.offsets_planner.validate import zero_lut
 
-_ENV = "NUMBA_ENABLE_CUDASIM"
-if os.environ.get(_ENV) is None and "numba.cuda" not in sys.modules and not torch.cuda.is_available():
-    os.environ[_ENV] = "1"
+choose_numba_simulator()  # before numba.cuda is imported below
 
 try:
     from numba import cuda
@@ -136,7 +133,7 @@ def _probe() -> Availability:
         return Availability(True, "simulator", "cpu")
     if not torch.cuda.is_available() or not cuda.is_available():
         return Availability(False, None, "cpu", (
-            f"no usable CUDA device, and numba.cuda was imported without {_ENV}=1 (set it "
+            f"no usable CUDA device, and numba.cuda was imported without {NUMBA_ENV}=1 (set it "
             "before anything imports numba.cuda to run in the simulator)"))
     try:
         kernel = compiled(True)

@@ -39,11 +39,11 @@ once per buffer set and bs (kept in :attr:`impls.offsets_planner.validate_cache.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import torch
 
+from impls.kernel_modes import choose_triton_mode as _choose_mode
 from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
 from impls.offsets_planner.launch_self_check import probe_kwargs, self_check
 from impls.offsets_planner.registry import Availability
@@ -61,22 +61,6 @@ CONFIG: dict[int, tuple[int, int]] = {32: (32, 1), 128: (128, 4), 512: (256, 8),
 the lengths before its tile itself. The fastest of a sweep on an H200, 2026-11-30 (device us per
 plan, bs = block: 1.61 / 2.32 / 3.10 / 4.93 / 6.19; one program over 4096 lanes took 18.9):
 ``reports/gpu/triton-bench.md``."""
-
-
-def _truthy(value: str | None) -> bool:
-    return value is not None and value.strip().lower() in ("1", "true", "on", "yes", "y")
-
-
-def _choose_mode() -> tuple[str | None, str | None]:
-    env = os.environ.get("TRITON_INTERPRET")
-    if _truthy(env):
-        return "interpreter", None
-    if torch.cuda.is_available():
-        return "gpu", None
-    if env is not None and env.strip() != "":
-        return None, f"TRITON_INTERPRET={env!r} forbids the interpreter and torch sees no CUDA device"
-    os.environ["TRITON_INTERPRET"] = "1"
-    return "interpreter", None
 
 
 MODE, _UNAVAILABLE = _choose_mode()

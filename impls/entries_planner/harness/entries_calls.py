@@ -44,6 +44,13 @@ class Refused(Exception):
     """A figure that must not be published; the message is the row's status."""
 
 
+def _unavailable(spec: str, exc: BaseException) -> Refused:
+    """``not measured: SPEC unavailable here (Error: first line)``, of ``exc``'s cause if any."""
+    cause = exc.__cause__ or exc
+    return Refused(f"not measured: {spec} unavailable here ({type(cause).__name__}: "
+                   f"{str(cause).splitlines()[0][:160] if str(cause) else ''})")
+
+
 def resolve(spec: str, stage: str) -> Callable[..., None]:
     """The launcher of ``spec`` for ``stage`` (``entries`` or ``offsets``).
 
@@ -63,9 +70,7 @@ def resolve(spec: str, stage: str) -> Callable[..., None]:
 
         return get_planner(spec)
     except Exception as exc:  # noqa: BLE001 - the reason is the row's status
-        cause = exc.__cause__ or exc
-        raise Refused(f"not measured: {spec} unavailable here ({type(cause).__name__}: "
-                      f"{str(cause).splitlines()[0][:160] if str(cause) else ''})")
+        raise _unavailable(spec, exc)
 
 
 def first_difference(got: dict, want: dict, total: int | None = None) -> str | None:
@@ -215,9 +220,7 @@ def resolve_flat(spec: str) -> Callable[..., None]:
             return upstream_launchers(importlib.import_module, (name,))[name]
         return canary_plan.get_planner(spec)
     except Exception as exc:  # noqa: BLE001 - the reason is the row's status
-        cause = exc.__cause__ or exc
-        raise Refused(f"not measured: {spec} unavailable here ({type(cause).__name__}: "
-                      f"{str(cause).splitlines()[0][:160] if str(cause) else ''})")
+        raise _unavailable(spec, exc)
 
 
 def flat_plan_kw(w: ew.Workload, contents: ew.Workload | None = None) -> tuple[dict, dict, dict]:
