@@ -24,6 +24,7 @@ from triton.compiler import ASTSource  # noqa: E402
 
 from impls.offsets_planner import triton_one_pass as top  # noqa: E402
 from impls.offsets_planner import triton_packed_lookback as tpl  # noqa: E402
+from impls.offsets_planner import triton_roles, triton_roles_lookback  # noqa: E402
 
 POINTERS = ["*i64"] * 3 + ["*i32"] + ["*i64"] * 4 + ["*i32"] * 3 + ["*i64"]
 CONSTEXPRS = ("BLOCK", "TILE", "HAS_LUT", "LOOKBACK", "SPLIT", "NPROG", "TICKET", "UNROLLED")
@@ -34,6 +35,12 @@ CONFIGS = [(32, 32, False, 0, 2, 1, False, False), (4096, 4096, False, 0, 2, 32,
 """``(BLOCK, TILE, LOOKBACK, SPLIT, NPROG, warps, TICKET, UNROLLED)`` of the one-pass kernel."""
 PACKED = [(32, 128, 1), (128, 32, 4)]
 """``(TILE, NPROG, warps)`` of the packed look-back kernel (it runs only with 2+ programs)."""
+ROLES_CONSTEXPRS = ("BLOCK", "TILE", "HAS_LUT", "SCANS", "SPLIT")
+ROLES = [(32, 32, 1, 0, 1), (4096, 64, 1, 0, 8), (4096, 32, 2, 64, 16), (1024, 128, 2, 0, 4)]
+"""``(BLOCK, TILE, SCANS, SPLIT, warps)`` of the ``roles`` kernel (no workspace argument)."""
+ROLES_LOOKBACK_CONSTEXPRS = ("BLOCK", "STILE", "TILE", "HAS_LUT", "NPROG", "SLOW_CARRY")
+ROLES_LOOKBACK = [(4096, 512, 64, 8, 8), (4096, 128, 32, 32, 4), (1024, 256, 32, 4, 8)]
+"""``(BLOCK, STILE, TILE, NPROG, warps)`` of the ``roles-lookback`` kernel."""
 
 
 def sweep_configs() -> list[tuple]:
@@ -45,6 +52,8 @@ def sweep_configs() -> list[tuple]:
     for bs in BATCHES:
         for label, text, _make in candidates("triton", bs):
             design = label.split()[-1]
+            if design in ("roles", "roles-lookback"):
+                continue  # their own kernels: roles_configs, ROLES_LOOKBACK
             cfg = dict(part.split() for part in text.split(", ")) if text != "default" else {}
             tile, warps, split = (int(cfg[k]) if k in cfg else None for k in ("tile", "num_warps",
                                                                              "split"))
@@ -57,9 +66,25 @@ def sweep_configs() -> list[tuple]:
     return sorted(out)
 
 
-def _compile(kernel, n_constexprs: int, values: dict, warps: int) -> str:
+def roles_configs() -> list[tuple]:
+    """Every distinct ``roles`` kernel config (as :data:`ROLES`) the GPU sweep launches."""
+    from impls.offsets_planner.harness.sweeps.one_pass import BATCHES
+    from impls.offsets_planner.harness.sweeps.one_pass_calls import roles_candidates
+
+    out = set()
+    for bs in BATCHES:
+        for _label, text, _make in roles_candidates("triton", bs):
+            cfg = {k: int(v) for k, v in (part.split() for part in text.split(", "))}
+            block, tile, warps, _grid = triton_roles.shape(bs, cfg["tile"], cfg["num_warps"],
+                                                           cfg.get("split", 0), cfg["scans"])
+            split = min(cfg.get("split", 0), block)
+            out.add((block, tile, cfg["scans"], split, warps))
+    return sorted(out)
+
+
+def _compile(kernel, n_constexprs: int, values: dict, warps: int, pointers=POINTERS) -> str:
     names = kernel.arg_names
-    signature = dict(zip(names, POINTERS + ["i64"] * 7 + ["constexpr"] * n_constexprs))
+    signature = dict(zip(names, pointers + ["i64"] * 7 + ["constexpr"] * n_constexprs))
     src = ASTSource(fn=kernel, signature=signature,
                     constexprs={(names.index(n),): v for n, v in values.items()})
     try:
@@ -82,6 +107,16 @@ def main() -> int:
         values = {"TILE": tile, "HAS_LUT": True, "NPROG": nprog}
         results.append((f"packed {tile} {nprog} {warps}",
                         _compile(tpl._packed_kernel, len(values), values, warps)))
+    for block, tile, scans, split, warps in roles_configs() if "--all" in sys.argv else ROLES:
+        values = dict(zip(ROLES_CONSTEXPRS, (block, tile, True, scans, split)))
+        results.append((f"roles {block} {tile} {scans} {split} {warps}",
+                        _compile(triton_roles._roles_kernel, len(values), values, warps,
+                                 POINTERS[:11])))
+    for block, stile, tile, nprog, warps in ROLES_LOOKBACK:
+        values = dict(zip(ROLES_LOOKBACK_CONSTEXPRS, (block, stile, tile, True, nprog, False)))
+        results.append((f"roles-lookback {block} {stile} {tile} {nprog} {warps}",
+                        _compile(triton_roles_lookback._roles_lookback_kernel, len(values),
+                                 values, warps)))
     for label, result in results:
         print(f"{label}: {result}")
     return 0 if all(r.startswith("ok, ") for _, r in results) else 1

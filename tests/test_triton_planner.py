@@ -288,6 +288,51 @@ def test_cuda_graph_capture_replay_matches_eager(bs):
 
 
 @needs_cuda
+@pytest.mark.parametrize("bs", [1025, 4096])
+def test_capture_first_without_a_workspace(bs, monkeypatch):
+    """A look-back design's first launch under CUDA-graph capture, before the device has its
+    workspace: the graph holds the ``roles`` stand-in (no workspace), and its replays with refilled
+    inputs are exact; the next eager launch prepares again, makes the workspace and is exact; a
+    graph captured after that holds the look-back kernel, and its replays are exact too."""
+    from impls.offsets_planner import triton_roles_lookback as trl
+
+    tp.launch(**on(random_case(bs, 7, "swa"), "cuda"))  # compile outside capture
+    torch.cuda.synchronize()
+    monkeypatch.setattr(trl, "_WORKSPACES", {})
+    static = on(random_case(bs, 101, "swa"), "cuda")
+    poison = {name: static[name].clone() for name in OUT_DTYPES}
+
+    def check(run):
+        fresh = random_case(bs, 300 + len(poison), "swa")
+        for name in ("prefix_lens", "extend_seq_lens"):
+            static[name].copy_(fresh[name])
+        for name in OUT_DTYPES:
+            static[name].copy_(poison[name])
+        run()
+        torch.cuda.synchronize()
+        got = on(static, "cpu")
+        ref = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in got.items()}
+        for name in OUT_DTYPES:
+            ref[name] = poison[name].cpu()
+        assert_same(got, expected(ref), ref)
+
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        tp.launch(**static)
+    assert trl.existing_workspace(static["prefix_lens"].device) is None
+    for _ in range(2):
+        check(graph.replay)
+    check(lambda: tp.launch(**static))
+    assert trl.existing_workspace(static["prefix_lens"].device) is not None
+    second = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(second):
+        tp.launch(**static)
+    for _ in range(3):
+        check(second.replay)
+    check(graph.replay)
+
+
+@needs_cuda
 @pytest.mark.parametrize("bs", [1, 1025, 4096])
 def test_fast_and_standard_launch_paths_agree(bs):
     for scenario in ("plain", "swa", "hazard"):
@@ -296,7 +341,8 @@ def test_fast_and_standard_launch_paths_agree(bs):
         for fast in (False, True, True):  # the second fast call hits the compiled-kernel cache
             assert_same(run_triton(kw, fast=fast), want, kw)
         assert_same(run_triton(kw, num_warps=16, fast=True), want, kw)
-    assert any(key[2] < key[1] for key in tp._COMPILED) or bs <= 32  # a multi-program launch ran
+    # a multi-program launch of CONFIG's kernel ran (key: device, "config", BLOCK, TILE, ...)
+    assert any(k[1] == "config" and k[3] < k[2] for k in tp._COMPILED) or bs <= 32
     assert tp._hooks_idle(), "no launch hook is set, so the direct launcher path must be taken"
 
 
@@ -367,7 +413,7 @@ def test_fast_launch_passes_the_standard_launchs_arguments(monkeypatch):
             return 0
 
     monkeypatch.setattr(tp, "_GPU", True)
-    monkeypatch.setattr(tp, "_kernel", Kernel())
+    monkeypatch.setattr(tp, "_design_kernel", lambda design: Kernel())
     monkeypatch.setattr(tp, "_driver", Driver())
     monkeypatch.setattr(tp, "_COMPILED", {})
     monkeypatch.setattr(tp, "FAST_LAUNCH_CHECK", True)
@@ -378,11 +424,12 @@ def test_fast_launch_passes_the_standard_launchs_arguments(monkeypatch):
     for step in steps:
         tp.launch(**step)
     (kind, grid, standard, warps), *fast = log
-    assert kind == "standard" and grid == (1,) and warps == tp.CONFIG[32][1]
+    # bs 9 and 7 (block 32): the roles design, one seed program and two scan programs
+    assert kind == "standard" and grid == (3,) and warps == tp.DESIGNS[32][2]
     assert [entry[0] for entry in fast] == ["fast", "fast"]
     for step, (_, args) in zip(steps[1:], fast):
         bs = step[INPUTS[0]].shape[0]
-        assert args[:9] == (1, 1, 1, "stream0", "fn-handle", "packed", None, None, None)
+        assert args[:9] == (3, 1, 1, "stream0", "fn-handle", "packed", None, None, None)
         assert all(a is step[n] for a, n in zip(args[9:12], INPUTS[:3]))
         assert args[12:20] == standard[3:11]  # the buffer set's tensors, the same objects
         assert args[20] == bs and args[21:] == standard[12:]  # bs, then the other integers

@@ -17,7 +17,13 @@ Designs (:data:`DESIGNS`), chosen with ``design=`` on :func:`plan_launch`:
   the block's scan before the LUT gathers, its two totals published as four self-flagged words
   (``READY | 32 bits``) into one of two sets (the other zeroed for the next launch), read back with
   one volatile load per word (:mod:`impls.offsets_planner.numba_one_pass_kernel`; the same scheme as
-  :mod:`impls.offsets_planner.triton_packed_lookback`).
+  :mod:`impls.offsets_planner.triton_packed_lookback`);
+* ``roles``: ``ceil(bs / chunk)`` seed blocks that do only the gather chain (``chunk`` at most
+  ``threads``, one request a thread), then ``scans`` (1 or 2) scan blocks that do only the scans;
+  no block waits on another (:mod:`impls.offsets_planner.numba_roles_kernel`);
+* ``roles-lookback``: ``ceil(bs / chunk)`` scan blocks that pass their totals on by a look-back
+  with an exact fallback, then seed blocks of ``threads`` requests
+  (:mod:`impls.offsets_planner.numba_roles_lookback_kernel`, its own workspace).
 
 Launches go through Numba's ordinary launch on torch's current stream (GPU) or the simulator (CPU
 tensors): device time, not launch cost, is what these candidates are for. Mode: that of
@@ -34,7 +40,8 @@ from impls.offsets_planner.constants import NO_SEED, REQ_POOL_IDX_PADDING
 from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
 from impls.offsets_planner.validate_cache import lookup
 
-DESIGNS = ("single", "blocked", "lookback", "lookback-pid", "lookback-packed")
+DESIGNS = ("single", "blocked", "lookback", "lookback-pid", "lookback-packed", "roles",
+           "roles-lookback")
 SIMULATED = nb.SIMULATED
 SIM_THREADS = 32
 """Threads per block in the simulator (each one a Python thread there)."""
@@ -43,19 +50,33 @@ _KERNELS: dict[tuple, object] = {}
 _WORKSPACES: dict[str, torch.Tensor] = {}
 
 
-def kernel(design: str, items: int, threads: int):
+def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bool = False):
     """The compiled kernel for ``design`` with ``items`` requests a thread at most and blocks of
-    at most ``threads`` threads (compiled once per key; eagerly, for :data:`SIGNATURE`, on the GPU).
+    at most ``threads`` threads (``roles``: ``scans`` scan blocks); compiled once per key, eagerly
+    for :data:`SIGNATURE` on the GPU.
     """
     from numba import cuda
 
     from impls.offsets_planner.numba_one_pass_kernel import SIGNATURE, build_kernel
+    from impls.offsets_planner.numba_roles_kernel import build_roles_kernel
+    from impls.offsets_planner.numba_roles_lookback_kernel import build_roles_lookback_kernel
 
-    key = (design, items, threads)
+    key = (design, items, threads, scans, slow_carry)
     k = _KERNELS.get(key)
     if k is None:
-        fn = build_kernel(design=design, use_shuffle=not SIMULATED, padding=REQ_POOL_IDX_PADDING,
-                          no_seed=NO_SEED, max_threads=threads, items=items, poll=_poll())
+        if design == "roles-lookback":
+            fn = build_roles_lookback_kernel(use_shuffle=not SIMULATED,
+                                             padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
+                                             max_threads=threads, items=items, poll=_poll(),
+                                             slow_carry=slow_carry)
+        elif design == "roles":
+            fn = build_roles_kernel(use_shuffle=not SIMULATED, padding=REQ_POOL_IDX_PADDING,
+                                    no_seed=NO_SEED, max_threads=threads, items=items,
+                                    scans=scans)
+        else:
+            fn = build_kernel(design=design, use_shuffle=not SIMULATED,
+                              padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED, max_threads=threads,
+                              items=items, poll=_poll())
         k = _KERNELS[key] = cuda.jit(fn) if SIMULATED else cuda.jit(SIGNATURE)(fn)
     return k
 
@@ -74,30 +95,35 @@ def _plain_read(array, i):
     return array[i]
 
 
-def workspace(device: torch.device) -> torch.Tensor:
-    """``device``'s look-back workspace, int64 [WORKSPACE_LEN], zeroed when first made (make it
-    before any graph capture)."""
-    from impls.offsets_planner.numba_one_pass_kernel import WORKSPACE_LEN
+def workspace(device: torch.device, design: str = "lookback") -> torch.Tensor:
+    """``device``'s look-back workspace, int64 [WORKSPACE_LEN] (``roles-lookback``: its own, of
+    :data:`impls.offsets_planner.numba_roles_lookback_kernel.WORKSPACE_LEN`), zeroed when first
+    made (make it before any graph capture)."""
+    from impls.offsets_planner import numba_one_pass_kernel, numba_roles_lookback_kernel
 
-    key = str(device)
+    own = design == "roles-lookback"
+    length = (numba_roles_lookback_kernel if own else numba_one_pass_kernel).WORKSPACE_LEN
+    key = f"{device}/{'roles-lookback' if own else 'lookback'}"
     ws = _WORKSPACES.get(key)
     if ws is None:
-        ws = _WORKSPACES[key] = torch.zeros(WORKSPACE_LEN, dtype=torch.int64, device=device)
+        ws = _WORKSPACES[key] = torch.zeros(length, dtype=torch.int64, device=device)
     return ws
 
 
-def reset_workspace(device: torch.device) -> None:
+def reset_workspace(device: torch.device, design: str = "lookback") -> None:
     """Zero ``device``'s workspace again (after a launch that did not finish)."""
-    workspace(device).zero_()
+    workspace(device, design).zero_()
 
 
 def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
-                 ) -> tuple[int, int, int, int]:
-    """``(blocks, threads, chunk, items)`` of one launch: at least one block (numba#4140).
+                 scans: int = 1) -> tuple[int, int, int, int]:
+    """``(blocks, threads, chunk, items)`` of one launch: at least one block (numba#4140);
+    ``roles``: the seed blocks and then ``scans`` scan blocks, ``items`` a scan thread's requests.
 
     Raises:
         ValueError: an unknown design; threads not a multiple of 32 in [32, 1024]; more than 128
-            blocks (the workspace's tiles).
+            blocks (the workspace's tiles) or seed blocks; ``roles`` with a chunk above threads
+            or ``scans`` not 1 or 2.
     """
     if design not in DESIGNS:
         raise ValueError(f"unknown design {design!r}: use one of {', '.join(DESIGNS)}")
@@ -106,6 +132,23 @@ def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
     threads = threads or (1024 if design == "single" else 256)
     if threads % 32 or not 32 <= threads <= 1024:
         raise ValueError(f"threads={threads} must be a multiple of 32 in [32, 1024]")
+    if design == "roles-lookback":
+        chunk = chunk or 512
+        scanners, seeders = max(1, -(-bs // chunk)), -(-bs // threads)
+        if max(scanners, seeders) > 128:
+            raise ValueError(f"{max(scanners, seeders)} blocks of one role exceed 128")
+        items = max(1, -(-chunk // threads))
+        return scanners + seeders, threads, chunk, 1 << (items - 1).bit_length()
+    if design == "roles":
+        chunk = min(chunk or threads, threads) if SIMULATED else chunk or threads
+        if chunk > threads or scans not in (1, 2):
+            raise ValueError(f"roles: chunk={chunk} must be at most threads={threads} and "
+                             f"scans={scans} 1 or 2")
+        seeders = -(-bs // chunk)
+        if seeders > 128:
+            raise ValueError(f"{seeders} seed blocks exceed 128")
+        items = max(1, -(-bs // threads))
+        return seeders + scans, threads, chunk, 1 << (items - 1).bit_length()
     if design == "single":
         chunk = max(bs, 1)
     chunk = chunk or (nb.SIM_CHUNK if SIMULATED else threads)
@@ -118,7 +161,7 @@ def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
 
 
 def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = None,
-                **launcher_kwargs) -> None:
+                scans: int = 1, slow_carry: bool = False, **launcher_kwargs) -> None:
     """Plan with candidate ``design``; the launcher of spec section 3 otherwise.
 
     Args:
@@ -128,6 +171,8 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
         chunk: requests per block (``single``: all of them); default ``threads`` on the GPU,
             :data:`impls.offsets_planner.numba_cuda_planner.SIM_CHUNK` in the simulator (its threads are Python
             threads: many small blocks that each re-read the requests before them are slow).
+        scans: ``roles`` only: 1 scan block for both sides, or 2 (verify, write).
+        slow_carry: ``roles-lookback`` only: every scan block takes the fallback path (tests).
         launcher_kwargs: the 13 keyword arguments of spec section 3.
 
     Raises:
@@ -138,10 +183,10 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
     from numba import cuda
 
     plan, buffers = lookup(launcher_kwargs)
-    blocks, threads, chunk, items = launch_shape(design, plan.bs, threads, chunk)
-    k = kernel(design, items, threads)
+    blocks, threads, chunk, items = launch_shape(design, plan.bs, threads, chunk, scans)
+    k = kernel(design, items, threads, scans, slow_carry)
     window, capacity = nb._int64_scalars(plan)
-    ws = workspace(buffers.device)
+    ws = workspace(buffers.device, design)
     tensors = (*(launcher_kwargs[n] for n in REQUEST_INPUT_NAMES), *buffers.tensors, ws)
     scalars = (plan.bs, plan.lut_len, window, capacity, chunk)
     if SIMULATED:

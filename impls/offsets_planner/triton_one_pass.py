@@ -37,7 +37,13 @@ Designs (:data:`DESIGNS`), chosen with ``design=`` on :func:`plan_launch`:
   tile-wide load per earlier tile (at most 32), issued beside the tile's own inputs and summed
   lane-wise, one reduction at the end, instead of one ``BLOCK``-wide vector per program;
 * ``lookback-packed``: a look-back whose readers need one round trip, with volatile loads and no
-  RMW polls (:mod:`impls.offsets_planner.triton_packed_lookback`; one program: the plain tile).
+  RMW polls (:mod:`impls.offsets_planner.triton_packed_lookback`; one program: the plain tile);
+* ``roles``: seed programs that do only the gather chain and one or two scan programs that do
+  only the scans, in one launch, none waiting on another (:mod:`impls.offsets_planner.triton_roles`;
+  ``tile`` is the seed programs' lanes, ``scans`` 1 or 2);
+* ``roles-lookback``: the same seed programs, and scan programs of ``scan_tile`` lanes that pass
+  their totals on by a look-back with a slow but exact fallback
+  (:mod:`impls.offsets_planner.triton_roles_lookback`).
 
 The program that owns the last tile writes the totals and the three scalars through one-lane
 masked vector stores (triton#5048), as the default planner does.
@@ -49,12 +55,14 @@ import torch
 
 from impls.offsets_planner import triton_planner as tp  # first: chooses the interpreter without CUDA
 from impls.offsets_planner import triton_packed_lookback as tpl
+from impls.offsets_planner import triton_roles, triton_roles_lookback
 from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
 from impls.offsets_planner.validate_cache import lookup
 
 triton, tl = tp.triton, tp.tl
 MODE = tp.MODE
-DESIGNS = ("single", "blocked", "lookback", "lookback-pid", "blocked-unrolled", "lookback-packed")
+DESIGNS = ("single", "blocked", "lookback", "lookback-pid", "blocked-unrolled", "lookback-packed",
+           "roles", "roles-lookback")
 MAX_PROGRAMS = 128
 """Most programs of a ``blocked`` or ``lookback`` launch (4096 lanes / 32-lane tiles)."""
 _FLAGS, _AGG_V, _AGG_W = 8, 8 + MAX_PROGRAMS, 8 + 2 * MAX_PROGRAMS
@@ -219,6 +227,12 @@ def config_for(design: str, bs: int, tile: int | None, num_warps: int | None,
     """
     if design not in DESIGNS:
         raise ValueError(f"unknown design {design!r}: use one of {', '.join(DESIGNS)}")
+    if design == "roles":  # one scan program: the shape of triton_roles.shape
+        return triton_roles.shape(bs, tile, num_warps, split, 1)
+    if design == "roles-lookback":  # (BLOCK, scan tile, warps, grid)
+        block, scan_tile, _tile, warps, grid = triton_roles_lookback.shape(bs, tile, None,
+                                                                           num_warps)
+        return block, scan_tile, warps, grid
     if not 0 <= bs <= 4096:
         raise ValueError(f"bs={bs} must be in [0, 4096]")
     block = max(32, 1 << max(0, bs - 1).bit_length())  # the smallest power of two >= bs
@@ -238,7 +252,8 @@ def config_for(design: str, bs: int, tile: int | None, num_warps: int | None,
 
 
 def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None = None,
-                split: int = 0, **launcher_kwargs):
+                split: int = 0, scans: int = 1, scan_tile: int | None = None,
+                slow_carry: bool = False, **launcher_kwargs):
     """Plan with candidate ``design`` (:data:`DESIGNS`); the launcher of spec section 3 otherwise.
 
     Args:
@@ -261,8 +276,19 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
     if MODE is None:
         raise RuntimeError(f"triton planner unavailable: {tp._UNAVAILABLE}")
     plan, buffers = lookup(launcher_kwargs)
-    block, tile, warps, grid = config_for(design, plan.bs, tile, num_warps, split)
     window = 0 if plan.swa_window_size <= 0 else min(plan.swa_window_size, tp._INT64_MAX)
+    if design in ("roles", "roles-lookback"):
+        args = (*(launcher_kwargs[n] for n in REQUEST_INPUT_NAMES), *buffers.tensors,
+                plan.bs, plan.req_to_token_stride0, plan.max_reqs, plan.max_seq_len,
+                plan.lut_len, window, min(plan.verify_capacity, tp._INT64_MAX))
+        with torch.cuda.device(buffers.device) if MODE == "gpu" else _null():
+            if design == "roles-lookback":
+                return triton_roles_lookback.launch(
+                    args, bs=plan.bs, tile=tile, scan_tile=scan_tile, num_warps=num_warps,
+                    has_lut=plan.has_swa_lut, slow_carry=slow_carry)
+            return triton_roles.launch(args, bs=plan.bs, tile=tile, num_warps=num_warps,
+                                       split=split, scans=scans, has_lut=plan.has_swa_lut)
+    block, tile, warps, grid = config_for(design, plan.bs, tile, num_warps, split)
     lookback = design in ("lookback", "lookback-pid") and grid > 1
     ws = workspace(buffers.device) if lookback else buffers.tensors[-1]
     nprog = max(2, 1 << (max(1, grid) - 1).bit_length())

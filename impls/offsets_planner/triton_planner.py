@@ -16,10 +16,20 @@ To force the interpreter on a CUDA machine, set ``TRITON_INTERPRET=1`` in the en
 this module (or anything that imports it) is imported; setting it later has no effect on this
 module. ``TRITON_INTERPRET=0`` on a machine without CUDA makes the planner unavailable.
 
-Kernel design: ``BLOCK`` is the bucket of :data:`BLOCKS` that holds bs, and :data:`CONFIG` maps it
-to ``(TILE, num_warps)``. ``ceil(bs / TILE)`` programs each scan their own ``TILE`` lanes; when
-``TILE < BLOCK`` each also sums the lengths of every lane before its tile (a masked, ``BLOCK``-wide
-reduction, no inter-program communication), and the last program writes the totals and scalars.
+Kernel design: a launch's ``BLOCK`` is the bucket of :data:`BLOCKS` that holds bs, and
+:data:`DESIGNS` maps it to the design that plans it in one launch: seed programs that do only
+the chain of dependent loads a seed needs (request values, table entry, LUT entry) beside scan
+programs that do only the scans, totals and scalars (:mod:`impls.offsets_planner.triton_roles`);
+from bs 513 on the scan is spread over several programs that pass their totals on by a
+look-back (:mod:`impls.offsets_planner.triton_roles_lookback`), whose per-device workspace makes
+one rule: launches of this planner on one device run on one stream at a time (as a server's
+planning step does; CUDA-graph replays included). Two overlapping on two streams may write wrong
+offsets, and a launch killed midway leaves the workspace invalid
+(:func:`impls.offsets_planner.triton_roles_lookback.reset_workspace` restores it). :func:`plan_launch` with a
+configuration runs the earlier kernel of this module instead (:data:`CONFIG`): ``ceil(bs / TILE)``
+programs each scan their own ``TILE`` lanes; when ``TILE < BLOCK`` each also sums the lengths of
+every lane before its tile (a masked, ``BLOCK``-wide reduction, no inter-program communication),
+and the last program writes the totals and scalars.
 Every load is masked by the full condition that makes it in bounds (lane < bs; for the table also
 0 <= row < max_reqs, max_seq_len > 0, prefix > 0 and a write; for the LUT a non-negative slot,
 index clamped to lut_len - 1), row * stride is computed in int64, only int64 lengths are scanned
@@ -27,7 +37,7 @@ index clamped to lut_len - 1), row * stride is computed in int64, only int64 len
 stores (triton#5048). Nothing past the defined regions is written.
 
 On the GPU, integer arguments are annotated int64 and excluded from value and alignment
-specialisation, so a compiled kernel depends only on (device, BLOCK, TILE, HAS_LUT, num_warps); after
+specialisation, so a compiled kernel depends only on the device, the design's constexprs and num_warps; after
 the first launch of such a key, later launches go straight to the compiled kernel's launcher
 (``CompiledKernel.run``, a private Triton API, pinned in pyproject.toml; it skips
 ``JITFunction.run``'s binding and cache-key work) unless a Triton launch hook is set. That fast
@@ -62,6 +72,28 @@ the lengths before its tile itself. The fastest of a sweep on an H200, 2026-11-3
 plan, bs = block: 1.61 / 2.32 / 3.10 / 4.93 / 6.19; one program over 4096 lanes took 18.9):
 ``reports/gpu/triton-bench.md``."""
 
+
+DESIGNS: dict[int, tuple] = {32: ("roles", 32, 2, 2), 128: ("roles", 32, 2, 2),
+                             512: ("roles", 32, 8, 2), 2048: ("roles-lookback", 32, 128, 8),
+                             4096: ("roles-lookback", 64, 512, 8)}
+"""``BLOCK -> design`` of a default launch (no configuration given): ``("roles", seed tile,
+num_warps, scan programs)`` (:mod:`impls.offsets_planner.triton_roles`: seed programs that do only
+the gather chain and scan programs that do only the scans, none waiting on another) or
+``("roles-lookback", seed tile, scan tile, num_warps)``
+(:mod:`impls.offsets_planner.triton_roles_lookback`: the scan spread over several programs that
+pass their totals on by a look-back with an exact fallback, a per-device workspace). The fastest
+correct configs of the one-pass sweep on an H200, 2026-12-03
+(``reports/gpu/2026-12-03-d/one_pass/``: replay us per plan at bs 1 / 8 / 64 / 512 / 1024 / 4096:
+2.14-2.20 / 2.20 / 2.20 / 2.59 / 3.43 / 3.61, against 2.36 / 2.51 / 2.87 / 3.77 / 5.03 / 6.97
+for :data:`CONFIG`'s kernel). :func:`plan_launch` with a configuration runs that kernel."""
+
+INTERPRETER_DESIGNS: dict[int, tuple] = {32: ("roles", 32, 1, 1), 128: ("roles", 128, 1, 1),
+                                         512: ("roles", 512, 1, 1),
+                                         2048: ("roles-lookback", 2048, 1024, 1),
+                                         4096: ("roles-lookback", 4096, 1024, 1)}
+"""The same designs with the fewest programs, for Triton's interpreter (which runs programs one
+after another, each op a numpy call: fewer, wider programs cost less there; the GPU's shapes are
+:data:`DESIGNS`, and every shape is byte-for-byte the same plan)."""
 
 MODE, _UNAVAILABLE = _choose_mode()
 """``gpu`` or ``interpreter`` (None when unavailable); see the module docstring."""
@@ -165,7 +197,7 @@ FAST_LAUNCH_CHECK: bool | None = None
 """The fast launch's one-time self-check (:func:`self_check`): None until it ran (on the GPU, at
 :func:`probe`), then whether the fast launch agreed with the standard one on a probe plan."""
 
-_COMPILED: dict[tuple, object] = {}  # (device, BLOCK, TILE, HAS_LUT, warps) -> compiled kernel
+_COMPILED: dict[tuple, object] = {}  # Prepared.key -> compiled kernel
 _GPU = MODE == "gpu"
 _MULTI_GPU = _GPU and torch.cuda.device_count() > 1
 _driver = triton.runtime.driver.active if _GPU else None
@@ -187,21 +219,28 @@ class Prepared:
     :attr:`impls.offsets_planner.validate_cache.BufferSet.records`).
 
     Attributes:
-        tail: the kernel's integer and constexpr arguments after the 11 pointers.
+        tail: the kernel's integer and constexpr arguments after its pointers.
         grid: programs.
-        key: ``(device index, BLOCK, TILE, HAS_LUT, num_warps)``, the compiled-kernel cache key.
+        key: the design's name, its constexprs and num_warps, after the device index: the
+            compiled-kernel cache key.
+        kernel, warps: the JIT kernel and its num_warps (a standard launch).
+        provisional: True for a look-back design's stand-in prepared under capture (prepare
+            again outside capture).
         device: the CUDA device index the launch goes to (0 on a one-GPU machine).
         run, function, metadata: the compiled kernel's launcher, its function handle and packed
             metadata (None until a standard launch compiled it): the fast launch calls
             ``run(grid, 1, 1, stream, function, metadata, None, None, None, *tensors, *tail)``.
-        suffix: the buffer set's eight tensors and then ``tail``: everything after the three
-            request tensors, built once.
+        suffix: the buffer set's eight tensors (and a look-back design's workspace) and then
+            ``tail``: everything after the three request tensors, built once.
     """
 
-    __slots__ = ("tail", "grid", "key", "device", "suffix", "run", "function", "metadata")
+    __slots__ = ("tail", "grid", "key", "device", "suffix", "run", "function", "metadata",
+                 "kernel", "warps", "provisional")
 
-    def __init__(self, tail: tuple, grid: int, key: tuple, device: int, tensors: tuple) -> None:
+    def __init__(self, tail: tuple, grid: int, key: tuple, device: int, tensors: tuple,
+                 kernel, warps: int) -> None:
         self.tail, self.grid, self.key, self.device = tail, grid, key, device
+        self.kernel, self.warps, self.provisional = kernel, warps, False
         self.suffix = (*tensors, *tail)
         self.run = self.function = self.metadata = None
         compiled = _COMPILED.get(key)
@@ -214,9 +253,61 @@ class Prepared:
         self.function, self.metadata = compiled.function, compiled.packed_metadata
 
 
+def _design_kernel(design: str):
+    """The JIT kernel of a :data:`DESIGNS` design (imported on first use: the design modules
+    import this one)."""
+    if design == "roles":
+        from impls.offsets_planner.triton_roles import _roles_kernel
+        return _roles_kernel
+    from impls.offsets_planner.triton_roles_lookback import _roles_lookback_kernel
+    return _roles_lookback_kernel
+
+
+def _prepare_design(plan: LaunchPlan, buffers: BufferSet) -> Prepared:
+    """The :class:`Prepared` default launch (:data:`DESIGNS`). A look-back design needs the
+    device's workspace, made and zeroed on first use; when that first use is under CUDA-graph
+    capture (a zeroing there would run only at replay) the launch takes the ``roles`` design with
+    two scan programs instead, and the record is marked provisional so that the next launch
+    outside capture prepares again."""
+    from impls.offsets_planner import triton_roles, triton_roles_lookback
+
+    block = block_for(plan.bs)
+    design = (DESIGNS if _GPU else INTERPRETER_DESIGNS)[block]
+    window = 0 if plan.swa_window_size <= 0 else min(plan.swa_window_size, _INT64_MAX)
+    ints = (plan.bs, plan.req_to_token_stride0, plan.max_reqs, plan.max_seq_len, plan.lut_len,
+            window, min(plan.verify_capacity, _INT64_MAX))
+    device = buffers.device.index if _MULTI_GPU else 0
+    provisional = False
+    if design[0] == "roles-lookback":
+        ws = triton_roles_lookback.existing_workspace(buffers.device) if _GPU else None
+        if ws is None and _GPU and torch.cuda.is_current_stream_capturing():
+            design, provisional = ("roles", design[1], 16, 2), True
+        else:
+            ws = triton_roles_lookback.workspace(buffers.device)
+    if design[0] == "roles":
+        _name, tile, warps, scans = design
+        block, tile, warps, grid = triton_roles.shape(plan.bs, tile, warps, 0, scans)
+        tensors, tail = buffers.tensors, (*ints, block, tile, plan.has_swa_lut, scans, 0)
+        key = (device, "roles", block, tile, plan.has_swa_lut, scans, warps)
+    else:
+        _name, tile, scan_tile, warps = design
+        block, scan_tile, tile, warps, grid = triton_roles_lookback.shape(plan.bs, tile,
+                                                                          scan_tile, warps)
+        tensors = (*buffers.tensors, ws)
+        tail = (*ints, block, scan_tile, tile, plan.has_swa_lut, max(2, block // scan_tile),
+                False)
+        key = (device, "roles-lookback", block, scan_tile, tile, plan.has_swa_lut, warps)
+    prep = Prepared(tail, grid, key, device, tensors, _design_kernel(design[0]), warps)
+    prep.provisional = provisional
+    return prep
+
+
 def _prepare(plan: LaunchPlan, buffers: BufferSet, num_warps: int | None, block: int | None,
              tile: int | None) -> Prepared:
-    """The :class:`Prepared` launch of one plan on one buffer set."""
+    """The :class:`Prepared` launch of one plan on one buffer set: :data:`DESIGNS` when no
+    configuration is given, else :data:`CONFIG`'s kernel with it."""
+    if num_warps is None and block is None and tile is None:
+        return _prepare_design(plan, buffers)
     block = max(block_for(plan.bs) if block is None else block, tile or 0)
     default_tile, default_warps = CONFIG.get(block, (min(block, 512), 16 if block >= 512 else 4))
     tile = default_tile if tile is None else tile
@@ -225,8 +316,9 @@ def _prepare(plan: LaunchPlan, buffers: BufferSet, num_warps: int | None, block:
     tail = (plan.bs, plan.req_to_token_stride0, plan.max_reqs, plan.max_seq_len, plan.lut_len,
             window, min(plan.verify_capacity, _INT64_MAX), block, tile, plan.has_swa_lut)
     device = buffers.device.index if _MULTI_GPU else 0
-    key = (device, block, tile, plan.has_swa_lut, warps)
-    return Prepared(tail, max(1, -(-plan.bs // tile)), key, device, buffers.tensors)
+    key = (device, "config", block, tile, plan.has_swa_lut, warps)
+    return Prepared(tail, max(1, -(-plan.bs // tile)), key, device, buffers.tensors, _kernel,
+                    warps)
 
 
 def _launch(plan: LaunchPlan, buffers: BufferSet, req_pool_indices, prefix_lens, extend_seq_lens,
@@ -235,13 +327,13 @@ def _launch(plan: LaunchPlan, buffers: BufferSet, req_pool_indices, prefix_lens,
     if num_warps is None and block is None and tile is None:
         records = buffers.records
         prep = records.get(plan.bs)  # this planner's records are keyed by bs alone
-        if prep is None:
+        if prep is None or (prep.provisional and not torch.cuda.is_current_stream_capturing()):
             prep = records[plan.bs] = _prepare(plan, buffers, None, None, None)
     else:
         prep = _prepare(plan, buffers, num_warps, block, tile)
     if not _GPU:
-        _kernel[(prep.grid,)](req_pool_indices, prefix_lens, extend_seq_lens, *prep.suffix,
-                              num_warps=prep.key[4])
+        prep.kernel[(prep.grid,)](req_pool_indices, prefix_lens, extend_seq_lens, *prep.suffix,
+                                  num_warps=prep.warps)
         return
     run = prep.run
     if (run is not None and (FAST_LAUNCH and FAST_LAUNCH_CHECK is True if fast is None else fast)
@@ -252,8 +344,8 @@ def _launch(plan: LaunchPlan, buffers: BufferSet, req_pool_indices, prefix_lens,
             *prep.suffix)
         return
     with torch.cuda.device(buffers.device):
-        compiled = _kernel[(prep.grid,)](req_pool_indices, prefix_lens, extend_seq_lens,
-                                         *prep.suffix, num_warps=prep.key[4])
+        compiled = prep.kernel[(prep.grid,)](req_pool_indices, prefix_lens, extend_seq_lens,
+                                             *prep.suffix, num_warps=prep.warps)
     if compiled is not None and hasattr(compiled, "packed_metadata"):
         _COMPILED[prep.key] = compiled
         prep.attach(compiled)

@@ -138,7 +138,8 @@ def candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
                 out.append(_triton_candidate("lookback-packed", tile=tile, num_warps=w))
                 if bs <= 32 * tile:  # a static loop of one load per earlier tile: 32 at most
                     out.append(_triton_candidate("blocked-unrolled", tile=tile, num_warps=w))
-        return out
+        return out + roles_candidates(framework, bs, dry_run) + roles_lookback_candidates(
+        framework, bs, dry_run)
     singles = (256, 1024) if bs > 256 else (max(32, min(1024, (bs + 31) // 32 * 32)),)
     for t in singles[:1] if dry_run else singles:
         out.append(_numba_candidate("single", threads=t))
@@ -149,6 +150,61 @@ def candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
             out.append(_numba_candidate("lookback", threads=threads, chunk=chunk))
             out.append(_numba_candidate("lookback-pid", threads=threads, chunk=chunk))
             out.append(_numba_candidate("lookback-packed", threads=threads, chunk=chunk))
+    return out + roles_candidates(framework, bs, dry_run) + roles_lookback_candidates(
+        framework, bs, dry_run)
+
+
+def roles_candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
+    """The ``roles`` configs for ``bs``: seed tiles of 32-128 lanes (Triton) or blocks of 64-1024
+    threads (Numba) that give at most 128 seed programs, one or two scan programs, warps by the
+    scan's lanes; ``dry_run``: the first config only."""
+    block = max(32, _pow2_at_least(bs))
+    out: list[Entry] = []
+    if framework == "triton":
+        warps = (1, 2) if block <= 64 else (2, 4, 8) if block <= 512 else (4, 8) \
+            if block <= 1024 else (4, 8, 16)
+        for tile in (32, 64, 128):
+            if -(-bs // tile) > 128 or (tile > 32 and tile > block):
+                continue
+            for w in warps:
+                for scans in (1, 2):
+                    out.append(_triton_candidate("roles", tile=tile, num_warps=w, scans=scans))
+            if block >= 1024:
+                out.append(_triton_candidate("roles", tile=tile, num_warps=warps[-1], scans=2,
+                                             split=64))
+        return out[:1] if dry_run else out
+    for threads in (32, 64, 128, 256, 512, 1024):
+        if threads > max(64, 2 * block) or (threads == 32 and block > 64):
+            continue
+        for chunk in sorted({min(threads, 128), threads}):
+            if -(-bs // chunk) > 128:
+                continue
+            for scans in (1, 2):
+                out.append(_numba_candidate("roles", threads=threads, chunk=chunk, scans=scans))
+    return out[:1] if dry_run else out
+
+
+def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
+    """The ``roles-lookback`` configs for ``bs``: scan tiles (Triton) or chunks (Numba) of
+    128-1024 requests that give two scan programs or more; ``dry_run``: one config of 32-lane
+    scan tiles from bs 64 on."""
+    out: list[Entry] = []
+    if dry_run:  # small tiles: two scan programs at the dry run's bs 64
+        return ([_triton_candidate("roles-lookback", tile=32, scan_tile=32, num_warps=1)]
+                if framework == "triton" else [_numba_candidate("roles-lookback", chunk=32)]) \
+            if bs >= 64 else []
+    if framework == "triton":
+        for scan_tile in (128, 256, 512):
+            for tile in (32, 64):
+                for w in (4, 8, 16) if scan_tile == 512 else (4, 8):
+                    if 2 * scan_tile <= max(bs, 64) and -(-bs // tile) <= 128:
+                        out.append(_triton_candidate("roles-lookback", tile=tile,
+                                                     scan_tile=scan_tile, num_warps=w))
+        return out
+    for threads, chunk in ((128, 256), (128, 512), (256, 256), (256, 512), (256, 1024),
+                           (512, 512), (512, 1024)):
+        if 2 * chunk <= max(bs, 64) and -(-bs // threads) <= 128:
+            out.append(_numba_candidate("roles-lookback", threads=threads, chunk=chunk))
     return out
 
 

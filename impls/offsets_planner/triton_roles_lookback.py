@@ -1,0 +1,184 @@
+"""The ``roles-lookback`` one-pass Triton candidate (spec sections 5 and 6): the seed programs of
+:mod:`impls.offsets_planner.triton_roles`, and the scan spread over ``ceil(bs / STILE)`` scan
+programs that pass their totals on by a decoupled look-back.
+
+A single scan program reads every request of the batch from one multiprocessor, which at bs 4096
+costs more than the whole gather chain; here scan program j reads only its ``STILE`` lanes. The
+grid is the scan programs first (program j scans tile j), then the seed programs. Scan program j:
+
+* draws a ticket (``atomic_add`` on word 0, relaxed, issued after its request loads; word 0 is
+  ``epoch << 16 | tickets``, and the program that draws the last ticket adds
+  ``(1 << 16) - scan programs``: the epoch advances, the count returns to 0);
+* publishes its tile's two int64 totals as four words ``READY | 32 bits`` into set ``epoch & 1``
+  with plain stores (each word its own flag and single-copy atomic: no fence, no flag-then-value
+  round trip; global stores go through to L2, where the volatile polls read) and zeroes its share
+  of the other set, which the next launch uses (it finds zeros there, i.e. nothing ready);
+* reads the four words of every earlier tile with one volatile vector load a poll; if some are
+  still missing after :data:`SPIN_LIMIT` polls it computes its carry the slow way instead (the
+  lengths of every earlier lane, read from the request vectors), so the outputs never depend on
+  the grid being resident or on timing, only its speed does;
+* scans its tile; the last scan program writes the totals and the three scalars.
+
+Workspace: :func:`workspace`, int64 [:data:`WORKSPACE_LEN`] per device, zeroed once before any
+graph capture and kept valid by the kernel (also under CUDA-graph replay); one launch at a time
+per workspace (one stream); a launch killed midway leaves it invalid (:func:`reset_workspace`).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from impls.offsets_planner import triton_planner as tp  # first: chooses the interpreter without CUDA
+from impls.offsets_planner import triton_roles
+
+triton, tl = tp.triton, tp.tl
+MAX_SCAN_PROGRAMS = 128
+SETS_AT = 8
+WORKSPACE_LEN = SETS_AT + 2 * MAX_SCAN_PROGRAMS * 4
+READY = 1 << 32
+SPIN_LIMIT = 64
+"""Polls of the earlier tiles' words before a scan program computes its carry itself."""
+
+if triton is not None:
+    _SETS_AT_C = tl.constexpr(SETS_AT)
+    _SET_WORDS_C = tl.constexpr(MAX_SCAN_PROGRAMS * 4)
+    _SPIN_LIMIT_C = tl.constexpr(SPIN_LIMIT)
+
+    @triton.jit
+    def _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
+                   enable_ptr, reqs_ptr, ws_ptr, j, nscan, bs, window, capacity,
+                   BLOCK: tl.constexpr, STILE: tl.constexpr, NPROG: tl.constexpr,
+                   SLOW_CARRY: tl.constexpr):
+        start = j.to(tl.int64) * STILE
+        lane = start + tl.arange(0, STILE)
+        live = lane < bs
+        zero = (lane * 0).to(tl.int64)
+        _r, _p, _a, verify_len, write_len = tp._lengths(
+            rpi_ptr, prefix_ptr, extend_ptr, lane, live, window)
+        # after the loads are issued: a scalar atomic's result reaches the program through a
+        # barrier, which would hold the loads back by a round trip if it came first
+        ticket = tl.atomic_add(ws_ptr, 1, sem="relaxed")
+        own_v = tl.sum(verify_len, axis=0)
+        own_w = tl.sum(write_len, axis=0)
+        mine = _SETS_AT_C + (((ticket >> 16) & 1) * _SET_WORDS_C)
+        other = _SETS_AT_C + ((((ticket >> 16) + 1) & 1) * _SET_WORDS_C)
+        k = tl.arange(0, 4)
+        total = tl.where(k < 2, own_v + k * 0, own_w + k * 0)
+        half = tl.where((k & 1) == 0, total & 0xFFFFFFFF, (total >> 32) & 0xFFFFFFFF)
+        tl.store(ws_ptr + mine + j * 4 + k, half | (1 << 32))  # global stores reach L2
+        if (ticket & 0xFFFF) == nscan - 1:  # the last ticket: next epoch, count back to 0
+            tl.atomic_add(ws_ptr, 65536 - nscan, sem="relaxed")
+        c = tl.arange(0, _SET_WORDS_C)
+        tl.store(ws_ptr + other + c, c * 0, mask=((c // 4) % nscan) == j)
+        verify_excl = tl.cumsum(verify_len, axis=0) - verify_len  # while the polls are out
+        write_excl = tl.cumsum(write_len, axis=0) - write_len
+        w = tl.arange(0, NPROG * 4)
+        before = (w // 4) < j
+        poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
+        waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
+        spins = 0
+        while (waiting > 0) & (spins < _SPIN_LIMIT_C):
+            poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
+            waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
+            spins += 1
+        value = poll & 0xFFFFFFFF
+        carry_v = (tl.sum(tl.where((w & 3) == 0, value, 0), axis=0)
+                   + (tl.sum(tl.where((w & 3) == 1, value, 0), axis=0) << 32))
+        carry_w = (tl.sum(tl.where((w & 3) == 2, value, 0), axis=0)
+                   + (tl.sum(tl.where((w & 3) == 3, value, 0), axis=0) << 32))
+        if (waiting > 0) | SLOW_CARRY:  # an earlier tile never showed: its lengths from the request vectors
+            every = tl.arange(0, BLOCK)
+            _r2, _p2, _a2, v_before, w_before = tp._lengths(
+                rpi_ptr, prefix_ptr, extend_ptr, every, every < start, window)
+            carry_v = tl.sum(v_before, axis=0)
+            carry_w = tl.sum(w_before, axis=0)
+        tl.store(verify_ptr + lane, carry_v + verify_excl, mask=live)
+        tl.store(write_ptr + lane, carry_w + write_excl, mask=live)
+        first = (tl.arange(0, STILE) == 0) & (zero + j == nscan - 1)
+        total_v = zero + (carry_v + own_v)
+        tl.store(verify_ptr + bs + tl.arange(0, STILE), total_v, mask=first)
+        tl.store(write_ptr + bs + tl.arange(0, STILE), zero + (carry_w + own_w), mask=first)
+        tl.store(num_valid_ptr + tl.arange(0, STILE),
+                 tl.minimum(total_v, zero + capacity).to(tl.int32), mask=first)
+        tl.store(enable_ptr + tl.arange(0, STILE), tl.where(total_v > capacity, 0, 1).to(tl.int32),
+                 mask=first)
+        tl.store(reqs_ptr + tl.arange(0, STILE), (zero + bs).to(tl.int32), mask=first)
+
+    @triton.jit(do_not_specialize=tp._INT_ARGS, do_not_specialize_on_alignment=tp._PTR_ARGS)
+    def _roles_lookback_kernel(
+        rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
+        verify_ptr, write_ptr, seed_ptr, num_valid_ptr, enable_ptr, reqs_ptr, ws_ptr,
+        bs: tl.int64, stride0: tl.int64, max_reqs: tl.int64, max_seq_len: tl.int64,
+        lut_len: tl.int64, window: tl.int64, capacity: tl.int64,
+        BLOCK: tl.constexpr, STILE: tl.constexpr, TILE: tl.constexpr, HAS_LUT: tl.constexpr,
+        NPROG: tl.constexpr, SLOW_CARRY: tl.constexpr,
+    ):
+        pid = tl.program_id(0)
+        nscan = tl.maximum(tl.cdiv(bs, STILE), 1)
+        if pid < nscan:
+            _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
+                       enable_ptr, reqs_ptr, ws_ptr, pid, nscan, bs, window, capacity, BLOCK,
+                       STILE, NPROG, SLOW_CARRY)
+        else:
+            triton_roles._seed_part(rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
+                                    seed_ptr, pid - nscan, bs, stride0, max_reqs, max_seq_len,
+                                    lut_len, TILE, HAS_LUT)
+
+_WORKSPACES: dict[str, torch.Tensor] = {}
+
+
+def workspace(device: torch.device) -> torch.Tensor:
+    """``device``'s workspace: int64 [:data:`WORKSPACE_LEN`], zeroed when first made (outside any
+    graph capture), then kept valid by the kernel itself (module docstring)."""
+    key = str(device)
+    ws = _WORKSPACES.get(key)
+    if ws is None:
+        ws = _WORKSPACES[key] = torch.zeros(WORKSPACE_LEN, dtype=torch.int64, device=device)
+    return ws
+
+
+def existing_workspace(device: torch.device) -> torch.Tensor | None:
+    """``device``'s workspace if it was made already, else None (nothing is allocated)."""
+    return _WORKSPACES.get(str(device))
+
+
+def reset_workspace(device: torch.device) -> None:
+    """Zero ``device``'s workspace again (after a launch that did not finish)."""
+    workspace(device).zero_()
+
+
+def shape(bs: int, tile: int | None, scan_tile: int | None, num_warps: int | None,
+          ) -> tuple[int, int, int, int, int]:
+    """``(BLOCK, STILE, TILE, num_warps, grid)``: ``ceil(bs / STILE)`` scan programs (at least
+    one), then ``ceil(bs / TILE)`` seed programs.
+
+    Raises:
+        ValueError: bs outside [0, 4096]; a tile or scan tile that is not a power of two in
+            [32, 4096]; more than 128 programs of either role.
+    """
+    if not 0 <= bs <= 4096:
+        raise ValueError(f"bs={bs} must be in [0, 4096]")
+    block = max(32, 1 << max(0, bs - 1).bit_length())
+    tile, scan_tile = tile or 64, scan_tile or 512
+    for name, value in (("tile", tile), ("scan_tile", scan_tile)):
+        if value < 32 or value > 4096 or value & (value - 1):
+            raise ValueError(f"{name}={value} must be a power of two in [32, 4096]")
+    scanners, seeders = max(1, -(-bs // scan_tile)), -(-bs // tile)
+    if max(scanners, seeders) > MAX_SCAN_PROGRAMS:
+        raise ValueError(f"{max(scanners, seeders)} programs of one role exceed 128")
+    warps = num_warps or (4 if scan_tile <= 256 else 8)
+    return block, scan_tile, tile, warps, scanners + seeders
+
+
+def launch(args: tuple, *, bs: int, tile: int | None, scan_tile: int | None,
+           num_warps: int | None, has_lut: bool, slow_carry: bool = False):
+    """Launch on ``args`` (the five inputs, the six outputs, then the seven int64 scalars of
+    :func:`impls.offsets_planner.triton_one_pass.plan_launch`); the workspace is this module's.
+    ``slow_carry``: every scan program takes the path of a missing earlier tile (for tests)."""
+    block, scan_tile, tile, warps, grid = shape(bs, tile, scan_tile, num_warps)
+    ws = workspace(args[0].device)
+    nprog = max(2, block // scan_tile)
+    return _roles_lookback_kernel[(grid,)](*args[:11], ws, *args[11:], BLOCK=block,
+                                           STILE=scan_tile, TILE=tile, HAS_LUT=has_lut,
+                                           NPROG=nprog, SLOW_CARRY=slow_carry,
+                                           num_warps=warps)
