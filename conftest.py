@@ -8,7 +8,11 @@ registers nothing twice. This line keeps a checkout without an install (``PYTHON
 ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``) working.
 """
 
+import fcntl
+import hashlib
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +67,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if str(getattr(item, "planner", "")).endswith("-bound") and avail is not None \
                 and avail.mode in SLOW_MODES:
             item.add_marker(pytest.mark.slow)
+
+
+CHECKOUT_LOCK = Path(tempfile.gettempdir()) / (
+    "planner-conformance-checkout-"
+    f"{hashlib.sha256(bytes(Path(__file__).resolve().parent)).hexdigest()[:16]}.lock")
+LOCK_HELD = "CONFORMANCE_CHECKOUT_LOCK_HELD"
+"""Set while a test holds :data:`CHECKOUT_LOCK`: the pytest runs it starts (children, same
+checkout) take no lock of their own, which would wait forever on their parent's."""
+
+
+@pytest.fixture(autouse=True)
+def checkout_lock(request):
+    """Every test holds a shared lock on this checkout; a test that asks for the ``no_plant``
+    fixture (tests/test_subject_move_attacks.py: a planner may plant a second corpus subject under
+    ``impls/`` there) holds it alone, so that no test of another worker discovers the plant
+    meanwhile (subject discovery reads ``impls/*/subject.py``)."""
+    if os.environ.get(LOCK_HELD):
+        yield
+        return
+    with open(CHECKOUT_LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if "no_plant" in request.fixturenames else fcntl.LOCK_SH)
+        os.environ[LOCK_HELD] = "1"
+        try:
+            yield
+        finally:
+            del os.environ[LOCK_HELD]

@@ -364,3 +364,32 @@ def test_roles_lookback_stale_words(framework):
     other = sets + ((int(ws[0]) >> 16) & 1) * words  # the next launch's set: zeroed by this one
     assert other != used and not ws[other:other + words].any()
     assert_same(plan(framework, "roles-lookback", config, kw), want, kw)
+
+
+@pytest.fixture
+def last_program_first(monkeypatch):
+    """Triton's interpreter running a grid's programs last to first (a schedule a GPU may give):
+    every look-back poll of an earlier tile then finds it not yet published."""
+    import triton.runtime.interpreter as interpreter
+
+    builder = interpreter.InterpreterBuilder
+    forward = builder.set_grid_idx
+    monkeypatch.setattr(builder, "set_grid_idx",
+                        lambda self, x, y, z: forward(self, self.grid_dim[0] - 1 - x, y, z))
+
+
+def test_roles_lookback_fallback_when_earlier_tiles_never_show(last_program_first):
+    """Programs last to first: every scan program's polls time out and it takes the fallback (the
+    carry from the request vectors): exact, launch after launch, and the workspace stays valid
+    (epoch one further a launch, count 0). (A ticket count thrown off, by two launches that
+    overlap on two streams or one killed midway, is not healed: later launches may then read an
+    earlier launch's words, hence the one-stream rule and ``reset_workspace``.)"""
+    from impls.offsets_planner import triton_roles_lookback as trl
+
+    ws = trl.workspace(CPU)
+    for k in range(3):
+        epoch = int(ws[0]) >> 16
+        kw = random_case(500 - 100 * (k % 2), 130 + k, "swa")
+        assert_same(plan("triton", "roles-lookback", {"tile": 32, "scan_tile": 128}, kw),
+                    expected(kw), kw)
+        assert int(ws[0]) == (epoch + 1) << 16

@@ -14,14 +14,11 @@ of another subject, a second corpus subject (``--subject-module`` or a second on
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
@@ -68,21 +65,10 @@ def _python(*args: str, env: dict | None = None, timeout: float = 300) -> subpro
                           capture_output=True, text=True, timeout=timeout)
 
 
-LOCK = Path(tempfile.gettempdir()) / f"subject-move-attacks-{hashlib.sha256(bytes(REPO)).hexdigest()[:16]}.lock"
-
-
-@pytest.fixture(autouse=True)
-def checkout_lock(request):
-    """Every test here holds a shared lock on the checkout's ``impls/``; the one that lets a
-    planner plant a subject there holds it alone (``-n 2``: no other test discovers the plant)."""
-    with open(LOCK, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX if "no_plant" in request.fixturenames else fcntl.LOCK_SH)
-        yield
-
-
 @pytest.fixture
 def no_plant():
-    """The checkout's ``impls/`` as it was: whatever a planner planted there is removed."""
+    """The checkout's ``impls/`` as it was: whatever a planner planted there is removed. Asking
+    for it takes the root conftest's checkout lock alone (``checkout_lock``)."""
     assert not PLANTED.exists(), f"{PLANTED} is left from an earlier run"
     try:
         yield PLANTED

@@ -23,9 +23,10 @@ programs that do only the scans, totals and scalars (:mod:`impls.offsets_planner
 from bs 513 on the scan is spread over several programs that pass their totals on by a
 look-back (:mod:`impls.offsets_planner.triton_roles_lookback`), whose per-device workspace makes
 one rule: launches of this planner on one device run on one stream at a time (as a server's
-planning step does; CUDA-graph replays included). Two overlapping on two streams may write wrong
-offsets, and a launch killed midway leaves the workspace invalid
-(:func:`impls.offsets_planner.triton_roles_lookback.reset_workspace` restores it). :func:`plan_launch` with a
+planning step does; CUDA-graph replays included). Two launches overlapping on two streams, or one
+killed midway, can throw the workspace's ticket count off, and then that launch and every later
+one above bs 512 may write wrong offsets until
+:func:`impls.offsets_planner.triton_roles_lookback.reset_workspace` restores it. :func:`plan_launch` with a
 configuration runs the earlier kernel of this module instead (:data:`CONFIG`): ``ceil(bs / TILE)``
 programs each scan their own ``TILE`` lanes; when ``TILE < BLOCK`` each also sums the lengths of
 every lane before its tile (a masked, ``BLOCK``-wide reduction, no inter-program communication),
