@@ -16,6 +16,7 @@ from impls.offsets_planner import python_planner
 from impls.offsets_planner.buffers import PlanBuffers
 from impls.offsets_planner.registry import availability
 from impls.offsets_planner import validate_cache
+from impls.offsets_planner.validate import zero_lut
 
 AVAIL = availability("numba-cuda")
 if not AVAIL.available:
@@ -105,14 +106,33 @@ def test_random_plans_match_reference(bs, lut, hazards):
         assert int(got["out_write_offsets"][bs]) >= 0
 
 
+@pytest.mark.parametrize("design,scans", [("blocked", 0), ("roles", 2), ("roles", 1)])
 @pytest.mark.parametrize("bs", [95, 96, 97, 300])
-def test_block_boundaries_in_the_simulator(monkeypatch, bs):
-    """Several blocks that each sum the requests before them: chunks of 96 (3 per thread)."""
+def test_block_boundaries_in_the_simulator(monkeypatch, bs, design, scans):
+    """Chunks of 96 requests (3 per thread): ``blocked`` blocks that each sum the requests before
+    them, or ``roles`` seed blocks whose threads plan every 32nd request of their chunk, then one
+    or two scan blocks."""
     if nb.MODE != "simulator":
         pytest.skip("block shape is fixed on the GPU; GPU boundaries are in the GPU tests")
-    monkeypatch.setattr(nb, "SIM_CHUNK", 96)
-    assert nb.launch_shape(bs)[0] == -(-bs // 96)
+    monkeypatch.setattr(nb, "SIM_DESIGNS", ((4096, (design, nb.SIM_THREADS, 96, scans)),))
+    blocks, threads, chunk, key = nb.launch_shape(bs)
+    assert (blocks, threads, chunk) == (-(-bs // 96) + scans, 32, 96)
+    items = {95: 4, 96: 4, 97: 4, 300: 16}[bs]  # ceil(bs / 32) requests a scan thread, to a power of 2
+    assert key == (("blocked",) if design == "blocked" else ("roles", items, scans, 32))
     check_against_reference(random_plan(bs + 11, bs, lut=True, hazards=True))
+
+
+def test_design_table_covers_every_bs():
+    """Each bs in [0, 4096] has one design, and the GPU's table is the sweep's choice: ``roles``
+    up to bs 1024 (two scan blocks), ``blocked`` above; the simulator's the same designs."""
+    for table in (nb.DESIGNS, nb.SIM_DESIGNS):
+        assert [largest for largest, _ in table][-1] == 4096
+        assert [d[0] for largest, d in table if largest <= 1024] == ["roles"] * (
+            2 if table is nb.DESIGNS else 1)
+    assert nb.DESIGNS[1] == (1024, ("roles", 512, 512, 2))
+    assert nb.DESIGNS[-1][1][0] == nb.SIM_DESIGNS[-1][1][0] == "blocked"
+    keys = nb.kernel_keys()
+    assert len(keys) == len(set(keys)) and ("blocked",) in keys
 
 
 def test_section7_examples_hand_values():
@@ -314,8 +334,8 @@ def test_packed_launch_rewrites_its_cells_for_each_batch():
         step = random_plan(10 + bs, bs, lut=True, hazards=False)
         request = [step[n] for n in IN[:3]]
         packed.set_batch(bs, *request)
-        blocks, threads, chunk = nb.launch_shape(bs)
-        want = nb._params((*request, *buffers.tensors), bs, plan.lut_len,
-                          *nb._int64_scalars(plan), chunk)
+        blocks, threads, chunk, _key = nb.launch_shape(bs)
+        want = nb._params((*request, *buffers.tensors, zero_lut(buffers.device)), bs,
+                          plan.lut_len, *nb._int64_scalars(plan), chunk)
         assert [c.value for c in packed.cells] == want, bs
         assert (packed.blocks.value, packed.threads.value) == (blocks, threads)

@@ -149,7 +149,8 @@ def test_default_planner_designs():
     """The Triton planner's default launch is a design of these candidates, by bucket
     (``triton_planner.DESIGNS``): ``roles`` up to bs 512, ``roles-lookback`` above (a default
     launch at bs 600 advances that design's epoch by one and is exact); CONFIG's kernel stays for
-    explicit configurations; the Numba planner's default kernel is unchanged."""
+    explicit configurations; the Numba planner's default takes ``roles`` up to bs 1024 and its
+    earlier ``blocked`` kernel above (no look-back: no workspace)."""
     from impls.offsets_planner import numba_cuda_planner, triton_planner
     from impls.offsets_planner import triton_roles_lookback as trl
 
@@ -164,7 +165,8 @@ def test_default_planner_designs():
     triton_planner.launch(**dev)
     assert_same(dev, expected(kw), kw)
     assert int(ws[0]) == before + (1 << 16)
-    assert numba_cuda_planner.GPU_THREADS == 512 and not hasattr(numba_cuda_planner, "DESIGNS")
+    assert numba_cuda_planner.GPU_THREADS == 512
+    assert [d[0] for _, d in numba_cuda_planner.DESIGNS] == ["roles", "roles", "blocked"]
 
 
 @pytest.mark.slow  # both frameworks' candidates in the stand-ins: about 9 s on 2 cores

@@ -23,9 +23,11 @@ import numpy as np
 from numba import cuda
 
 SIGNATURE = ("void(int64[::1], int64[::1], int64[::1], int32[:, ::1], int64[::1], int64[::1], "
-             "int64[::1], int64[::1], int32[::1], int32[::1], int32[::1], int64, int64, int64, int64, "
-             "int64)")
-"""Kernel signature: rpi, prefix, extend, table, lut, the six outputs, then bs, lut_len, W,
+             "int64[::1], int64[::1], int32[::1], int32[::1], int32[::1], int64[::1], int64, "
+             "int64, int64, int64, int64)")
+"""Kernel signature, shared by every Numba offsets kernel of this project (the one-pass designs
+of :mod:`impls.offsets_planner.numba_one_pass_kernel` included): rpi, prefix, extend, table, lut,
+the six outputs, a workspace (int64, read only by the look-back designs), then bs, lut_len, W,
 verify_capacity and chunk (requests per block)."""
 
 
@@ -51,7 +53,7 @@ def build_kernel(*, use_shuffle: bool, padding: int, no_seed: int, max_threads: 
     full_mask = 0xFFFFFFFF
 
     def plan_offsets(rpi, prefix, extend, table, lut, out_verify, out_write, out_seed,
-                     out_num_valid, out_enable, out_reqs, bs, lut_len, window, capacity, chunk):
+                     out_num_valid, out_enable, out_reqs, ws, bs, lut_len, window, capacity, chunk):
         tid = cuda.threadIdx.x
         nthreads = cuda.blockDim.x
         lo = cuda.blockIdx.x * chunk

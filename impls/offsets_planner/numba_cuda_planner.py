@@ -1,4 +1,4 @@
-"""The Numba CUDA planner: the shared validator, then one single-block ``numba.cuda.jit`` kernel.
+"""The Numba CUDA planner: the shared validator, then one ``numba.cuda.jit`` kernel launch.
 
 Semantics are spec sections 5 and 6 ("this project" column), byte for byte those of the
 pure-Python planner (:mod:`impls.offsets_planner.python_planner`).
@@ -18,11 +18,17 @@ To force the simulator on a CUDA machine, export ``NUMBA_ENABLE_CUDASIM=1`` befo
 says why the planner is unavailable (numba-cuda missing, no device, or a kernel that cannot compile,
 such as numba 0.68.0 with numpy 2.5: docs/numba-numpy.md).
 
-**Kernel** (:mod:`impls.offsets_planner.numba_cuda_kernel`): :func:`launch_shape` blocks that each plan one chunk
-of requests and sum the lengths before it themselves (no workspace, no inter-block sync); a
-block-wide scan uses warp shuffles on the GPU and shared memory in the simulator, which has no
-shuffles. bs = 0 still launches one block (zero-block launches fail: numba#4140, #5017).
-Constants reach the kernel as closure values, frozen alike in both modes (numba#3265).
+**Kernel**: :data:`DESIGNS` (GPU) or :data:`SIM_DESIGNS` (simulator) picks one by bs, and
+:func:`launch_shape` gives its grid. Up to bs 1024, ``roles``
+(:mod:`impls.offsets_planner.numba_roles_kernel`): seed blocks that do only the chain of dependent
+loads a seed needs (request values, table entry, LUT entry) beside two scan blocks (verify side,
+write side) that do only the scans, totals and scalars; no block waits on another. Above,
+``blocked`` (:mod:`impls.offsets_planner.numba_cuda_kernel`): blocks that each plan one chunk of
+requests and sum the lengths before it themselves. Neither has a workspace or any inter-block
+sync; block-wide scans use warp shuffles on the GPU and shared memory in the simulator, which has
+no shuffles. bs = 0 still launches blocks (zero-block launches fail: numba#4140, #5017).
+Constants reach the kernels as closure values, frozen alike in both modes (numba#3265); every
+kernel takes :data:`impls.offsets_planner.numba_cuda_kernel.SIGNATURE`.
 
 **Launch path** on the GPU (:data:`LAUNCH_PATH`): the kernel is compiled once for one explicit
 signature. For each buffer set (:class:`impls.offsets_planner.validate_cache.BufferSet`: table, LUT, outputs,
@@ -55,6 +61,7 @@ try:
     from numba.cuda.core import config as _cuda_config
 
     from impls.offsets_planner.numba_cuda_kernel import SIGNATURE, build_kernel
+    from impls.offsets_planner.numba_roles_kernel import build_roles_kernel
 
     _IMPORT_ERROR: str | None = None
     SIMULATED: bool = bool(_cuda_config.ENABLE_CUDASIM)
@@ -71,10 +78,28 @@ SIM_THREADS, SIM_CHUNK = 32, 1024
 bs > 1024 still runs several blocks."""
 
 GPU_THREADS = 512
-"""GPU blocks: up to 512 threads, one request a thread (bs = 4096 is 8 blocks)."""
+"""GPU ``blocked`` blocks: up to 512 threads, one request a thread (bs = 4096 is 8 blocks)."""
+
+DESIGNS: tuple[tuple[int, tuple[str, int, int, int]], ...] = (
+    (64, ("roles", 64, 64, 2)), (1024, ("roles", 512, 512, 2)),
+    (4096, ("blocked", GPU_THREADS, 0, 0)))
+"""GPU: ``(largest bs, (design, threads, chunk, scan blocks))``, the first that holds bs. ``roles``:
+``ceil(bs / chunk)`` seed blocks then the scan blocks, all of ``threads`` threads; ``blocked``:
+chunks of ``threads`` requests (fewer for a smaller bs, rounded up to 32). The fastest correct
+configs of the one-pass sweep on an H200, 2026-12-03 (``reports/gpu/2026-12-03-d/one_pass/``:
+``roles`` replay 2.72 / 2.77 / 2.75 / 2.92 / 3.11 us at bs 1 / 8 / 64 / 512 / 1024, 1.05-1.12x the
+chain floor, against 3.12 / 3.29 / 3.26 / 3.90 / 4.71 for ``blocked``; at bs 4096 ``roles`` took
+6.85, ``blocked`` 5.52)."""
+
+SIM_DESIGNS: tuple[tuple[int, tuple[str, int, int, int]], ...] = (
+    (1024, ("roles", SIM_THREADS, SIM_CHUNK, 1)), (4096, ("blocked", SIM_THREADS, SIM_CHUNK, 0)))
+"""The same designs in the simulator, with its fewest blocks (each thread a Python thread): one
+seed block of up to 1024 requests and one scan block for both sides (two scan blocks made the
+corpus's simulator run 1.6x slower; tests/test_numba_cuda_planner.py runs both in the
+simulator, the GPU's corpus runs its own table)."""
 
 _ITEMS = SIM_CHUNK // SIM_THREADS if SIMULATED else 1
-"""Most requests one thread plans (1 on the GPU, 32 in the simulator)."""
+"""Most requests one ``blocked`` thread plans (1 on the GPU, 32 in the simulator)."""
 
 LAUNCH_PATH: str = "driver"
 """``driver`` (packed params, one ``cuLaunchKernel``) or ``numba`` (fallback); GPU only."""
@@ -82,33 +107,73 @@ LAUNCH_PATH: str = "driver"
 FALLBACK_REASON: str | None = None
 """Why the GPU launch fell back to Numba's ordinary launch, if it did."""
 
-_KERNELS: dict[bool, object] = {}
+_KERNELS: dict[tuple, object] = {}
 
 
-def compiled(use_shuffle: bool):
-    """The jitted kernel for one scan variant, built once (compiled eagerly on the GPU)."""
-    kernel = _KERNELS.get(use_shuffle)
+def compiled(key: tuple = ("blocked",), use_shuffle: bool = True):
+    """The jitted kernel of ``key`` (:func:`launch_shape`'s fourth value: ``("blocked",)`` or
+    ``("roles", items, scans, threads)``) for one scan variant, built once (compiled eagerly on
+    the GPU; the simulator always takes the shared-memory scan)."""
+    use_shuffle = use_shuffle and not SIMULATED
+    kernel = _KERNELS.get((key, use_shuffle))
     if kernel is None:
-        fn = build_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
-                          max_threads=SIM_THREADS if SIMULATED else GPU_THREADS, items=_ITEMS)
-        kernel = _KERNELS[use_shuffle] = cuda.jit(fn) if SIMULATED else cuda.jit(SIGNATURE)(fn)
+        if key[0] == "roles":
+            _name, items, scans, threads = key
+            fn = build_roles_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING,
+                                    no_seed=NO_SEED, max_threads=threads, items=items,
+                                    scans=scans)
+        else:
+            fn = build_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING,
+                              no_seed=NO_SEED, items=_ITEMS,
+                              max_threads=SIM_THREADS if SIMULATED else GPU_THREADS)
+        kernel = cuda.jit(fn) if SIMULATED else cuda.jit(SIGNATURE)(fn)
+        _KERNELS[(key, use_shuffle)] = kernel
     return kernel
 
 
-def launch_shape(bs: int) -> tuple[int, int, int]:
-    """(blocks, threads per block, requests per block) for ``bs`` requests, at least one block.
+def design_for(bs: int) -> tuple[str, int, int, int]:
+    """``(design, threads, chunk, scan blocks)`` of :data:`DESIGNS` (GPU) or :data:`SIM_DESIGNS`
+    (simulator) for ``bs`` in [0, 4096]."""
+    for largest, design in SIM_DESIGNS if SIMULATED else DESIGNS:
+        if bs <= largest:
+            return design
+    raise ValueError(f"bs={bs} exceeds {DESIGNS[-1][0]}")
 
-    GPU: ``threads`` is the smallest multiple of 32 >= bs up to :data:`GPU_THREADS`, one request a
-    thread. Simulator: :data:`SIM_THREADS` threads and :data:`SIM_CHUNK` requests a block.
+
+def launch_shape(bs: int) -> tuple[int, int, int, tuple]:
+    """``(blocks, threads per block, chunk, kernel key)`` for ``bs`` requests (:func:`design_for`).
+
+    ``roles``: ``ceil(bs / chunk)`` seed blocks (chunk: requests a seed block), then the scan
+    blocks, each scan thread owning at most ``items`` requests (a power of two, one compiled
+    kernel per value); key ``("roles", items, scans, threads)``. ``blocked``: at least one block
+    of ``chunk`` requests; on the GPU ``threads`` is the smallest multiple of 32 >= bs up to
+    :data:`GPU_THREADS`, one request a thread; key ``("blocked",)``.
+
+    Raises:
+        RuntimeError: a ``blocked`` chunk that needs more than the kernel's requests a thread.
     """
-    if SIMULATED:
-        threads, chunk = SIM_THREADS, SIM_CHUNK
-    else:
-        threads = chunk = min(GPU_THREADS, max(32, (bs + 31) // 32 * 32))
+    design, threads, chunk, scans = design_for(bs)
+    if design == "roles":
+        items = max(1, -(-bs // threads))
+        items = 1 << (items - 1).bit_length()
+        return -(-bs // chunk) + scans, threads, chunk, ("roles", items, scans, threads)
+    if not SIMULATED:
+        threads = chunk = min(threads, max(32, (bs + 31) // 32 * 32))
     if -(-chunk // threads) > _ITEMS:  # the kernel plans at most _ITEMS requests a thread
         raise RuntimeError(f"numba-cuda planner: {chunk} requests a block need more than "
                            f"{_ITEMS} a thread with {threads} threads")
-    return max(1, -(-bs // chunk)), threads, chunk
+    return max(1, -(-bs // chunk)), threads, chunk, ("blocked",)
+
+
+def kernel_keys() -> list[tuple]:
+    """Every kernel key :func:`launch_shape` gives for bs in [0, 4096] (what :func:`probe`
+    compiles on the GPU, so that no compile or module load happens inside a graph capture)."""
+    keys: list[tuple] = []
+    for bs in range(DESIGNS[-1][0] + 1):
+        key = launch_shape(bs)[3]
+        if key not in keys:
+            keys.append(key)
+    return keys
 
 
 _probe_result: Availability | None = None
@@ -136,8 +201,9 @@ def _probe() -> Availability:
             f"no usable CUDA device, and numba.cuda was imported without {NUMBA_ENV}=1 (set it "
             "before anything imports numba.cuda to run in the simulator)"))
     try:
-        kernel = compiled(True)
-        _kernel_handle(kernel)
+        kernel = compiled()
+        for key in kernel_keys():
+            _kernel_handle(compiled(key))
         device = torch.device("cuda", torch.cuda.current_device())
         if _LAUNCH is None and LAUNCH_PATH == "driver":
             _choose_path(kernel, device)  # the packing self-check: device work, so not in a call
@@ -194,7 +260,7 @@ def _packing_ok(kernel, device: torch.device) -> bool:
         return torch.arange(int(np.prod(shape)), dtype=dtype, device=device).reshape(shape)
 
     sample = (t(2), t(2), t(2), t(3, 5, dtype=torch.int32), t(4), t(4097), t(3), t(2),
-              t(1, dtype=torch.int32), t(1, dtype=torch.int32), t(1, dtype=torch.int32))
+              t(1, dtype=torch.int32), t(1, dtype=torch.int32), t(1, dtype=torch.int32), t(1))
     overload = next(iter(kernel.overloads.values()))
     theirs: list = []
     scalars = [2, 4, 7, 9, 11]
@@ -246,30 +312,30 @@ class PackedLaunch:
     """A buffer set's packed launch: one ctypes cell per flattened kernel parameter, built once.
 
     Per call only the request tensors' cells (data pointer; nitems and shape when bs changes), the
-    scalars bs and chunk and the grid change: :meth:`set_batch` writes them into the same cells.
-    ``call`` is the bound ``cuLaunchKernel`` (None until the driver path is chosen, e.g. on the CPU,
-    where only the packing is exercised)."""
+    scalars bs and chunk, the grid and the kernel (:func:`launch_shape`) change: :meth:`set_batch`
+    writes them into the same cells. ``call`` is the bound ``cuLaunchKernel`` (None until the
+    driver path is chosen, e.g. on the CPU, where only the packing is exercised)."""
 
-    __slots__ = ("cells", "params", "call", "blocks", "threads", "bs", "index", "stream",
-                 "shapes", "bs_cells", "data_cells")
+    __slots__ = ("cells", "params", "call", "blocks", "threads", "function", "bs", "index",
+                 "stream", "shapes", "bs_cells", "data_cells")
 
     def __init__(self, plan, buffers) -> None:
-        blocks, threads, chunk = launch_shape(plan.bs)
         empty = torch.empty(0, dtype=torch.int64, device=buffers.device)
-        args = (empty, empty, empty, *buffers.tensors)
+        args = (empty, empty, empty, *buffers.tensors, zero_lut(buffers.device))
         self.cells = [ctypes.c_int64(v) for v in _params(args, plan.bs, plan.lut_len,
-                                                          *_int64_scalars(plan), chunk)]
+                                                          *_int64_scalars(plan), 0)]
         self.params = (ctypes.c_void_p * len(self.cells))(
             *[ctypes.addressof(c) for c in self.cells])
-        self.blocks, self.threads = ctypes.c_uint(blocks), ctypes.c_uint(threads)
+        self.blocks, self.threads = ctypes.c_uint(0), ctypes.c_uint(0)
+        self.function = ctypes.c_void_p()  # the kernel's handle, set with the grid
         one = ctypes.c_uint(1)
         self.call = None if _LAUNCH is None else functools.partial(
-            _LAUNCH, ctypes.c_void_p(_kernel_handle(compiled(True))), self.blocks, one, one,
-            self.threads, one, one, ctypes.c_uint(0))
+            _LAUNCH, self.function, self.blocks, one, one, self.threads, one, one,
+            ctypes.c_uint(0))
         self.bs = -1  # the request cells hold no batch yet
         self.index = buffers.device.index
         self.stream = ctypes.c_void_p()  # the launch's stream, set per call
-        self.shapes: dict[int, tuple[int, int, int]] = {}  # bs -> launch_shape(bs), memoised
+        self.shapes: dict[int, tuple] = {}  # bs -> (blocks, threads, chunk, handle), memoised
         request = [k * _ARRAY_CELLS for k in range(3)]  # the three request arrays' first cells
         # nitems and shape of each request array, then the bs scalar: every cell that holds bs
         self.bs_cells = (*[self.cells[k + i] for k in request for i in (_NITEMS, _SHAPE)],
@@ -281,12 +347,15 @@ class PackedLaunch:
         if bs != self.bs:
             shape = self.shapes.get(bs)
             if shape is None:
-                shape = self.shapes[bs] = launch_shape(bs)
-            blocks, threads, chunk = shape
+                blocks, threads, chunk, key = launch_shape(bs)
+                handle = _kernel_handle(compiled(key)) if self.call is not None else 0
+                shape = self.shapes[bs] = (blocks, threads, chunk, handle)
+            blocks, threads, chunk, handle = shape
             for cell in self.bs_cells:
                 cell.value = bs
             self.cells[-1].value = chunk
             self.blocks.value, self.threads.value = blocks, threads
+            self.function.value = handle
             self.bs = bs
         pa, pb, pc = self.data_cells
         pa.value, pb.value, pc.value = a.data_ptr(), b.data_ptr(), c.data_ptr()
@@ -294,9 +363,10 @@ class PackedLaunch:
 
 def _launch_numba_path(plan, buffers, tensors: tuple, use_shuffle: bool, stream: int) -> None:
     """Numba's ordinary launch (the fallback, and the shared-memory scan on the GPU)."""
-    blocks, threads, chunk = launch_shape(plan.bs)
-    views = [cuda.as_cuda_array(t, sync=False) for t in (*tensors, *buffers.tensors)]
-    compiled(use_shuffle)[blocks, threads, cuda.external_stream(stream)](
+    blocks, threads, chunk, key = launch_shape(plan.bs)
+    views = [cuda.as_cuda_array(t, sync=False)
+             for t in (*tensors, *buffers.tensors, zero_lut(buffers.device))]
+    compiled(key, use_shuffle)[blocks, threads, cuda.external_stream(stream)](
         *views, plan.bs, plan.lut_len, *_int64_scalars(plan), chunk)
 
 
@@ -312,7 +382,7 @@ def _launch_gpu(plan, buffers, tensors: tuple, use_shuffle: bool = True) -> None
     record = buffers.records.get(_RECORD_KEY)
     if record is None:
         if _LAUNCH is None:
-            _choose_path(compiled(True), buffers.device)
+            _choose_path(compiled(), buffers.device)
             if LAUNCH_PATH != "driver":
                 return _launch_gpu(plan, buffers, tensors, use_shuffle)
         record = buffers.records[_RECORD_KEY] = PackedLaunch(plan, buffers)
@@ -343,9 +413,9 @@ def _launch_sim(plan, buffers, tensors: tuple) -> None:
                         f"{buffers.device}")
     inputs = [cuda.In(t.numpy()) for t in (*tensors, *buffers.tensors[:2])]
     outputs = [t.numpy() for t in buffers.tensors[2:]]
-    blocks, threads, chunk = launch_shape(plan.bs)
-    compiled(False)[blocks, threads](*inputs, *outputs, plan.bs, plan.lut_len,
-                                     *_int64_scalars(plan), chunk)
+    blocks, threads, chunk, key = launch_shape(plan.bs)
+    compiled(key)[blocks, threads](*inputs, *outputs, cuda.In(zero_lut(buffers.device).numpy()),
+                                   plan.bs, plan.lut_len, *_int64_scalars(plan), chunk)
 
 
 def validate_arguments(launcher_kwargs: dict):

@@ -29,11 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-SIGNATURE = ("void(int64[::1], int64[::1], int64[::1], int32[:, ::1], int64[::1], int64[::1], "
-             "int64[::1], int64[::1], int32[::1], int32[::1], int32[::1], int64[::1], int64, "
-             "int64, int64, int64, int64)")
-"""rpi, prefix, extend, table, lut, the six outputs, the workspace, then bs, lut_len, W,
-verify_capacity and chunk (requests per block)."""
+from impls.offsets_planner.numba_cuda_kernel import SIGNATURE  # noqa: F401 (re-exported)
+
 FLAGS, AGG_V, AGG_W, MAX_BLOCKS = 8, 8 + 128, 8 + 256, 128
 PACKED = 8 + 3 * MAX_BLOCKS
 """``lookback-packed``'s own ticket/epoch word (its parity must advance only with its own

@@ -6,9 +6,11 @@ Import it through :mod:`impls.offsets_planner.numba_one_pass` (which imports
 parameter or a closure value (numba#3265).
 
 The same split as :mod:`impls.offsets_planner.triton_roles`: blocks ``0 .. ceil(bs / tile) - 1``
-are seed blocks, thread t of block b planning the seed of request ``b * tile + t`` (the request
-values, then the table entry, then the LUT entry, one store: the chain floor's work,
-:mod:`conformance.bench.chain_numba`); the last ``scans`` blocks scan. With ``scans == 1`` one block
+are seed blocks, thread t of block b planning the seeds of requests ``b * tile + t``,
+``b * tile + t + blockDim.x``, ... below ``(b + 1) * tile`` (one a thread on the GPU, where
+``tile`` is at most ``blockDim.x``; several in the simulator, where fewer, wider blocks cost less):
+for each, the request values, then the table entry, then the LUT entry, one store (the chain
+floor's work, :mod:`conformance.bench.chain_numba`); the last ``scans`` blocks scan. With ``scans == 1`` one block
 scans both lengths and writes both offsets, totals and the three scalars; with ``scans == 2`` the
 first scan block does the verify side (``num_valid``, ``enable``) and the second the write side
 (``write_num_valid_reqs``). In a scan block thread t owns a run of ``ceil(bs / blockDim.x)``
@@ -27,7 +29,7 @@ def build_roles_kernel(*, use_shuffle: bool, padding: int, no_seed: int, max_thr
                        items: int, scans: int):
     """The kernel's Python function (for ``cuda.jit``), with the signature of
     :data:`impls.offsets_planner.numba_one_pass_kernel.SIGNATURE` (its workspace argument unused,
-    its ``chunk`` the seed blocks' requests, at most ``blockDim.x``).
+    its ``chunk`` the seed blocks' requests).
 
     Args:
         use_shuffle: warp shuffles plus one shared pass over warp totals (GPU only), else a
@@ -49,7 +51,8 @@ def build_roles_kernel(*, use_shuffle: bool, padding: int, no_seed: int, max_thr
         b = cuda.blockIdx.x
         if b < seeders:
             r = b * tile + tid
-            if tid < tile and r < bs:
+            end = min(r - tid + tile, bs)
+            while r < end:  # once a thread when tile <= blockDim.x (the GPU's shapes)
                 row = rpi[r]
                 p = prefix[r]
                 e = extend[r]
@@ -61,6 +64,7 @@ def build_roles_kernel(*, use_shuffle: bool, padding: int, no_seed: int, max_thr
                     if lut_len > 0 and seed >= 0:  # a negative slot passes untranslated
                         seed = lut[min(seed, lut_len - 1)]
                 out_seed[r] = seed
+                r += nthreads
             return
         verify = both or b == seeders
         write = both or b != seeders
