@@ -82,8 +82,8 @@ def test_changed_global_torch_state_is_reported_and_the_next_case_is_clean(tmp_p
     assert {k: v.outcome for k, v in outcome.items()} == {
         "iso-a-plain": "failed", "iso-d-hazard-ok": "passed", "iso-e-plain": "passed"}
     text = outcome["iso-a-plain"].text
-    assert "changed process-global torch state" in text
-    assert "default device: cpu -> meta" in text
+    assert "changed process-global torch state" in text, text  # the whole report on a failure
+    assert "default device: cpu -> meta" in text, text
 
 
 def _case(case_id: str = "iso-e-plain"):

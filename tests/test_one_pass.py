@@ -13,6 +13,7 @@ import torch
 from conformance.corpus.loader import load_corpus
 from conformance.engine.runner import Target, run_case
 from impls.offsets_planner import numba_one_pass as nop
+from impls.offsets_planner import python_planner
 from impls.offsets_planner import triton_one_pass as top
 from tests.planted import wrong_planners
 from tests.test_triton_planner import assert_same, expected, on, random_case
@@ -207,6 +208,32 @@ def test_sweep_marks_wrong_and_failed_candidates(tmp_path, monkeypatch):
     group = [{"kernel": "one-pass planted", "check": "WRONG: x", "p50": 0.1},
              {"kernel": "one-pass x", "check": "same", "p50": 2.0}]
     assert one_pass.best_candidate(group)["p50"] == 2.0  # a wrong one is never chosen
+
+
+def test_sweep_only_keeps_the_candidates_whose_config_holds_every_text(tmp_path, monkeypatch):
+    """``--only TEXT`` (repeatable) keeps a candidate only when its config text holds every TEXT;
+    the floors and the current planner always run."""
+    from impls.offsets_planner.harness.sweeps import one_pass
+
+    seen = []
+
+    def make(config):
+        def build(kw):
+            seen.append(config)
+            return lambda: python_planner.launch(**kw)
+        return build
+
+    configs = ["tile 32, num_warps 4", "tile 32, num_warps 8", "tile 256, num_warps 8"]
+    monkeypatch.setattr(one_pass, "candidates", lambda framework, bs, dry_run: [
+        ("one-pass planted", c, make(c)) for c in configs])
+    rc = one_pass.main(["--dry-run", "--out", str(tmp_path), "--bs", "1", "--framework", "triton",
+                        "--only", "num_warps 8", "--only", "tile 32"])
+    assert rc == 0
+    rows = [line for line in (tmp_path / "one_pass.md").read_text().splitlines()
+            if "| one-pass planted" in line]
+    assert [line.split("|")[4].strip() for line in rows] == ["tile 32, num_warps 8"]
+    assert set(seen) == {"tile 32, num_warps 8"}
+    assert "| current planner" in (tmp_path / "one_pass.md").read_text()
 
 
 def test_triton_candidates_compile_for_sm90():

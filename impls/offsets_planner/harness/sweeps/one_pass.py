@@ -118,9 +118,11 @@ def measure(label, config, make, kw, reference, checks, dry_run) -> dict:
 
 
 def sweep_one(framework: str, bs: int, device: torch.device, dry_run: bool,
-              deadline: float, designs: list[str] | None = None) -> list[dict]:
+              deadline: float, designs: list[str] | None = None,
+              only: list[str] | None = None) -> list[dict]:
     """Every row of one (framework, bs): floors, current planner, candidates (only those of
-    ``designs`` when given); ratios filled."""
+    ``designs`` when given, and only those whose config text holds every string of ``only``);
+    ratios filled."""
     kw = workload(bs, device)
     cur = current(framework)
     reference = outputs_of(cur[2], kw)
@@ -137,6 +139,8 @@ def sweep_one(framework: str, bs: int, device: torch.device, dry_run: bool,
     rows.append(_timed(*cur, kw, None, [], dry_run, deadline))
     for label, config, make in candidates(framework, bs, dry_run):
         if designs and label[len("one-pass "):] not in designs:
+            continue
+        if only and not all(text in config for text in only):
             continue
         rows.append(_timed(label, config, make, kw, reference, checks, dry_run, deadline))
     for r in rows:
@@ -221,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--design", action="append",
                         help="only the candidates of these designs (repeatable; the floors and "
                              "the current planner always run)")
+    parser.add_argument("--only", action="append", metavar="TEXT",
+                        help="only the candidates whose config holds TEXT, e.g. 'num_warps 8' "
+                             "(repeatable: every TEXT)")
     parser.add_argument("--budget-s", type=float, default=330.0,
                         help="past this, remaining calls are NOT RUN (exit status 1)")
     args = parser.parse_args(argv)
@@ -236,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     for bs in batches:  # bs first: a spent budget still leaves both frameworks' small bs
         for framework in args.framework or FRAMEWORKS:
             print(f"{framework} bs {bs}", file=sys.stderr, flush=True)
-            rows.extend(sweep_one(framework, bs, device, args.dry_run, deadline, args.design))
+            rows.extend(sweep_one(framework, bs, device, args.dry_run, deadline, args.design,
+                                  args.only))
     mode = "dry run (CPU: correctness only, no timing)" if args.dry_run else "replay device time"
     head = "\n".join([
         "# One-pass planner sweep", "", fingerprint_text(), "",

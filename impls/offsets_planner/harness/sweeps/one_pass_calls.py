@@ -161,7 +161,7 @@ def roles_candidates(framework: str, bs: int, dry_run: bool = False) -> list[Ent
     block = max(32, _pow2_at_least(bs))
     out: list[Entry] = []
     if framework == "triton":
-        warps = (1, 2) if block <= 64 else (2, 4, 8) if block <= 512 else (1, 2, 4, 8) \
+        warps = (1, 2) if block <= 64 else (2, 4, 8) if block <= 512 else (4, 8) \
             if block <= 1024 else (4, 8, 16)
         for tile in (32, 64, 128):
             if -(-bs // tile) > 128 or (tile > 32 and tile > block):
@@ -195,8 +195,8 @@ def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) ->
             if bs >= 64 else []
     if framework == "triton":
         for scan_tile in (128, 256, 512):
-            for tile in (32, 64):
-                for w in (1, 2, 4, 8, 16) if scan_tile == 512 else (1, 2, 4, 8):
+            for tile in (32, 64, 128, 256):  # a seed program of TILE lanes and 32 * w threads
+                for w in (4, 8, 16) if scan_tile == 512 else (4, 8):
                     if 2 * scan_tile <= max(bs, 64) and -(-bs // tile) <= 128:
                         out.append(_triton_candidate("roles-lookback", tile=tile,
                                                      scan_tile=scan_tile, num_warps=w))
