@@ -14,9 +14,30 @@ from conformance.plugin.one_call_items import SUBJECTS, corpus_planner_names, pl
 from conformance.plugin.outcomes import OUTCOMES, outcome
 from conformance.plugin.summary import render as summary_lines
 
+NOT_JUDGED = ("skipped", "xfailed", "xpassed", "error")
+"""Outcomes of an item whose planner's outputs were not judged (for :func:`failed_everywhere`)."""
 SPECIAL_STATUSES = ("oob", "crash", "timeout")
 """Results-file statuses of failed items the summary names under its table (crash isolation and
 the sanitizer: conformance/plugin/isolation_options.py)."""
+
+
+def failed_everywhere(ran: dict[tuple, set], failed: dict[tuple, set]) -> list[str]:
+    """A line per case that failed (``failed``: pytest's plain failure, no judged status) on every
+    planner that ran it, where two or more did (``ran``: (subject, case id) -> planner names):
+    planners that share no code rarely fail a case alike, so its expected values are suspect. A
+    subject's planners' own bugs look the same only where they share one (``triton`` and
+    ``triton-bound``), which the line says."""
+    out = []
+    for key in sorted(failed):
+        names = ran.get(key, set())
+        if len(names) >= 2 and failed[key] >= names:
+            subject, case_id = key
+            where = f" (subject {subject})" if subject else ""
+            out.append(f"{case_id}{where}: failed on every planner that ran it "
+                       f"({', '.join(sorted(names))}); unless they share the code at fault, "
+                       f"check the case's expected values: `python -m conformance record "
+                       f"{case_id}` prints the reference planner's")
+    return out
 
 
 def subjects_not_run(config: pytest.Config, builtins: tuple[str, ...]) -> list[str]:
@@ -48,6 +69,8 @@ class Summary:
         self.special: dict[tuple, Counter] = defaultdict(Counter)
         self.seconds: dict[tuple, float] = defaultdict(float)
         self.modes: dict[tuple, str] = {}  # (subject, planner) -> its mode, from its items
+        self.ran: dict[tuple, set] = defaultdict(set)  # (subject, case id) -> planners judged
+        self.failed: dict[tuple, set] = defaultdict(set)  # ... -> planners with a plain failure
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)
@@ -63,6 +86,11 @@ class Summary:
             special = props.get("status")
             if decided == "failed" and special in SPECIAL_STATUSES:
                 self.special[key][special] += 1
+            case = (key[0], props.get("case"))
+            if case[1] is not None and decided not in NOT_JUDGED:
+                self.ran[case].add(planner)
+                if decided == "failed" and special is None:
+                    self.failed[case].add(planner)
         self.seconds[key] += report.duration
 
     def subjects(self) -> list[str]:
@@ -105,6 +133,8 @@ class Summary:
         from conformance.corpus.corpus_subject import registry
 
         for line in subjects_not_run(config, tuple(registry.chosen_planners(None))):
+            terminalreporter.write_line(terminal_text(line))
+        for line in failed_everywhere(self.ran, self.failed):
             terminalreporter.write_line(terminal_text(line))
         for (subject, planner), counts in sorted(self.special.items()):
             parts = ", ".join(f"{counts[s]} {s}" for s in SPECIAL_STATUSES if counts[s])
