@@ -24,9 +24,9 @@ the sanitizer: conformance/plugin/isolation_options.py)."""
 def failed_everywhere(ran: dict[tuple, set], failed: dict[tuple, set]) -> list[str]:
     """A line per case that failed (``failed``: pytest's plain failure, no judged status) on every
     planner that ran it, where two or more did (``ran``: (subject, case id) -> planner names):
-    planners that share no code rarely fail a case alike, so its expected values are suspect. A
-    subject's planners' own bugs look the same only where they share one (``triton`` and
-    ``triton-bound``), which the line says."""
+    planners that share no code rarely fail a case alike, so its expected values are suspect.
+    Planners that share the code at fault (a planner and its bound form, say) fail alike too,
+    which the line says."""
     out = []
     for key in sorted(failed):
         names = ran.get(key, set())

@@ -10,12 +10,12 @@ are seed blocks, thread t of block b planning the seeds of requests ``b * tile +
 ``b * tile + t + blockDim.x``, ... below ``(b + 1) * tile`` (one a thread on the GPU, where
 ``tile`` is at most ``blockDim.x``; several in the simulator, where fewer, wider blocks cost less):
 for each, the request values, then the table entry, then the LUT entry, one store (the chain
-floor's work, :mod:`conformance.bench.chain_numba`); the last ``scans`` blocks scan. With ``scans == 1`` one block
-scans both lengths and writes both offsets, totals and the three scalars; with ``scans == 2`` the
-first scan block does the verify side (``num_valid``, ``enable``) and the second the write side
-(``write_num_valid_reqs``). In a scan block thread t owns a run of ``ceil(bs / blockDim.x)``
-consecutive requests (at most ``items``): its loads, then one block-wide scan of the run totals,
-then its stores. Blocks never talk to each other: no workspace, valid under CUDA-graph replay and
+floor's work, :mod:`conformance.bench.chain_numba`); the last ``scans`` blocks scan. With
+``scans == 1`` one block scans both lengths and writes both offsets, totals and the three
+scalars; with ``scans == 2`` the first scan block does the verify side (``num_valid``,
+``enable``) and the second the write side (``write_num_valid_reqs``). In a scan block thread t
+owns a run of ``ceil(bs / blockDim.x)`` consecutive requests (at most ``items``): its loads, then
+one block-wide scan of the run totals, then its stores. Blocks never talk to each other: no workspace, valid under CUDA-graph replay and
 for any residency. Guards: spec section 6, as the default kernel's.
 """
 
@@ -28,7 +28,7 @@ from numba import cuda
 def build_roles_kernel(*, use_shuffle: bool, padding: int, no_seed: int, max_threads: int,
                        items: int, scans: int):
     """The kernel's Python function (for ``cuda.jit``), with the signature of
-    :data:`impls.offsets_planner.numba_one_pass_kernel.SIGNATURE` (its workspace argument unused,
+    :data:`impls.offsets_planner.numba_cuda_kernel.SIGNATURE` (its workspace argument unused,
     its ``chunk`` the seed blocks' requests).
 
     Args:
