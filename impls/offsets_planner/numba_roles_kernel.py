@@ -15,8 +15,9 @@ floor's work, :mod:`conformance.bench.chain_numba`); the last ``scans`` blocks s
 scalars; with ``scans == 2`` the first scan block does the verify side (``num_valid``,
 ``enable``) and the second the write side (``write_num_valid_reqs``). In a scan block thread t
 owns a run of ``ceil(bs / blockDim.x)`` consecutive requests (at most ``items``): its loads, then
-one block-wide scan of the run totals, then its stores. Blocks never talk to each other: no workspace, valid under CUDA-graph replay and
-for any residency. Guards: spec section 6, as the default kernel's.
+one block-wide scan of the run totals, then its stores. Blocks never talk to each other: no
+workspace, valid under CUDA-graph replay and for any residency. Guards: spec section 6, as the
+``blocked`` kernel's.
 """
 
 from __future__ import annotations
