@@ -8,6 +8,7 @@ registers nothing twice. This line keeps a checkout without an install (``PYTHON
 ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``) working.
 """
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -77,19 +78,37 @@ LOCK_HELD = "CONFORMANCE_CHECKOUT_LOCK_HELD"
 checkout) take no lock of their own, which would wait forever on their parent's."""
 
 
-@pytest.fixture(autouse=True)
-def checkout_lock(request):
-    """Every test holds a shared lock on this checkout; a test that asks for the ``no_plant``
-    fixture (tests/test_subject_move_attacks.py: a planner may plant a second corpus subject under
-    ``impls/`` there) holds it alone, so that no test of another worker discovers the plant
-    meanwhile (subject discovery reads ``impls/*/subject.py``)."""
+@contextlib.contextmanager
+def _checkout_lock(exclusive: bool):
+    """Hold :data:`CHECKOUT_LOCK` (alone when ``exclusive``), unless this process's parent test
+    holds it already (:data:`LOCK_HELD`)."""
     if os.environ.get(LOCK_HELD):
         yield
         return
     with open(CHECKOUT_LOCK, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX if "no_plant" in request.fixturenames else fcntl.LOCK_SH)
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         os.environ[LOCK_HELD] = "1"
         try:
             yield
         finally:
             del os.environ[LOCK_HELD]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Every test holds a shared lock on this checkout through its whole protocol (the setup and
+    teardown of the module- and session-scoped fixtures it is the first or last to use included:
+    tests/test_bench_hacks.py's bench runs are such fixtures); a test that asks for the
+    ``no_plant`` fixture (tests/test_subject_move_attacks.py: a planner may plant a second corpus
+    subject under ``impls/`` there) holds it alone, so that no test of another worker discovers
+    the plant meanwhile (subject discovery reads ``impls/*/subject.py``)."""
+    with _checkout_lock("no_plant" in getattr(item, "fixturenames", ())):  # corpus items have none
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """A worker collects under the shared lock too (collection discovers the subjects), so that
+    it never collects while another worker's test has a plant in ``impls/``."""
+    with _checkout_lock(False):
+        return (yield)

@@ -68,7 +68,7 @@ def _python(*args: str, env: dict | None = None, timeout: float = 300) -> subpro
 @pytest.fixture
 def no_plant():
     """The checkout's ``impls/`` as it was: whatever a planner planted there is removed. Asking
-    for it takes the root conftest's checkout lock alone (``checkout_lock``)."""
+    for it takes the root conftest's checkout lock alone (``pytest_runtest_protocol``)."""
     assert not PLANTED.exists(), f"{PLANTED} is left from an earlier run"
     try:
         yield PLANTED
