@@ -33,6 +33,7 @@ CANDIDATES = [
     ("triton", "roles", {"tile": 32}), ("triton", "roles", {"scans": 2, "split": 32}),
     ("triton", "roles-lookback", {"tile": 32, "scan_tile": 128}),
     ("triton", "roles-lookback", {"scan_tile": 64, "slow_carry": True}),
+    ("triton", "roles-lookback", {"tile": 32, "scan_tile": 64, "joined": True}),
     ("numba", "single", {}), ("numba", "blocked", {"chunk": 512}),
     ("numba", "lookback", {"chunk": 512}), ("numba", "lookback-pid", {"chunk": 512}),
     ("numba", "lookback-packed", {"chunk": 512}), ("numba", "roles", {"scans": 2}),

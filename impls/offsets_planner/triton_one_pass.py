@@ -253,7 +253,7 @@ def config_for(design: str, bs: int, tile: int | None, num_warps: int | None,
 
 def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None = None,
                 split: int = 0, scans: int = 1, scan_tile: int | None = None,
-                slow_carry: bool = False, **launcher_kwargs):
+                slow_carry: bool = False, joined: bool = False, **launcher_kwargs):
     """Plan with candidate ``design`` (:data:`DESIGNS`); the launcher of spec section 3 otherwise.
 
     Args:
@@ -262,6 +262,11 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
             batch); default 512.
         num_warps: warps per program (default by tile: 4 up to 128 lanes, 8 up to 512, else 16).
         split: 0 for ``tl.cumsum`` over the tile, else a two-level scan of rows of ``split`` lanes.
+        scans: ``roles``: 1 or 2 scan programs.
+        scan_tile: ``roles-lookback``: lanes per scan program (default 512).
+        slow_carry: ``roles-lookback``: every scan program computes its carry from the request
+            vectors (the path of a missing earlier tile; tests).
+        joined: ``roles-lookback``: both sides reduced and scanned as one [scan_tile, 2] tensor.
         launcher_kwargs: the 13 keyword arguments of spec section 3 (validated by the shared,
             memoised validator, :func:`impls.offsets_planner.validate_cache.lookup`).
 
@@ -285,7 +290,7 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
             if design == "roles-lookback":
                 return triton_roles_lookback.launch(
                     args, bs=plan.bs, tile=tile, scan_tile=scan_tile, num_warps=num_warps,
-                    has_lut=plan.has_swa_lut, slow_carry=slow_carry)
+                    has_lut=plan.has_swa_lut, slow_carry=slow_carry, joined=joined)
             return triton_roles.launch(args, bs=plan.bs, tile=tile, num_warps=num_warps,
                                        split=split, scans=scans, has_lut=plan.has_swa_lut)
     block, tile, warps, grid = config_for(design, plan.bs, tile, num_warps, split)

@@ -86,7 +86,10 @@ pass their totals on by a look-back with an exact fallback, a per-device workspa
 correct configs of the one-pass sweep on an H200, 2026-12-03
 (``reports/gpu/2026-12-03-d/one_pass/``: replay us per plan at bs 1 / 8 / 64 / 512 / 1024 / 4096:
 2.14-2.20 / 2.20 / 2.20 / 2.59 / 3.43 / 3.61, against 2.36 / 2.51 / 2.87 / 3.77 / 5.03 / 6.97
-for :data:`CONFIG`'s kernel). :func:`plan_launch` with a configuration runs that kernel."""
+for :data:`CONFIG`'s kernel); its look-back scan programs reduce and scan both sides as one
+``[scan tile, 2]`` tensor (``JOINED``: 3.46 -> 3.29 us at bs 1024, 3.59 -> 3.50 at 4096,
+``reports/gpu/2026-12-03-e/one_pass-triton-joined/``). :func:`plan_launch` with a configuration
+runs that kernel."""
 
 INTERPRETER_DESIGNS: dict[int, tuple] = {32: ("roles", 32, 1, 1), 128: ("roles", 128, 1, 1),
                                          512: ("roles", 512, 1, 1),
@@ -296,7 +299,7 @@ def _prepare_design(plan: LaunchPlan, buffers: BufferSet) -> Prepared:
                                                                           scan_tile, warps)
         tensors = (*buffers.tensors, ws)
         tail = (*ints, block, scan_tile, tile, plan.has_swa_lut, max(2, block // scan_tile),
-                False)
+                False, True)  # SLOW_CARRY off; JOINED: both sides in one reduction and scan
         key = (device, "roles-lookback", block, scan_tile, tile, plan.has_swa_lut, warps)
     prep = Prepared(tail, grid, key, device, tensors, _design_kernel(design[0]), warps)
     prep.provisional = provisional

@@ -48,7 +48,7 @@ if triton is not None:
     def _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
                    enable_ptr, reqs_ptr, ws_ptr, j, nscan, bs, window, capacity,
                    BLOCK: tl.constexpr, STILE: tl.constexpr, NPROG: tl.constexpr,
-                   SLOW_CARRY: tl.constexpr):
+                   SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr):
         start = j.to(tl.int64) * STILE
         lane = start + tl.arange(0, STILE)
         live = lane < bs
@@ -58,8 +58,12 @@ if triton is not None:
         # after the loads are issued: a scalar atomic's result reaches the program through a
         # barrier, which would hold the loads back by a round trip if it came first
         ticket = tl.atomic_add(ws_ptr, 1, sem="relaxed")
-        own_v = tl.sum(verify_len, axis=0)
-        own_w = tl.sum(write_len, axis=0)
+        if JOINED:  # both sides as [STILE, 2]: one reduction and one scan for the two
+            lens = tl.join(verify_len, write_len)
+            own_v, own_w = tl.split(tl.sum(lens, axis=0))
+        else:
+            own_v = tl.sum(verify_len, axis=0)
+            own_w = tl.sum(write_len, axis=0)
         mine = _SETS_AT_C + (((ticket >> 16) & 1) * _SET_WORDS_C)
         other = _SETS_AT_C + ((((ticket >> 16) + 1) & 1) * _SET_WORDS_C)
         k = tl.arange(0, 4)
@@ -70,8 +74,11 @@ if triton is not None:
             tl.atomic_add(ws_ptr, 65536 - nscan, sem="relaxed")
         c = tl.arange(0, _SET_WORDS_C)
         tl.store(ws_ptr + other + c, c * 0, mask=((c // 4) % nscan) == j)
-        verify_excl = tl.cumsum(verify_len, axis=0) - verify_len  # while the polls are out
-        write_excl = tl.cumsum(write_len, axis=0) - write_len
+        if JOINED:  # while the polls are out
+            verify_excl, write_excl = tl.split(tl.cumsum(lens, axis=0) - lens)
+        else:
+            verify_excl = tl.cumsum(verify_len, axis=0) - verify_len
+            write_excl = tl.cumsum(write_len, axis=0) - write_len
         w = tl.arange(0, NPROG * 4)
         before = (w // 4) < j
         poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
@@ -82,10 +89,15 @@ if triton is not None:
             waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
             spins += 1
         value = poll & 0xFFFFFFFF
-        carry_v = (tl.sum(tl.where((w & 3) == 0, value, 0), axis=0)
-                   + (tl.sum(tl.where((w & 3) == 1, value, 0), axis=0) << 32))
-        carry_w = (tl.sum(tl.where((w & 3) == 2, value, 0), axis=0)
-                   + (tl.sum(tl.where((w & 3) == 3, value, 0), axis=0) << 32))
+        if JOINED:  # the four word sums in one reduction: [[v lo, v hi], [w lo, w hi]]
+            halves = tl.reshape(tl.sum(tl.reshape(value, (NPROG, 4)), axis=0), (2, 2))
+            low, high = tl.split(halves)
+            carry_v, carry_w = tl.split(low + (high << 32))
+        else:
+            carry_v = (tl.sum(tl.where((w & 3) == 0, value, 0), axis=0)
+                       + (tl.sum(tl.where((w & 3) == 1, value, 0), axis=0) << 32))
+            carry_w = (tl.sum(tl.where((w & 3) == 2, value, 0), axis=0)
+                       + (tl.sum(tl.where((w & 3) == 3, value, 0), axis=0) << 32))
         if (waiting > 0) | SLOW_CARRY:  # an earlier tile never showed: its lengths from the request vectors
             every = tl.arange(0, BLOCK)
             _r2, _p2, _a2, v_before, w_before = tp._lengths(
@@ -111,14 +123,14 @@ if triton is not None:
         bs: tl.int64, stride0: tl.int64, max_reqs: tl.int64, max_seq_len: tl.int64,
         lut_len: tl.int64, window: tl.int64, capacity: tl.int64,
         BLOCK: tl.constexpr, STILE: tl.constexpr, TILE: tl.constexpr, HAS_LUT: tl.constexpr,
-        NPROG: tl.constexpr, SLOW_CARRY: tl.constexpr,
+        NPROG: tl.constexpr, SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr,
     ):
         pid = tl.program_id(0)
         nscan = tl.maximum(tl.cdiv(bs, STILE), 1)
         if pid < nscan:
             _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
                        enable_ptr, reqs_ptr, ws_ptr, pid, nscan, bs, window, capacity, BLOCK,
-                       STILE, NPROG, SLOW_CARRY)
+                       STILE, NPROG, SLOW_CARRY, JOINED)
         else:
             triton_roles._seed_part(rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
                                     seed_ptr, pid - nscan, bs, stride0, max_reqs, max_seq_len,
@@ -171,14 +183,16 @@ def shape(bs: int, tile: int | None, scan_tile: int | None, num_warps: int | Non
 
 
 def launch(args: tuple, *, bs: int, tile: int | None, scan_tile: int | None,
-           num_warps: int | None, has_lut: bool, slow_carry: bool = False):
+           num_warps: int | None, has_lut: bool, slow_carry: bool = False, joined: bool = False):
     """Launch on ``args`` (the five inputs, the six outputs, then the seven int64 scalars of
     :func:`impls.offsets_planner.triton_one_pass.plan_launch`); the workspace is this module's.
-    ``slow_carry``: every scan program takes the path of a missing earlier tile (for tests)."""
+    ``slow_carry``: every scan program takes the path of a missing earlier tile (for tests);
+    ``joined``: a scan program reduces and scans both sides as one [STILE, 2] tensor and sums the
+    earlier tiles' four words in one reduction (fewer block-wide barriers; a sweep candidate)."""
     block, scan_tile, tile, warps, grid = shape(bs, tile, scan_tile, num_warps)
     ws = workspace(args[0].device)
     nprog = max(2, block // scan_tile)
     return _roles_lookback_kernel[(grid,)](*args[:11], ws, *args[11:], BLOCK=block,
                                            STILE=scan_tile, TILE=tile, HAS_LUT=has_lut,
                                            NPROG=nprog, SLOW_CARRY=slow_carry,
-                                           num_warps=warps)
+                                           JOINED=joined, num_warps=warps)

@@ -200,6 +200,10 @@ def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) ->
                     if 2 * scan_tile <= max(bs, 64) and -(-bs // tile) <= 128:
                         out.append(_triton_candidate("roles-lookback", tile=tile,
                                                      scan_tile=scan_tile, num_warps=w))
+                        if tile == 32 and w == 8:  # one reduction and scan for both sides
+                            out.append(_triton_candidate("roles-lookback", tile=tile,
+                                                         scan_tile=scan_tile, num_warps=w,
+                                                         joined=True))
         return out
     for threads, chunk in ((128, 256), (128, 512), (256, 256), (256, 512), (256, 1024),
                            (512, 512), (512, 1024)):
