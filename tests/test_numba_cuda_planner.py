@@ -124,13 +124,15 @@ def test_block_boundaries_in_the_simulator(monkeypatch, bs, design, scans):
 
 def test_design_table_covers_every_bs():
     """Each bs in [0, 4096] has one design, and the GPU's table is the sweep's choice: ``roles``
-    up to bs 1024 (two scan blocks), ``blocked`` above; the simulator's the same designs."""
+    up to bs 1024 (two scan blocks), ``roles-lookback`` above (``blocked`` when its workspace
+    cannot be made); the simulator ``roles`` up to 1024 and ``blocked`` above."""
     for table in (nb.DESIGNS, nb.SIM_DESIGNS):
         assert [largest for largest, _ in table][-1] == 4096
         assert [d[0] for largest, d in table if largest <= 1024] == ["roles"] * (
             2 if table is nb.DESIGNS else 1)
     assert nb.DESIGNS[1] == (1024, ("roles", 512, 512, 2))
-    assert nb.DESIGNS[-1][1][0] == nb.SIM_DESIGNS[-1][1][0] == "blocked"
+    assert nb.DESIGNS[-1][1][0] == "roles-lookback" and nb.SIM_DESIGNS[-1][1][0] == "blocked"
+    assert nb.FALLBACK_DESIGN[0] == "blocked"
     keys = nb.kernel_keys()
     assert len(keys) == len(set(keys)) and ("blocked",) in keys
 
@@ -335,7 +337,8 @@ def test_packed_launch_rewrites_its_cells_for_each_batch():
         request = [step[n] for n in IN[:3]]
         packed.set_batch(bs, *request)
         blocks, threads, chunk, _key = nb.launch_shape(bs)
-        want = nb._params((*request, *buffers.tensors, zero_lut(buffers.device)), bs,
+        ws = nb.lookback_kernel.workspace(buffers.device)  # the look-back designs' workspace
+        want = nb._params((*request, *buffers.tensors, ws), bs,
                           plan.lut_len, *nb._int64_scalars(plan), chunk)
         assert [c.value for c in packed.cells] == want, bs
         assert (packed.blocks.value, packed.threads.value) == (blocks, threads)

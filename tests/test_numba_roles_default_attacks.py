@@ -33,7 +33,7 @@ GPU_ROLES = ((64, ("roles", 64, 64, 2)), (1024, ("roles", 512, 512, 2)))
 
 
 def expected_design(bs: int, gpu: bool) -> str:
-    return "roles" if bs <= 1024 else "blocked"
+    return "roles" if bs <= 1024 else "roles-lookback" if gpu else "blocked"
 
 
 def expected_shape(bs: int, gpu: bool) -> tuple[int, int, int, tuple]:
@@ -45,8 +45,9 @@ def expected_shape(bs: int, gpu: bool) -> tuple[int, int, int, tuple]:
             while items * threads < bs:
                 items *= 2
             return -(-bs // threads) + 2, threads, threads, ("roles", items, 2, threads)
-        threads = 512
-        return -(-bs // 512), threads, threads, ("blocked",)
+        # roles-lookback, 256 threads, chunks of 256: scan blocks then seed blocks; a lane of
+        # the polling warp reads 2 of the 64 words of 16 scan blocks at bs 4096
+        return 2 * -(-bs // 256), 256, 256, ("roles-lookback", 1, 256, 2, 256, 256)
     if bs <= 1024:
         items = 1
         while items * 32 < bs:
@@ -146,7 +147,8 @@ def test_packed_launch_kernel_handle_grid_and_chunk_follow_the_design(monkeypatc
         function, gx, gy, gz, bx, by, bz, params = calls[-1]
         assert (function, gx, gy, gz, bx, by, bz) == (handle, blocks, 1, 1, threads, 1, 1), bs
         assert params is packed.params
-        want = nb._params((*request, *buffers.tensors, zero_lut(buffers.device)), bs,
+        ws = nb.lookback_kernel.workspace(buffers.device)  # made by PackedLaunch, outside capture
+        want = nb._params((*request, *buffers.tensors, ws), bs,
                           plan.lut_len, *nb._int64_scalars(plan), chunk)
         assert [c.value for c in packed.cells] == want, bs
         # the params array still points at the cells (nothing re-allocated)
@@ -167,7 +169,12 @@ def test_kernel_keys_cover_every_bs_and_shapes_cover_every_request(monkeypatch):
             blocks, threads, chunk, key = nb.launch_shape(bs)
             assert (blocks, threads, chunk, key) == expected_shape(bs, gpu_table), bs
             assert key in keys
-            if key[0] == "roles":
+            if key[0] == "roles-lookback":
+                _, items, kthreads, per_lane, seed_tile, kchunk = key
+                scanners = max(1, -(-bs // chunk))
+                assert kthreads == threads and items * threads >= chunk == kchunk and seed_tile <= threads
+                assert blocks - scanners == -(-bs // seed_tile) and 32 * per_lane >= 4 * scanners
+            elif key[0] == "roles":
                 _, items, scans, kthreads = key
                 assert kthreads == threads and items * threads >= bs and blocks >= 1
                 assert (blocks - scans) * chunk >= bs and (blocks - scans - 1) * chunk < max(bs, 1)

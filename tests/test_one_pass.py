@@ -34,11 +34,14 @@ CANDIDATES = [
     ("triton", "roles-lookback", {"tile": 32, "scan_tile": 128}),
     ("triton", "roles-lookback", {"scan_tile": 64, "slow_carry": True}),
     ("triton", "roles-lookback", {"tile": 32, "scan_tile": 64, "joined": True}),
+    ("triton", "roles-lookback", {"tile": 32, "scan_tile": 64, "joined": True,
+                                  "early_poll": True}),
     ("numba", "single", {}), ("numba", "blocked", {"chunk": 512}),
     ("numba", "lookback", {"chunk": 512}), ("numba", "lookback-pid", {"chunk": 512}),
     ("numba", "lookback-packed", {"chunk": 512}), ("numba", "roles", {"scans": 2}),
     ("numba", "roles-lookback", {"chunk": 256}),
     ("numba", "roles-lookback", {"chunk": 64, "slow_carry": True}),
+    ("numba", "roles-lookback", {"chunk": 96, "fixed_chunk": True}),
 ]
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]

@@ -298,7 +298,7 @@ def test_capture_first_without_a_workspace(bs, monkeypatch):
 
     tp.launch(**on(random_case(bs, 7, "swa"), "cuda"))  # compile outside capture
     torch.cuda.synchronize()
-    monkeypatch.setattr(trl, "_WORKSPACES", {})
+    monkeypatch.setattr(trl._WORKSPACES, "by_device", {})
     static = on(random_case(bs, 101, "swa"), "cuda")
     poison = {name: static[name].clone() for name in OUT_DTYPES}
 

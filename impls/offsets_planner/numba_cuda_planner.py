@@ -22,13 +22,18 @@ such as numba 0.68.0 with numpy 2.5: docs/numba-numpy.md).
 :func:`launch_shape` gives its grid. Up to bs 1024, ``roles``
 (:mod:`impls.offsets_planner.numba_roles_kernel`): seed blocks that do only the chain of dependent
 loads a seed needs (request values, table entry, LUT entry) beside two scan blocks (verify side,
-write side) that do only the scans, totals and scalars; no block waits on another. Above,
-``blocked`` (:mod:`impls.offsets_planner.numba_cuda_kernel`): blocks that each plan one chunk of
-requests and sum the lengths before it themselves. Neither has a workspace or any inter-block
-sync; block-wide scans use warp shuffles on the GPU and shared memory in the simulator, which has
-no shuffles. bs = 0 still launches blocks (zero-block launches fail: numba#4140, #5017).
-Constants reach the kernels as closure values, frozen alike in both modes (numba#3265); every
-kernel takes :data:`impls.offsets_planner.numba_cuda_kernel.SIGNATURE`.
+write side) that do only the scans, totals and scalars; no block waits on another. Above, on the
+GPU, ``roles-lookback`` (:mod:`impls.offsets_planner.numba_roles_lookback_kernel`): scan blocks of
+one chunk each that pass their totals on by a decoupled look-back through a per-device workspace
+(made at :func:`probe`, kept valid by the kernel; an exact fallback when an earlier block never
+shows), then seed blocks. A launch whose device has no workspace yet while a CUDA graph is being
+captured (a zeroing there would only run at replay) takes :data:`FALLBACK_DESIGN` (``blocked``,
+:mod:`impls.offsets_planner.numba_cuda_kernel`: blocks that each plan one chunk and sum the
+lengths before it themselves) and is prepared again on the next call outside capture. The
+simulator runs ``blocked`` above 1024. Block-wide scans use warp shuffles on the GPU and shared
+memory in the simulator, which has no shuffles. bs = 0 still launches blocks (zero-block launches
+fail: numba#4140, #5017). Constants reach the kernels as closure values, frozen alike in both
+modes (numba#3265); every kernel takes :data:`impls.offsets_planner.numba_cuda_kernel.SIGNATURE`.
 
 **Launch path** on the GPU (:data:`LAUNCH_PATH`): the kernel is compiled once for one explicit
 signature. For each buffer set (:class:`impls.offsets_planner.validate_cache.BufferSet`: table, LUT, outputs,
@@ -60,13 +65,14 @@ try:
     from numba import cuda
     from numba.cuda.core import config as _cuda_config
 
+    from impls.offsets_planner import numba_roles_lookback_kernel as lookback_kernel
     from impls.offsets_planner.numba_cuda_kernel import SIGNATURE, build_kernel
     from impls.offsets_planner.numba_roles_kernel import build_roles_kernel
 
     _IMPORT_ERROR: str | None = None
     SIMULATED: bool = bool(_cuda_config.ENABLE_CUDASIM)
 except Exception as exc:  # noqa: BLE001 - any import failure makes the planner unavailable
-    cuda, SIMULATED = None, False
+    cuda, SIMULATED, lookback_kernel = None, False, None
     _IMPORT_ERROR = f"numba-cuda is not importable: {type(exc).__name__}: {exc}"
 
 MODE: str = "simulator" if SIMULATED else ("gpu" if cuda is not None else "unavailable")
@@ -82,14 +88,17 @@ GPU_THREADS = 512
 
 DESIGNS: tuple[tuple[int, tuple[str, int, int, int]], ...] = (
     (64, ("roles", 64, 64, 2)), (1024, ("roles", 512, 512, 2)),
-    (4096, ("blocked", GPU_THREADS, 0, 0)))
-"""GPU: ``(largest bs, (design, threads, chunk, scan blocks))``, the first that holds bs. ``roles``:
-``ceil(bs / chunk)`` seed blocks then the scan blocks, all of ``threads`` threads; ``blocked``:
-chunks of ``threads`` requests (fewer for a smaller bs, rounded up to 32). The fastest correct
-configs of the one-pass sweep on an H200, 2026-12-03 (``reports/gpu/2026-12-03-d/one_pass/``:
-``roles`` replay 2.72 / 2.77 / 2.75 / 2.92 / 3.11 us at bs 1 / 8 / 64 / 512 / 1024, 1.05-1.12x the
-chain floor, against 3.12 / 3.29 / 3.26 / 3.90 / 4.71 for ``blocked``; at bs 4096 ``roles`` took
-6.85, ``blocked`` 5.52)."""
+    (4096, ("roles-lookback", 256, 256, 0)))
+"""GPU: ``(largest bs, (design, threads, chunk, fourth))``, the first that holds bs. ``roles``:
+``ceil(bs / chunk)`` seed blocks then ``fourth`` scan blocks, all of ``threads`` threads;
+``roles-lookback``: ``ceil(bs / chunk)`` scan blocks then seed blocks of ``fourth`` requests (0:
+``threads``); ``blocked``: chunks of ``threads`` requests (fewer for a smaller bs, rounded up to
+32). The fastest correct configs of the one-pass sweeps on an H200: ``roles`` replay 2.72 / 2.77 /
+2.75 / 2.92 / 3.11 us at bs 1 / 8 / 64 / 512 / 1024, 1.05-1.12x the chain floor, against 3.12 /
+3.29 / 3.26 / 3.90 / 4.71 for ``blocked`` (``reports/gpu/2026-12-03-d/one_pass/``); at bs 4096
+``roles-lookback`` with 256-request chunks 3.81 us, against 5.52 for ``blocked`` and 6.85 for
+``roles``; 512-request chunks 3.94, a seed tile of 64 3.85, look-back at bs 1024 3.68 against
+``roles``' 3.25 (``reports/gpu/2026-12-04-a/``)."""
 
 SIM_DESIGNS: tuple[tuple[int, tuple[str, int, int, int]], ...] = (
     (1024, ("roles", SIM_THREADS, SIM_CHUNK, 1)), (4096, ("blocked", SIM_THREADS, SIM_CHUNK, 0)))
@@ -111,13 +120,21 @@ _KERNELS: dict[tuple, object] = {}
 
 
 def compiled(key: tuple = ("blocked",), use_shuffle: bool = True):
-    """The jitted kernel of ``key`` (:func:`launch_shape`'s fourth value: ``("blocked",)`` or
-    ``("roles", items, scans, threads)``) for one scan variant, built once (compiled eagerly on
-    the GPU; the simulator always takes the shared-memory scan)."""
+    """The jitted kernel of ``key`` (:func:`launch_shape`'s fourth value: ``("blocked",)``,
+    ``("roles", items, scans, threads)`` or
+    ``("roles-lookback", items, threads, per_lane, seed_tile, chunk)``) for
+    one scan variant, built once (compiled eagerly on the GPU; the simulator always takes the
+    shared-memory scan)."""
     use_shuffle = use_shuffle and not SIMULATED
     kernel = _KERNELS.get((key, use_shuffle))
     if kernel is None:
-        if key[0] == "roles":
+        if key[0] == "roles-lookback":
+            _name, items, threads, per_lane, seed_tile, chunk = key
+            fn = lookback_kernel.build_roles_lookback_kernel(
+                use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
+                max_threads=threads, items=items, poll=_poll(), per_lane=per_lane,
+                seed_tile=seed_tile, fixed_chunk=chunk)
+        elif key[0] == "roles":
             _name, items, scans, threads = key
             fn = build_roles_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING,
                                     no_seed=NO_SEED, max_threads=threads, items=items,
@@ -131,28 +148,68 @@ def compiled(key: tuple = ("blocked",), use_shuffle: bool = True):
     return kernel
 
 
-def design_for(bs: int) -> tuple[str, int, int, int]:
+def _poll():
+    """A look-back poll of one workspace word: a volatile load on the GPU, a plain read in the
+    simulator (its threads read the array itself)."""
+    if SIMULATED:
+        return _plain_read
+    from impls.offsets_planner.numba_volatile import load_volatile
+
+    return load_volatile
+
+
+def _plain_read(array, i):
+    return array[i]
+
+
+FALLBACK_DESIGN = ("blocked", GPU_THREADS, 0, 0)
+"""What a ``roles-lookback`` row launches when its workspace cannot be made (its first launch on
+a device is inside a CUDA-graph capture, where a zeroing would run only at replay)."""
+
+
+def design_for(bs: int, lookback: bool = True) -> tuple[str, int, int, int]:
     """``(design, threads, chunk, scan blocks)`` of :data:`DESIGNS` (GPU) or :data:`SIM_DESIGNS`
-    (simulator) for ``bs`` in [0, 4096]."""
+    (simulator) for ``bs`` in [0, 4096]; with ``lookback`` False a ``roles-lookback`` row gives
+    :data:`FALLBACK_DESIGN` (its threads and chunk in the simulator: :data:`SIM_THREADS`,
+    :data:`SIM_CHUNK`)."""
     for largest, design in SIM_DESIGNS if SIMULATED else DESIGNS:
         if bs <= largest:
+            if design[0] == "roles-lookback" and not lookback:
+                return ("blocked", SIM_THREADS, SIM_CHUNK, 0) if SIMULATED else FALLBACK_DESIGN
             return design
     raise ValueError(f"bs={bs} exceeds {DESIGNS[-1][0]}")
 
 
-def launch_shape(bs: int) -> tuple[int, int, int, tuple]:
-    """``(blocks, threads per block, chunk, kernel key)`` for ``bs`` requests (:func:`design_for`).
+def _largest(design: str) -> int:
+    """The largest bs of ``design``'s row in the table this mode takes."""
+    return max(b for b, d in (SIM_DESIGNS if SIMULATED else DESIGNS) if d[0] == design)
+
+
+def launch_shape(bs: int, lookback: bool = True) -> tuple[int, int, int, tuple]:
+    """``(blocks, threads per block, chunk, kernel key)`` for ``bs`` requests
+    (:func:`design_for`, ``lookback`` passed on).
 
     ``roles``: ``ceil(bs / chunk)`` seed blocks (chunk: requests a seed block), then the scan
     blocks, each scan thread owning at most ``items`` requests (a power of two, one compiled
     kernel per value); key ``("roles", items, scans, threads)``. ``blocked``: at least one block
     of ``chunk`` requests; on the GPU ``threads`` is the smallest multiple of 32 >= bs up to
-    :data:`GPU_THREADS`, one request a thread; key ``("blocked",)``.
+    :data:`GPU_THREADS`, one request a thread; key ``("blocked",)``. ``roles-lookback``:
+    ``ceil(bs / chunk)`` scan blocks (at least one) then ``ceil(bs / seed_tile)`` seed blocks; key
+    ``("roles-lookback", items, threads, per_lane, seed_tile, chunk)``, ``per_lane`` the
+    earlier-block words one lane polls at the row's largest bs, ``seed_tile`` the row's fourth
+    value (0: ``threads``), ``chunk`` compiled in as a constant (as ``threads``).
 
     Raises:
         RuntimeError: a ``blocked`` chunk that needs more than the kernel's requests a thread.
     """
-    design, threads, chunk, scans = design_for(bs)
+    design, threads, chunk, scans = design_for(bs, lookback)
+    if design == "roles-lookback":
+        items = max(1, -(-chunk // threads))
+        items = 1 << (items - 1).bit_length()
+        per_lane = -(-4 * -(-_largest(design) // chunk) // 32)
+        seed_tile = scans or threads  # a roles-lookback row's fourth value: its seed tile
+        return (max(1, -(-bs // chunk)) + -(-bs // seed_tile), threads, chunk,
+                ("roles-lookback", items, threads, per_lane, seed_tile, chunk))
     if design == "roles":
         items = max(1, -(-bs // threads))
         items = 1 << (items - 1).bit_length()
@@ -170,9 +227,10 @@ def kernel_keys() -> list[tuple]:
     compiles on the GPU, so that no compile or module load happens inside a graph capture)."""
     keys: list[tuple] = []
     for bs in range(DESIGNS[-1][0] + 1):
-        key = launch_shape(bs)[3]
-        if key not in keys:
-            keys.append(key)
+        for lookback in (True, False):
+            key = launch_shape(bs, lookback)[3]
+            if key not in keys:
+                keys.append(key)
     return keys
 
 
@@ -182,7 +240,8 @@ _probe_result: Availability | None = None
 def probe() -> Availability:
     """Whether this planner runs here: mode ``gpu`` (device ``cuda``) or ``simulator`` (``cpu``).
 
-    In ``gpu`` mode it compiles and loads the kernel once; any failure (such as numba 0.68.0 with
+    In ``gpu`` mode it compiles and loads every kernel once and makes the current device's
+    look-back workspace (outside any capture, as the launch needs it); any failure (such as numba 0.68.0 with
     numpy 2.5, ``module 'numpy' has no attribute 'row_stack'``) makes it unavailable with the reason.
     """
     global _probe_result
@@ -208,6 +267,7 @@ def _probe() -> Availability:
         if _LAUNCH is None and LAUNCH_PATH == "driver":
             _choose_path(kernel, device)  # the packing self-check: device work, so not in a call
         zero_lut(device)
+        lookback_kernel.workspace(device)
         return Availability(True, "gpu", "cuda")
     except Exception as exc:  # noqa: BLE001 - any compile or load failure is the reason
         return Availability(False, None, "cuda", explain_failure(f"{type(exc).__name__}: {exc}"))
@@ -303,6 +363,11 @@ def _choose_path(kernel, device: torch.device) -> None:
         LAUNCH_PATH = "numba"
 
 
+def _capturing(device: torch.device) -> bool:
+    """Whether torch's current stream is capturing a CUDA graph (never for a CPU device)."""
+    return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+
+
 _ARRAY_CELLS = 7
 """Cells of one 1-D array argument: meminfo, parent, nitems, itemsize, data, shape, stride."""
 _NITEMS, _DATA, _SHAPE = 2, 4, 5
@@ -314,14 +379,24 @@ class PackedLaunch:
     Per call only the request tensors' cells (data pointer; nitems and shape when bs changes), the
     scalars bs and chunk, the grid and the kernel (:func:`launch_shape`) change: :meth:`set_batch`
     writes them into the same cells. ``call`` is the bound ``cuLaunchKernel`` (None until the
-    driver path is chosen, e.g. on the CPU, where only the packing is exercised)."""
+    driver path is chosen, e.g. on the CPU, where only the packing is exercised). The workspace
+    argument is the device's look-back workspace (the other designs do not read it); when it
+    does not exist yet and the launch is inside a CUDA-graph capture, ``lookback`` is False
+    (:data:`FALLBACK_DESIGN` for those rows) and ``provisional`` True: the next launch outside
+    capture packs again."""
 
     __slots__ = ("cells", "params", "call", "blocks", "threads", "function", "bs", "index",
-                 "stream", "shapes", "bs_cells", "data_cells")
+                 "stream", "shapes", "bs_cells", "data_cells", "lookback", "provisional")
 
     def __init__(self, plan, buffers) -> None:
         empty = torch.empty(0, dtype=torch.int64, device=buffers.device)
-        args = (empty, empty, empty, *buffers.tensors, zero_lut(buffers.device))
+        ws = lookback_kernel.existing_workspace(buffers.device)
+        self.provisional = ws is None and _capturing(buffers.device)
+        self.lookback = not self.provisional
+        if ws is None:
+            ws = zero_lut(buffers.device) if self.provisional else lookback_kernel.workspace(
+                buffers.device)
+        args = (empty, empty, empty, *buffers.tensors, ws)
         self.cells = [ctypes.c_int64(v) for v in _params(args, plan.bs, plan.lut_len,
                                                           *_int64_scalars(plan), 0)]
         self.params = (ctypes.c_void_p * len(self.cells))(
@@ -347,7 +422,7 @@ class PackedLaunch:
         if bs != self.bs:
             shape = self.shapes.get(bs)
             if shape is None:
-                blocks, threads, chunk, key = launch_shape(bs)
+                blocks, threads, chunk, key = launch_shape(bs, self.lookback)
                 handle = _kernel_handle(compiled(key)) if self.call is not None else 0
                 shape = self.shapes[bs] = (blocks, threads, chunk, handle)
             blocks, threads, chunk, handle = shape
@@ -363,9 +438,13 @@ class PackedLaunch:
 
 def _launch_numba_path(plan, buffers, tensors: tuple, use_shuffle: bool, stream: int) -> None:
     """Numba's ordinary launch (the fallback, and the shared-memory scan on the GPU)."""
-    blocks, threads, chunk, key = launch_shape(plan.bs)
+    ws = lookback_kernel.existing_workspace(buffers.device)
+    if ws is None and not _capturing(buffers.device):
+        ws = lookback_kernel.workspace(buffers.device)
+    blocks, threads, chunk, key = launch_shape(plan.bs, ws is not None)
     views = [cuda.as_cuda_array(t, sync=False)
-             for t in (*tensors, *buffers.tensors, zero_lut(buffers.device))]
+             for t in (*tensors, *buffers.tensors,
+                       zero_lut(buffers.device) if ws is None else ws)]
     compiled(key, use_shuffle)[blocks, threads, cuda.external_stream(stream)](
         *views, plan.bs, plan.lut_len, *_int64_scalars(plan), chunk)
 
@@ -380,7 +459,7 @@ def _launch_gpu(plan, buffers, tensors: tuple, use_shuffle: bool = True) -> None
         _launch_numba_path(plan, buffers, tensors, use_shuffle, stream)
         return
     record = buffers.records.get(_RECORD_KEY)
-    if record is None:
+    if record is None or (record.provisional and not _capturing(buffers.device)):
         if _LAUNCH is None:
             _choose_path(compiled(), buffers.device)
             if LAUNCH_PATH != "driver":
@@ -414,8 +493,10 @@ def _launch_sim(plan, buffers, tensors: tuple) -> None:
     inputs = [cuda.In(t.numpy()) for t in (*tensors, *buffers.tensors[:2])]
     outputs = [t.numpy() for t in buffers.tensors[2:]]
     blocks, threads, chunk, key = launch_shape(plan.bs)
-    compiled(key)[blocks, threads](*inputs, *outputs, cuda.In(zero_lut(buffers.device).numpy()),
-                                   plan.bs, plan.lut_len, *_int64_scalars(plan), chunk)
+    ws = (lookback_kernel.workspace(buffers.device).numpy() if key[0] == "roles-lookback"
+          else cuda.In(zero_lut(buffers.device).numpy()))
+    compiled(key)[blocks, threads](*inputs, *outputs, ws, plan.bs, plan.lut_len,
+                                   *_int64_scalars(plan), chunk)
 
 
 def validate_arguments(launcher_kwargs: dict):

@@ -50,10 +50,14 @@ _KERNELS: dict[tuple, object] = {}
 _WORKSPACES: dict[str, torch.Tensor] = {}
 
 
-def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bool = False):
+def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bool = False,
+           per_lane: int = 0, seed_tile: int = 0, fixed_chunk: int = 0):
     """The compiled kernel for ``design`` with ``items`` requests a thread at most and blocks of
-    at most ``threads`` threads (``roles``: ``scans`` scan blocks); compiled once per key, eagerly
-    for :data:`SIGNATURE` on the GPU.
+    at most ``threads`` threads (``roles``: ``scans`` scan blocks; ``roles-lookback``: ``per_lane``
+    earlier-block words a polling lane reads, 0 for the kernel's default, ``seed_tile`` requests
+    a seed block, 0 for ``threads``, and ``fixed_chunk`` its chunk as a compile-time constant, 0
+    for the launch's argument); compiled once per key, eagerly for
+    :data:`SIGNATURE` on the GPU.
     """
     from numba import cuda
 
@@ -61,14 +65,16 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
     from impls.offsets_planner.numba_roles_kernel import build_roles_kernel
     from impls.offsets_planner.numba_roles_lookback_kernel import build_roles_lookback_kernel
 
-    key = (design, items, threads, scans, slow_carry)
+    key = (design, items, threads, scans, slow_carry, per_lane, seed_tile, fixed_chunk)
     k = _KERNELS.get(key)
     if k is None:
         if design == "roles-lookback":
             fn = build_roles_lookback_kernel(use_shuffle=not SIMULATED,
                                              padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
-                                             max_threads=threads, items=items, poll=_poll(),
-                                             slow_carry=slow_carry)
+                                             max_threads=threads, items=items, poll=nb._poll(),
+                                             slow_carry=slow_carry, seed_tile=seed_tile,
+                                             fixed_chunk=fixed_chunk,
+                                             **({"per_lane": per_lane} if per_lane else {}))
         elif design == "roles":
             fn = build_roles_kernel(use_shuffle=not SIMULATED, padding=REQ_POOL_IDX_PADDING,
                                     no_seed=NO_SEED, max_threads=threads, items=items,
@@ -76,37 +82,24 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
         else:
             fn = build_kernel(design=design, use_shuffle=not SIMULATED,
                               padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED, max_threads=threads,
-                              items=items, poll=_poll())
+                              items=items, poll=nb._poll())
         k = _KERNELS[key] = cuda.jit(fn) if SIMULATED else cuda.jit(SIGNATURE)(fn)
     return k
 
 
-def _poll():
-    """The workspace read of ``lookback-packed``: a volatile load on the GPU, a plain read in the
-    simulator (its threads read the array itself)."""
-    if SIMULATED:
-        return _plain_read
-    from impls.offsets_planner.numba_volatile import load_volatile
-
-    return load_volatile
-
-
-def _plain_read(array, i):
-    return array[i]
-
-
 def workspace(device: torch.device, design: str = "lookback") -> torch.Tensor:
-    """``device``'s look-back workspace, int64 [WORKSPACE_LEN] (``roles-lookback``: its own, of
-    :data:`impls.offsets_planner.numba_roles_lookback_kernel.WORKSPACE_LEN`), zeroed when first
-    made (make it before any graph capture)."""
+    """``device``'s look-back workspace, int64 [WORKSPACE_LEN], zeroed when first made (make it
+    before any graph capture); ``roles-lookback``: the one the default planner shares
+    (:func:`impls.offsets_planner.numba_roles_lookback_kernel.workspace`)."""
     from impls.offsets_planner import numba_one_pass_kernel, numba_roles_lookback_kernel
 
-    own = design == "roles-lookback"
-    length = (numba_roles_lookback_kernel if own else numba_one_pass_kernel).WORKSPACE_LEN
-    key = f"{device}/{'roles-lookback' if own else 'lookback'}"
+    if design == "roles-lookback":
+        return numba_roles_lookback_kernel.workspace(device)
+    key = str(device)
     ws = _WORKSPACES.get(key)
     if ws is None:
-        ws = _WORKSPACES[key] = torch.zeros(length, dtype=torch.int64, device=device)
+        ws = _WORKSPACES[key] = torch.zeros(numba_one_pass_kernel.WORKSPACE_LEN,
+                                            dtype=torch.int64, device=device)
     return ws
 
 
@@ -116,14 +109,17 @@ def reset_workspace(device: torch.device, design: str = "lookback") -> None:
 
 
 def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
-                 scans: int = 1) -> tuple[int, int, int, int]:
+                 scans: int = 1, seed_tile: int | None = None) -> tuple[int, int, int, int]:
     """``(blocks, threads, chunk, items)`` of one launch: at least one block (numba#4140);
-    ``roles``: the seed blocks and then ``scans`` scan blocks, ``items`` a scan thread's requests.
+    ``roles``: the seed blocks and then ``scans`` scan blocks, ``items`` a scan thread's requests;
+    ``roles-lookback``: the scan blocks, then seed blocks of ``seed_tile`` requests (default
+    ``threads``; at most ``threads``).
 
     Raises:
         ValueError: an unknown design; threads not a multiple of 32 in [32, 1024]; more than 128
-            blocks (the workspace's tiles) or seed blocks; ``roles`` with a chunk above threads
-            or ``scans`` not 1 or 2.
+            blocks (the workspace's tiles) or seed blocks (``roles-lookback``: scan blocks, and a
+            seed tile above threads); ``roles`` with a chunk above threads or ``scans`` not 1
+            or 2.
     """
     if design not in DESIGNS:
         raise ValueError(f"unknown design {design!r}: use one of {', '.join(DESIGNS)}")
@@ -134,9 +130,12 @@ def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
         raise ValueError(f"threads={threads} must be a multiple of 32 in [32, 1024]")
     if design == "roles-lookback":
         chunk = chunk or 512
-        scanners, seeders = max(1, -(-bs // chunk)), -(-bs // threads)
-        if max(scanners, seeders) > 128:
-            raise ValueError(f"{max(scanners, seeders)} blocks of one role exceed 128")
+        seed_tile = seed_tile or threads
+        if seed_tile > threads:
+            raise ValueError(f"seed_tile={seed_tile} must be at most threads={threads}")
+        scanners, seeders = max(1, -(-bs // chunk)), -(-bs // seed_tile)
+        if scanners > 128:  # the workspace's tiles; seed blocks use none
+            raise ValueError(f"{scanners} scan blocks exceed the workspace's 128")
         items = max(1, -(-chunk // threads))
         return scanners + seeders, threads, chunk, 1 << (items - 1).bit_length()
     if design == "roles":
@@ -161,7 +160,8 @@ def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
 
 
 def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = None,
-                scans: int = 1, slow_carry: bool = False, **launcher_kwargs) -> None:
+                scans: int = 1, slow_carry: bool = False, seed_tile: int | None = None,
+                fixed_chunk: bool = False, **launcher_kwargs) -> None:
     """Plan with candidate ``design``; the launcher of spec section 3 otherwise.
 
     Args:
@@ -173,6 +173,9 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
             threads: many small blocks that each re-read the requests before them are slow).
         scans: ``roles`` only: 1 scan block for both sides, or 2 (verify, write).
         slow_carry: ``roles-lookback`` only: every scan block takes the fallback path (tests).
+        seed_tile: ``roles-lookback`` only: requests a seed block (default ``threads``); its
+            polling lanes read as many words as this launch's scan blocks need.
+        fixed_chunk: ``roles-lookback`` only: the chunk and threads compiled in as constants.
         launcher_kwargs: the 13 keyword arguments of spec section 3.
 
     Raises:
@@ -183,8 +186,13 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
     from numba import cuda
 
     plan, buffers = lookup(launcher_kwargs)
-    blocks, threads, chunk, items = launch_shape(design, plan.bs, threads, chunk, scans)
-    k = kernel(design, items, threads, scans, slow_carry)
+    blocks, threads, chunk, items = launch_shape(design, plan.bs, threads, chunk, scans, seed_tile)
+    per_lane = tile = 0
+    if design == "roles-lookback":  # as the default planner: the words this launch's blocks need
+        per_lane = -(-4 * max(1, -(-plan.bs // chunk)) // 32)
+        tile = seed_tile or threads
+    k = kernel(design, items, threads, scans, slow_carry, per_lane, tile,
+               chunk if fixed_chunk else 0)
     window, capacity = nb._int64_scalars(plan)
     ws = workspace(buffers.device, design)
     tensors = (*(launcher_kwargs[n] for n in REQUEST_INPUT_NAMES), *buffers.tensors, ws)

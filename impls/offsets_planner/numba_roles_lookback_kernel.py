@@ -2,14 +2,19 @@
 simulator: the scheme of :mod:`impls.offsets_planner.triton_roles_lookback` (its docstring gives
 the workspace, the epoch and the fallback) with Numba's blocks.
 
-The grid is ``ceil(bs / chunk)`` scan blocks (at least one), then ``ceil(bs / blockDim.x)`` seed
-blocks, thread t of seed block s planning the seed of request ``s * blockDim.x + t`` (as
+The grid is ``ceil(bs / chunk)`` scan blocks (at least one), then ``ceil(bs / seed_tile)`` seed
+blocks, thread t < seed_tile of seed block s planning the seed of request ``s * seed_tile + t`` (as
 :mod:`impls.offsets_planner.numba_roles_kernel`). Scan block j plans requests
 ``[j * chunk, (j + 1) * chunk)``, thread t a run of ``ceil(chunk / blockDim.x)`` of them: thread 0
-draws the ticket beside the run's loads; one block-wide scan; the last thread publishes the block's
-totals as four ``READY | 32 bits`` words; every thread zeroes its share of the other set; warp 0
-polls the earlier blocks' words (one volatile load a word, at most ``SPIN_LIMIT`` polls each) and,
-if one never shows, every thread sums the lengths of the earlier requests itself. As in
+draws the ticket beside the run's loads; one block-wide scan (warp scans, then warp 0 scans the
+warp totals); warp 0 publishes the block's totals as four ``READY | 32 bits`` words as soon as it
+has them, before the other warps add their warp's base, and issues its first poll of every earlier
+block's words at once (one volatile load a word, up to ``per_lane`` a lane, so the polls cost one round
+trip whatever the block's index), then polls again any word not ready (at most ``SPIN_LIMIT``
+polls each) and sums them with warp shuffles; if one never shows, every thread sums the lengths of
+the earlier requests itself. After its outputs every block zeroes its contiguous share of the
+other set (word c goes to block ``c * blocks // SET_WORDS``), which the next launch uses: off the
+path to the outputs. As in
 :mod:`impls.offsets_planner.numba_cuda_kernel`, ``cuda`` is a module global and everything else a
 parameter or a closure value (numba#3265). Guards: spec section 6.
 """
@@ -19,14 +24,24 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from impls.offsets_planner.workspaces import Workspaces
+
 SETS_AT = 8
 SET_WORDS = 4 * 128
 WORKSPACE_LEN = SETS_AT + 2 * SET_WORDS
 SPIN_LIMIT = 64
+_WORKSPACES = Workspaces(WORKSPACE_LEN)
+workspace = _WORKSPACES.get
+"""``workspace(device)``: ``device``'s workspace, int64 [:data:`WORKSPACE_LEN`], zeroed when first
+made (outside any graph capture), then kept valid by the kernel itself (module docstring)."""
+existing_workspace = _WORKSPACES.existing
+reset_workspace = _WORKSPACES.reset
 
 
 def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
-                                max_threads: int, items: int, poll, slow_carry: bool = False):
+                                max_threads: int, items: int, poll, slow_carry: bool = False,
+                                per_lane: int = SET_WORDS // 32, seed_tile: int = 0,
+                                fixed_chunk: int = 0):
     """The kernel's Python function (for ``cuda.jit``), with the signature of
     :data:`impls.offsets_planner.numba_one_pass_kernel.SIGNATURE` (``chunk``: a scan block's
     requests).
@@ -40,6 +55,16 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
         poll: ``poll(ws, i)`` reads word i of the workspace afresh
             (:func:`impls.offsets_planner.numba_volatile.load_volatile` on the GPU).
         slow_carry: every scan block takes the path of a missing earlier block (tests).
+        per_lane: the most earlier-block words one lane of warp 0 polls (``4 * blocks / 32``
+            rounded up; default: enough for 128 scan blocks). Words past it are never read: a
+            launch with more scan blocks than ``8 * per_lane`` takes the fallback.
+        seed_tile: requests a seed block plans (at most the block's threads; the others return at
+            once); 0: ``blockDim.x``.
+        fixed_chunk: the scan blocks' requests as a compile-time constant (the ``chunk`` argument
+            is then ignored, and the kernel must be launched with ``max_threads`` threads): the
+            divisions that place a block's requests become shifts for a power of two, instead
+            of 64-bit divisions (tens of dependent instructions) before its first load; 0: the
+            ``chunk`` argument and ``blockDim.x``.
     """
     slots = 32 if use_shuffle else max_threads
     full_mask = 0xFFFFFFFF
@@ -48,12 +73,15 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
                             out_num_valid, out_enable, out_reqs, ws, bs, lut_len, window,
                             capacity, chunk):
         tid = cuda.threadIdx.x
-        nthreads = cuda.blockDim.x
+        nthreads = max_threads if fixed_chunk > 0 else cuda.blockDim.x
+        if fixed_chunk > 0:
+            chunk = fixed_chunk
         nscan = max((bs + chunk - 1) // chunk, 1)
         b = cuda.blockIdx.x
         if b >= nscan:  # a seed block: the chain floor's work
-            r = (b - nscan) * nthreads + tid
-            if r < bs:
+            tile = seed_tile if seed_tile > 0 else nthreads
+            r = (b - nscan) * tile + tid
+            if tid < tile and r < bs:
                 row = rpi[r]
                 p = prefix[r]
                 e = extend[r]
@@ -65,7 +93,7 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
                         seed = lut[min(seed, lut_len - 1)]
                 out_seed[r] = seed
             return
-        cell = cuda.shared.array(4, np.int64)  # ticket, missing, fallback sums
+        cell = cuda.shared.array(6, np.int64)  # ticket, missing, fallback sums, carries
         drawn = 0
         if tid == 0:
             drawn = cuda.atomic.add(ws, 0, 1)  # beside the run's loads: used after them
@@ -95,11 +123,13 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
             cell[1] = 0
         s0 = cuda.shared.array(slots, np.int64)
         s1 = cuda.shared.array(slots, np.int64)
+        a0 = cuda.shared.array(32, np.int64)  # the polling lanes' sums (no shuffles)
+        a1 = cuda.shared.array(32, np.int64)
         inc_v = own_v
         inc_w = own_w
         lane = tid & 31
         warp = tid >> 5
-        if use_shuffle:
+        if use_shuffle:  # each warp's inclusive scan; its last lane's sums go to s0 and s1
             d = 1
             while d < 32:
                 u0 = cuda.shfl_up_sync(full_mask, inc_v, d)
@@ -112,24 +142,7 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
                 s0[warp] = inc_v
                 s1[warp] = inc_w
             cuda.syncthreads()
-            if warp == 0:
-                t0 = s0[lane] if lane < nthreads >> 5 else 0
-                t1 = s1[lane] if lane < nthreads >> 5 else 0
-                d = 1
-                while d < 32:
-                    u0 = cuda.shfl_up_sync(full_mask, t0, d)
-                    u1 = cuda.shfl_up_sync(full_mask, t1, d)
-                    if lane >= d:
-                        t0 += u0
-                        t1 += u1
-                    d *= 2
-                s0[lane] = t0
-                s1[lane] = t1
-            cuda.syncthreads()
-            if warp > 0:
-                inc_v += s0[warp - 1]
-                inc_w += s1[warp - 1]
-        else:
+        else:  # the whole block's inclusive scan in s0 and s1
             s0[tid] = inc_v
             s1[tid] = inc_w
             cuda.syncthreads()
@@ -144,52 +157,80 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
                 d *= 2
             inc_v = s0[tid]
             inc_w = s1[tid]
-        ticket = cell[0]  # visible: the scan's barriers came after thread 0 stored it
+        ticket = cell[0]  # visible: a barrier came after thread 0 stored it
         mine = SETS_AT + (ticket >> 16 & 1) * SET_WORDS
         other = SETS_AT + ((ticket >> 16) + 1 & 1) * SET_WORDS
-        if tid == nthreads - 1:  # its inclusive scan is the block's total: four self-flagged
-            # words, plain stores (through to L2, single-copy atomic; the polls read L2)
-            ws[mine + 4 * b] = (1 << 32) | (inc_v & 0xFFFFFFFF)
-            ws[mine + 4 * b + 1] = (1 << 32) | (inc_v >> 32 & 0xFFFFFFFF)
-            ws[mine + 4 * b + 2] = (1 << 32) | (inc_w & 0xFFFFFFFF)
-            ws[mine + 4 * b + 3] = (1 << 32) | (inc_w >> 32 & 0xFFFFFFFF)
-        if tid == 0 and (ticket & 0xFFFF) == nscan - 1:  # last ticket: next epoch, count to 0
-            cuda.atomic.add(ws, 0, 65536 - nscan)
-        c = tid
-        while c < SET_WORDS:  # this block's share of the other set, for the next launch
-            if (c >> 2) % nscan == b:
-                ws[other + c] = 0
-            c += nthreads
-        cuda.syncthreads()  # the scan's reads of s0 and s1 are done
-        if warp == 0:
+        if warp == 0:  # the block's totals, published, then the earlier blocks' words polled
+            if use_shuffle:  # the scan over warp totals; lane 31 ends with the block's totals
+                t0 = s0[lane] if lane < nthreads >> 5 else 0
+                t1 = s1[lane] if lane < nthreads >> 5 else 0
+                d = 1
+                while d < 32:
+                    u0 = cuda.shfl_up_sync(full_mask, t0, d)
+                    u1 = cuda.shfl_up_sync(full_mask, t1, d)
+                    if lane >= d:
+                        t0 += u0
+                        t1 += u1
+                    d *= 2
+                s0[lane] = t0
+                s1[lane] = t1
+                tot_v = t0
+                tot_w = t1
+            else:
+                tot_v = s0[nthreads - 1]
+                tot_w = s1[nthreads - 1]
+            if lane == min(nthreads, 32) - 1:  # four self-flagged words, plain stores (through to L2, single-copy
+                # atomic; the polls read L2)
+                ws[mine + 4 * b] = (1 << 32) | (tot_v & 0xFFFFFFFF)
+                ws[mine + 4 * b + 1] = (1 << 32) | (tot_v >> 32 & 0xFFFFFFFF)
+                ws[mine + 4 * b + 2] = (1 << 32) | (tot_w & 0xFFFFFFFF)
+                ws[mine + 4 * b + 3] = (1 << 32) | (tot_w >> 32 & 0xFFFFFFFF)
+            if lane == 0 and (ticket & 0xFFFF) == nscan - 1:  # last ticket: next epoch, count 0
+                cuda.atomic.add(ws, 0, 65536 - nscan)
             acc_v = 0
             acc_w = 0
-            missing = 1 if slow_carry else 0
-            i = lane
-            while i < 4 * b:
-                word = poll(ws, mine + i)
+            missing = 1 if slow_carry or 4 * b > 32 * per_lane else 0
+            words = cuda.local.array(per_lane, np.int64)
+            for k in range(per_lane):  # every first poll in flight at once: one round trip
+                i = lane + 32 * k
+                words[k] = poll(ws, mine + i) if i < 4 * b else 1 << 32
+            for k in range(per_lane):
+                i = lane + 32 * k
+                word = words[k]
                 spins = 0
                 while word >> 32 != 1 and spins < SPIN_LIMIT:
                     word = poll(ws, mine + i)
                     spins += 1
                 if word >> 32 != 1:
                     missing = 1
-                half = word & 0xFFFFFFFF
+                half = word & 0xFFFFFFFF if i < 4 * b else 0
                 if i & 1:
                     half = half << 32
                 if i & 2:
                     acc_w += half
                 else:
                     acc_v += half
-                i += 32
-            s0[lane] = acc_v
-            s1[lane] = acc_w
+            if use_shuffle:  # the warp's sums in every lane, lane 0 keeps them
+                d = 16
+                while d > 0:
+                    acc_v += cuda.shfl_xor_sync(full_mask, acc_v, d)
+                    acc_w += cuda.shfl_xor_sync(full_mask, acc_w, d)
+                    d >>= 1
+                if lane == 0:
+                    cell[4] = acc_v
+                    cell[5] = acc_w
+            else:
+                a0[lane] = acc_v
+                a1[lane] = acc_w
             if missing:
                 cell[1] = 1
-        if tid == 0:
-            cell[2] = 0
-            cell[3] = 0
+            if lane == 0:
+                cell[2] = 0
+                cell[3] = 0
         cuda.syncthreads()
+        if use_shuffle and warp > 0:
+            inc_v += s0[warp - 1]
+            inc_w += s1[warp - 1]
         base_v = 0
         base_w = 0
         if cell[1] == 1:  # an earlier block never showed: the lengths of every earlier request
@@ -205,10 +246,13 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
             cuda.syncthreads()
             base_v = cell[2]
             base_w = cell[3]
+        elif use_shuffle:
+            base_v = cell[4]
+            base_w = cell[5]
         else:
-            for k in range(32 if use_shuffle else min(32, nthreads)):
-                base_v += s0[k]
-                base_w += s1[k]
+            for k in range(min(32, nthreads)):
+                base_v += a0[k]
+                base_w += a1[k]
         run_v = base_v + inc_v - own_v
         run_w = base_w + inc_w - own_w
         for k in range(items):
@@ -225,5 +269,9 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
             out_num_valid[0] = ((valid + 0x80000000) & 0xFFFFFFFF) - 0x80000000
             out_enable[0] = 0 if base_v + inc_v > capacity else 1
             out_reqs[0] = bs
+        c = (b * SET_WORDS + nscan - 1) // nscan + tid  # this block's share of the other set,
+        while c < ((b + 1) * SET_WORDS + nscan - 1) // nscan:  # for the next launch: the words
+            ws[other + c] = 0  # c with c * nscan // SET_WORDS == b
+            c += nthreads
 
     return plan_roles_lookback

@@ -253,7 +253,8 @@ def config_for(design: str, bs: int, tile: int | None, num_warps: int | None,
 
 def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None = None,
                 split: int = 0, scans: int = 1, scan_tile: int | None = None,
-                slow_carry: bool = False, joined: bool = False, **launcher_kwargs):
+                slow_carry: bool = False, joined: bool = False, early_poll: bool = False,
+                **launcher_kwargs):
     """Plan with candidate ``design`` (:data:`DESIGNS`); the launcher of spec section 3 otherwise.
 
     Args:
@@ -267,6 +268,8 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
         slow_carry: ``roles-lookback``: every scan program computes its carry from the request
             vectors (the path of a missing earlier tile; tests).
         joined: ``roles-lookback``: both sides reduced and scanned as one [scan_tile, 2] tensor.
+        early_poll: ``roles-lookback``: the first poll of the earlier tiles goes out before the
+            tile's scan.
         launcher_kwargs: the 13 keyword arguments of spec section 3 (validated by the shared,
             memoised validator, :func:`impls.offsets_planner.validate_cache.lookup`).
 
@@ -290,7 +293,8 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
             if design == "roles-lookback":
                 return triton_roles_lookback.launch(
                     args, bs=plan.bs, tile=tile, scan_tile=scan_tile, num_warps=num_warps,
-                    has_lut=plan.has_swa_lut, slow_carry=slow_carry, joined=joined)
+                    has_lut=plan.has_swa_lut, slow_carry=slow_carry, joined=joined,
+                    early_poll=early_poll)
             return triton_roles.launch(args, bs=plan.bs, tile=tile, num_warps=num_warps,
                                        split=split, scans=scans, has_lut=plan.has_swa_lut)
     block, tile, warps, grid = config_for(design, plan.bs, tile, num_warps, split)

@@ -88,8 +88,9 @@ correct configs of the one-pass sweep on an H200, 2026-12-03
 2.14-2.20 / 2.20 / 2.20 / 2.59 / 3.43 / 3.61, against 2.36 / 2.51 / 2.87 / 3.77 / 5.03 / 6.97
 for :data:`CONFIG`'s kernel); its look-back scan programs reduce and scan both sides as one
 ``[scan tile, 2]`` tensor (``JOINED``: 3.46 -> 3.29 us at bs 1024, 3.59 -> 3.50 at 4096,
-``reports/gpu/2026-12-03-e/one_pass-triton-joined/``). :func:`plan_launch` with a configuration
-runs that kernel."""
+``reports/gpu/2026-12-03-e/one_pass-triton-joined/``), and sends its first poll before its scan
+(:data:`EARLY_POLL`: 3.35 us at 4096, 1.30x the chain floor, ``reports/gpu/2026-12-04-a/final/``).
+:func:`plan_launch` with a configuration runs that kernel."""
 
 INTERPRETER_DESIGNS: dict[int, tuple] = {32: ("roles", 32, 1, 1), 128: ("roles", 128, 1, 1),
                                          512: ("roles", 512, 1, 1),
@@ -201,6 +202,13 @@ FAST_LAUNCH_CHECK: bool | None = None
 """The fast launch's one-time self-check (:func:`self_check`): None until it ran (on the GPU, at
 :func:`probe`), then whether the fast launch agreed with the standard one on a probe plan."""
 
+EARLY_POLL: bool = True
+"""The look-back design's ``EARLY_POLL``: its scan programs send the first poll of the earlier
+tiles' words before scanning their own tile (:mod:`impls.offsets_planner.triton_roles_lookback`).
+On the H200 the best early-poll config ran 3.19 / 3.37 us at bs 1024 / 4096 against 3.28 / 3.55
+for the same config polling after its scan (one sweep, 2026-12-04; its successor's figures:
+``reports/gpu/2026-12-04-a/``)."""
+
 _COMPILED: dict[tuple, object] = {}  # Prepared.key -> compiled kernel
 _GPU = MODE == "gpu"
 _MULTI_GPU = _GPU and torch.cuda.device_count() > 1
@@ -299,8 +307,9 @@ def _prepare_design(plan: LaunchPlan, buffers: BufferSet) -> Prepared:
                                                                           scan_tile, warps)
         tensors = (*buffers.tensors, ws)
         tail = (*ints, block, scan_tile, tile, plan.has_swa_lut, max(2, block // scan_tile),
-                False, True)  # SLOW_CARRY off; JOINED: both sides in one reduction and scan
-        key = (device, "roles-lookback", block, scan_tile, tile, plan.has_swa_lut, warps)
+                False, True, EARLY_POLL)  # SLOW_CARRY off; JOINED: one reduction and scan
+        key = (device, "roles-lookback", block, scan_tile, tile, plan.has_swa_lut, warps,
+               EARLY_POLL)
     prep = Prepared(tail, grid, key, device, tensors, _design_kernel(design[0]), warps)
     prep.provisional = provisional
     return prep

@@ -11,13 +11,17 @@ grid is the scan programs first (program j scans tile j), then the seed programs
   ``(1 << 16) - scan programs``: the epoch advances, the count returns to 0);
 * publishes its tile's two int64 totals as four words ``READY | 32 bits`` into set ``epoch & 1``
   with plain stores (each word its own flag and single-copy atomic: no fence, no flag-then-value
-  round trip; global stores go through to L2, where the volatile polls read) and zeroes its share
-  of the other set, which the next launch uses (it finds zeros there, i.e. nothing ready);
-* reads the four words of every earlier tile with one volatile vector load a poll; if some are
-  still missing after :data:`SPIN_LIMIT` polls it computes its carry the slow way instead (the
-  lengths of every earlier lane, read from the request vectors), so the outputs never depend on
-  the grid being resident or on timing, only its speed does;
-* scans its tile; the last scan program writes the totals and the three scalars.
+  round trip; global stores go through to L2, where the volatile polls read);
+* reads the four words of every earlier tile with one volatile vector load a poll (``EARLY_POLL``:
+  the first poll issued right after its own words, before its tile's scan, so that the scan runs
+  while the poll is out); if some are still missing after :data:`SPIN_LIMIT` polls it computes
+  its carry the slow way instead (the lengths of every earlier lane, read from the request
+  vectors), so the outputs never depend on the grid being resident or on timing, only its speed
+  does;
+* scans its tile; the last scan program writes the totals and the three scalars;
+* then, off the path to its outputs, zeroes its contiguous share of the other set (word c goes to
+  program ``c * scan programs // words``), which the next launch uses (it finds zeros there, i.e.
+  nothing ready).
 
 Workspace: :func:`workspace`, int64 [:data:`WORKSPACE_LEN`] per device, zeroed once before any
 graph capture and kept valid by the kernel (also under CUDA-graph replay); one launch at a time
@@ -26,10 +30,9 @@ per workspace (one stream); a launch killed midway leaves it invalid (:func:`res
 
 from __future__ import annotations
 
-import torch
-
 from impls.offsets_planner import triton_planner as tp  # first: chooses the interpreter without CUDA
 from impls.offsets_planner import triton_roles
+from impls.offsets_planner.workspaces import Workspaces
 
 triton, tl = tp.triton, tp.tl
 MAX_SCAN_PROGRAMS = 128
@@ -48,11 +51,10 @@ if triton is not None:
     def _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
                    enable_ptr, reqs_ptr, ws_ptr, j, nscan, bs, window, capacity,
                    BLOCK: tl.constexpr, STILE: tl.constexpr, NPROG: tl.constexpr,
-                   SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr):
+                   SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr, EARLY_POLL: tl.constexpr):
         start = j.to(tl.int64) * STILE
         lane = start + tl.arange(0, STILE)
         live = lane < bs
-        zero = (lane * 0).to(tl.int64)
         _r, _p, _a, verify_len, write_len = tp._lengths(
             rpi_ptr, prefix_ptr, extend_ptr, lane, live, window)
         # after the loads are issued: a scalar atomic's result reaches the program through a
@@ -72,16 +74,17 @@ if triton is not None:
         tl.store(ws_ptr + mine + j * 4 + k, half | (1 << 32))  # global stores reach L2
         if (ticket & 0xFFFF) == nscan - 1:  # the last ticket: next epoch, count back to 0
             tl.atomic_add(ws_ptr, 65536 - nscan, sem="relaxed")
-        c = tl.arange(0, _SET_WORDS_C)
-        tl.store(ws_ptr + other + c, c * 0, mask=((c // 4) % nscan) == j)
-        if JOINED:  # while the polls are out
+        w = tl.arange(0, NPROG * 4)
+        before = (w // 4) < j
+        if EARLY_POLL:  # in flight while the tile is scanned
+            poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
+        if JOINED:
             verify_excl, write_excl = tl.split(tl.cumsum(lens, axis=0) - lens)
         else:
             verify_excl = tl.cumsum(verify_len, axis=0) - verify_len
             write_excl = tl.cumsum(write_len, axis=0) - write_len
-        w = tl.arange(0, NPROG * 4)
-        before = (w // 4) < j
-        poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
+        if not EARLY_POLL:
+            poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
         waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
         spins = 0
         while (waiting > 0) & (spins < _SPIN_LIMIT_C):
@@ -106,15 +109,15 @@ if triton is not None:
             carry_w = tl.sum(w_before, axis=0)
         tl.store(verify_ptr + lane, carry_v + verify_excl, mask=live)
         tl.store(write_ptr + lane, carry_w + write_excl, mask=live)
-        first = (tl.arange(0, STILE) == 0) & (zero + j == nscan - 1)
-        total_v = zero + (carry_v + own_v)
-        tl.store(verify_ptr + bs + tl.arange(0, STILE), total_v, mask=first)
-        tl.store(write_ptr + bs + tl.arange(0, STILE), zero + (carry_w + own_w), mask=first)
-        tl.store(num_valid_ptr + tl.arange(0, STILE),
-                 tl.minimum(total_v, zero + capacity).to(tl.int32), mask=first)
-        tl.store(enable_ptr + tl.arange(0, STILE), tl.where(total_v > capacity, 0, 1).to(tl.int32),
-                 mask=first)
-        tl.store(reqs_ptr + tl.arange(0, STILE), (zero + bs).to(tl.int32), mask=first)
+        if j == nscan - 1:  # the totals and the three scalars, as scalars
+            total_v = carry_v + own_v
+            tl.store(verify_ptr + bs, total_v)
+            tl.store(write_ptr + bs, carry_w + own_w)
+            tl.store(num_valid_ptr, tl.minimum(total_v, capacity).to(tl.int32))
+            tl.store(enable_ptr, tl.where(total_v > capacity, 0, 1).to(tl.int32))
+            tl.store(reqs_ptr, bs.to(tl.int32))
+        c = tl.arange(0, _SET_WORDS_C)  # after the outputs: the other set, for the next launch
+        tl.store(ws_ptr + other + c, c * 0, mask=(c * nscan.to(tl.int32)) // _SET_WORDS_C == j)
 
     @triton.jit(do_not_specialize=tp._INT_ARGS, do_not_specialize_on_alignment=tp._PTR_ARGS)
     def _roles_lookback_kernel(
@@ -124,39 +127,25 @@ if triton is not None:
         lut_len: tl.int64, window: tl.int64, capacity: tl.int64,
         BLOCK: tl.constexpr, STILE: tl.constexpr, TILE: tl.constexpr, HAS_LUT: tl.constexpr,
         NPROG: tl.constexpr, SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr,
+        EARLY_POLL: tl.constexpr = False,
     ):
         pid = tl.program_id(0)
         nscan = tl.maximum(tl.cdiv(bs, STILE), 1)
         if pid < nscan:
             _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
                        enable_ptr, reqs_ptr, ws_ptr, pid, nscan, bs, window, capacity, BLOCK,
-                       STILE, NPROG, SLOW_CARRY, JOINED)
+                       STILE, NPROG, SLOW_CARRY, JOINED, EARLY_POLL)
         else:
             triton_roles._seed_part(rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
                                     seed_ptr, pid - nscan, bs, stride0, max_reqs, max_seq_len,
                                     lut_len, TILE, HAS_LUT)
 
-_WORKSPACES: dict[str, torch.Tensor] = {}
-
-
-def workspace(device: torch.device) -> torch.Tensor:
-    """``device``'s workspace: int64 [:data:`WORKSPACE_LEN`], zeroed when first made (outside any
-    graph capture), then kept valid by the kernel itself (module docstring)."""
-    key = str(device)
-    ws = _WORKSPACES.get(key)
-    if ws is None:
-        ws = _WORKSPACES[key] = torch.zeros(WORKSPACE_LEN, dtype=torch.int64, device=device)
-    return ws
-
-
-def existing_workspace(device: torch.device) -> torch.Tensor | None:
-    """``device``'s workspace if it was made already, else None (nothing is allocated)."""
-    return _WORKSPACES.get(str(device))
-
-
-def reset_workspace(device: torch.device) -> None:
-    """Zero ``device``'s workspace again (after a launch that did not finish)."""
-    workspace(device).zero_()
+_WORKSPACES = Workspaces(WORKSPACE_LEN)
+workspace = _WORKSPACES.get
+"""``workspace(device)``: ``device``'s workspace, int64 [:data:`WORKSPACE_LEN`], zeroed when first
+made (outside any graph capture), then kept valid by the kernel itself (module docstring)."""
+existing_workspace = _WORKSPACES.existing
+reset_workspace = _WORKSPACES.reset
 
 
 def shape(bs: int, tile: int | None, scan_tile: int | None, num_warps: int | None,
@@ -183,16 +172,19 @@ def shape(bs: int, tile: int | None, scan_tile: int | None, num_warps: int | Non
 
 
 def launch(args: tuple, *, bs: int, tile: int | None, scan_tile: int | None,
-           num_warps: int | None, has_lut: bool, slow_carry: bool = False, joined: bool = False):
+           num_warps: int | None, has_lut: bool, slow_carry: bool = False, joined: bool = False,
+           early_poll: bool = False):
     """Launch on ``args`` (the five inputs, the six outputs, then the seven int64 scalars of
     :func:`impls.offsets_planner.triton_one_pass.plan_launch`); the workspace is this module's.
     ``slow_carry``: every scan program takes the path of a missing earlier tile (for tests);
     ``joined``: a scan program reduces and scans both sides as one [STILE, 2] tensor and sums the
-    earlier tiles' four words in one reduction (fewer block-wide barriers; a sweep candidate)."""
+    earlier tiles' four words in one reduction (fewer block-wide barriers; a sweep candidate);
+    ``early_poll``: the first poll of the earlier tiles' words goes out before the tile's scan."""
     block, scan_tile, tile, warps, grid = shape(bs, tile, scan_tile, num_warps)
     ws = workspace(args[0].device)
     nprog = max(2, block // scan_tile)
     return _roles_lookback_kernel[(grid,)](*args[:11], ws, *args[11:], BLOCK=block,
                                            STILE=scan_tile, TILE=tile, HAS_LUT=has_lut,
                                            NPROG=nprog, SLOW_CARRY=slow_carry,
-                                           JOINED=joined, num_warps=warps)
+                                           JOINED=joined, EARLY_POLL=early_poll,
+                                           num_warps=warps)

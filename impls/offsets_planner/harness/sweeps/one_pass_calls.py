@@ -200,15 +200,20 @@ def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) ->
                     if 2 * scan_tile <= max(bs, 64) and -(-bs // tile) <= 128:
                         out.append(_triton_candidate("roles-lookback", tile=tile,
                                                      scan_tile=scan_tile, num_warps=w))
-                        if tile == 32 and w == 8:  # one reduction and scan for both sides
-                            out.append(_triton_candidate("roles-lookback", tile=tile,
-                                                         scan_tile=scan_tile, num_warps=w,
-                                                         joined=True))
+                        if tile <= 128:  # one reduction and scan for both sides
+                            for early in (False, True):  # the poll before or after the scan
+                                out.append(_triton_candidate(
+                                    "roles-lookback", tile=tile, scan_tile=scan_tile,
+                                    num_warps=w, joined=True, early_poll=early))
         return out
-    for threads, chunk in ((128, 256), (128, 512), (256, 256), (256, 512), (256, 1024),
-                           (512, 512), (512, 1024)):
-        if 2 * chunk <= max(bs, 64) and -(-bs // threads) <= 128:
-            out.append(_numba_candidate("roles-lookback", threads=threads, chunk=chunk))
+    for threads, chunk in ((128, 256), (256, 256), (256, 512), (512, 512), (512, 1024),
+                           (1024, 1024)):
+        for seed_tile in sorted({64, 128, threads}):  # seed blocks of fewer requests than threads
+            if (2 * chunk <= max(bs, 64) and -(-bs // seed_tile) <= 128
+                    and seed_tile <= threads and (seed_tile == threads or threads >= 256)):
+                for fixed in (False, True):  # the chunk a runtime argument or a constant
+                    out.append(_numba_candidate("roles-lookback", threads=threads, chunk=chunk,
+                                                seed_tile=seed_tile, fixed_chunk=fixed))
     return out
 
 
