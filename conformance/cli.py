@@ -25,7 +25,7 @@ Subcommands:
                            the corpus's mutation score: planted mutants killed per profile
   upstream RELEASE [RELEASE ...] [--wheel PATH]
                            sglang's published releases judged unchanged: results per release
-                           under reports/upstream/RELEASE/, a matrix across them
+                           under reports/out/upstream/RELEASE/, a matrix across them
   upstream-entries RELEASE --out DIR [--subject NAME] [--wheel PATH | --tree DIR --no-layout]
                            a release's kernel of a subject's launcher (its UPSTREAM_ENTRY)
                            built by sglang's own JIT (tvm-ffi, ninja, nvcc) and judged on

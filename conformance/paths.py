@@ -52,7 +52,19 @@ DEFAULT_REPORT_HTML = OUTPUT_ROOT / "reports" / "report.html"
 """Where ``python -m conformance report`` writes its page by default."""
 DEFAULT_COMPARE_HTML = OUTPUT_ROOT / "reports" / "compare.html"
 """Where ``python -m conformance report --compare`` writes its page by default."""
-DEFAULT_BENCH_JSON = OUTPUT_ROOT / "reports" / "out" / "bench.json"
+GENERATED_ROOT = OUTPUT_ROOT / "reports" / "out"
+"""Generated output (ignored by git): a command may replace what it finds here, never files
+elsewhere (:func:`kept_files`)."""
+DEFAULT_BENCH_JSON = GENERATED_ROOT / "bench.json"
 """Where ``python -m conformance bench`` writes pytest-benchmark's JSON by default."""
 BENCH_DIR = PACKAGE_DIR / "bench"
 """The benchmark suite's folder (opt-in: collected only when named)."""
+
+
+def kept_files(paths) -> list[Path]:
+    """Those of ``paths`` that exist outside :data:`GENERATED_ROOT`, in the order given: files a
+    command refuses to write over (committed evidence, a page someone reviewed), so that a re-run
+    never silently replaces what was read. Paths are compared resolved (``..`` and links)."""
+    generated = GENERATED_ROOT.resolve()
+    return [Path(p) for p in paths
+            if Path(p).exists() and not Path(p).resolve().is_relative_to(generated)]

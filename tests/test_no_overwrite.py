@@ -119,3 +119,62 @@ def test_results_never_replace_a_case_file_or_another_file(tmp_path, where):
     assert f"--results {target}" in proc.stderr
     assert {p: p.read_bytes() for p in before} == before
     assert (where != "inside-cases") or not target.exists()
+
+
+def _snapshot(folder):
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_upstream_refuses_to_write_over_the_committed_evidence(tmp_path):
+    """``upstream 0.5.23 --out reports/upstream`` would replace the reviewed results, summary, page
+    and run log of 0.5.23: refused (exit 2) before any fetch, every file unchanged, each named."""
+    evidence = REPO / "reports" / "upstream"
+    before = _snapshot(evidence / "0.5.23")
+    proc = cli("upstream", "0.5.23", "--out", str(evidence), "--cache", str(tmp_path / "cache"))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    for name in ("results.json", "summary.md", "report.html", "run.txt"):
+        assert str(evidence / "0.5.23" / name) in proc.stdout
+    assert "never replaced" in proc.stdout
+    assert _snapshot(evidence / "0.5.23") == before
+    assert not (tmp_path / "cache").exists()  # nothing fetched
+
+
+def test_upstream_refuses_an_existing_matrix_but_not_generated_output(tmp_path):
+    """A folder outside reports/out/ that holds a matrix.md someone reviewed: refused for a
+    several-release run; the default folder (reports/out/upstream, generated) is not, and the
+    run goes on to judge (here: a --wheel that does not exist is the release's problem, exit 1)."""
+    from conformance.paths import GENERATED_ROOT
+    from conformance.upstream.command import DEFAULT_OUT
+
+    (tmp_path / "matrix.md").write_text("reviewed")
+    proc = cli("upstream", "0.5.20", "0.5.23", "--out", str(tmp_path))
+    assert proc.returncode == 2 and str(tmp_path / "matrix.md") in proc.stdout
+    assert (tmp_path / "matrix.md").read_text() == "reviewed"
+    assert DEFAULT_OUT == GENERATED_ROOT / "upstream"
+    missing = tmp_path / "sglang-0.5.23-py3-none-any.whl"
+    proc = cli("upstream", "0.5.23", "--wheel", str(missing), "--cache", str(tmp_path / "c"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "sglang 0.5.23: not judged:" in proc.stdout
+
+
+@pytest.mark.parametrize("command", ["upstream-entries", "upstream-launchers"])
+def test_upstream_entries_and_launchers_refuse_reviewed_files(tmp_path, command):
+    """Their --out holding a report of theirs outside reports/out/: refused, the file unchanged."""
+    from conformance.corpus.subjects import discover
+    from conformance.upstream.launchers_command import file_names
+
+    args = [command, "0.5.23", "--out", str(tmp_path), "--wheel", str(tmp_path / "none.whl")]
+    if command == "upstream-entries":
+        name = "entries-build.md"
+    else:
+        subject = next(s for s in discover().values() if getattr(s, "UPSTREAM_LAUNCHERS", ()))
+        launcher = subject.UPSTREAM_LAUNCHERS[0]
+        name = file_names(launcher, "cpu")[0]
+        assert name == f"launchers-{launcher}.json"
+        args += ["--subject", subject.NAME, "--launcher", launcher, "--device", "cpu"]
+    (tmp_path / name).write_text("reviewed")
+    proc = cli(*args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "never replaced" in proc.stderr and str(tmp_path / name) in proc.stderr
+    assert (tmp_path / name).read_text() == "reviewed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing else written

@@ -157,3 +157,122 @@ def test_gpu_capture_first_then_eager_then_capture_again(monkeypatch):
                 ref = check_against_reference(clone(static))
                 for name in OUT:
                     assert torch.equal(static[name], ref[name]), (round_, step, name)
+
+
+# ---- review attacks (hostile read of numba_roles_lookback_kernel) --------------------------------
+
+def fresh_workspace(monkeypatch) -> torch.Tensor:
+    """A new, zeroed workspace for this test only (the module's stays as the other tests left it)."""
+    monkeypatch.setattr(rlk._WORKSPACES, "by_device", {})
+    return rlk.workspace(torch.device(DEVICE))
+
+
+@sim_only
+@pytest.mark.parametrize("row, bs", [
+    (("roles-lookback", 4, 4, 0), 13),  # a polling lane reads every 32nd word: words 4..31 unread
+    (("roles-lookback", 48, 96, 0), 100),  # not a multiple of 32
+    (("roles-lookback", 32, 31, 0), 129),  # 133 scan blocks at bs 4096: past the set's 128
+    (("roles-lookback", 32, 96, 64), 100),  # seed tile 64 > 32 threads: requests 32..63 unplanned
+])
+def test_a_look_back_row_the_kernel_cannot_plan_is_refused(monkeypatch, row, bs):
+    """Rows the look-back kernel would plan wrong are refused before any launch, with a message
+    that names the limits: blocks of fewer than 32 threads (unread earlier-block words, wrong
+    offsets), more than 128 scan blocks at the row's largest bs (stores past its workspace set:
+    stale READY words, or past the workspace's end), a seed tile above threads (seeds left
+    poisoned). The outputs and the workspace stay as they were."""
+    monkeypatch.setattr(nb, "SIM_DESIGNS", ((4096, row),))
+    ws = fresh_workspace(monkeypatch)
+    with pytest.raises(ValueError, match=r"multiple of 32 in \[32, 1024\].*at most 128"):
+        nb.launch_shape(bs)
+    kw = random_plan(11, bs, lut=True, hazards=False)
+    before = {name: kw[name].clone() for name in OUT}
+    with pytest.raises(ValueError, match="roles-lookback row"):
+        nb.launch(**kw)
+    for name in OUT:
+        assert torch.equal(kw[name], before[name]), name
+    assert not bool(ws.any())
+
+
+@sim_only
+def test_a_look_back_row_of_exactly_128_scan_blocks_plans_right(monkeypatch):
+    """The limit itself is accepted: chunks of 32 up to bs 4096 are 128 scan blocks; at bs 129 the
+    five blocks plan right and leave the next set zero."""
+    monkeypatch.setattr(nb, "SIM_DESIGNS", ((4096, ("roles-lookback", 32, 32, 0)),))
+    ws = fresh_workspace(monkeypatch)
+    assert nb.launch_shape(129) == (5 + 5, 32, 32, ("roles-lookback", 1, 32, 16, 32, 32))
+    check_against_reference(random_plan(70, 129, lut=False, hazards=True))
+    assert int(ws[0]) == 1 << 16
+    assert other_set_is_zero(ws)
+
+
+@sim_only
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # numpy's int64 wrap
+@pytest.mark.parametrize("bs", [192, 300])
+def test_int64_totals_that_wrap_across_scan_blocks(monkeypatch, bs):
+    """Every request active with prefix and extend lengths in [2^61, 2^63): each scan block's totals
+    wrap int64 and their 32-bit halves are all non-trivial, so the carry rebuilt from the four
+    ``READY | 32 bits`` words of each earlier block (high half shifted back by 32, wrapping) must
+    equal the reference's exact-then-wrapped offsets; bs 192 is two full chunks, 300 four."""
+    monkeypatch.setattr(nb, "SIM_DESIGNS", LOOKBACK_ROWS)
+    ws = fresh_workspace(monkeypatch)
+    kw = random_plan(4242 + bs, bs, lut=False, hazards=False)
+    g = torch.Generator().manual_seed(bs)
+    kw["req_pool_indices"] = torch.randint(1, 9, (bs,), generator=g, dtype=torch.int64)
+    kw["prefix_lens"] = torch.randint(1 << 61, (1 << 63) - 1, (bs,), generator=g, dtype=torch.int64)
+    kw["extend_seq_lens"] = torch.randint(1 << 61, (1 << 63) - 1, (bs,), generator=g,
+                                          dtype=torch.int64)
+    kw["prefix_lens"][0] = (1 << 63) - 1  # a low half of 0xFFFFFFFF in block 0
+    kw["swa_window_size"] = 0
+    got = check_against_reference(kw)
+    exact = sum(int(v) for v in kw["extend_seq_lens"][:96])
+    assert exact >= 1 << 63  # block 0's write total does wrap
+    assert int(got["out_write_offsets"][96]) == (exact + (1 << 63)) % (1 << 64) - (1 << 63)
+    assert other_set_is_zero(ws)
+
+
+@sim_only
+def test_bs_0_and_1_on_a_look_back_row(monkeypatch):
+    """A table whose only row is look-back: bs 0 still launches one scan block (and no seed block),
+    which writes the totals, draws the one ticket and advances the epoch; bs 1 likewise."""
+    monkeypatch.setattr(nb, "SIM_DESIGNS", ((4096, ("roles-lookback", 32, 96, 0)),))
+    ws = fresh_workspace(monkeypatch)
+    assert nb.launch_shape(0)[:3] == (1, 32, 96)
+    for step, bs in enumerate([0, 1, 0]):
+        check_against_reference(random_plan(20 + step, bs, lut=True, hazards=True))
+        assert int(ws[0]) == (step + 1) << 16, (step, bs)
+        assert other_set_is_zero(ws), (step, bs)
+
+
+@sim_only
+def test_two_look_back_rows_of_different_chunks_share_one_workspace(monkeypatch):
+    """Chunks of 32 up to bs 128 (per_lane 16: exactly the set's 128 blocks at bs 4096), chunks of
+    96 above: launches alternate between the two kernels on one workspace, each finding the set
+    it polls zeroed by the other."""
+    monkeypatch.setattr(nb, "SIM_DESIGNS", ((128, ("roles-lookback", 32, 32, 0)),
+                                            (4096, ("roles-lookback", 32, 96, 0))))
+    assert nb.launch_shape(128)[3] == ("roles-lookback", 1, 32, 16, 32, 32)
+    assert nb.launch_shape(300)[3] == ("roles-lookback", 4, 32, 6, 32, 96)
+    ws = fresh_workspace(monkeypatch)
+    for step, bs in enumerate([128, 300, 97, 128, 33]):
+        check_against_reference(random_plan(30 + step, bs, lut=step % 2 == 0, hazards=True))
+        assert int(ws[0]) == (step + 1) << 16, (step, bs)
+        assert other_set_is_zero(ws), (step, bs)
+
+
+@sim_only
+def test_reset_after_a_launch_killed_midway(monkeypatch):
+    """A launch killed after two of its four scan blocks drew tickets and published: word 0 holds
+    a ticket count of 2 and READY words lie in both sets. ``reset_workspace`` (what the docstrings
+    prescribe) must bring back the invariant: the next launches plan right, advance the epoch by
+    one each and leave the count at 0 and the next set zero."""
+    monkeypatch.setattr(nb, "SIM_DESIGNS", LOOKBACK_ROWS)
+    ws = fresh_workspace(monkeypatch)
+    ws[0] = (3 << 16) | 2
+    ws[rlk.SETS_AT:rlk.SETS_AT + 16] = (1 << 32) | 12345
+    ws[rlk.SETS_AT + rlk.SET_WORDS:rlk.SETS_AT + rlk.SET_WORDS + 16] = (1 << 32) | 777
+    rlk.reset_workspace(torch.device(DEVICE))
+    assert not bool(ws.any())  # zeroed in place: a captured graph keeps its pointer
+    for step, bs in enumerate([300, 97]):
+        check_against_reference(random_plan(40 + step, bs, lut=True, hazards=True))
+        assert int(ws[0]) == (step + 1) << 16, (step, bs)
+        assert other_set_is_zero(ws), (step, bs)

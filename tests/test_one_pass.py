@@ -154,8 +154,8 @@ def test_default_planner_designs():
     """The Triton planner's default launch is a design of these candidates, by bucket
     (``triton_planner.DESIGNS``): ``roles`` up to bs 512, ``roles-lookback`` above (a default
     launch at bs 600 advances that design's epoch by one and is exact); CONFIG's kernel stays for
-    explicit configurations; the Numba planner's default takes ``roles`` up to bs 1024 and its
-    earlier ``blocked`` kernel above (no look-back: no workspace)."""
+    explicit configurations; the Numba planner's default takes ``roles`` up to bs 1024 and
+    ``roles-lookback`` (256-request scan chunks) above (``numba_cuda_planner.DESIGNS``)."""
     from impls.offsets_planner import numba_cuda_planner, triton_planner
     from impls.offsets_planner import triton_roles_lookback as trl
 
@@ -171,7 +171,8 @@ def test_default_planner_designs():
     assert_same(dev, expected(kw), kw)
     assert int(ws[0]) == before + (1 << 16)
     assert numba_cuda_planner.GPU_THREADS == 512
-    assert [d[0] for _, d in numba_cuda_planner.DESIGNS] == ["roles", "roles", "blocked"]
+    assert [(top, d[0]) for top, d in numba_cuda_planner.DESIGNS] == [
+        (64, "roles"), (1024, "roles"), (4096, "roles-lookback")]
 
 
 @pytest.mark.slow  # both frameworks' candidates in the stand-ins: about 9 s on 2 cores
@@ -254,7 +255,7 @@ def test_triton_candidates_compile_for_sm90():
     out = subprocess.run([sys.executable, "-m", "tests.one_pass_sm90"], cwd=REPO_ROOT, env=env,
                          capture_output=True, text=True, timeout=300)
     lines = [line for line in out.stdout.splitlines() if ": " in line]
-    assert out.returncode == 0 and len(lines) == 17, out.stdout + out.stderr[-2000:]
+    assert out.returncode == 0 and len(lines) == 18, out.stdout + out.stderr[-2000:]
     assert all(": ok, " in line for line in lines), out.stdout
 
 

@@ -5,10 +5,13 @@ Each release's wheel is fetched with pip into the user's cache (``--cache``, def
 taken from ``--wheel PATH``; its offsets launcher is loaded from the wheel's own bytes
 (:mod:`conformance.upstream.release_tree`) and the corpus runs on it
 (:mod:`conformance.upstream.run_release`), writing ``OUT/RELEASE/`` (default
-``reports/upstream/``). With more than one release, ``OUT/matrix.md`` compares them.
+``reports/out/upstream/``, generated output). With more than one release, ``OUT/matrix.md``
+compares them. Files of an earlier run outside ``reports/out/`` (the committed evidence under
+``reports/upstream/``, say) are never written over: the command refuses before fetching anything.
 
 Exit code: 0 when every release judged ends with 0 failures, 1 when one does not or cannot be
-judged (the reason is printed and, with several releases, in the matrix).
+judged (the reason is printed and, with several releases, in the matrix), 2 for bad arguments or
+files it would write over.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ import os
 import shlex
 from pathlib import Path
 
-from conformance.paths import REPO_ROOT
-from conformance.upstream.matrix import write_matrix
-from conformance.upstream.run_release import prepare, reuse, run_corpus
+from conformance.paths import GENERATED_ROOT, kept_files
+from conformance.upstream.matrix import MATRIX_NAME, write_matrix
+from conformance.upstream.run_release import OUT_NAMES, prepare, reuse, run_corpus
 
-DEFAULT_OUT = REPO_ROOT / "reports" / "upstream"
+DEFAULT_OUT = GENERATED_ROOT / "upstream"
 
 
 def default_cache() -> Path:
@@ -39,7 +42,9 @@ def add_parser(sub) -> None:
                    help="a wheel on disk (its release must be one named); no download for it")
     p.add_argument("--cache", type=Path, default=None, help="cache folder for wheels and laid-out releases "
                    "(default: $XDG_CACHE_HOME/planner-conformance or ~/.cache/planner-conformance)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where RELEASE/ and matrix.md go")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                   help="where RELEASE/ and matrix.md go (default: reports/out/upstream; files "
+                        "outside reports/out/ are never written over)")
     p.add_argument("--pytest-args", default="", metavar="ARGS",
                    help="more pytest options, one string: --pytest-args='--sanitize memcheck'")
     p.add_argument("--no-run", action="store_true",
@@ -55,6 +60,13 @@ def run_upstream(args: argparse.Namespace) -> int:
     unknown = sorted(set(wheels) - set(args.releases))
     if unknown:
         print(f"error: --wheel for release(s) not named: {', '.join(unknown)}")
+        return 2
+    targets = [] if args.no_run else [args.out / r / n for r in args.releases for n in OUT_NAMES]
+    kept = kept_files(targets + ([args.out / MATRIX_NAME] if len(args.releases) > 1 else []))
+    if kept:
+        print(f"error: --out {args.out}: would write over {', '.join(map(str, kept))}; files "
+              f"outside reports/out/ are never replaced: name another --out (the default, "
+              f"{DEFAULT_OUT}, is generated output) and compare")
         return 2
     runs = []
     for release in args.releases:

@@ -41,7 +41,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from conformance.corpus.subjects import SubjectError
-from conformance.paths import REPO_ROOT
+from conformance.paths import REPO_ROOT, kept_files
 from conformance.upstream.command import default_cache
 from conformance.upstream import entries_declared
 from conformance.upstream.entries_report import render
@@ -145,6 +145,16 @@ def layout(args) -> tuple[Path, object | None, str | None]:
         return tree_dir, None, f"{type(exc).__name__}: {exc}"
 
 
+def refused_out(out: Path, names) -> bool:
+    """Whether writing ``names`` into ``out`` would replace files outside ``reports/out/``
+    (:func:`conformance.paths.kept_files`: committed evidence is never written over); says so."""
+    kept = kept_files(out / n for n in names)
+    if kept:
+        print(f"--out {out}: would write over {', '.join(map(str, kept))}; files outside "
+              f"reports/out/ are never replaced: name a new folder", file=sys.stderr)
+    return bool(kept)
+
+
 def reapply(args, subject) -> int:
     """``--reapply DOC``: the manifest applied to a judged document, the report written again."""
     out = Path(args.out)
@@ -159,6 +169,8 @@ def reapply(args, subject) -> int:
               f"{args.release!r}", file=sys.stderr)
         return 2
     entries_declared.apply(doc, entries_declared.load(args.release, subject=subject))
+    if refused_out(out, (JSON_NAME, MD_NAME)):
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(doc, indent=1, default=str) + "\n")
     (out / MD_NAME).write_text(render(doc, subject) + "\n")
@@ -177,6 +189,8 @@ def run(args) -> int:
     if args.reapply is not None:
         return reapply(args, subject)
     out = Path(args.out)
+    if not args.layout_only and refused_out(out, (JSON_NAME, MD_NAME, LOG_NAME)):
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     doc = {"release": args.release, "command": "python -m conformance upstream-entries "
            + shlex.join(sys.argv[sys.argv.index("upstream-entries") + 1:] if "upstream-entries" in sys.argv

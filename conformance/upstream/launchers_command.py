@@ -34,7 +34,7 @@ from pathlib import Path
 from conformance.corpus.subjects import SubjectError, case_folder, discover
 from conformance.paths import CASES_ROOT, REPO_ROOT
 from conformance.upstream import entries_declared
-from conformance.upstream.entries_command import child_env, layout, run_child
+from conformance.upstream.entries_command import refused_out, child_env, layout, run_child
 from conformance.upstream.launchers_report import render, verdict
 
 
@@ -158,6 +158,8 @@ def reapply(args, subject, case_ids: set[str]) -> int:
         print(f"--reapply {args.reapply}: --out would overwrite it; name another folder",
               file=sys.stderr)
         return 2
+    if refused_out(Path(args.out), file_names(doc["launcher"], doc.get("device", "cpu"))):
+        return 2
     return 0 if _declare_and_write(doc, subject, args, case_ids) else 1
 
 
@@ -181,6 +183,9 @@ def run(args) -> int:
     if args.reapply is not None:
         return reapply(args, subject, case_ids)
     out = Path(args.out)
+    if refused_out(out, [n for launcher in args.launcher or names
+                      for n in file_names(launcher, args.device)]):
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     tree_dir, tree, problem = layout(args)
     command = "python -m conformance upstream-launchers " + shlex.join(

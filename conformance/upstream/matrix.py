@@ -1,4 +1,4 @@
-"""The matrix across releases: ``reports/upstream/matrix.md``, one column per release.
+"""The matrix across releases: ``OUT/matrix.md``, one column per release.
 
 What each release is (wheel SHA-256, files loaded, stand-ins), the status counts of its launcher's
 row, its divergence profile (spec section 6, :mod:`conformance.reporting.divergence_profile`), and

@@ -1,4 +1,5 @@
-"""Run the corpus on one published release's launcher and write ``reports/upstream/RELEASE/``.
+"""Run the corpus on one published release's launcher and write ``OUT/RELEASE/`` (default
+``reports/out/upstream/RELEASE/``).
 
 The corpus runs in a pytest child process, ``pytest conformance/ --planner MODULE:launch_plan_offsets_kernel
 --isolate`` with the release's laid-out folder (:mod:`conformance.upstream.release_tree`) first on
@@ -21,7 +22,8 @@ from conformance.upstream.release_tree import ReleaseLayoutError, ReleaseTree, b
 from conformance.upstream.wheel import FetchError, RecordError, fetch_wheel, open_wheel
 
 RESULTS_NAME, SUMMARY_NAME, REPORT_NAME, RUN_NAME = "results.json", "summary.md", "report.html", "run.txt"
-"""The files written under ``reports/upstream/RELEASE/``."""
+OUT_NAMES = (RESULTS_NAME, SUMMARY_NAME, REPORT_NAME, RUN_NAME)
+"""The files written under ``OUT/RELEASE/``."""
 
 
 @dataclass

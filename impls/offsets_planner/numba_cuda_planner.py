@@ -201,13 +201,25 @@ def launch_shape(bs: int, lookback: bool = True) -> tuple[int, int, int, tuple]:
 
     Raises:
         RuntimeError: a ``blocked`` chunk that needs more than the kernel's requests a thread.
+        ValueError: a ``roles-lookback`` row the kernel cannot plan right: threads not a multiple
+            of 32 in [32, 1024] (a polling lane reads every 32nd word), a seed tile above threads
+            (a seed block plans one request a thread), or more scan blocks at the row's largest bs
+            than a workspace set holds (128).
     """
     design, threads, chunk, scans = design_for(bs, lookback)
     if design == "roles-lookback":
         items = max(1, -(-chunk // threads))
         items = 1 << (items - 1).bit_length()
-        per_lane = -(-4 * -(-_largest(design) // chunk) // 32)
+        blocks = -(-_largest(design) // chunk)
+        per_lane = -(-4 * blocks // 32)
         seed_tile = scans or threads  # a roles-lookback row's fourth value: its seed tile
+        if (threads % 32 or not 32 <= threads <= 1024 or seed_tile > threads
+                or 4 * blocks > lookback_kernel.SET_WORDS):
+            raise ValueError(f"numba-cuda planner: roles-lookback row of {threads} threads, chunk "
+                             f"{chunk}, seed tile {seed_tile} ({blocks} scan blocks at bs "
+                             f"{_largest(design)}): threads must be a multiple of 32 in [32, "
+                             f"1024], the seed tile at most threads, the scan blocks at most "
+                             f"{lookback_kernel.SET_WORDS // 4}")
         return (max(1, -(-bs // chunk)) + -(-bs // seed_tile), threads, chunk,
                 ("roles-lookback", items, threads, per_lane, seed_tile, chunk))
     if design == "roles":
