@@ -91,6 +91,15 @@ def test_a_planner_that_rewrites_the_previous_calls_outputs_fails(subject):
     assert fails(judge(subject, VALID[subject.NAME], launch))
 
 
+def test_a_write_past_the_previous_calls_output_is_outside_after_it_returned():
+    v = judge(ENTRIES, VALID[ENTRIES.NAME], hostile.corrupts_past_the_previous_call(
+        honest(ENTRIES), SLOT))
+    assert [(d.run, d.what, d.field, d.index, d.got) for d in v.differences] == [
+        (run, "outside", SLOT, 10, 0) for run in ("a", "b")]
+    assert v.outside == f"the planner wrote outside {SLOT} after its call returned: element 10 " \
+        "of its storage (1 past its end, in the guard zone)"
+
+
 # --- inputs ---------------------------------------------------------------------------------
 
 @BOTH
@@ -139,25 +148,42 @@ def test_an_output_resized_away_is_never_written():
 
 
 def test_an_output_whose_storage_is_freed_stops_the_judgement():
-    """The judge cannot read the outputs: it raises, so the item errors (not a verdict, not green)."""
+    """The judge cannot read the outputs: it raises, so the item errors (not a verdict, not green);
+    it refuses before reading (torch reads a freed storage at a non-zero offset as memory)."""
     with pytest.raises(RuntimeError, match="unallocated storage"):
         judge(ENTRIES, VALID[ENTRIES.NAME], hostile.frees_the_storage(honest(ENTRIES), SLOT))
 
 
-def test_a_write_past_the_storage_is_refused_by_torch_and_is_a_raise():
+def test_a_write_just_past_an_output_lands_in_its_guard_zone_and_is_outside():
+    """Every argument lies in an allocation with guard zones (conformance/engine/allocations.py),
+    as a GPU's caching allocator leaves memory after a tensor that nothing checks: the write is
+    an access outside the tensor, element 10 of a 10-element output, proved in every run."""
     v = judge(ENTRIES, VALID[ENTRIES.NAME], hostile.writes_one_past_the_end(honest(ENTRIES), SLOT))
-    assert [(d.run, d.what, d.rule) for d in v.differences] == [
-        (run, "raised", "contract") for run in RUNS]
-    assert "out of bounds for storage of size 80" in v.differences[0].got
+    assert [(d.run, d.what, d.field, d.index, d.got, d.rule) for d in v.differences] == [
+        (run, "outside", SLOT, 10, 0, "contract") for run in RUNS]
+    assert v.outside == f"the planner wrote outside {SLOT}: element 10 of its storage (1 past its " \
+        "end, in the guard zone)"
+    assert status_of(v, PROFILES["contract"])[0] == "oob"
 
 
-@pytest.mark.xfail(strict=True, reason="a strided output's storage elements outside its view are "
-                   "neither poisoned nor compared (fix: compare every tensor's whole storage, and "
-                   "allocate outputs inside guard zones as conformance/engine/inputs.py does)")
 def test_a_write_into_the_hidden_half_of_a_strided_output_fails():
+    """The output is every other element of an allocation twice its length (3 of 6): the planner
+    writes 0 into every odd element from the allocation's start, guard zone included (the
+    allocation is 16 + 6 + 16 int64 elements), raises the documented error and writes nothing
+    into the view. Each odd element is an ``outside`` difference; the error is right."""
     case = "entries-error-contiguous"
-    launch = hostile.writes_the_hidden_half(PREV, message(ENTRIES, case))
-    assert fails(judge(ENTRIES, case, launch))
+    v = judge(ENTRIES, case, hostile.writes_the_hidden_half(PREV, message(ENTRIES, case)))
+    assert status_of(v, PROFILES["contract"])[0] == "oob" and v.error_steps[0]["ok"]
+    assert {(d.what, d.field, d.got, d.rule) for d in v.differences} == {
+        ("outside", PREV, 0, "contract")}
+    assert v.count == len(RUNS) * 19  # the odd elements 1, 3, ..., 37 of 38
+    run_a = [(d.index, d.evidence.split(": ", 1)[1]) for d in v.differences if d.run == "a"]
+    assert run_a[0] == (-15, "element -15 of its storage (15 before its start, in the guard zone)")
+    assert run_a[8:11] == [  # the view is elements 0, 2 and 4 of the 6 (its index: None between)
+        (None, "element 1 of its storage (which no argument's view covers)"),
+        (None, "element 3 of its storage (which no argument's view covers)"),
+        (5, "element 5 of its storage (which no argument's view covers)")]
+    assert run_a[-1] == (21, "element 21 of its storage (16 past its end, in the guard zone)")
 
 
 # --- what the call returns -----------------------------------------------------------------

@@ -7,10 +7,12 @@ negative in ``b``; ``plain`` with values a stale plan could hold,
 :func:`conformance.engine.inputs.stale_plan_values`, so that a planner right only on poison-sized
 fills is seen; all drawn from the process's poison seed) the subject builds the case's arguments
 (the case it gets carries ``_run`` and ``_seed``, :func:`conformance.engine.inputs.run_seed`, for
-the values of an input the contract leaves unread), the harness fills every output with that run's
-values, keeps
-its own views of every tensor (a planner that rebinds a tensor's storage with ``set_`` does not
-move them) and a copy of every input, calls the launcher, synchronises the device, and compares:
+the values of an input the contract leaves unread), the harness moves every tensor argument into a
+guarded allocation of its own (:class:`conformance.engine.allocations.Allocations`: guard zones
+around it, and the storage a strided view skips, filled with the run's values), fills every
+output with that run's values, keeps its own views of every tensor (a planner that rebinds a
+tensor's storage with ``set_`` does not move them) and a copy of every input, calls the launcher,
+synchronises the device, and compares:
 
 * a documented error: an instance of the built-in class the subject's error class derives from
   (``ValueError`` for a ``PlanError``) with the case's exact text (and its ``error_id``, when the
@@ -26,7 +28,9 @@ move them) and a copy of every input, calls the launcher, synchronises the devic
   returned, every output element of the golden's leading
   region equal to it, every later element still its poison, except where the subject's
   ``element_rules`` say ``unspecified``;
-* every input equal to its copy (inputs are read-only).
+* every input equal to its copy (inputs are read-only);
+* every byte of every allocation that no argument's view covers as it was filled (a write there
+  is an ``outside`` difference, with its proof: the status is ``oob``).
 
 Each difference is a :class:`~conformance.engine.verdict.Difference` with the element's rule
 (``contract`` or a project rule key); :func:`judge_call` returns the
@@ -41,6 +45,7 @@ from types import ModuleType
 
 import torch
 
+from conformance.engine.allocations import Allocations
 from conformance.engine.inputs import poison_values, run_seed, stale_plan_values
 from conformance.engine.verdict import Difference, VerdictData
 
@@ -58,6 +63,14 @@ def _poison(run: str, index: int, tensor: torch.Tensor) -> torch.Tensor:
     values = (stale_plan_values(tensor.dtype, n) if run == PLAIN
               else poison_values(run, tensor.dtype, n))[: tensor.numel()]
     return torch.roll(values, index).reshape(tensor.shape)
+
+
+def _fill(run: str):
+    """What run ``run`` fills the bytes no view covers with (:mod:`conformance.engine.allocations`):
+    ``fill(n)``, ``n`` int64 values of its poison, or of a stale plan's values in ``plain``."""
+    if run == PLAIN:
+        return lambda n: stale_plan_values(torch.int64, n)
+    return lambda n: poison_values(run, torch.int64, n)
 
 
 def _text(value) -> str | None:
@@ -192,6 +205,7 @@ def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) ->
     Raises:
         ValueError, KeyError, TypeError: the case's inputs cannot be built (the case's fault, before
             any call).
+        RuntimeError: a call resized (freed) a tensor's storage, which the judge cannot read.
     """
     data = VerdictData()
     device = torch.empty(0, device=device).device  # "cuda" -> "cuda:0", as tensors print it
@@ -201,7 +215,9 @@ def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) ->
     outputs, error_class = list(subject.OUTPUTS), subject.ERROR
     error_ok, earlier = True, []
     for run in RUNS:
-        kwargs = subject.build({**case, "_run": run, "_seed": run_seed(run)}, device)
+        built = subject.build({**case, "_run": run, "_seed": run_seed(run)}, device)
+        guarded = Allocations(built, {k for k in built if k not in outputs}, _fill(run))
+        kwargs = guarded.kwargs
         views = {k: v[...] for k, v in kwargs.items() if isinstance(v, torch.Tensor)}
         judged = [n for n in outputs if n in views and _readable(views[n])]
         poison = {}
@@ -219,6 +235,7 @@ def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) ->
         allowed = subject.error_written_values(case, kwargs) if error is not None and hasattr(
             subject, "error_written_values") else None
         saved = {m: dict(vars(m)) for m in _watched(subject)}
+        guarded.seal()
         returned, raised, at_sync = _call(launch, kwargs, device)
         _restore_changed(data, run, saved)
         if at_sync:  # nothing more can be read on this device
@@ -226,8 +243,9 @@ def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) ->
                                 f"{type(raised).__name__} at synchronize: {_one_line(raised)}",
                                 error_rule))
             return data
+        guarded.judge(data, run)  # refuses a resized allocation before anything reads it
         got = {name: _flat(views[name]) for name in judged}
-        earlier.append((run, views, judged, got))
+        earlier.append((run, views, judged, got, guarded))
         if error is not None:
             error_ok = _judge_error(data, error, error_rule, error_class, run, raised) and error_ok
             _judge_outputs(data, run, got, poison, {}, rules, allowed=allowed)
@@ -249,7 +267,8 @@ def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) ->
                                     flat_a[i] if i < len(flat_a) else None, "contract"))
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    for run, views, judged, got in earlier[:-1]:  # written after its call returned
+    for run, views, judged, got, guarded in earlier[:-1]:  # written after its call returned
+        guarded.judge_again(data, run)
         for name in judged:
             for i, (now, then) in enumerate(zip(_flat(views[name]), got[name])):
                 if now != then:

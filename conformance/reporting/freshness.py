@@ -9,10 +9,10 @@ page shows results of other code. The report names a stale file in its first lin
 from __future__ import annotations
 
 import hashlib
-import importlib.machinery
 from pathlib import Path
 
 from conformance.fingerprint import head_commit
+from impls.source_file import find_source
 
 
 def _sha256(path: Path) -> str | None:
@@ -24,20 +24,10 @@ def _sha256(path: Path) -> str | None:
 
 def current_file(module: str) -> Path | None:
     """The source file that importing ``module`` would run now, found without importing it or any
-    package above it (so that a report never runs planner code: ``importlib.util.find_spec``
-    would import ``pkg/__init__.py`` to find ``pkg.mod``): each dotted part is looked up by the
-    path finder in the folders of the part before. None when it cannot be found."""
-    path, spec = None, None
-    try:
-        for depth, part in enumerate(module.split(".")):
-            name = ".".join(module.split(".")[:depth + 1])
-            spec = importlib.machinery.PathFinder.find_spec(name, path)
-            if spec is None:
-                return None
-            path = list(spec.submodule_search_locations or [])
-    except (ImportError, ValueError, OSError):
-        return None
-    return Path(spec.origin) if spec is not None and spec.origin and spec.has_location else None
+    package above it, so that a report never runs planner code (:func:`impls.source_file.
+    find_source`, the finder the availability probe's digest uses). None when it cannot be found."""
+    path = find_source(module)
+    return Path(path) if path is not None else None
 
 
 def stale_reasons(doc: dict, head: str | None = None) -> list[str]:

@@ -9,11 +9,15 @@ they ask a child process (``python -m impls.offsets_planner.probe NAME``, in a s
 process group after ``timeout`` seconds), so that a module whose top level patches its importer,
 hangs or ends the process does so to that child. Only :func:`get_planner` imports it, in the
 process that calls the planner (the isolation worker).
+
+What the probe prints is the module's own word (its top level runs there, and can rebind the
+probe's functions or leave a process that prints after it): its availability, reason and mode are
+taken from it as the module's self-description, but the source digest is never: this process
+reads the module's file itself (:mod:`impls.source_file`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import inspect
 import json
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from impls.offsets_planner.contract import Launcher
+from impls.source_file import digest, find_source
 
 __all__ = ["Availability", "BUILTIN_MODULES", "Launcher", "PlannerUnavailable", "UnknownPlanner",
            "availability", "bind", "builtin_module", "builtin_names", "chosen_planners",
@@ -327,8 +332,9 @@ def _finish_probe(name: str, proc: subprocess.Popen, since: float,
     answers = [line[len(PROBE_MARK):] for line in out.splitlines() if line.startswith(PROBE_MARK)]
     try:
         doc = json.loads(answers[-1])
-        return (Availability(bool(doc["available"]), doc["mode"], default_device(),
-                             doc["reason"]), doc["source"])
+        available = bool(doc["available"])
+        return (Availability(available, doc["mode"], default_device(), doc["reason"]),
+                digest(module, find_source(module)) if available else None)
     except (IndexError, ValueError, KeyError, TypeError):
         return (Availability(False, None, default_device(),
                              f"cannot import {module!r} for planner {name!r}: the import ended "
@@ -337,7 +343,8 @@ def _finish_probe(name: str, proc: subprocess.Popen, since: float,
 
 def probe_external(name: str) -> dict:
     """In the probe child: import external planner ``name``; its availability and source as a
-    JSON-ready dict (``available``, ``mode``, ``reason``, ``source``)."""
+    JSON-ready dict (``available``, ``mode``, ``reason``, ``source``; the harness reads the
+    source's digest itself and ignores this one, which the module can rewrite)."""
     try:
         _load_external(name)
     except UnknownPlanner as exc:
@@ -351,7 +358,9 @@ def source_digest(name: str) -> dict | None:
     """Which code planner ``name`` is: its module, source file and the file's SHA-256, so that two
     runs of "the same" planner name can be told apart. ``file`` is relative to the folder the module
     was imported from (``impls/offsets_planner/triton_planner.py``), so that no machine's path lands in a results
-    file. None when the module cannot be imported or has no source file."""
+    file. None when the module cannot be imported or has no source file. An external planner's
+    file is found and read here, without importing it (:func:`impls.source_file.
+    find_source`), once its probe has said it imports: never the digest the probe printed."""
     if ":" in name:
         return _probe_external(name, None)[1]
     module_name = BUILTIN_MODULES.get(name)
@@ -361,14 +370,10 @@ def source_digest(name: str) -> dict | None:
 
 
 def _module_digest(module_name: str) -> dict | None:
+    """The digest of an imported module's source file (a built-in planner's here; the probe's
+    own, advisory, answer)."""
     try:
-        module = importlib.import_module(module_name)
-        path = inspect.getsourcefile(module)
-        with open(path, "rb") as handle:
-            digest = hashlib.sha256(handle.read()).hexdigest()
+        path = inspect.getsourcefile(importlib.import_module(module_name))
     except Exception:  # unimportable or no file: nothing to identify
         return None
-    parts = module_name.split(".")
-    tail = (*parts, "__init__.py") if os.path.basename(path) == "__init__.py" else \
-        (*parts[:-1], parts[-1] + ".py")
-    return {"module": module_name, "file": "/".join(tail), "sha256": digest}
+    return digest(module_name, path)

@@ -2,8 +2,9 @@
 (:mod:`impls.offsets_planner.probe`): it forks a child that, after the probe has printed its own answer and exited,
 prints one more ``conformance-probe:`` line claiming a compiled Triton kernel and another source
 digest. The harness reads the probe's output to EOF and takes the last such line
-(:func:`impls.offsets_planner.registry._finish_probe`), so the forgery wins (``tests/test_sandbox.py`` keeps it as
-a strict xfail: README, *What isolation guarantees*, states the hole)."""
+(:func:`impls.offsets_planner.registry._finish_probe`), so the forged mode wins (``tests/test_sandbox.py`` keeps it
+as a strict xfail: the mode is the module's own word); the forged digest does not, since the
+harness reads the module's file itself (:mod:`impls.source_file`)."""
 
 from __future__ import annotations
 

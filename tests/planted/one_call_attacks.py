@@ -56,6 +56,19 @@ def corrupts_the_previous_call(honest, name: str):
     return launch
 
 
+def corrupts_past_the_previous_call(honest, name: str):
+    """Right, and keeps ``name``; at its next call it writes 0 one element past the kept tensor's
+    end (through a wider view of its storage), where its guard zone lies."""
+    kept: list[torch.Tensor] = []
+
+    def launch(**kw):
+        honest(**kw)
+        for old in kept:
+            old.as_strided((old.numel() + 1,), (1,))[-1] = 0
+        kept[:] = [kw[name]]
+    return launch
+
+
 def borrows_an_input(honest, name: str):
     """Uses input ``name`` as scratch during the call (zeroes it) and puts it back before returning."""
     def launch(**kw):
