@@ -16,9 +16,11 @@ longer reads, and is seen rebinding them.
   loop ends is not seen by :func:`tampered`, but it cannot change these brackets either.
 * :class:`RoundClock`: the timer handed to pytest-benchmark's pedantic runner; it wraps a mode's
   timer (:func:`conformance.bench.modes.timer_for`), brackets every reading with the captured
-  ``monotonic_ns``, and calls a hook between rounds (after the end reading: untimed).
+  ``monotonic_ns``, calls a hook between rounds (after the end reading: untimed), and leaves out
+  of a round the time a :class:`conformance.bench.call_tap.CallTap` spent inside it.
 * :func:`loop_mismatch`: the recorded rounds against pytest-benchmark's statistics and against
-  the wall clock of the whole loop (host ns, device-synchronised on a GPU).
+  the wall clock of the whole loop (host ns, device-synchronised on a GPU); a round that is not a
+  finite, non-negative time (a NaN or inf timer) is refused.
 
 The bench times a planner in its own process (pytest's): the planner registry's ``get_planner``
 (the corpus subject's ``registry``) imports an external planner's module there, so the planner's code runs beside the clocks, the statistics and
@@ -32,6 +34,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from math import isfinite
 
 import torch
 from pytest_benchmark import fixture as _pb_fixture
@@ -88,10 +91,18 @@ def _value(owner, attr: str):
 
 def watch(module, *names: str) -> None:
     """Watch ``module``'s ``names`` from now on: :func:`tampered` names any that is rebound later.
-    A bench module calls it at its import for the clocks and timers it holds (before any planner
-    is imported)."""
-    for attr in names:
-        _WATCH.append((f"{module.__name__}.{attr}", module, attr, _value(module, attr)))
+    A bench module calls it at its import for the clocks, timers and judges it holds (before any
+    planner is imported). A dotted name (``"RoundJudge.__call__"``) watches a class attribute.
+
+    Raises:
+        AttributeError: a dotted name's owner does not exist.
+    """
+    for name in names:
+        owner, _, attr = name.rpartition(".")
+        holder = module
+        for part in filter(None, owner.split(".")):
+            holder = getattr(holder, part)
+        _WATCH.append((f"{module.__name__}.{name}", holder, attr, _value(holder, attr)))
 
 
 def tampered() -> list[str]:
@@ -111,24 +122,39 @@ class RoundClock:
     """A pytest-benchmark timer (``benchmark._timer``) that records each round it brackets.
 
     ``base`` is the mode's timer (seconds, or :class:`conformance.bench.timing.EventClock`'s
-    marks); every call returns ``base()`` unchanged. Calls come in pairs (start, end) per round,
-    warm-up rounds included. After each end call, ``between(round_index)`` runs; its host time is
-    kept in ``between_ns`` so the wall-clock check leaves it out.
+    marks); every call returns ``base()``. Calls come in pairs (start, end) per round, warm-up
+    rounds included. After each end call, ``between(round_index)`` runs; its host time is kept in
+    ``between_ns`` so the wall-clock check leaves it out.
+
+    ``tap`` (a :class:`conformance.bench.call_tap.CallTap`, host timers only) is told a round
+    begins before its start reading (``tap.begin(round_index)``) and ends at its end reading
+    (``tap.end()``: the ns it spent inside the round); those ns are subtracted from the end
+    reading (seconds) and kept per round in ``excluded_ns``, which :func:`loop_mismatch` leaves
+    out of the wall clock too.
     """
 
     def __init__(self, base: Callable[[], object],
-                 between: Callable[[int], None] | None = None) -> None:
-        self.base, self.between = base, between
+                 between: Callable[[int], None] | None = None, tap=None) -> None:
+        self.base, self.between, self.tap = base, between, tap
         self.values: list[object] = []
         self.wall_ns: list[int] = []
+        self.excluded_ns: list[int] = []
         self.between_ns = 0
         self.__name__ = getattr(base, "__name__", "timer")
 
     def __call__(self, _wall=time.monotonic_ns, _ns=time.perf_counter_ns):
+        start = len(self.values) % 2 == 0
+        if start and self.tap is not None:
+            self.tap.begin(len(self.values) // 2)
         value = self.base()
+        if not start and self.tap is not None:
+            excluded = self.tap.end()
+            if excluded and not hasattr(value, "event"):
+                value = value - excluded * 1e-9
+            self.excluded_ns.append(excluded)
         self.wall_ns.append(_wall())  # the independent bracket: the real clock, captured at import
         self.values.append(value)
-        if len(self.values) % 2 == 0 and self.between is not None:
+        if not start and self.between is not None:
             t0 = _ns()
             self.between(len(self.values) // 2 - 1)
             self.between_ns += _ns() - t0
@@ -157,7 +183,9 @@ def loop_mismatch(clock: RoundClock, stored_per_call_s: list[float], iterations:
     independent :data:`monotonic_ns` on most rounds (a timer that runs slow or fast shows on
     every round, on the CPU too; a round during which the process was descheduled between the two
     readings of its bracket is off alone);
-    for every mode, the rounds add up to no more than the wall time of the whole loop. ``replay``
+    for every mode, the rounds add up to no more than the wall time of the whole loop. Every round
+    and every stored figure must be a finite, non-negative time first: a NaN compares False with
+    everything, so a NaN round would pass each check after it. ``replay``
     rounds are CUDA-event device time after a prefill sleep
     (:class:`conformance.bench.timing.EventClock`), so only that bound applies to them; their
     stored figures are recomputed with the bound ``Event.elapsed_time``.
@@ -170,6 +198,12 @@ def loop_mismatch(clock: RoundClock, stored_per_call_s: list[float], iterations:
         host_timed: whether the figure is host wall time.
     """
     rounds = clock.rounds_s()
+    for what, values in (("the bench's clock", rounds), ("the results", stored_per_call_s)):
+        bad = next(((i, v) for i, v in enumerate(values) if not (isfinite(v) and v >= 0)), None)
+        if bad is not None:
+            return (f"statistics: round {bad[0]} is {bad[1]!r} s by {what}: not a finite, "
+                    "non-negative time")
+    excluded = list(clock.excluded_ns) + [0] * (len(rounds) - len(clock.excluded_ns))
     timed = rounds[len(rounds) - len(stored_per_call_s):] if stored_per_call_s else []
     if len(timed) != len(stored_per_call_s):
         return (f"statistics: {len(stored_per_call_s)} rounds stored, {len(timed)} timed by the "
@@ -180,7 +214,7 @@ def loop_mismatch(clock: RoundClock, stored_per_call_s: list[float], iterations:
                     f"{own * 1e6:.3f} us by the bench's own clock")
     if host_timed:
         marks = clock.wall_ns
-        off = [(i, figure, (marks[2 * i + 1] - marks[2 * i]) * 1e-9)
+        off = [(i, figure, (marks[2 * i + 1] - marks[2 * i] - excluded[i]) * 1e-9)
                for i, figure in enumerate(rounds)]
         off = [(i, f, w) for i, f, w in off if abs(f - w) > WALL_REL * w + WALL_ABS_S]
         # A timer that runs slow or fast is off on every round; a process descheduled between
@@ -190,7 +224,7 @@ def loop_mismatch(clock: RoundClock, stored_per_call_s: list[float], iterations:
             return (f"wall clock: {len(off)} of {len(rounds)} rounds disagree; round {i} is "
                     f"{figure * 1e6:.1f} us by the timer, {wall_round * 1e6:.1f} us by the wall "
                     "clock")
-    wall = (wall_ns - clock.between_ns) * 1e-9
+    wall = (wall_ns - clock.between_ns - sum(excluded)) * 1e-9
     total = sum(rounds)
     if total > wall * (1 + WALL_REL) + WALL_ABS_S:
         return (f"wall clock: the rounds add up to {total * 1e3:.3f} ms, more than the "

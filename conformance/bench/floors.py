@@ -16,13 +16,21 @@ A floor is the cheapest thing of its kind the framework can do, measured in the 
 
 :func:`floor_call` returns ``(eager_fn, capturable_fn)``; each mode of the suite divides a planner's
 figure by its floor's figure in the corresponding floor mode (:data:`FLOOR_MODE`).
+
+Every function here is on the bench's watch list (:func:`conformance.bench.clocks.watch`, bound
+before any planner is imported): a planner that rebinds one (``floor_call`` made to time extra
+work, say, so that every floor after it is truly slower and its own ratio to the floor shrinks)
+gets every figure after it refused, its own first.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import torch
+
+from conformance.bench import clocks
 
 from conformance.corpus.corpus_subject import contract as _contract
 
@@ -204,3 +212,8 @@ def chain_call(name: str, kw: dict, shape: tuple[int, int | None] | None = None
 
         return on_torch_stream, on_torch_stream
     raise ValueError(f"unknown chain floor {name!r}: use one of {', '.join(CHAIN_FLOORS)}")
+
+
+clocks.watch(sys.modules[__name__], "floor_of", "floor_call", "chain_call", "best_chain_shape",
+             "empty_triton_kernel", "empty_numba_kernel", "launch_shape_text", "shape_label",
+             "_named", "FLOOR_OF_PLANNER", "FLOOR_MODE", "CHAIN_OF_PLANNER", "CHAIN_PLANNER")

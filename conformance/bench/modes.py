@@ -41,6 +41,8 @@ ROUND_S = {"cuda": 2e-3, "cpu": 1e-3}
 ROUNDS = {"cuda": 15, "cpu": 3}
 WARMUP_ROUNDS = {"cuda": 2, "cpu": 1}
 MAX_ITERATIONS = 1000
+BUDGET_CALLS = 3
+"""Timed calls :func:`budget` sizes a round from (the fastest)."""
 REPLAYS_PER_ROUND = 100
 """Graph replays a ``replay`` round queues behind one sleep kernel (gpu_timing's default)."""
 
@@ -56,14 +58,18 @@ class Budget:
 
 def budget(fn: Callable[[], object], device: torch.device, mode: str,
            rounds: int | None = None) -> Budget:
-    """Rounds for ``fn`` (already called once): iterations from one more timed call."""
+    """Rounds for ``fn`` (already called once): iterations from the fastest of
+    :data:`BUDGET_CALLS` more timed calls (one call descheduled by the OS would otherwise make
+    every round one call long)."""
     kind = device.type
     rounds = rounds or ROUNDS[kind]
     if mode == "replay":
         return Budget(rounds, REPLAYS_PER_ROUND, WARMUP_ROUNDS[kind])
-    t0 = gt.synced_perf_counter()
-    fn()
-    once = max(gt.synced_perf_counter() - t0, 1e-7)
+    once = float("inf")
+    for _ in range(BUDGET_CALLS):
+        t0 = gt.synced_perf_counter()
+        fn()
+        once = min(once, max(gt.synced_perf_counter() - t0, 1e-7))
     iterations = int(min(MAX_ITERATIONS, max(1, ROUND_S[kind] / once)))
     return Budget(rounds, iterations, WARMUP_ROUNDS[kind])
 
@@ -113,13 +119,14 @@ def skip_reason(planner: str, mode: str, device: torch.device,
 REQUEST = REQUEST_INPUT_NAMES
 
 
-def planner_call(planner: str, mode: str, pool: list[dict],
-                 last: list[int] | None = None) -> tuple[Callable[[], object],
-                                                         Callable[[dict], object]]:
+def planner_call(planner: str, mode: str, pool: list[dict], last: list[int] | None = None,
+                 tap=None) -> tuple[Callable[[], object], Callable[[dict], object]]:
     """``(timed, one)``: the zero-argument call that ``mode`` times, cycling through ``pool``
     (:func:`conformance.bench.workloads.request_pool`), and the same path run on one entry.
     ``last[0]``, when given, is kept at the pool index of the timed call's latest entry (what
-    :mod:`conformance.bench.rejudge` judges).
+    :mod:`conformance.bench.rejudge` judges); ``tap`` (a
+    :class:`conformance.bench.call_tap.CallTap`), when given and armed, gets ``tap.step(index)``
+    before each timed call.
 
     Built-in planners are driven through their public entries: ``launch`` (eager),
     ``validate_arguments`` (validate), ``launch_validated`` after validating every pool entry
@@ -135,7 +142,7 @@ def planner_call(planner: str, mode: str, pool: list[dict],
     last = [0] if last is None else last
 
     def cycle(items):
-        return _cycle(items, last)
+        return _cycle(items, last, tap)
 
     steps = cycle(pool)
     if bound_of is not None:
@@ -173,10 +180,13 @@ def planner_call(planner: str, mode: str, pool: list[dict],
     return (lambda: launch(*next(staged))), one
 
 
-def _cycle(items: list, last: list[int]):
-    """``itertools.cycle(items)`` that keeps ``last[0]`` at the index it yielded last."""
+def _cycle(items: list, last: list[int], tap=None):
+    """``itertools.cycle(items)`` that keeps ``last[0]`` at the index it yielded last, calling
+    ``tap.step(i)`` first while ``tap`` is armed (one attribute read a call otherwise)."""
     while True:
         for i, item in enumerate(items):
+            if tap is not None and tap.armed:
+                tap.step(i)
             last[0] = i
             yield item
 
@@ -185,4 +195,5 @@ def _request(kw: dict) -> tuple:
     return tuple(kw[n] for n in REQUEST)
 
 
-clocks.watch(sys.modules[__name__], "gt", "timer_for", "budget", "first_call_us")
+clocks.watch(sys.modules[__name__], "gt", "timer_for", "budget", "first_call_us", "planner_call",
+             "_cycle")

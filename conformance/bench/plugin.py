@@ -19,9 +19,14 @@ Registered from :mod:`conformance.plugin.hooks` (``pytest_plugins``).
   commit, each planner's mode) and the worker's GPU pinning.
 * **Ratios**: ``--benchmark-json`` entries get ``extra_info`` ratio fields
   (:func:`conformance.bench.summary_table.annotate`).
+* **Entries the harness vouches for**: before anything is written or shown, every entry gets back
+  what the harness recorded of it, outside the planner's fixture, and a figure refused in one
+  repeat is refused in all (:mod:`conformance.bench.provenance`,
+  :func:`conformance.bench.refusal.spread`).
 * **pytest-xdist**: pytest-benchmark disables itself under xdist. Here each worker (pinned to its
   own GPU by :mod:`conformance.plugin.gpu_pinning`) measures anyway, and sends every benchmark's
-  ``as_dict()`` to the controller in ``report.user_properties``; the controller writes the one
+  ``as_dict()`` to the controller in ``report.user_properties``
+  (:func:`conformance.bench.provenance.pytest_runtest_makereport`); the controller writes the one
   ``--benchmark-json`` file and prints the one table.
 """
 
@@ -32,11 +37,12 @@ from pathlib import Path
 import pytest
 
 from conformance.bench import clocks  # noqa: F401  (binds the clocks before any planner import)
+from conformance.bench import provenance
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_BS = (0, 1, 8, 64, 512, 1024, 4096)
 """Batch sizes: empty, decode-only, small, and up to PLAN_BS_BLOCK_SIZE."""
-_PROP = "benchmark_json"
+_PROP = provenance.ENTRY_PROP
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -158,17 +164,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         bs.json, bs.save, bs.autosave = None, None, None  # only the controller writes
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    if call.when != "call" or not hasattr(item.config, "workerinput"):
-        return
-    fixture = getattr(item, "funcargs", {}).get("benchmark")
-    stats = getattr(fixture, "stats", None)
-    if stats and not fixture.has_error:
-        outcome.get_result().user_properties.append((_PROP, stats.as_dict(include_data=True)))
-
-
 class _Remote:
     """A worker's benchmark dict, shaped like pytest-benchmark's Metadata for its JSON hook."""
 
@@ -195,11 +190,13 @@ class BenchResults:
             self.remote.extend(v for k, v in report.user_properties if k == _PROP)
 
     def benches(self) -> list[dict]:
-        """Every benchmark of the run, as dicts without raw data."""
+        """Every benchmark of the run, as dicts without raw data, refusals spread over repeats."""
+        from conformance.bench.refusal import spread
+
         if self.remote:
-            return [_Remote(d).as_dict(include_data=False) for d in self.remote]
+            return spread([_Remote(d).as_dict(include_data=False) for d in self.remote])
         bs = _session(self.config)
-        return [b.as_dict(include_data=False) for b in (bs.benchmarks if bs else []) if b]
+        return spread([b.as_dict(include_data=False) for b in (bs.benchmarks if bs else []) if b])
 
     def pytest_sessionfinish(self, session) -> None:
         bs = _session(self.config)
@@ -277,10 +274,10 @@ def pytest_benchmark_update_machine_info(config, machine_info: dict) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_benchmark_update_json(config, benchmarks, output_json: dict) -> None:
     from conformance.bench import goals
-    from conformance.bench.refusal import scrub
+    from conformance.bench.refusal import scrub, spread
     from conformance.bench.summary_table import annotate
 
-    benches = annotate(scrub(output_json["benchmarks"]))
+    benches = annotate(scrub(spread(output_json["benchmarks"])))
     output_json[GOALS_KEY] = {"repeats": repeat_count(config),
                               "goals": goals.records(benches)}
 
@@ -297,3 +294,5 @@ def pytest_benchmark_group_stats(config, benchmarks, group_by):
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(BenchResults(config), "conformance-bench-results")
+    if not config.pluginmanager.is_registered(provenance):
+        config.pluginmanager.register(provenance, "conformance-bench-provenance")

@@ -13,7 +13,11 @@ reading. There, outside the timed region:
   round always among them), the outputs of the round's last timed call are compared with the
   pure-Python planner's plan (spec section 5) for that call's inputs; then :data:`PROBES` more
   calls, each on new contents (in ``reused`` the one tensor set is rewritten in place first), are
-  made through the timed call and judged the same way.
+  made through the timed call and judged the same way;
+* in those rounds, one call drawn at random before the last
+  (:class:`conformance.bench.call_tap.CallTap`: outputs poisoned just before it, copied just after
+  it) is judged too, so a planner that tells the round's last call from the others
+  (pytest-benchmark's runner frame) and skips the others is judged wrong.
 
 So a planner correct for its first calls and wrong after (llm.c#851), one that writes a call's
 outputs during the next call (a lazy output, gpu-mode/reference-kernels#162), one that skips every
@@ -27,12 +31,13 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from collections.abc import Callable
 
 import torch
 
 from conformance.bench import clocks
-from conformance.bench.workloads import refresh
+from conformance.bench.workloads import POISON, refresh
 from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.corpus_subject import python_planner as _python_planner
 
@@ -81,6 +86,19 @@ def plan_mismatch(kw: dict, table: torch.Tensor | None = None,
     return None
 
 
+def replan_mismatch(call: Callable[[], object], kw: dict) -> str | None:
+    """``kw``'s outputs filled with :data:`~conformance.bench.workloads.POISON`, ``call()`` made
+    (it plans ``kw``), then :func:`plan_mismatch`; an exception raised on the way is the
+    difference (``raised TYPE: message``)."""
+    for name in OUTPUT_NAMES:
+        kw[name].fill_(POISON)
+    try:
+        call()
+        return plan_mismatch(kw)
+    except Exception as exc:  # the planner raised, or its outputs cannot be read
+        return f"raised {type(exc).__name__}: {plain_text(str(exc))}"
+
+
 _COPIES: dict[tuple, torch.Tensor] = {}
 
 
@@ -96,11 +114,12 @@ def cpu_copy(tensor: torch.Tensor) -> torch.Tensor:
     return _COPIES[key]
 
 
-def _plain(text: str, limit: int = 200) -> str:
+def plain_text(text: str, limit: int = 200) -> str:
     """A planner's message made one short line of printable ASCII without ``|`` (it goes into
     table cells and terminals), ``...`` when cut."""
     kept = "".join(c if " " <= c <= "~" and c != "|" else "?" for c in text)
     return kept if len(kept) <= limit else kept[:limit] + "..."
+
 
 
 class RoundJudge:
@@ -114,13 +133,16 @@ class RoundJudge:
         scenario: ``reused``, ``fresh`` or ``varying-bs``.
         total_rounds: warm-up rounds + timed rounds.
         outputs: whether ``timed`` writes outputs (not ``validate``).
-        seed: the draw of judged rounds and new contents; default from ``os.urandom`` (reported
-            in the benchmark's ``extra_info.judge_seed``).
+        seed: the draw of judged rounds, tapped calls and new contents; default from
+            ``os.urandom`` (reported in the benchmark's ``extra_info.judge_seed`` once the loop
+            is over).
+        tap: the timed call's :class:`conformance.bench.call_tap.CallTap` (eager and launch),
+            told the judged rounds and ``iterations`` (calls per round); None: no tapped call.
     """
 
     def __init__(self, pool: list[dict], timed: Callable[[], object], last: list[int],
                  scenario: str, total_rounds: int, *, outputs: bool = True,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, tap=None, iterations: int = 1) -> None:
         self.pool, self.timed, self.last, self.scenario = pool, timed, last, scenario
         self.outputs = outputs
         self.seed = int.from_bytes(os.urandom(8), "little") if seed is None else seed
@@ -128,6 +150,9 @@ class RoundJudge:
         earlier = range(total_rounds - 1)
         self.judged = set(rng.sample(earlier, min(JUDGED_ROUNDS - 1, len(earlier))))
         self.judged.add(total_rounds - 1)
+        self.tap = tap if outputs else None
+        if self.tap is not None:
+            self.tap.plan(iterations, self.judged, rng)
         self.generator = torch.Generator().manual_seed(self.seed)
         table, lut = (pool[0][n] for n in TABLE_INPUT_NAMES)
         self.table, self.lut = cpu_copy(table), None if lut is None else cpu_copy(lut)
@@ -138,6 +163,13 @@ class RoundJudge:
         if self.failure:
             return
         try:
+            tapped = self.tap.take() if self.tap is not None else None
+            if tapped is not None:
+                _, call, entry, copied = tapped
+                self._judge(f"call {call} of round {round_index} (drawn at random)",
+                            dict(self.pool[entry], **copied))
+                if self.failure:
+                    return
             judged = self.outputs and round_index in self.judged
             if judged:
                 self._judge(f"the last timed call of round {round_index}")
@@ -155,12 +187,20 @@ class RoundJudge:
                 if self.failure:
                     return
         except Exception as exc:  # the planner raised, or its outputs cannot be read
-            self.failure = f"re-judging raised {type(exc).__name__}: {_plain(str(exc))}"
+            self.failure = f"re-judging raised {type(exc).__name__}: {plain_text(str(exc))}"
 
-    def _judge(self, what: str) -> None:
+    def _judge(self, what: str, kw: dict | None = None) -> None:
+        """Compare ``kw``'s outputs (default: the timed call's latest entry) with the reference
+        plan for its inputs; the first difference becomes :attr:`failure`."""
         if clocks.CUDA:
             clocks.cuda_synchronize()
         self.judgments += 1
-        diff = plan_mismatch(self.pool[self.last[0]], self.table, self.lut)
+        kw = self.pool[self.last[0]] if kw is None else kw
+        diff = plan_mismatch(kw, self.table, self.lut)
         if diff and not self.failure:
             self.failure = f"outputs wrong at {what}: {diff}"
+
+
+clocks.watch(sys.modules[__name__], "plan_mismatch", "replan_mismatch", "reference_values",
+             "plan_values", "plain_text", "POISON",
+             "cpu_copy", "refresh", "RoundJudge", "RoundJudge.__call__", "RoundJudge._judge")

@@ -11,13 +11,16 @@ pytest-benchmark's pedantic mode; ``test_floor[floor-mode]`` times an empty floo
 (:mod:`conformance.bench.floors`); under ``--bench-repeat N`` each id ends in ``-repeat<i>``. Each records its first call separately
 (``extra_info.first_call_us``: compile or cache load + one run, us). Between rounds (untimed)
 request contents are redrawn and outputs re-judged against the pure-Python planner's plan
-(:mod:`conformance.bench.rejudge`); the rounds are timed by the bench's own clock and checked
+(:mod:`conformance.bench.rejudge`, with one call of a judged round drawn at random,
+:mod:`conformance.bench.call_tap`); the rounds are timed by the bench's own clock and checked
 against pytest-benchmark's statistics and the loop's wall clock (:mod:`conformance.bench.clocks`);
 a figure failing a check is refused with the reason and its test fails
 (:mod:`conformance.bench.refusal`): the watched clock names are checked again right after the
 planner is resolved, before its first call, and after each timed loop. What an ``eager``,
 ``launch`` or ``replay`` benchmark timed is then run once more on poisoned outputs and checked the
-same way. No figure is asserted against a goal: speed is read from the table.
+same way (a wrong plan there refuses the figure too). What the harness recorded of each test
+(:mod:`conformance.bench.provenance`) is put back on its entry at session end. No figure is
+asserted against a goal: speed is read from the table.
 
 The planner runs in this process (pytest's), not in an isolation worker: a benchmark times the
 planner's calls in process, so resolving an external ``module:attr`` planner here
@@ -31,13 +34,15 @@ they do not.
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 import torch
 
 from conformance.plugin import gpu_pinning
 from conformance.bench import timing as gt
-from conformance.bench import clocks, cross_check, floors, modes, rejudge, workloads
+from conformance.bench import call_tap, clocks, cross_check, floors, modes, provenance, rejudge
+from conformance.bench import workloads
 from conformance.bench.refusal import loop_refusal, tampered_reason
 from conformance.reporting.bench_figures import REFUSED
 from conformance.bench.plugin import bs_list, parametrize_repeats, table_shape
@@ -45,7 +50,6 @@ from conformance.engine.runner import resolve_device
 from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.corpus_subject import registry as _registry
 
-OUTPUT_NAMES = _contract.OUTPUT_NAMES
 SCALAR_NAMES = _contract.SCALAR_NAMES
 TABLE_INPUT_NAMES = _contract.TABLE_INPUT_NAMES
 availability = _registry.availability
@@ -148,12 +152,9 @@ def _describe(benchmark, device: torch.device, **extra) -> None:
         worker=os.environ.get("PYTEST_XDIST_WORKER", "-"), **extra)
 
 
-def _check_plan(kw: dict, compare: bool = True) -> tuple:
-    """The outputs equal the pure-Python planner's plan (spec section 5) for these inputs
-    (``compare=False``: only return that plan, ``plan_values``' six results)."""
-    if compare:
-        diff = rejudge.plan_mismatch(kw)
-        assert diff is None, diff
+def _reference_plan(kw: dict) -> tuple:
+    """The pure-Python planner's plan (spec section 5) for ``kw``'s inputs (``plan_values``' six
+    results)."""
     return rejudge.reference_values(kw, *(kw[n] for n in TABLE_INPUT_NAMES))
 
 
@@ -164,11 +165,13 @@ def _run(benchmark, fn, device: torch.device, mode: str, config, pool: int = 1, 
     With a pool of ``pool`` request-tensor sets, every set is called once after the first call and
     before timing: the steady state of a server, which has met each of its batch sizes before; a
     round then has at most ``pool`` calls (no contents met twice in a round). ``judge(timed,
-    total_rounds)`` makes the between-rounds step (:class:`conformance.bench.rejudge.RoundJudge`);
+    total_rounds, iterations)`` makes the between-rounds step
+    (:class:`conformance.bench.rejudge.RoundJudge`, whose ``tap`` the clock is given);
     ``resolved`` is the tampering seen when the planner was resolved (:func:`tampered_reason`).
     The rounds are timed through :class:`conformance.bench.clocks.RoundClock`; a figure that
     fails a check (:func:`conformance.bench.refusal.loop_refusal`) is refused: its reason goes to
-    ``extra_info.refused`` and the test fails.
+    ``extra_info.refused`` and the test fails; a figure that passes is recorded
+    (:func:`conformance.bench.provenance.measured`).
 
     Returns (first call us, the call that was timed: ``fn`` or the captured graph's replay)."""
     first = modes.first_call_us(fn)
@@ -178,24 +181,29 @@ def _run(benchmark, fn, device: torch.device, mode: str, config, pool: int = 1, 
         fn = gt.capture(fn).replay
     budget = modes.budget(fn, device, mode, config.getoption("bench_rounds"))
     iterations = min(budget.iterations, pool) if pool > 1 else budget.iterations
-    between = judge(fn, budget.warmup + budget.rounds) if judge else None
-    clock = clocks.RoundClock(benchmark._timer, between)
+    between = judge(fn, budget.warmup + budget.rounds, iterations) if judge else None
+    clock = clocks.RoundClock(benchmark._timer, between, getattr(between, "tap", None))
     benchmark._timer = clock  # pytest-benchmark's runner reads its timer from here
     benchmark.group = mode
     benchmark.extra_info.update(first_call_us=round(first, 1), iterations=iterations)
-    if between is not None:
-        benchmark.extra_info["judge_seed"] = between.seed
     t0 = clocks.synced_ns()
     benchmark.pedantic(fn, rounds=budget.rounds, iterations=iterations,
                        warmup_rounds=budget.warmup)
     wall = clocks.synced_ns() - t0
-    if between is not None:
-        benchmark.extra_info["judged_calls"] = between.judgments
-    reason = loop_refusal(benchmark, clock, between, iterations, wall, mode != "replay", resolved)
+    if between is not None:  # the seed only now: the planner is not given the draw beforehand
+        benchmark.extra_info.update(judge_seed=between.seed, judged_calls=between.judgments)
+    _refuse(benchmark, loop_refusal(benchmark, clock, between, iterations, wall,
+                                    mode != "replay", resolved))
+    if not benchmark.disabled and benchmark.stats is not None:
+        provenance.measured(benchmark, benchmark.stats.stats.data)
+    return first, fn
+
+
+def _refuse(benchmark, reason: str | None) -> None:
+    """With a reason: the figure refused (``extra_info.refused``) and the test failed."""
     if reason:
         benchmark.extra_info[REFUSED] = reason
         pytest.fail(f"refused figure: {reason}", pytrace=False)
-    return first, fn
 
 
 def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, workload: str,
@@ -213,21 +221,21 @@ def test_plan(benchmark, planner: str, mode: str, bs: int, scenario: str, worklo
               table=list(kw[TABLE_INPUT_NAMES[0]].shape), window=kw[SCALAR_NAMES[0]],
               bs_range=[1, bs] if scenario == "varying-bs" else [bs, bs], pool=len(pool))
     last = [0]
-    fn, one = modes.planner_call(planner, mode, pool, last)  # resolves (imports) the planner
+    tap = call_tap.CallTap(pool) if mode in ("eager", "launch") else None
+    fn, one = modes.planner_call(planner, mode, pool, last, tap)  # resolves (imports) the planner
     resolved = tampered_reason("when the planner was resolved")
     writes = mode in ("eager", "launch", "replay")
 
-    def judge(timed, total_rounds):
-        return rejudge.RoundJudge(pool, timed, last, scenario, total_rounds, outputs=writes)
+    def judge(timed, total_rounds, iterations):
+        return rejudge.RoundJudge(pool, timed, last, scenario, total_rounds, outputs=writes,
+                                  tap=tap, iterations=iterations)
 
     first, timed = _run(benchmark, fn, device, mode, request.config, len(pool), judge, resolved)
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
-    if writes:  # what was timed plans right (from poison)
-        for name in OUTPUT_NAMES:
-            kw[name].fill_(workloads.POISON)
+    if writes:  # what was timed plans right (from poison) outside the timed loop too
         step = pool[-1]
-        timed() if mode == "replay" else one(step)
-        _check_plan(step)
+        diff = rejudge.replan_mismatch(timed if mode == "replay" else (lambda: one(step)), step)
+        _refuse(benchmark, diff and f"outputs wrong at a call outside the timed loop: {diff}")
     if mode == "replay" and bs == max(bs_list(request.config)) and bench_repeat == 1:
         # a second witness of one replay figure per planner, on a plan just judged right
         benchmark.extra_info[cross_check.CROSS_CHECK_KEY] = cross_check.measure(
@@ -270,8 +278,8 @@ def test_chain_floor(benchmark, chain: str, mode: str, bs: int, workload: str, r
                     request.config)
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
     seeds = kw[floors.SEEDS_NAME][:bs].tolist()  # the chain's loads, not the plan's
-    want = _check_plan(kw, compare=False)[2]
-    assert seeds == want
+    want = _reference_plan(kw)[2]
+    _refuse(benchmark, None if seeds == want else "chain floor: its loads are not the plan's seeds")
 
 
 def test_floor(benchmark, floor: str, mode: str, request, bench_repeat: int) -> None:
@@ -282,3 +290,8 @@ def test_floor(benchmark, floor: str, mode: str, request, bench_repeat: int) -> 
     first, _ = _run(benchmark, capturable if mode == "replay" else eager, device, mode,
                     request.config)
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
+
+
+clocks.watch(sys.modules[__name__], "_run", "_refuse", "_reference_plan", "workload_kwargs",
+             "loop_refusal", "tampered_reason", "floors", "rejudge", "modes", "call_tap",
+             "provenance")

@@ -9,8 +9,11 @@ is set (its value, if a string, names it), or its planner starts with ``floor``.
 pytest-benchmark's seconds, shown in microseconds: p50 (median), min, q1, q3. A varying-bs figure
 shows its bs as the range it streamed (``1..4096``, from ``extra_info.bs_range``), never one bs.
 A file of several repeats (``bench --repeat N``) reads as one row per figure, the median of the
-repeats with their p50s kept (:mod:`conformance.reporting.bench_repeats`), and its goal records
-(``conformance_goals``, written by the suite) are read as they are: the report never re-judges.
+repeats with their p50s kept (:mod:`conformance.reporting.bench_repeats`: a figure with two entries
+of one repeat is refused with the file, repeats that are copies of one measurement are refused),
+and its goal records (``conformance_goals``, written by the suite) are shown once each is checked
+against its own median and target and the file's repeats
+(:mod:`conformance.reporting.goal_records`): a record they contradict refuses the file.
 """
 
 from __future__ import annotations
@@ -23,6 +26,14 @@ from html import escape
 from pathlib import Path
 
 from conformance.reporting import bench_repeats
+from conformance.reporting.goal_records import GOAL_FIELDS, GOALS_KEY, GoalRecordError, goal_cell
+from conformance.reporting.goal_records import goal_records
+
+__all__ = ["FLOOR_COLOUR", "GOAL_FIELDS", "GOALS_KEY", "PALETTE", "REFUSED", "BenchError",
+           "BenchRow", "format_ratio", "goal_cell", "goal_records", "load_bench", "plots",
+           "ratio_text", "table"]
+"""The goal-record names are :mod:`conformance.reporting.goal_records`', kept here for their
+callers (``conformance.bench.goals`` reads :func:`goal_cell` from this module)."""
 
 REFUSED = "refused"
 """``extra_info`` key of a benchmark whose figure the suite refused; its value is the reason
@@ -56,7 +67,8 @@ class BenchRow:
     refused: str | None = None
     bs_range: tuple[int, int] | None = None
     repeat_p50s: tuple[float, ...] = ()
-    """The p50 of each repeat, us, sorted (empty for a figure of one repeat)."""
+    """The p50 of each repeat, us, sorted (empty for a figure of one repeat): what
+    :func:`conformance.reporting.bench_repeats.merge` wrote, never a file's own."""
 
     @property
     def repeats(self) -> int:
@@ -100,6 +112,7 @@ def _row(bench: dict) -> BenchRow:
     if isinstance(extra.get("floor"), str):
         planner = extra["floor"]
     mode = _param(bench, "mode") or bench.get("group") or "default"
+    scenario = _param(bench, "scenario")
     us = 1e6
     if extra.get(REFUSED):  # its statistics are None: no figure to read
         stats = {k: 0.0 for k in ("median", "min", "q1", "q3")}
@@ -107,7 +120,7 @@ def _row(bench: dict) -> BenchRow:
                     bs=None if bs is None else int(bs), p50=stats["median"] * us,
                     min=stats["min"] * us, q1=stats["q1"] * us, q3=stats["q3"] * us,
                     rounds=int(stats.get("rounds", 0)), floor=floor,
-                    scenario=_param(bench, "scenario"),
+                    scenario=None if scenario is None else str(scenario),
                     ratio_to_floor=extra.get("ratio_to_floor"), floor_name=extra.get("floor_name"),
                     ratio_to_chain=extra.get("ratio_to_chain"),
                     refused=None if not extra.get(REFUSED) else str(extra[REFUSED]),
@@ -135,13 +148,19 @@ def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
     goal records, :func:`goal_records`; None in a file written before them).
 
     Raises:
-        BenchError: unreadable, not pytest-benchmark's format, no benchmarks, a median that
-            is not a positive finite time (zero, negative, NaN), or goal records of another shape.
+        BenchError: unreadable, not pytest-benchmark's format, no benchmarks, a figure with two
+            entries of one repeat (:func:`~conformance.reporting.bench_repeats.checked`), a median
+            that is not a positive finite time (zero, negative, NaN), or goal records of another
+            shape or that their medians, targets or the file's repeats contradict
+            (:func:`~conformance.reporting.goal_records.goal_records`).
     """
     try:
         doc = json.loads(Path(path).read_text())
-        rows = [_row(b) for b in bench_repeats.merge(doc["benchmarks"])]
-        repeats = bench_repeats.repeats(doc["benchmarks"])
+        benches = bench_repeats.checked(doc["benchmarks"])
+        rows = [_row(b) for b in bench_repeats.merge(benches)]
+        repeats = bench_repeats.repeats(benches)
+    except bench_repeats.RepeatsError as exc:
+        raise BenchError(f"{path}: {exc}: not one run's benchmark file") from exc
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BenchError(f"{path}: not a pytest-benchmark JSON file ({type(exc).__name__}: "
                          f"{exc})") from exc
@@ -150,54 +169,17 @@ def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
         what = f"{len(unusable)} of {len(rows)} medians are zero, negative or NaN (first: " \
                f"{unusable[0].key}: {unusable[0].p50 / 1e6!r} s)" if unusable else "no benchmarks"
         raise BenchError(f"{path}: {what}: not a usable measurement")
+    try:
+        goals = goal_records(path, doc)
+    except GoalRecordError as exc:
+        raise BenchError(str(exc)) from exc
     info = {"datetime": doc.get("datetime"), "version": doc.get("version"), "repeats": repeats,
-            "goals": goal_records(path, doc)}
+            "goals": goals}
     for section in ("machine_info", "commit_info"):
         for k, v in (doc.get(section) or {}).items():
             if isinstance(v, (str, int, float, bool)) and k not in info:
                 info[k] = v
     return rows, info
-
-
-GOALS_KEY = "conformance_goals"
-"""Top-level key of the goal records in a benchmark JSON (:mod:`conformance.bench.plugin`)."""
-GOAL_FIELDS = {"goal": str, "target": str, "verdict": str, "where": (str, type(None)),
-               "median": (int, float, type(None)), "low": (int, float, type(None)),
-               "high": (int, float, type(None)), "repeats": (int, type(None))}
-
-
-def goal_records(path, doc: dict) -> list[dict] | None:
-    """The goal records of a benchmark JSON document, as the suite judged them; None for a file
-    without them (written before the suite recorded its goals).
-
-    Raises:
-        BenchError: ``conformance_goals`` that is not ``{"goals": [records]}`` of
-            :data:`GOAL_FIELDS` (one line naming the file and the first bad record).
-    """
-    section = doc.get(GOALS_KEY)
-    if section is None:
-        return None
-    records = section.get("goals") if isinstance(section, dict) else None
-    if not isinstance(records, list):
-        raise BenchError(f"{path}: {GOALS_KEY} is not {{\"goals\": [...]}}")
-    for i, r in enumerate(records):
-        bad = [k for k, kind in GOAL_FIELDS.items()
-               if not isinstance(r, dict) or not isinstance(r.get(k), kind)
-               or isinstance(r.get(k), bool)]
-        if bad:
-            raise BenchError(f"{path}: {GOALS_KEY} record {i}: field(s) {', '.join(bad)} "
-                             "missing or of the wrong type")
-    return [{k: r[k] for k in GOAL_FIELDS} for r in records]
-
-
-def goal_cell(record: dict) -> str:
-    """A goal's "worst measured" cell: its median, the range over the repeats beside it when
-    there were several, and where; ``-`` when not measured."""
-    if record["median"] is None:
-        return "-"
-    spread = "" if (record["repeats"] or 1) < 2 or record["low"] is None else \
-        f" ({record['low']:.3g}..{record['high']:.3g} over {record['repeats']} repeats)"
-    return f"{record['median']:.3g}{spread} ({record['where']})"
 
 
 def format_ratio(value: float | None) -> str:
@@ -226,7 +208,8 @@ def table(rows: list[BenchRow]) -> list[dict]:
             out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
                         "scenario": r.scenario or "-", "bs": r.bs_label,
                         "p50": f"refused: {r.refused}", "min": "-", "iqr": "-",
-                        "spread": "-", "repeats": r.repeats, "rounds": r.rounds, "floor": r.floor, "ratio": "", "chain": ""})
+                        "spread": "-", "repeats": r.repeats, "rounds": r.rounds,
+                        "floor": r.floor, "ratio": "", "chain": ""})
             continue
         out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
                     "scenario": r.scenario or "-", "bs": r.bs_label,

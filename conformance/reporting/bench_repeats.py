@@ -9,7 +9,13 @@ as repeat 1 of 1. A **figure** is what the repeats share: the name without that 
 :func:`merge` folds the repeats of each figure into one entry: p50 the median of the repeats'
 p50s, min the least min, q1 / q3 and every ratio the median of the repeats', and
 ``extra_info.repeat_p50_us`` the repeats' p50s (us, sorted): the spread printed beside the
-median. A figure refused in any repeat is refused.
+median. A figure refused in any repeat is refused. Those two fields are :func:`merge`'s alone: an
+entry of a file that carries them (hand-edited) has them dropped, so one run's entry cannot claim
+the p50s of repeats it never ran.
+
+:func:`checked` is what a file's entries must pass before :func:`merge` counts their repeats: one
+entry per repeat of a figure, and no two repeats holding the same statistics (a run copied and
+renumbered is one measurement, not several).
 
 :func:`chance_apart` is the noise bound of a comparison by repeats: the chance that n repeats
 of one side and m of the other, drawn from one distribution (no change), fall with every value of
@@ -18,6 +24,7 @@ one side beyond every value of the other.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from statistics import median
@@ -64,13 +71,60 @@ def repeats(benches: list[dict]) -> int:
     return max((len(v) for v in by_figure(benches).values()), default=0)
 
 
+class RepeatsError(ValueError):
+    """A figure with two entries of one repeat index: not the file of one run (:func:`checked`)."""
+
+
+MERGED_KEYS = ("repeat_p50_us", "repeats")
+"""``extra_info`` fields only :func:`merge` writes; dropped from the entries it reads."""
+
+
+def checked(benches: list[dict]) -> list[dict]:
+    """The entries of a file, ready for :func:`merge`: a figure's repeats that hold identical
+    ``stats`` (the whole dict: median, quartiles, mean, stddev, rounds, ...) are refused: the later
+    one's entry is replaced by a copy whose ``extra_info.refused`` names both repeats. A repeat is
+    a fresh measurement: the repeats of GPU runs share a median at times (the event clock's
+    resolution), never every statistic. Refused repeats (``extra_info.refused``; their statistics
+    null or emptied) are not compared. The input is not changed.
+
+    Raises:
+        RepeatsError: a figure holds two entries of the same repeat index (pytest-benchmark writes
+            one entry per test id, and each repeat is its own test id): one line naming the figure
+            and the index.
+    """
+    out = list(benches)
+    position = {id(b): i for i, b in enumerate(benches)}
+    for key, members in by_figure(benches).items():
+        indices = [repeat_of(b) for b in members]
+        twice = sorted({i for i in indices if indices.count(i) > 1})
+        if twice:
+            raise RepeatsError(f"{key}: repeat {twice[0]} appears {indices.count(twice[0])} "
+                               "times: the entries of one run hold each repeat once")
+        seen: dict[str, int] = {}
+        for b in members:
+            stats = b.get("stats")
+            if not isinstance(stats, dict) or (b.get("extra_info") or {}).get("refused"):
+                continue  # a refused repeat is no figure: its statistics are not compared
+            text = json.dumps(stats, sort_keys=True, default=repr)
+            if text in seen:
+                copy = dict(b, extra_info=dict(b.get("extra_info") or {}))
+                copy["extra_info"]["refused"] = (
+                    f"repeats {seen[text]} and {repeat_of(b)} hold identical statistics: one "
+                    "measurement copied, not two repeats")
+                out[position[id(b)]] = copy
+                break
+            seen[text] = repeat_of(b)
+    return out
+
+
 def _median(values: list) -> float | None:
     kept = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return float(median(kept)) if kept else None
 
 
 def merge(benches: list[dict]) -> list[dict]:
-    """One entry per figure (module docstring); a figure of one repeat is its entry unchanged.
+    """One entry per figure (module docstring); a figure of one repeat is its entry, less the
+    :data:`MERGED_KEYS` a file may have put in its ``extra_info``. The input is not changed.
 
     A figure with fewer entries than the run's most (:func:`repeats`) is refused: a repeat whose
     test errored (or was deselected) leaves no entry, and the others alone are no figure."""
@@ -84,13 +138,13 @@ def merge(benches: list[dict]) -> list[dict]:
                 "figure (its test errored or did not run)")
             members = [short, *members[1:]]
         if len(members) == 1:
-            out.append(members[0])
+            out.append(dict(members[0], extra_info=_own(members[0])))
             continue
         refused = [b for b in members if (b.get("extra_info") or {}).get("refused")]
         first = refused[0] if refused else members[0]
         params = {k: v for k, v in (first.get("params") or {}).items() if k != REPEAT_PARAM}
         merged = dict(first, name=_SUFFIX.sub("]", str(first.get("name", key))), fullname=key,
-                      params=params, extra_info=dict(first.get("extra_info") or {}))
+                      params=params, extra_info=_own(first))
         merged["extra_info"]["repeats"] = len(members)
         if not refused:
             stats = [b["stats"] for b in members]
@@ -105,6 +159,11 @@ def merge(benches: list[dict]) -> list[dict]:
             merged["extra_info"]["repeat_p50_us"] = sorted(s["median"] * 1e6 for s in stats)
         out.append(merged)
     return out
+
+
+def _own(bench: dict) -> dict:
+    """A copy of the entry's ``extra_info`` without :data:`MERGED_KEYS`."""
+    return {k: v for k, v in (bench.get("extra_info") or {}).items() if k not in MERGED_KEYS}
 
 
 def spread_text(values: list[float], spec: str = ".2f") -> str:

@@ -11,11 +11,13 @@ by test id (``case-id[planner]``):
   different planners say so, :func:`planner_sets`, and compare only the common ones);
 * **benchmarks moved**: beyond the noise bound the two sides' repeats or rounds support
   (:mod:`conformance.reporting.bench_noise`); the headline says how many figures could be judged
-  and the repeats and rounds each side had.
+  and the repeats and rounds each side had; figures refused on a side, or in one file only, are
+  named (:mod:`conformance.reporting.compare_bench`).
 
 The headline leads with the regressions: newly failing and disappeared items (a case whose file
-became malformed, or that a run never reached), and each side whose run is incomplete
-(:func:`~conformance.reporting.results_format.incomplete_reason`).
+became malformed, or that a run never reached), each side whose run is incomplete
+(:func:`~conformance.reporting.results_format.incomplete_reason`), and benchmark figures refused
+in NEW or missing from NEW.
 
 Rendered as HTML (``compare.html.j2``), Markdown for a pull-request comment, or text.
 """
@@ -29,7 +31,8 @@ from tabulate import tabulate
 
 from conformance.corpus.loader import printable
 from conformance.reporting import bench_figures as report_bench
-from conformance.reporting import bench_noise
+from conformance.reporting import compare_bench
+from conformance.reporting.compare_bench import bench_line
 from conformance.reporting.report import what_went_wrong
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, incomplete_reason, load_results
@@ -120,8 +123,7 @@ def compare(old: Path, new: Path) -> dict:
         model.update(sections, has_results=True, unchanged=sum(
             1 for k, r in after.items() if k in before and before[k]["status"] == r["status"]))
     if old_bench is not None and new_bench is not None:
-        model["bench"] = bench_noise.moved(old_bench, new_bench)
-        model["bench_rounds"] = bench_noise.rounds_compared(old_bench, new_bench)
+        model.update(compare_bench.model(old_bench, new_bench))
     model["changed_code"] = changed_code(model["old_fp"], model["new_fp"])
     return model
 
@@ -176,9 +178,11 @@ REGRESSIONS = ("newly_failing", "disappeared")
 
 
 def regressions(model: dict) -> int:
-    """Newly failing and disappeared items, plus one per incomplete side."""
+    """Newly failing and disappeared items, plus one per incomplete side, plus the benchmark
+    figures refused in NEW (not in OLD) or missing from NEW
+    (:func:`~conformance.reporting.compare_bench.regressions`)."""
     found = sum(len(model[k]) for k in REGRESSIONS) if model["has_results"] else 0
-    return found + len(model["incomplete"])
+    return found + len(model["incomplete"]) + compare_bench.regressions(model)
 
 
 def headline(model: dict, quote=str) -> str:
@@ -189,6 +193,7 @@ def headline(model: dict, quote=str) -> str:
     bad = [f"{side} run INCOMPLETE ({reason})" for side, reason in model["incomplete"].items()]
     if model["has_results"]:
         bad += [f"{len(model[k])} {titles[k].lower()}" for k in REGRESSIONS]
+    bad += compare_bench.regression_parts(model)
     count = regressions(model)
     lead = f"{count} regression(s): {', '.join(bad)}" if count else \
         f"no regressions ({', '.join(bad)})" if bad else ""
@@ -202,20 +207,6 @@ def headline(model: dict, quote=str) -> str:
     if model.get("changed_code"):
         parts.append(f"planner code changed: {', '.join(map(quote, model['changed_code']))}")
     return "; ".join(p for p in (lead, ", ".join(parts)) if p)
-
-
-def bench_line(model: dict) -> str:
-    """The benchmarks' part of the headline: moves called, how many figures could be judged, and
-    the rounds each side had."""
-    r = model["bench_rounds"]
-    counts = (f"repeats: old {r['old_repeats']}, new {r['new_repeats']}; "
-              f"rounds: old {r['old']}, new {r['new']}")
-    need = (f"a move needs >= {r['min_repeats']} repeats a side (every repeat apart) or, "
-            f"without repeats, >= {r['min_rounds']} rounds a side (IQRs apart)")
-    if not r["judged"]:
-        return f"benchmarks: none of {r['figures']} figure(s) judged ({counts}; {need})"
-    return (f"{len(model['bench'])} benchmark figure(s) moved beyond their noise "
-            f"({r['judged']} of {r['figures']} judged; {counts}; {need})")
 
 
 def _rows(entries: list[dict], fmt: str) -> list[list]:
@@ -252,16 +243,8 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
             for e in entries[:10]:
                 out += ["", f"<details><summary><code>{html_text(e['id'])}</code></summary>",
                         "", fenced(e["message"] or ""), "", "</details>"]
-    if model["bench"]:
-        rows = [[quote(str(m["planner"])), quote(str(m["mode"])), m["scenario"], m["bs"],
-                 f"{m['old']:.2f}", f"{m['new']:.2f}", f"{m['ratio']:.2f}x",
-                 f"{m['old_repeats']}/{m['new_repeats']}", f"{m['old_rounds']}/{m['new_rounds']}"]
-                for m in model["bench"][:MAX_ROWS]]
-        out += ["", f"{'### ' if md else ''}Benchmarks moved beyond their noise", "",
-                tabulate(rows, headers=["planner", "mode", "scenario", "bs", "old p50 us",
-                                        "new p50 us", "new/old", "repeats old/new",
-                                        "rounds old/new"],
-                         tablefmt=fmt, disable_numparse=True)]
+    if model["bench"] is not None:
+        out += compare_bench.render(model, fmt, quote)
     text = "\n".join(out)
     return (text if md else "\n".join(printable(line) for line in text.split("\n"))) + "\n"
 

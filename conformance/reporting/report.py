@@ -3,7 +3,8 @@
 :func:`load_results` reads and schema-checks a results file written by
 :mod:`conformance.plugin.results_writer`; :func:`build` turns it into the page's model (summary per planner,
 the cases x planners matrix with failures first, every failure's report and rerun command, the
-error catalog x planners, the hazard cases, benchmarks); :func:`render_html` (Jinja2 template
+error catalog x planners, the hazard cases, benchmarks: :mod:`conformance.reporting.bench_section`);
+:func:`render_html` (Jinja2 template
 ``conformance/reporting/templates/report.html.j2``: inline CSS and SVG, a few lines of JavaScript, nothing
 fetched), :func:`render_text` (tabulate) and :func:`render_markdown` print it.
 """
@@ -18,8 +19,7 @@ from tabulate import tabulate
 
 from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.corpus.corpus_subject import errors as _catalog
-from conformance.reporting import bench_figures as report_bench
-from conformance.reporting import bench_repeats
+from conformance.reporting import bench_section
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.loader import printable
 from conformance.corpus.text import kept
@@ -159,7 +159,7 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
                  [r for r in results if r.get("out_of_contract") is not None]),
              "total": len(results), "bad": sum(r["status"] in BAD for r in results),
              "judged": sum(r["status"] in PASSING_JUDGED for r in results)}
-    model.update(_bench(bench), incomplete=incomplete_reason(doc),
+    model.update(bench_section.section(bench), incomplete=incomplete_reason(doc),
                  stale=stale_reasons(doc) if check_stale else [])
     return model
 
@@ -174,30 +174,6 @@ def warning(model: dict, quote=str) -> str | None:
     if model["stale"]:
         parts.append(f"STALE RESULTS: {'; '.join(map(quote, model['stale']))}")
     return " | ".join(parts) or None
-
-
-def _bench(path: Path | None) -> dict:
-    if path is None:
-        return {"bench": None}
-    rows, info = report_bench.load_bench(path)
-    goals = [dict(g, measured=report_bench.goal_cell(g)) for g in info["goals"] or []]
-    return {"bench": {"file": str(path), "info": info, "table": report_bench.table(rows),
-                      "plots": report_bench.plots(rows), "goals": goals,
-                      "repeats": info["repeats"],
-                      "judged_on": bench_repeats.judged_on(info["repeats"])}}
-
-
-def _goal_lines(bench: dict, fmt: str) -> list[str]:
-    """The suite's goal table (``conformance_goals`` of the file) under its judged-on line; a line
-    saying so for a file written before the suite recorded its goals."""
-    if not bench["goals"]:
-        return ["", "serving goals: none recorded in this benchmark file"]
-    cell = code_span if fmt == "github" else str
-    rows = [[cell(g["goal"]), cell(g["target"]), cell(g["measured"]), cell(g["verdict"])]
-            for g in bench["goals"]]
-    return ["", f"serving goals, {bench['judged_on']}", "",
-            tabulate(rows, headers=["goal", "target", "worst measured", "verdict"], tablefmt=fmt,
-                     disable_numparse=True)]
 
 
 def run_command(doc: dict) -> str:
@@ -275,15 +251,7 @@ def render_text(model: dict) -> str:
     else:
         out += ["documented error steps: none failed"]
     if model["bench"]:
-        many = model["bench"]["repeats"] > 1
-        rows = [[b["planner"], b["mode"], b["scenario"], b["bs"], b["p50"], b["iqr"], b["rounds"],
-                 b["ratio"], *([b["spread"], b["repeats"]] if many else [])]
-                for b in model["bench"]["table"]]
-        out += _goal_lines(model["bench"], "simple")
-        out += ["", tabulate(rows, headers=["planner", "mode", "scenario", "bs", "p50 us", "IQR",
-                                            "rounds", "vs floor",
-                                            *(["p50 range", "repeats"] if many else [])],
-                             tablefmt="simple", disable_numparse=True)]
+        out += bench_section.text_lines(model["bench"])
     return "\n".join(printable(line) for line in "\n".join(out).split("\n")) + "\n"
 
 
@@ -307,7 +275,7 @@ def render_markdown(model: dict) -> str:
              for r in judged], headers=["status", "test", "why", "what", "rules"],
             tablefmt="github")]
     if model["bench"]:
-        out += ["", "### Benchmarks", *_goal_lines(model["bench"], "github")]
+        out += ["", "### Benchmarks", *bench_section.goal_lines(model["bench"], "github")]
     bad = [f for f in model["failures"] if not f["judged"]]
     if bad:
         out += ["", "### Not passing", ""]
