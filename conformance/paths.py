@@ -16,6 +16,7 @@ A leaf module: it imports nothing from the harness, so every folder of :mod:`con
 
 from __future__ import annotations
 
+import os
 from importlib.resources import files
 from pathlib import Path
 
@@ -64,7 +65,26 @@ BENCH_DIR = PACKAGE_DIR / "bench"
 def kept_files(paths) -> list[Path]:
     """Those of ``paths`` that exist outside :data:`GENERATED_ROOT`, in the order given: files a
     command refuses to write over (committed evidence, a page someone reviewed), so that a re-run
-    never silently replaces what was read. Paths are compared resolved (``..`` and links)."""
-    generated = GENERATED_ROOT.resolve()
-    return [Path(p) for p in paths
-            if Path(p).exists() and not Path(p).resolve().is_relative_to(generated)]
+    never silently replaces what was read. Paths are compared resolved (``..`` and links), and
+    each is taken for the file it names once the command has made its folders: ``..`` past a
+    folder that does not exist yet (``reports/out/upstream/../../upstream``) names the folder
+    before it, as it will when that folder is made. A link counts as what it names, even one that
+    names nothing yet (writing through it would create that file); a file with another hard link
+    is kept wherever it lies (writing into it writes that other name's bytes); and when
+    :data:`GENERATED_ROOT` is itself a link (to the committed evidence, say) nothing counts as
+    generated."""
+    root = Path(GENERATED_ROOT)
+    generated = None if root.is_symlink() else root.resolve()
+    kept = []
+    for path in map(Path, paths):
+        target = path.resolve()
+        if not (os.path.lexists(path) or os.path.lexists(target)):
+            continue
+        inside = generated is not None and target.is_relative_to(generated)
+        try:
+            linked = target.is_file() and target.stat().st_nlink > 1
+        except OSError:
+            linked = True
+        if not inside or linked:
+            kept.append(path)
+    return kept

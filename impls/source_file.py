@@ -11,13 +11,21 @@ its spec (``submodule_search_locations``) rather than from importing it, so that
 
 What it pins is that one file as the harness read it: a module that loads other code (another
 module, a file it ``exec``\\ s, a package ``__init__`` that changes its ``__path__`` at run time) runs
-code the digest does not name, as it always could.
+code the digest does not name, as it always could. Two ways for the import to run other code than
+that file's are refused (the module then has no source file here: no digest rather than a false
+one): a spec whose loader is not the standard one reading that very file (a finder's loader could
+run anything while naming the file as its origin), and cached bytecode (``__pycache__``) that the
+import would run instead of compiling the file, whose code is not the file's (a ``.pyc`` planted
+with the file's mtime and size, or an unchecked hash-based one).
 """
 
 from __future__ import annotations
 
+import _imp
 import hashlib
 import importlib.machinery
+import importlib.util
+import marshal
 import os
 import sys
 
@@ -40,7 +48,51 @@ def find_source(module_name: str) -> str | None:
     origin = spec.origin if spec.has_location else None
     if not origin or not origin.endswith(tuple(importlib.machinery.SOURCE_SUFFIXES)):
         return None
+    loader = spec.loader
+    if type(loader) is not importlib.machinery.SourceFileLoader or loader.path != origin:
+        return None  # a loader of the finder's own: what it runs is its choice, not the file
+    try:
+        with open(origin, "rb") as handle:
+            if not runs_its_source(origin, handle.read()):
+                return None
+    except OSError:
+        return None
     return origin
+
+
+def runs_its_source(path: str, source: bytes) -> bool:
+    """Whether importing ``path`` (whose bytes are ``source``) runs the code of ``source``: False
+    when a cached bytecode file the import would load instead of compiling ``path`` (for any
+    optimization level) holds other code. The import's own checks are repeated here: the magic
+    number, then a hash-based file's source hash where the import checks it, else the source's
+    mtime and size as the file records them."""
+    for level in ("", 1, 2):
+        try:
+            with open(importlib.util.cache_from_source(path, optimization=level), "rb") as handle:
+                data = handle.read()
+            stat = os.stat(path)
+        except (OSError, NotImplementedError, ValueError):
+            continue
+        if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+            continue  # the import recompiles it
+        flags = int.from_bytes(data[4:8], "little")
+        if flags & ~0b11:
+            continue  # the import refuses it
+        if flags & 0b1:  # hash-based: checked when its flag says so, or always / never
+            mode = _imp.check_hash_based_pycs
+            if mode == "always" or (flags & 0b10 and mode != "never"):
+                if data[8:16] != importlib.util.source_hash(source):
+                    continue
+        elif (int.from_bytes(data[8:12], "little") != int(stat.st_mtime) & 0xFFFFFFFF
+              or int.from_bytes(data[12:16], "little") != stat.st_size & 0xFFFFFFFF):
+            continue
+        try:
+            if marshal.loads(data[16:]) != compile(source, path, "exec", dont_inherit=True,
+                                                   optimize=level or 0):
+                return False
+        except Exception:  # noqa: BLE001 - unreadable bytecode, or a source that does not compile
+            return False
+    return True
 
 
 def _find_spec(name: str, search):
@@ -61,14 +113,18 @@ def digest(module_name: str, path: str | None) -> dict | None:
     """``{"module", "file", "sha256"}`` of ``module_name`` whose source is ``path``: ``file``
     relative to the folder the module is imported from (``impls/offsets_planner/triton_planner.py``,
     so that no machine's path lands in a results file), ``sha256`` the file's bytes'. None when
-    ``path`` is None or cannot be read."""
+    ``path`` is None or cannot be read, or the import would run cached bytecode of other code
+    (:func:`runs_its_source`)."""
     if path is None:
         return None
     try:
         with open(path, "rb") as handle:
-            sha = hashlib.sha256(handle.read()).hexdigest()
+            source = handle.read()
     except OSError:
         return None
+    if not runs_its_source(path, source):
+        return None  # the import would run cached bytecode of other code
+    sha = hashlib.sha256(source).hexdigest()
     parts = module_name.split(".")
     tail = (*parts, "__init__.py") if os.path.basename(path) == "__init__.py" else \
         (*parts[:-1], parts[-1] + ".py")

@@ -202,8 +202,8 @@ def test_a_planted_module_outside_record_is_not_ours(tmp_path):
     assert [s["status"] for s in first["steps"]] == ["ok", "ok"]  # judged: it raised on every case
     (tree / "site" / PLANTED).write_text(fake_wheels.FAITHFUL_REFERENCE)
     code = run(_args("9.9.9", "--subject", "canary-plan", "--launcher", "reference", "--tree",
-                     tree, "--no-layout", "--out", out))
-    doc = json.loads((out / file_names("reference")[0]).read_text())
+                     tree, "--no-layout", "--out", out / "again"))  # reports are never replaced
+    doc = json.loads((out / "again" / file_names("reference")[0]).read_text())
     assert [s["status"] for s in doc["steps"]] == ["ok", "ok"] or code == 1
     assert code == 1 and doc["good"] is False, doc.get("loaded")
     assert "not the wheel's bytes" in json.dumps(doc["steps"])
@@ -222,8 +222,8 @@ def test_a_planted_non_sglang_module_under_site_is_checked(tmp_path):
     assert [s["status"] for s in first["steps"]] == ["ok", "ok"]  # judged: it raised on every case
     (tree / "site" / "plan_extra.py").write_text(fake_wheels.FAITHFUL_REFERENCE)
     code = run(_args("9.9.9", "--subject", "canary-plan", "--launcher", "reference", "--tree",
-                     tree, "--no-layout", "--out", out))
-    doc = json.loads((out / file_names("reference")[0]).read_text())
+                     tree, "--no-layout", "--out", out / "again"))  # reports are never replaced
+    doc = json.loads((out / "again" / file_names("reference")[0]).read_text())
     assert [s["status"] for s in doc["steps"]] == ["ok", "ok"] or code == 1
     assert code == 1 and doc["good"] is False, doc.get("loaded")
     assert "not the wheel's bytes" in json.dumps(doc["steps"])
@@ -235,8 +235,10 @@ def test_a_tampered_record_file_is_refused_with_no_layout(tmp_path):
     assert run(_args("9.9.9", "--subject", "canary-plan", "--launcher", "reference", "--wheel",
                      wheel, "--tree", tree, "--out", out)) == 1
     (tree / "site" / fake_wheels.PLAN_REFERENCE).write_text(fake_wheels.FAITHFUL_REFERENCE)
+    again = out / "again"  # a second run into the same folder is refused (exit 2), not judged
     assert run(_args("9.9.9", "--subject", "canary-plan", "--launcher", "reference", "--tree",
-                     tree, "--no-layout", "--out", out)) == 1
+                     tree, "--no-layout", "--out", again)) == 1
+    assert not json.loads((again / file_names("reference")[0]).read_text())["good"]
 
 
 def test_every_failing_status_needs_a_declaration_to_be_good():

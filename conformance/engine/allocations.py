@@ -137,11 +137,11 @@ class _Region:
         offset = tensor.storage_offset() + GUARD_BYTES // size
         out = torch.empty(0, dtype=tensor.dtype, device=self.whole.device).set_(
             self.whole.untyped_storage(), offset, tensor.shape, tensor.stride())
-        if tensor.numel():
-            index = torch.arange(self.nbytes // size).as_strided(
-                tuple(tensor.shape), tuple(tensor.stride()), offset).flatten()
-            self.covered[(index[:, None] * size + torch.arange(size)).flatten()] = True
-            first, last = int(index.min()), int(index.max())
+        if tensor.numel():  # marked through a view of the mask: no index per byte (O(bytes) only)
+            strides = (*(s * size for s in tensor.stride()), 1)
+            self.covered.as_strided((*tensor.shape, size), strides, offset * size).fill_(True)
+            first = offset  # torch strides are never negative: the lowest element is the first
+            last = offset + sum((n - 1) * s for n, s in zip(tensor.shape, tensor.stride()))
         else:
             first, last = offset, offset - 1
         return out, (offset, first, last)

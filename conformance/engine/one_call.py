@@ -28,9 +28,15 @@ synchronises the device, and compares:
   returned, every output element of the golden's leading
   region equal to it, every later element still its poison, except where the subject's
   ``element_rules`` say ``unspecified``;
-* every input equal to its copy (inputs are read-only);
+* every input equal to its copy (inputs are read-only), and at the end of the case still as it
+  was after its run's call (a later call that writes an earlier run's input writes a server's);
 * every byte of every allocation that no argument's view covers as it was filled (a write there
   is an ``outside`` difference, with its proof: the status is ``oob``).
+
+A call that rebinds an attribute of the engine's modules or of a class they define (the judge, the
+verdict, the allocations, the subject) is a difference, and everything is set back before the next
+judgement; an error that judging raises after a call (the call's doing) is a RuntimeError, never
+the case's ValueError, KeyError or TypeError.
 
 Each difference is a :class:`~conformance.engine.verdict.Difference` with the element's rule
 (``contract`` or a project rule key); :func:`judge_call` returns the
@@ -47,6 +53,7 @@ import torch
 
 from conformance.engine.allocations import Allocations
 from conformance.engine.inputs import poison_values, run_seed, stale_plan_values
+from conformance.engine.namespaces import restore_changed, snapshot, type_name
 from conformance.engine.verdict import Difference, VerdictData
 
 PLAIN = "plain"
@@ -86,7 +93,7 @@ def _text(value) -> str | None:
 def _one_line(value) -> str:
     text = _text(value)
     if text is None:
-        return f"<{type(value).__name__} whose text cannot be read>"
+        return f"<{type_name(value)} whose text cannot be read>"
     return (text.splitlines() or [""])[0][:300]
 
 
@@ -94,7 +101,7 @@ def _repr_line(value) -> str:
     try:
         text = repr(value)
     except Exception:  # noqa: BLE001
-        return f"<{type(value).__name__} whose repr raises>"
+        return f"<{type_name(value)} whose repr raises>"
     return _one_line(text if type(text) is str else object.__repr__(value))
 
 
@@ -143,6 +150,16 @@ def _judge_outputs(data: VerdictData, run: str, got: dict, poison: dict, golden:
             data.add(Difference(0, run, what, name, i, expected, value, rule))
 
 
+class _Unreadable:
+    """What an error's ``error_id`` is when reading it raised."""
+
+    def __str__(self):
+        return "<an error_id that raises when read>"
+
+
+_UNREADABLE = _Unreadable()
+
+
 def _judge_error(data: VerdictData, error: tuple[str, str], rule: str, error_class: type, run: str,
                  raised) -> bool:
     """Record a difference unless ``raised`` is exactly the documented error ``error``; whether it
@@ -156,10 +173,13 @@ def _judge_error(data: VerdictData, error: tuple[str, str], rule: str, error_cla
     base = next(c for c in error_class.__mro__ if c.__module__ == "builtins")
     text = _text(raised)
     exact = issubclass(type(raised), base) and text is not None and str.__eq__(text, message)
-    raised_id = getattr(raised, "error_id", None)
+    try:
+        raised_id = getattr(raised, "error_id", None)
+    except Exception:  # noqa: BLE001 - the planner's property: an id that cannot be read
+        raised_id = _UNREADABLE
     ok = exact and (raised_id is None or (type(raised_id) is str and raised_id == error_id))
     if not ok:
-        got = f"{type(raised).__name__} {_one_line(raised_id)}: {_one_line(raised)}"
+        got = f"{type_name(raised)} {_one_line(raised_id)}: {_one_line(raised)}"
         data.add(Difference(0, run, "error", "error", None, want, got, rule))
     return ok
 
@@ -175,38 +195,54 @@ def _flat(tensor: torch.Tensor) -> list:
 
 
 def _watched(subject: ModuleType) -> list[ModuleType]:
-    """The modules whose attributes decide a verdict: this engine, the verdict's, the subject's."""
-    return [sys.modules[__name__], sys.modules[VerdictData.__module__], subject]
+    """The modules whose attributes decide a verdict: this engine, the verdict's, the guarded
+    allocations', the namespace guard's own, the subject's (and the classes each defines:
+    :func:`conformance.engine.namespaces.snapshot`)."""
+    return [sys.modules[__name__], sys.modules[VerdictData.__module__],
+            sys.modules[Allocations.__module__], sys.modules[snapshot.__module__], subject]
 
 
-def _restore_changed(data: VerdictData, run: str, saved: dict) -> None:
-    """A call that rebound an attribute of a watched module (the judge, the verdict, the subject)
-    is a contract difference; the module is set back before anything else is judged."""
-    for module, before in saved.items():
-        now = vars(module)
-        changed = sorted(k for k in set(before) | set(now)
-                         if k not in before or k not in now or now[k] is not before[k])
-        for key in changed:
-            data.add(Difference(0, run, "input", f"{module.__name__}.{key}", None,
-                                "the harness's own", "rebound by the call", "contract"))
-        if changed:
-            for key in [k for k in now if k not in before]:
-                del now[key]
-            now.update(before)
+def _judge_input(data: VerdictData, run: str, name: str, before: torch.Tensor,
+                 after: torch.Tensor) -> None:
+    """An ``input`` difference at the first element of input ``name`` that is not its copy."""
+    if after.shape != before.shape or not torch.equal(after, before):
+        flat_a, flat_b = after.flatten().tolist(), before.flatten().tolist()
+        i = next((j for j, (x, y) in enumerate(zip(flat_a, flat_b)) if x != y),
+                 min(len(flat_a), len(flat_b)))
+        data.add(Difference(0, run, "input", name, i, flat_b[i] if i < len(flat_b) else None,
+                            flat_a[i] if i < len(flat_a) else None, "contract"))
 
 
 def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) -> VerdictData:
     """Run ``case`` on ``launch`` in every run of :data:`RUNS` and judge it (module docstring). The
     subject sees a deep copy of the case with ``_device`` added (the device the call runs on, as
     torch prints it), and ``_run`` and ``_seed`` when it builds a run's arguments; what the case expects is read from the subject before any call, and an earlier
-    run's outputs are read again after the last call (a planner that keeps a reference and writes
-    them later is caught there).
+    run's outputs and inputs are read again after the last call (a planner that keeps a reference
+    and writes them later is caught there).
 
     Raises:
         ValueError, KeyError, TypeError: the case's inputs cannot be built (the case's fault, before
             any call).
-        RuntimeError: a call resized (freed) a tensor's storage, which the judge cannot read.
+        RuntimeError: a call resized (freed) a tensor's storage, which the judge cannot read; or
+            judging raised one of the errors above after the planner was called (what the call
+            left behind, never the case's fault: a later run's ``build`` that fails, say).
     """
+    calls = []
+
+    def counted(**kwargs):
+        calls.append(None)
+        return launch(**kwargs)
+    try:
+        return _judge_runs(subject, case, counted, device)
+    except (ValueError, KeyError, TypeError) as exc:
+        if not calls:
+            raise
+        raise RuntimeError(f"judging raised {type_name(exc)} after {len(calls)} call(s) of the "
+                           f"planner: {_one_line(exc)}") from exc
+
+
+def _judge_runs(subject: ModuleType, case: dict, launch, device: torch.device) -> VerdictData:
+    """:func:`judge_call`'s judgement (its errors unchanged)."""
     data = VerdictData()
     device = torch.empty(0, device=device).device  # "cuda" -> "cuda:0", as tensors print it
     case = copy.deepcopy({**case, "_device": str(device)})
@@ -234,41 +270,38 @@ def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) ->
             rules = {name: [error_rule] * len(poison[name]) for name in judged}
         allowed = subject.error_written_values(case, kwargs) if error is not None and hasattr(
             subject, "error_written_values") else None
-        saved = {m: dict(vars(m)) for m in _watched(subject)}
+        saved = snapshot(_watched(subject))
         guarded.seal()
         returned, raised, at_sync = _call(launch, kwargs, device)
-        _restore_changed(data, run, saved)
+        restore_changed(data, run, saved)
         if at_sync:  # nothing more can be read on this device
             data.add(Difference(0, run, "raised", "error", None, "no error",
-                                f"{type(raised).__name__} at synchronize: {_one_line(raised)}",
+                                f"{type_name(raised)} at synchronize: {_one_line(raised)}",
                                 error_rule))
             return data
         guarded.judge(data, run)  # refuses a resized allocation before anything reads it
         got = {name: _flat(views[name]) for name in judged}
-        earlier.append((run, views, judged, got, guarded))
         if error is not None:
             error_ok = _judge_error(data, error, error_rule, error_class, run, raised) and error_ok
             _judge_outputs(data, run, got, poison, {}, rules, allowed=allowed)
         else:
             if raised is not None:  # the rule of the situation the case reaches, if any
                 data.add(Difference(0, run, "raised", "error", None, "no error",
-                                    f"{type(raised).__name__}: {_one_line(raised)}", error_rule))
+                                    f"{type_name(raised)}: {_one_line(raised)}", error_rule))
             elif returned is not None:
                 data.add(Difference(0, run, "returned", "return", None, None,
                                     _repr_line(returned), "contract"))
             _judge_outputs(data, run, got, poison, golden, rules, raised=raised is not None)
+        read = {name: views[name].cpu().clone() for name in inputs}  # as judged after the call
         for name, before in inputs.items():
-            after = views[name].cpu()
-            if after.shape != before.shape or not torch.equal(after, before):
-                flat_a, flat_b = after.flatten().tolist(), before.flatten().tolist()
-                i = next((j for j, (x, y) in enumerate(zip(flat_a, flat_b)) if x != y),
-                         min(len(flat_a), len(flat_b)))
-                data.add(Difference(0, run, "input", name, i, flat_b[i] if i < len(flat_b) else None,
-                                    flat_a[i] if i < len(flat_a) else None, "contract"))
+            _judge_input(data, run, name, before, read[name])
+        earlier.append((run, views, judged, got, guarded, read))
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    for run, views, judged, got, guarded in earlier[:-1]:  # written after its call returned
+    for run, views, judged, got, guarded, read in earlier[:-1]:  # written after it returned
         guarded.judge_again(data, run)
+        for name, then in read.items():
+            _judge_input(data, run, name, then, views[name].cpu())
         for name in judged:
             for i, (now, then) in enumerate(zip(_flat(views[name]), got[name])):
                 if now != then:

@@ -51,6 +51,8 @@ from conformance.upstream.entry_subject import entry_subject, tree_facts
 from conformance.upstream.wheel import FetchError, RecordError, fetch_wheel, open_wheel
 
 JSON_NAME, MD_NAME, LOG_NAME = "entries-build.json", "entries-build.md", "entries-child.log"
+SCRATCH_NAMES = ("child-main.json", "child-case.json")
+"""The children's answers, written into --out and removed at the end (never over a kept file)."""
 
 
 def add_parser(sub) -> None:
@@ -189,7 +191,7 @@ def run(args) -> int:
     if args.reapply is not None:
         return reapply(args, subject)
     out = Path(args.out)
-    if not args.layout_only and refused_out(out, (JSON_NAME, MD_NAME, LOG_NAME)):
+    if not args.layout_only and refused_out(out, (JSON_NAME, MD_NAME, LOG_NAME, *SCRATCH_NAMES)):
         return 2
     out.mkdir(parents=True, exist_ok=True)
     doc = {"release": args.release, "command": "python -m conformance upstream-entries "
@@ -234,7 +236,7 @@ def run(args) -> int:
                                     "traps here; the values are what it returned")
                     doc["hazards"].append(row)
                     flush()
-    for scratch in ("child-main.json", "child-case.json"):
+    for scratch in SCRATCH_NAMES:
         (out / scratch).unlink(missing_ok=True)
     entries_declared.apply(doc, entries_declared.load(args.release, subject=subject))
     flush()

@@ -65,6 +65,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "only (a child that dies before its row is written makes the row crashed)")
 
 
+SCRATCH_NAME = "child.json"
+"""A child's answer, written into --out and removed after it (never over a kept file)."""
+
+
 def tag(launcher: str, device: str = "cpu") -> str:
     """A launcher's name in its files: ``LAUNCHER`` on the CPU, ``LAUNCHER-cuda`` (the device's
     type) elsewhere: one launcher may take another path on another device."""
@@ -184,7 +188,7 @@ def run(args) -> int:
         return reapply(args, subject, case_ids)
     out = Path(args.out)
     if refused_out(out, [n for launcher in args.launcher or names
-                      for n in file_names(launcher, args.device)]):
+                      for n in file_names(launcher, args.device)] + [SCRATCH_NAME]):
         return 2
     out.mkdir(parents=True, exist_ok=True)
     tree_dir, tree, problem = layout(args)
@@ -200,9 +204,9 @@ def run(args) -> int:
         if problem:
             doc["layout_error"] = problem
         elif not args.each_case:
-            doc.update(_child(args, tree_dir, tree.site, launcher, out / "child.json")[0])
+            doc.update(_child(args, tree_dir, tree.site, launcher, out / SCRATCH_NAME)[0])
         else:
-            doc.update(_each_case(args, tree_dir, tree.site, launcher, out / "child.json",
+            doc.update(_each_case(args, tree_dir, tree.site, launcher, out / SCRATCH_NAME,
                                   order))
         all_good = _declare_and_write(doc, subject, args, case_ids) and all_good
     return 0 if all_good else 1
