@@ -96,7 +96,7 @@ def run_fingerprint(planner_names: list[str], availability, source_digest) -> di
     ``source_digest(name)`` come from the subject's planner registry. Machine and library fields
     come from :func:`fingerprint`.
     """
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    status = _git("status", "--porcelain")  # untracked files too: a new case file changes the run
     planners = {}
     for name in planner_names:
         a = availability(name)

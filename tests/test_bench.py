@@ -363,3 +363,23 @@ def test_the_floor_kernels_run_in_numbas_mode_as_the_numba_planner_does():
 
     assert kernel_modes.numba_simulated() is numba_cuda_planner.SIMULATED
     assert chain_numba.SIMULATED is gather_numba.SIMULATED is numba_cuda_planner.SIMULATED
+
+
+def test_no_external_planner_means_no_reference_ratio():
+    """The ``x reference`` ratio is against the run's one ``module:attr`` planner; without one it
+    is None for every entry, never the ratio to a floor or chain entry (whose planner is also
+    None: they share the planner's mode, bs, scenario and workload). With one it is that ratio."""
+    chain = {"params": {"floor": "chain-triton", "mode": "replay", "bs": 64, "workload": "serving"},
+             "stats": {"median": 2e-6, "min": 1.9e-6, "q1": 1.95e-6, "q3": 2.05e-6},
+             "extra_info": {"floor": "chain-triton", "chain": True}}
+    runs = [_bench("triton", "replay", 64, 3.0, planner_mode="gpu"), chain,
+            _bench("floor:empty-triton", "replay", None, 1.5)]
+    alone = annotate([dict(b, extra_info=dict(b["extra_info"])) for b in runs])
+    triton = next(b for b in alone if b["params"].get("planner") == "triton")
+    assert triton["extra_info"]["ratio_to_reference"] is None
+    assert triton["extra_info"]["reference_planner"] is None
+    ext = _bench("mine.kernels:launch", "replay", 64, 6.0, planner_mode="external")
+    both = annotate([dict(b, extra_info=dict(b["extra_info"])) for b in runs] + [ext])
+    triton = next(b for b in both if b["params"].get("planner") == "triton")
+    assert triton["extra_info"]["ratio_to_reference"] == 0.5
+    assert triton["extra_info"]["reference_planner"] == "mine.kernels:launch"

@@ -178,3 +178,33 @@ def test_upstream_entries_and_launchers_refuse_reviewed_files(tmp_path, command)
     assert "never replaced" in proc.stderr and str(tmp_path / name) in proc.stderr
     assert (tmp_path / name).read_text() == "reviewed"
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing else written
+
+
+def test_an_untracked_case_file_makes_the_run_dirty(tmp_path, monkeypatch):
+    """A results file's ``dirty`` is true when the checkout holds a file git neither tracks nor
+    ignores (a new case file changes the corpus the commit names), false for a clean clone, and
+    an ignored file (``reports/out/``) does not count. A clone in ``tmp_path`` stands in for the
+    checkout."""
+    import subprocess
+
+    from conformance import fingerprint
+
+    repo = tmp_path / "clone"
+    for args in (["init", "-q", str(repo)], ["-C", str(repo), "config", "user.email", "a@b"],
+                 ["-C", str(repo), "config", "user.name", "a"]):
+        subprocess.run(["git", *args], check=True)
+    (repo / ".gitignore").write_text("/out/\n")
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "x"], check=True)
+    monkeypatch.setattr(fingerprint, "REPO_ROOT", repo)
+    monkeypatch.setattr(fingerprint, "fingerprint", lambda: {})
+
+    def dirty():
+        return fingerprint.run_fingerprint([], None, None)["dirty"]
+
+    assert dirty() is False
+    (repo / "out").mkdir()
+    (repo / "out" / "results.json").write_text("{}")
+    assert dirty() is False
+    (repo / "my-first-case.json").write_text("{}")
+    assert dirty() is True

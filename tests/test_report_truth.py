@@ -57,7 +57,7 @@ def test_killed_run_says_incomplete_in_its_first_line_and_exits_1(capsys, tmp_pa
         assert body.splitlines()[1].startswith('<p id="warning" class="banner">INCOMPLETE RUN:')
     else:
         assert first.lstrip("# ").removeprefix("Conformance: ").startswith(
-            "INCOMPLETE RUN: the run did not finish (interrupted, killed or still running): "
+            "INCOMPLETE RUN: the run did not finish (interrupted, killed, still running, or stopped by a usage error: pytest said which): "
             "5 of 15 collected items have a result"), first
     assert err.startswith("warning: INCOMPLETE RUN:")
 
@@ -133,7 +133,7 @@ def test_compare_with_an_incomplete_side(capsys):
     assert code == 1
     assert lines[0].endswith(" (NEW INCOMPLETE)")
     assert lines[2].startswith("13 regression(s): NEW run INCOMPLETE (the run did not finish "
-                               "(interrupted, killed or still running): 5 of 15 collected items "
+                               "(interrupted, killed, still running, or stopped by a usage error: pytest said which): 5 of 15 collected items "
                                "have a result), 0 newly failing, 12 disappeared; ")
 
 

@@ -81,7 +81,8 @@ def _annotate(benches: list[dict]) -> list[dict]:
     python = {_case(b): p50_us(b) for b in benches if _p(b).get("planner") == "python"}
     externals = external_planners(benches)
     reference = externals[0] if len(externals) == 1 else None
-    upstream = {_case(b): p50_us(b) for b in benches if _p(b).get("planner") == reference}
+    upstream = {} if reference is None else {  # floors and chains have no planner: never it
+        _case(b): p50_us(b) for b in benches if _p(b).get("planner") == reference}
     for b in benches:
         params = _p(b)
         if params.get("planner") is None:

@@ -31,7 +31,10 @@ def planner_name_error(name: str) -> str | None:
     if not colon:
         if name and all(c.isascii() and (c.isalnum() or c == "-") for c in name):
             return None
-        return f"planner name {name!r} is neither a built-in name nor module.path:callable"
+        module, _, attr = name.rpartition(".")
+        hint = f" (a callable is named with ':': {module}:{attr})" if module and attr else ""
+        return (f"planner name {name!r} is neither a built-in name (letters, digits, '-') nor "
+                f"module.path:callable{hint}")
     parts = [*module.split("."), *attr.split(".")]
     if all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
         return None

@@ -107,7 +107,8 @@ def incomplete_reason(doc: dict) -> str | None:
     results, collected = len(doc["results"]), doc["collected"]
     have = f"{results} of {collected if collected is not None else '?'} collected items have a result"
     if not doc["complete"]:
-        return f"the run did not finish (interrupted, killed or still running): {have}"
+        return ("the run did not finish (interrupted, killed, still running, or stopped by a usage "
+                f"error: pytest said which): {have}")
     if doc["exitstatus"] not in FINISHED_EXIT_CODES:
         return f"pytest ended with exit code {doc['exitstatus']}: {have}"
     if collected is None or results < collected:

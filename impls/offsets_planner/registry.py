@@ -213,8 +213,11 @@ def _load_external(name: str) -> Launcher:
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # any import-time failure is the user's module, report it plainly
+        hint = (f" (is the folder that holds {module_name.split('.')[0]!r} on PYTHONPATH, or the "
+                "package installed?)" if isinstance(exc, ModuleNotFoundError)
+                and exc.name is not None and module_name.startswith(exc.name) else "")
         raise UnknownPlanner(f"cannot import {module_name!r} for planner {name!r}: "
-                             f"{type(exc).__name__}: {exc}") from exc
+                             f"{type(exc).__name__}: {exc}{hint}") from exc
     target = module
     for part in attr.split("."):
         target = getattr(target, part, None)
