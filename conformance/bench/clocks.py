@@ -31,6 +31,8 @@ the judge's seed -- is outside what this module can see; README "Benchmarks" say
 
 from __future__ import annotations
 
+import os
+import random
 import sys
 import time
 from collections.abc import Callable
@@ -55,6 +57,8 @@ _WATCHED = (
     ("time.monotonic", time, "monotonic"),
     ("time.monotonic_ns", time, "monotonic_ns"),
     ("time.time", time, "time"),
+    ("os.urandom", os, "urandom"),  # the judge's seed and draws (conformance.bench.rejudge)
+    ("random.Random", random, "Random"),
     ("torch.cuda.synchronize", torch.cuda, "synchronize"),
     ("torch.cuda.Event", torch.cuda, "Event"),
     ("torch.cuda.Event.elapsed_time", torch.cuda.Event, "elapsed_time"),

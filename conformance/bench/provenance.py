@@ -92,6 +92,17 @@ def measured(fixture, data) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """Which fixture measures the test, recorded before its body runs: a test interrupted
+    mid-loop (a ``KeyboardInterrupt`` from the planner) never reaches its report, and its entry
+    would otherwise be no test's."""
+    fixture = getattr(item, "funcargs", {}).get("benchmark")
+    if fixture is not None and item.nodeid in _TRUTH:
+        _FIXTURES[id(fixture)] = (fixture, item.nodeid)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     if call.when != "call" or item.nodeid not in _TRUTH:
@@ -126,6 +137,11 @@ def vouch(meta, late: str | None = None) -> None:
     node = _FIXTURES.get(id(fixture), (None, None))[1]
     truth = _TRUTH.get(node) if node else None
     if truth is None:
+        if _TRUTH and _claims_harness(meta, {n.split("::")[0] for n in _TRUTH}):
+            if not isinstance(meta.extra_info, dict):
+                meta.extra_info = {}
+            meta.extra_info[REFUSED] = ("not measured by a benchmark test the harness ran: an "
+                                        "entry added to the run")
         return
     changed = []
     if not isinstance(meta.extra_info, dict):
@@ -151,7 +167,8 @@ def vouch(meta, late: str | None = None) -> None:
                            "what the harness recorded",
                outcome.get("refused"),
                data is None and "its rounds were never checked by the bench",
-               data is not None and stored != data
+               data is not None and (stored != data or _stats_text(meta.stats)
+                                     != _stats_text(_fresh_stats(data)))
                and "statistics rewritten after the bench checked its rounds",
                outcome.get("failed") and f"its test failed: {outcome['failed']}", late)
     reason = next((r for r in reasons if r), None)
@@ -160,6 +177,30 @@ def vouch(meta, late: str | None = None) -> None:
         extra[REFUSED] = reason
     else:
         extra.pop(REFUSED, None)
+
+
+def _claims_harness(meta, files: set[str]) -> bool:
+    """An entry that reads as one of the harness's: its test file's, or the parameters its
+    figures are read by (planner, floor, chain)."""
+    params = meta.params if isinstance(meta.params, dict) else {}
+    return (str(getattr(meta, "fullname", "")).split("::")[0] in files
+            or any(k in params for k in ("planner", "floor", "chain")))
+
+
+def _fresh_stats(data):
+    """pytest-benchmark's statistics computed anew from per-call ``data``."""
+    from pytest_benchmark.stats import Stats
+
+    fresh = Stats()
+    for value in data:
+        fresh.update(value)
+    return fresh
+
+
+def _stats_text(stats) -> str:
+    """Every statistic of a pytest-benchmark ``Stats`` as text (NaN equal to itself): a cached
+    statistic overwritten on the heap differs from one computed from the data."""
+    return repr(sorted(stats.as_dict().items()))
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # before pytest-benchmark's own (JSON, tables)
@@ -175,4 +216,5 @@ def pytest_sessionfinish(session):
 
 
 clocks.watch(sys.modules[__name__], "vouch", "measured", "expected_extra", "pytest_sessionfinish",
-             "pytest_runtest_makereport", "_TRUTH", "_FIXTURES", "_OUTCOME", "_DATA", "_VOUCHED")
+             "pytest_runtest_makereport", "pytest_runtest_call", "_claims_harness", "_fresh_stats",
+             "_stats_text", "_TRUTH", "_FIXTURES", "_OUTCOME", "_DATA", "_VOUCHED")

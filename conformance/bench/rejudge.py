@@ -142,11 +142,14 @@ class RoundJudge:
 
     def __init__(self, pool: list[dict], timed: Callable[[], object], last: list[int],
                  scenario: str, total_rounds: int, *, outputs: bool = True,
-                 seed: int | None = None, tap=None, iterations: int = 1) -> None:
+                 seed: int | None = None, tap=None, iterations: int = 1,
+                 _urandom=os.urandom, _random=random.Random) -> None:
+        # the real os.urandom and random.Random, captured at import (before any planner): a
+        # planner that rebinds them cannot give the judge a seed or draws it predicts
         self.pool, self.timed, self.last, self.scenario = pool, timed, last, scenario
         self.outputs = outputs
-        self.seed = int.from_bytes(os.urandom(8), "little") if seed is None else seed
-        rng = random.Random(self.seed)
+        self.seed = int.from_bytes(_urandom(8), "little") if seed is None else seed
+        rng = _random(self.seed)
         earlier = range(total_rounds - 1)
         self.judged = set(rng.sample(earlier, min(JUDGED_ROUNDS - 1, len(earlier))))
         self.judged.add(total_rounds - 1)

@@ -215,7 +215,8 @@ def _load_external(name: str) -> Launcher:
     except Exception as exc:  # any import-time failure is the user's module, report it plainly
         hint = (f" (is the folder that holds {module_name.split('.')[0]!r} on PYTHONPATH, or the "
                 "package installed?)" if isinstance(exc, ModuleNotFoundError)
-                and exc.name is not None and module_name.startswith(exc.name) else "")
+                and exc.name is not None and module_name.startswith(exc.name)
+                and module_name.split(".")[0].isidentifier() else "")
         raise UnknownPlanner(f"cannot import {module_name!r} for planner {name!r}: "
                              f"{type(exc).__name__}: {exc}{hint}") from exc
     target = module
