@@ -22,6 +22,7 @@ from conformance.bench.refusal import refused
 from conformance.bench.summary_table import bs_label, p50_us
 from conformance.reporting.bench_figures import goal_cell
 from conformance.reporting.bench_repeats import by_figure, judged_on, repeat_of, repeats
+from conformance.reporting.goal_records import verdict_for
 
 GPU_PLANNERS = ("triton", "numba-cuda")
 BOUND_PLANNERS = ("triton-bound", "numba-cuda-bound")
@@ -40,11 +41,7 @@ def _pick(benches, planners, mode, scenario=None):
 
 
 def _verdict(worst: float | None, target: float, what: str) -> str:
-    if worst is None:
-        return NOT_MEASURED
-    if worst <= target:
-        return "met"
-    return f"missed by {worst / target:.2f}x ({what})"
+    return NOT_MEASURED if worst is None else verdict_for(worst, target, what)
 
 
 def _where(b: dict) -> str:

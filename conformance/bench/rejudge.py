@@ -121,7 +121,6 @@ def plain_text(text: str, limit: int = 200) -> str:
     return kept if len(kept) <= limit else kept[:limit] + "..."
 
 
-
 class RoundJudge:
     """The between-rounds step of one benchmark (module docstring).
 

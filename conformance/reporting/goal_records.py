@@ -10,7 +10,7 @@ checked against itself and against the file before it is shown:
   repeats than the file holds (:func:`conformance.reporting.bench_repeats.repeats`: the most
   entries any figure has); an unmeasured one has none of them;
 * its verdict agrees with its median and target, re-judged by the suite's own rule
-  (``conformance.bench.goals``: ``met`` when the median is at most the target, else
+  (:func:`verdict_for`: ``met`` when the median is at most the target, else
   ``missed by <median / target>x (...)``): a ``met`` beside a median over its target, a ``met``
   without a median, a ``missed`` within the target or a miss factor that is not median / target
   (to the two decimals it is written with) is refused.
@@ -86,11 +86,20 @@ def check_record(record: dict, file_repeats: int) -> None:
     _check_verdict(median, target_limit(record["target"]), verdict, record["target"])
 
 
+def verdict_for(median: float, limit: float, where: str) -> str:
+    """The suite's verdict of a goal whose worst median (over repeats) is ``median`` against the
+    bound ``limit`` of its target: ``met`` when at most the bound, else ``missed by
+    <median / limit>x (where)``. Written here, once: the suite judges with it
+    (:func:`conformance.bench.goals.records`) and the report re-judges a file's records with it."""
+    return MET if median <= limit else f"missed by {median / limit:.2f}x ({where})"
+
+
 def _check_verdict(median: float, limit: float, verdict: str, target: str) -> None:
     missed = MISSED.match(verdict)
-    if verdict == MET and median > limit:
+    due_met = verdict_for(median, limit, "") == MET
+    if verdict == MET and not due_met:
         raise GoalRecordError(f"verdict 'met' but median {median:.4g} is over target {target!r}")
-    if missed and median <= limit:
+    if missed and due_met:
         raise GoalRecordError(f"verdict {verdict!r} but median {median:.4g} is within target "
                               f"{target!r}")
     if missed and abs(float(missed.group(1)) - median / limit) > 0.005 + 1e-9:
