@@ -70,8 +70,10 @@ def repeats(benches: list[dict]) -> int:
     """The most repeats any figure has, or the highest repeat index of any entry when higher
     (an entry of repeat 3 says the run had 3, even where a figure's entries are spelled apart);
     1 for a file without repeats, 0 for none."""
-    return max((len(v) for v in by_figure(benches).values()), default=0) and \
-        max(max(len(v) for v in by_figure(benches).values()), *(repeat_of(b) for b in benches))
+    figures = by_figure(benches)
+    if not figures:
+        return 0
+    return max(*(len(v) for v in figures.values()), *(repeat_of(b) for b in benches))
 
 
 class RepeatsError(ValueError):
