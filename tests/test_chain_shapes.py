@@ -28,3 +28,73 @@ def test_on_a_gpu_the_fastest_tried_shape_is_kept(chain):
     assert shape in floors.CHAIN_SHAPES[chain]
     assert set(trials) == {floors.shape_label(chain, s) for s in floors.CHAIN_SHAPES[chain]}
     assert trials[floors.shape_label(chain, shape)] == min(trials.values()) > 0
+
+
+def test_a_numba_shape_names_its_parameter_style():
+    assert floors.shape_label("chain-numba", (64, floors.POINTERS)) == "64 threads, pointers"
+    assert {s for _, s in floors.CHAIN_SHAPES["chain-numba"]} == {None, floors.POINTERS}
+
+
+def _loads_before_tests(fn) -> list[str]:
+    """The request arrays a chain function reads, in order, before its first test inside
+    ``if i < bs`` (the loads a GPU issues together)."""
+    import ast
+    import inspect
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    guard = next(n for n in ast.walk(tree) if isinstance(n, ast.If))
+    names = []
+    for stmt in guard.body:
+        if isinstance(stmt, ast.If):
+            break
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+                names.append(node.value.id)
+    return names
+
+
+@pytest.mark.parametrize("name", ["chain", "chain_pointers"])
+def test_numba_chain_loads_every_request_value_before_any_test(name):
+    """A short-circuit test such as ``row > 0 and extend[i] > 0`` loads ``extend`` one round trip
+    after ``row``: a floor one dependent load slower than the plan it stands for (seen in the
+    compiled PTX of the earlier chain kernel, reports/gpu/2026-12-04-b/README.md)."""
+    from conformance.bench import chain_numba
+
+    assert _loads_before_tests(getattr(chain_numba, name)) == ["rpi", "prefix", "extend"]
+
+
+def _seeds_by_torch(kw: dict) -> torch.Tensor:
+    """The chain's value per request, from the tensors with torch ops (independent of both
+    kernels): lut[table[row, min(p - 1, cols - 1)]], -1 where a request reads nothing."""
+    from impls.offsets_planner.contract import REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
+
+    rpi, prefix, extend = (kw[n] for n in REQUEST_INPUT_NAMES)
+    table, lut = (kw[n] for n in TABLE_INPUT_NAMES)
+    rows, cols = table.shape
+    has = (rpi > 0) & (rpi < rows) & (prefix > 0) & (extend > 0)
+    col = torch.clamp(prefix - 1, min=0, max=cols - 1)
+    slot = table[torch.where(has, rpi, 0), col].to(torch.int64)
+    if lut is not None:
+        ok = has & (slot >= 0)
+        slot = torch.where(ok, lut[torch.clamp(slot, min=0, max=lut.shape[0] - 1)], slot)
+    return torch.where(has, slot, -1)
+
+
+@pytest.mark.parametrize("style", [None, floors.POINTERS])
+def test_both_numba_chain_kernels_write_the_chain(style):
+    """The array and the pointer kernel (the simulator on the CPU, compiled on a GPU) write the
+    same value per request, the one torch computes, on a workload with padding rows and a LUT."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    bs = 70
+    kw = workloads.build(bs, workloads.spec_for("serving", device, seed=5), device)
+    seeds = kw[floors.SEEDS_NAME]
+    seeds.fill_(-7)
+    _eager, call = floors.chain_call("chain-numba", kw, (32, style))
+    call()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    want = _seeds_by_torch(kw)
+    assert (want >= -1).all() and (want > 0).any()  # the workload reaches the LUT
+    assert torch.equal(seeds[:bs].cpu(), want.cpu())
+    assert (seeds[bs:] == -7).all()

@@ -264,12 +264,14 @@ def run_direct(kernel, kw: dict, blocks: int, threads: int, chunk: int) -> None:
     plan, buffers = nb.validate_arguments(kw)
     bs = plan.bs
     ref = reference(kw)
-    inputs = [strict(kw[n]) for n in IN[:3]] + [strict(t) for t in buffers.tensors[:2]]
+    table, lut = buffers.tensors[:2]
+    inputs = [strict(kw[n]) for n in IN[:3]] + [strict(table.reshape(-1)), strict(lut)]
     before = [a.view(np.ndarray).copy() for a in inputs]
     sizes = (bs + 1, bs + 1, bs, 1, 1, 1)
     outs = [strict(kw[name][:n]) for name, n in zip(OUT, sizes)]
     ws = strict(zero_lut(buffers.device), forbidden=True)
-    kernel[blocks, threads](*inputs, *outs, ws, bs, plan.lut_len, *nb._int64_scalars(plan), chunk)
+    kernel[blocks, threads](*inputs, *outs, ws, bs, plan.lut_len, *nb._int64_scalars(plan), chunk,
+                            *table.shape)
     for name, n, a in zip(OUT, sizes, outs):
         assert np.array_equal(a.view(np.ndarray), ref[name][:n].cpu().numpy()), (name, bs)
     for name, a, b in zip(IN, inputs, before):
@@ -335,7 +337,7 @@ def test_the_strict_harness_catches_what_it_looks_for(index):
     """The harness of the test above is live: a kernel of the same signature that touches the
     workspace, writes one element past a defined region or reads at a negative index fails."""
     def bad(rpi, prefix, extend, table, lut, out_verify, out_write, out_seed, out_num_valid,
-            out_enable, out_reqs, ws, bs, lut_len, window, capacity, chunk):
+            out_enable, out_reqs, ws, bs, lut_len, window, capacity, chunk, rows, cols):
         if cuda.threadIdx.x == 0:
             if index == "ws0":
                 out_reqs[0] = ws[0]
@@ -346,7 +348,7 @@ def test_the_strict_harness_catches_what_it_looks_for(index):
             elif index == "verify_bs_plus_1":
                 out_verify[bs + 1] = 1
             else:
-                out_reqs[0] = table[bs - 1 - bs, 0]
+                out_reqs[0] = table[bs - 1 - bs]
 
     with pytest.raises(Exception, match="workspace accessed|outside shape"):
         run_direct(cuda.jit(bad), hazard_plan(5, 3, True), 1, 32, 32)

@@ -42,6 +42,8 @@ CANDIDATES = [
     ("numba", "roles-lookback", {"chunk": 256}),
     ("numba", "roles-lookback", {"chunk": 64, "slow_carry": True}),
     ("numba", "roles-lookback", {"chunk": 96, "fixed_chunk": True}),
+    ("numba", "warp-lookback", {"chunk": 64}),
+    ("numba", "warp-lookback", {"chunk": 32, "slow_carry": True}),
 ]
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]
@@ -354,9 +356,12 @@ def _roles_lookback_layout(framework: str):
     return nop.workspace(CPU, "roles-lookback"), nrl.SETS_AT, nrl.SET_WORDS
 
 
-@pytest.mark.parametrize("framework", ["triton", "numba"])
-def test_roles_lookback_double_buffers(framework):
-    """After each ``roles-lookback`` launch the epoch (word 0 >> 16) is one further and the ticket
+@pytest.mark.parametrize(("framework", "design"), [("triton", "roles-lookback"),
+                                                   ("numba", "roles-lookback"),
+                                                   ("numba", "warp-lookback")])
+def test_roles_lookback_double_buffers(framework, design):
+    """After each ``roles-lookback`` (or ``warp-lookback``, same workspace) launch the epoch (word
+    0 >> 16) is one further and the ticket
     count 0; the set it used holds, per scan tile, READY | the low and high 32 bits of its verify
     and write totals (from the pure-Python planner's offsets); the other set, the next launch's,
     is all zeros, also where an earlier, wider launch had written."""
@@ -367,7 +372,7 @@ def test_roles_lookback_double_buffers(framework):
         assert int(ws[0]) & 0xFFFF == 0
         kw = random_case(bs, k + 60, "hazard" if k % 2 else "swa")
         want = expected(kw)
-        assert_same(plan(framework, "roles-lookback", config, kw), want, kw)
+        assert_same(plan(framework, design, config, kw), want, kw)
         assert int(ws[0]) == (epoch + 1) << 16
         used, other = sets + (epoch & 1) * words, sets + ((epoch + 1) & 1) * words
         assert not ws[other:other + words].any()

@@ -65,19 +65,27 @@ _NUMBA_KERNEL = None
 CHAIN_BLOCK = 512
 """Lanes per program (Triton) or threads per block (Numba) of a chain kernel whose shape was not
 chosen (:func:`best_chain_shape`: without a GPU, and in the eager and launch modes' first call)."""
+POINTERS = "pointers"
+"""A Numba chain shape's second value for the raw-pointer kernel
+(:data:`conformance.bench.chain_numba.chain_pointer_kernel`); None: Numba arrays."""
 CHAIN_SHAPES = {"chain-triton": ((32, 1), (64, 1), (128, 4), (256, 4), (512, 8)),
-                "chain-numba": ((32, None), (64, None), (128, None), (256, None), (512, None))}
+                "chain-numba": ((32, None), (64, None), (128, None), (256, None), (512, None),
+                                (32, POINTERS), (64, POINTERS), (128, POINTERS))}
 """Launch shapes a chain floor tries on the GPU, per framework: ``(lanes per program, num_warps)``
-for Triton, ``(threads per block, None)`` for Numba. The fastest at each bs on the H200 was among
-them in the one-pass sweep (reports/gpu/2026-12-02-c/one_pass.md)."""
+for Triton, ``(threads per block, None or POINTERS)`` for Numba (array or raw-pointer
+parameters). The fastest at each bs on the H200 was among them in the one-pass sweep
+(reports/gpu/2026-12-02-c/one_pass.md; the pointer kernel: reports/gpu/2026-12-04-b/)."""
 SHAPE_TRIAL_REPLAYS = 20
 """Replays per sample when a chain floor's shapes are tried (:func:`best_chain_shape`)."""
 
 
-def launch_shape_text(triton: bool, block: int, warps: int | None = None) -> str:
+def launch_shape_text(triton: bool, block: int, warps: int | str | None = None) -> str:
     """A launch shape as the bench tables print it: ``BLOCK 128, 4 warps`` (Triton: lanes per
-    program and num_warps) or ``256 threads`` (Numba: threads per block)."""
-    return f"BLOCK {block}, {warps} warps" if triton else f"{block} threads"
+    program and num_warps) or ``256 threads`` (Numba: threads per block; ``256 threads,
+    pointers`` for the raw-pointer chain kernel)."""
+    if triton:
+        return f"BLOCK {block}, {warps} warps"
+    return f"{block} threads" + (f", {POINTERS}" if warps == POINTERS else "")
 
 
 def shape_label(name: str, shape: tuple[int, int | None]) -> str:
@@ -195,25 +203,36 @@ def chain_call(name: str, kw: dict, shape: tuple[int, int | None] | None = None
                                            num_warps=warps)
         return fn, fn
     if name == "chain-numba":
-        from numba import cuda
-
-        from conformance.bench.chain_numba import chain_kernel as kernel
-
-        tensors = (rpi, prefix, extend, table, lut, out)
-        if rpi.device.type != "cuda":
-            arrays = [t.numpy() for t in tensors]
-            fn = lambda: kernel[grid, block](*arrays, bs, lut_len)  # noqa: E731
-            return fn, fn
-        views = [cuda.as_cuda_array(t, sync=False) for t in tensors]
-
-        def on_torch_stream():
-            stream = cuda.external_stream(torch.cuda.current_stream().cuda_stream)
-            kernel[grid, block, stream](*views, bs, lut_len)
-
-        return on_torch_stream, on_torch_stream
+        return _numba_chain_call(rpi, prefix, extend, table, lut, out, bs, lut_len, grid, block,
+                                 warps == POINTERS)
     raise ValueError(f"unknown chain floor {name!r}: use one of {', '.join(CHAIN_FLOORS)}")
+
+
+def _numba_chain_call(rpi, prefix, extend, table, lut, out, bs: int, lut_len: int, grid: int,
+                      block: int, pointers: bool) -> tuple[Call, Call]:
+    """:func:`chain_call` of ``chain-numba``: the array kernel, or with ``pointers`` the
+    raw-pointer one (the table C-contiguous, as spec section 4 requires)."""
+    from numba import cuda
+
+    from conformance.bench import chain_numba
+
+    tensors = (rpi, prefix, extend, table.reshape(-1) if pointers else table, lut, out)
+    kernel = chain_numba.chain_pointer_kernel if pointers else chain_numba.chain_kernel
+    shape = (int(table.shape[0]), int(table.shape[1])) if pointers else ()
+    if rpi.device.type != "cuda":
+        arrays = [t.numpy() for t in tensors]
+        fn = lambda: kernel[grid, block](*arrays, bs, lut_len, *shape)  # noqa: E731
+        return fn, fn
+    args = ([t.data_ptr() for t in tensors] if pointers
+            else [cuda.as_cuda_array(t, sync=False) for t in tensors])
+
+    def on_torch_stream():
+        stream = cuda.external_stream(torch.cuda.current_stream().cuda_stream)
+        kernel[grid, block, stream](*args, bs, lut_len, *shape)
+
+    return on_torch_stream, on_torch_stream
 
 
 clocks.watch(sys.modules[__name__], "floor_of", "floor_call", "chain_call", "best_chain_shape",
              "empty_triton_kernel", "empty_numba_kernel", "launch_shape_text", "shape_label",
-             "_named", "FLOOR_OF_PLANNER", "FLOOR_MODE", "CHAIN_OF_PLANNER", "CHAIN_PLANNER")
+             "_named", "_numba_chain_call", "FLOOR_OF_PLANNER", "FLOOR_MODE", "CHAIN_OF_PLANNER", "CHAIN_PLANNER")

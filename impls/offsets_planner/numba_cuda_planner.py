@@ -33,9 +33,11 @@ lengths before it themselves) and is prepared again on the next call outside cap
 simulator runs ``blocked`` above 1024. Block-wide scans use warp shuffles on the GPU and shared
 memory in the simulator, which has no shuffles. bs = 0 still launches blocks (zero-block launches
 fail: numba#4140, #5017). Constants reach the kernels as closure values, frozen alike in both
-modes (numba#3265); every kernel takes :data:`impls.offsets_planner.numba_cuda_kernel.SIGNATURE`.
+modes (numba#3265). Every kernel takes :data:`impls.offsets_planner.numba_cuda_kernel.POINTER_SIGNATURE`
+on the GPU (raw pointers, the table flat with its shape as two scalars: a chain of loads up to
+0.2 us faster than through Numba's array parameters) and 1-D arrays in the simulator.
 
-**Launch path** on the GPU (:data:`LAUNCH_PATH`): the kernel is compiled once for one explicit
+**Launch path** on the GPU (:data:`LAUNCH_PATH`): each kernel is compiled once for that
 signature. For each buffer set (:class:`impls.offsets_planner.validate_cache.BufferSet`: table, LUT, outputs,
 window, capacity) the flattened kernel parameters are packed once into ctypes cells; each call
 writes the new request tensors' pointers (and, when bs changed, their lengths, bs and the grid) into
@@ -66,7 +68,7 @@ try:
     from numba.cuda.core import config as _cuda_config
 
     from impls.offsets_planner import numba_roles_lookback_kernel as lookback_kernel
-    from impls.offsets_planner.numba_cuda_kernel import SIGNATURE, build_kernel
+    from impls.offsets_planner.numba_cuda_kernel import POINTER_SIGNATURE, build_kernel
     from impls.offsets_planner.numba_roles_kernel import build_roles_kernel
 
     _IMPORT_ERROR: str | None = None
@@ -98,7 +100,10 @@ DESIGNS: tuple[tuple[int, tuple[str, int, int, int]], ...] = (
 3.29 / 3.26 / 3.90 / 4.71 for ``blocked`` (``reports/gpu/2026-12-03-d/one_pass/``); at bs 4096
 ``roles-lookback`` with 256-request chunks 3.81 us, against 5.52 for ``blocked`` and 6.85 for
 ``roles``; 512-request chunks 3.94, a seed tile of 64 3.85, look-back at bs 1024 3.68 against
-``roles``' 3.25 (``reports/gpu/2026-12-04-a/``)."""
+``roles``' 3.25 (``reports/gpu/2026-12-04-a/``, Numba array parameters). With raw pointers
+(``reports/gpu/2026-12-04-b/``): ``roles`` 2.97 / 3.13 us at bs 512 / 1024, ``roles-lookback``
+3.74 at 4096; the one-warp ``warp-lookback`` candidate 3.52-3.63 there (not yet measured as the
+default)."""
 
 SIM_DESIGNS: tuple[tuple[int, tuple[str, int, int, int]], ...] = (
     (1024, ("roles", SIM_THREADS, SIM_CHUNK, 1)), (4096, ("blocked", SIM_THREADS, SIM_CHUNK, 0)))
@@ -143,7 +148,7 @@ def compiled(key: tuple = ("blocked",), use_shuffle: bool = True):
             fn = build_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING,
                               no_seed=NO_SEED, items=_ITEMS,
                               max_threads=SIM_THREADS if SIMULATED else GPU_THREADS)
-        kernel = cuda.jit(fn) if SIMULATED else cuda.jit(SIGNATURE)(fn)
+        kernel = cuda.jit(fn) if SIMULATED else cuda.jit(POINTER_SIGNATURE)(fn)
         _KERNELS[(key, use_shuffle)] = kernel
     return kernel
 
@@ -320,10 +325,12 @@ def _array_params(t: torch.Tensor) -> list[int]:
 
 
 def _params(tensors: tuple, *scalars: int) -> list[int]:
-    values = []
-    for t in tensors:
-        values.extend(_array_params(t))
-    return values + list(scalars)
+    """The flattened parameters of :data:`POINTER_SIGNATURE`: the eleven tensors' data pointers
+    (the table's fourth), the workspace as a Numba array, ``scalars`` (bs, lut_len, W, capacity,
+    chunk), then the table's rows and columns."""
+    rows, cols = tensors[3].shape
+    return ([t.data_ptr() for t in tensors[:11]] + _array_params(tensors[11]) + list(scalars)
+            + [rows, cols])
 
 
 def _packing_ok(kernel, device: torch.device) -> bool:
@@ -336,8 +343,9 @@ def _packing_ok(kernel, device: torch.device) -> bool:
     overload = next(iter(kernel.overloads.values()))
     theirs: list = []
     scalars = [2, 4, 7, 9, 11]
-    args = [cuda.as_cuda_array(x, sync=False) for x in sample] + scalars
-    for ty, value in zip(overload.argument_types, args):
+    args = ([x.data_ptr() for x in sample[:11]] + [cuda.as_cuda_array(sample[11], sync=False)]
+            + scalars + list(sample[3].shape))
+    for ty, value in zip(overload.argument_types, args, strict=True):
         overload._prepare_args(ty, value, 0, [], theirs)
     theirs = [getattr(v, "value", v) for v in theirs]
     return [int(v) for v in theirs] == _params(sample, *scalars)
@@ -380,9 +388,10 @@ def _capturing(device: torch.device) -> bool:
     return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
 
 
-_ARRAY_CELLS = 7
-"""Cells of one 1-D array argument: meminfo, parent, nitems, itemsize, data, shape, stride."""
-_NITEMS, _DATA, _SHAPE = 2, 4, 5
+_BS_CELL = 11 + 7
+"""The bs cell: after the eleven pointers and the workspace's seven array cells (meminfo, parent,
+nitems, itemsize, data, shape, stride)."""
+_CHUNK_CELL = _BS_CELL + 4
 
 
 class PackedLaunch:
@@ -423,11 +432,8 @@ class PackedLaunch:
         self.index = buffers.device.index
         self.stream = ctypes.c_void_p()  # the launch's stream, set per call
         self.shapes: dict[int, tuple] = {}  # bs -> (blocks, threads, chunk, handle), memoised
-        request = [k * _ARRAY_CELLS for k in range(3)]  # the three request arrays' first cells
-        # nitems and shape of each request array, then the bs scalar: every cell that holds bs
-        self.bs_cells = (*[self.cells[k + i] for k in request for i in (_NITEMS, _SHAPE)],
-                         self.cells[-5])
-        self.data_cells = tuple(self.cells[k + _DATA] for k in request)
+        self.bs_cells = (self.cells[_BS_CELL],)  # every cell that holds bs
+        self.data_cells = tuple(self.cells[:3])  # the three request pointers
 
     def set_batch(self, bs: int, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
         """Point the request cells at ``a``, ``b``, ``c`` (int64 [bs], contiguous)."""
@@ -440,7 +446,7 @@ class PackedLaunch:
             blocks, threads, chunk, handle = shape
             for cell in self.bs_cells:
                 cell.value = bs
-            self.cells[-1].value = chunk
+            self.cells[_CHUNK_CELL].value = chunk
             self.blocks.value, self.threads.value = blocks, threads
             self.function.value = handle
             self.bs = bs
@@ -454,11 +460,11 @@ def _launch_numba_path(plan, buffers, tensors: tuple, use_shuffle: bool, stream:
     if ws is None and not _capturing(buffers.device):
         ws = lookback_kernel.workspace(buffers.device)
     blocks, threads, chunk, key = launch_shape(plan.bs, ws is not None)
-    views = [cuda.as_cuda_array(t, sync=False)
-             for t in (*tensors, *buffers.tensors,
-                       zero_lut(buffers.device) if ws is None else ws)]
-    compiled(key, use_shuffle)[blocks, threads, cuda.external_stream(stream)](
-        *views, plan.bs, plan.lut_len, *_int64_scalars(plan), chunk)
+    args = _params((*tensors, *buffers.tensors, zero_lut(buffers.device) if ws is None else ws),
+                   plan.bs, plan.lut_len, *_int64_scalars(plan), chunk)
+    ws_view = cuda.as_cuda_array(zero_lut(buffers.device) if ws is None else ws, sync=False)
+    args = args[:11] + [ws_view] + args[_BS_CELL:]  # Numba marshals the workspace array itself
+    compiled(key, use_shuffle)[blocks, threads, cuda.external_stream(stream)](*args)
 
 
 def _launch_gpu(plan, buffers, tensors: tuple, use_shuffle: bool = True) -> None:
@@ -502,13 +508,14 @@ def _launch_sim(plan, buffers, tensors: tuple) -> None:
     if buffers.device.type != "cpu":
         raise TypeError(f"numba-cuda planner in simulator mode takes CPU tensors, got "
                         f"{buffers.device}")
-    inputs = [cuda.In(t.numpy()) for t in (*tensors, *buffers.tensors[:2])]
+    table, lut = buffers.tensors[:2]
+    inputs = [cuda.In(t.numpy()) for t in (*tensors, table.reshape(-1), lut)]
     outputs = [t.numpy() for t in buffers.tensors[2:]]
     blocks, threads, chunk, key = launch_shape(plan.bs)
     ws = (lookback_kernel.workspace(buffers.device).numpy() if key[0] == "roles-lookback"
           else cuda.In(zero_lut(buffers.device).numpy()))
     compiled(key)[blocks, threads](*inputs, *outputs, ws, plan.bs, plan.lut_len,
-                                   *_int64_scalars(plan), chunk)
+                                   *_int64_scalars(plan), chunk, *table.shape)
 
 
 def validate_arguments(launcher_kwargs: dict):

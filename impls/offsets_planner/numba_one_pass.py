@@ -23,7 +23,11 @@ Designs (:data:`DESIGNS`), chosen with ``design=`` on :func:`plan_launch`:
   no block waits on another (:mod:`impls.offsets_planner.numba_roles_kernel`);
 * ``roles-lookback``: ``ceil(bs / chunk)`` scan blocks that pass their totals on by a look-back
   with an exact fallback, then seed blocks of ``threads`` requests
-  (:mod:`impls.offsets_planner.numba_roles_lookback_kernel`, its own workspace).
+  (:mod:`impls.offsets_planner.numba_roles_lookback_kernel`, its own workspace);
+* ``warp-lookback``: the same look-back with blocks of one warp: ``ceil(bs / chunk)`` scan blocks
+  (``chunk`` a multiple of 32, ``chunk / 32`` requests a lane), then seed blocks of 32 requests;
+  no block-wide barrier (:mod:`impls.offsets_planner.numba_warp_lookback_kernel`, the
+  ``roles-lookback`` workspace).
 
 Launches go through Numba's ordinary launch on torch's current stream (GPU) or the simulator (CPU
 tensors): device time, not launch cost, is what these candidates are for. Mode: that of
@@ -41,7 +45,7 @@ from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
 from impls.offsets_planner.validate_cache import lookup
 
 DESIGNS = ("single", "blocked", "lookback", "lookback-pid", "lookback-packed", "roles",
-           "roles-lookback")
+           "roles-lookback", "warp-lookback")
 SIMULATED = nb.SIMULATED
 SIM_THREADS = 32
 """Threads per block in the simulator (each one a Python thread there)."""
@@ -50,30 +54,51 @@ _KERNELS: dict[tuple, object] = {}
 _WORKSPACES: dict[str, torch.Tensor] = {}
 
 
+FLAT_DESIGNS = ("roles", "roles-lookback", "warp-lookback")
+"""The designs whose kernels take the planner's parameters (a flat table and its shape:
+:data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE`, or with ``pointers``
+:data:`~impls.offsets_planner.numba_cuda_kernel.POINTER_SIGNATURE`); the others take
+:data:`impls.offsets_planner.numba_one_pass_kernel.SIGNATURE`."""
+
+
 def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bool = False,
-           per_lane: int = 0, seed_tile: int = 0, fixed_chunk: int = 0):
+           per_lane: int = 0, seed_tile: int = 0, fixed_chunk: int = 0,
+           count_spins: bool = False, poll_delay_ns: int = 0, pointers: bool = False):
     """The compiled kernel for ``design`` with ``items`` requests a thread at most and blocks of
     at most ``threads`` threads (``roles``: ``scans`` scan blocks; ``roles-lookback``: ``per_lane``
     earlier-block words a polling lane reads, 0 for the kernel's default, ``seed_tile`` requests
     a seed block, 0 for ``threads``, and ``fixed_chunk`` its chunk as a compile-time constant, 0
-    for the launch's argument); compiled once per key, eagerly for
-    :data:`SIGNATURE` on the GPU.
+    for the launch's argument); compiled once per key, eagerly on the GPU for its signature
+    (:data:`FLAT_DESIGNS`; ``pointers``: raw-pointer parameters). ``count_spins``: the look-back
+    designs' re-polls and fallbacks counted in workspace words 1 and 2 (diagnostics);
+    ``poll_delay_ns``: ``roles-lookback`` only, a sleep between publishing and the first poll.
     """
     from numba import cuda
 
+    from impls.offsets_planner.numba_cuda_kernel import ARRAY_SIGNATURE, POINTER_SIGNATURE
     from impls.offsets_planner.numba_one_pass_kernel import SIGNATURE, build_kernel
     from impls.offsets_planner.numba_roles_kernel import build_roles_kernel
     from impls.offsets_planner.numba_roles_lookback_kernel import build_roles_lookback_kernel
 
-    key = (design, items, threads, scans, slow_carry, per_lane, seed_tile, fixed_chunk)
+    key = (design, items, threads, scans, slow_carry, per_lane, seed_tile, fixed_chunk,
+           count_spins, poll_delay_ns, pointers)
     k = _KERNELS.get(key)
     if k is None:
-        if design == "roles-lookback":
+        if design == "warp-lookback":
+            from impls.offsets_planner.numba_warp_lookback_kernel import (
+                build_warp_lookback_kernel)
+
+            fn = build_warp_lookback_kernel(use_shuffle=not SIMULATED,
+                                            padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
+                                            items=items, poll=nb._poll(), per_lane=per_lane,
+                                            slow_carry=slow_carry, count_spins=count_spins)
+        elif design == "roles-lookback":
             fn = build_roles_lookback_kernel(use_shuffle=not SIMULATED,
                                              padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
                                              max_threads=threads, items=items, poll=nb._poll(),
                                              slow_carry=slow_carry, seed_tile=seed_tile,
-                                             fixed_chunk=fixed_chunk,
+                                             fixed_chunk=fixed_chunk, count_spins=count_spins,
+                                             poll_delay_ns=0 if SIMULATED else poll_delay_ns,
                                              **({"per_lane": per_lane} if per_lane else {}))
         elif design == "roles":
             fn = build_roles_kernel(use_shuffle=not SIMULATED, padding=REQ_POOL_IDX_PADDING,
@@ -83,7 +108,9 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
             fn = build_kernel(design=design, use_shuffle=not SIMULATED,
                               padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED, max_threads=threads,
                               items=items, poll=nb._poll())
-        k = _KERNELS[key] = cuda.jit(fn) if SIMULATED else cuda.jit(SIGNATURE)(fn)
+        signature = SIGNATURE if design not in FLAT_DESIGNS else (
+            POINTER_SIGNATURE if pointers else ARRAY_SIGNATURE)
+        k = _KERNELS[key] = cuda.jit(fn) if SIMULATED else cuda.jit(signature)(fn)
     return k
 
 
@@ -93,7 +120,7 @@ def workspace(device: torch.device, design: str = "lookback") -> torch.Tensor:
     (:func:`impls.offsets_planner.numba_roles_lookback_kernel.workspace`)."""
     from impls.offsets_planner import numba_one_pass_kernel, numba_roles_lookback_kernel
 
-    if design == "roles-lookback":
+    if design in ("roles-lookback", "warp-lookback"):
         return numba_roles_lookback_kernel.workspace(device)
     key = str(device)
     ws = _WORKSPACES.get(key)
@@ -113,7 +140,8 @@ def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
     """``(blocks, threads, chunk, items)`` of one launch: at least one block (numba#4140);
     ``roles``: the seed blocks and then ``scans`` scan blocks, ``items`` a scan thread's requests;
     ``roles-lookback``: the scan blocks, then seed blocks of ``seed_tile`` requests (default
-    ``threads``; at most ``threads``).
+    ``threads``; at most ``threads``); ``warp-lookback``: 32 threads, the scan blocks of ``chunk``
+    requests (default 256), then seed blocks of 32, ``items`` ``chunk / 32``.
 
     Raises:
         ValueError: an unknown design; threads not a multiple of 32 in [32, 1024]; more than 128
@@ -123,6 +151,14 @@ def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
     """
     if design not in DESIGNS:
         raise ValueError(f"unknown design {design!r}: use one of {', '.join(DESIGNS)}")
+    if design == "warp-lookback":
+        chunk = chunk or 256
+        if chunk % 32 or not 32 <= chunk <= 4096:
+            raise ValueError(f"warp-lookback: chunk={chunk} must be a multiple of 32 in [32, 4096]")
+        scanners = max(1, -(-bs // chunk))
+        if scanners > 128:
+            raise ValueError(f"{scanners} scan blocks exceed the workspace's 128")
+        return scanners + -(-bs // 32), 32, chunk, chunk // 32
     if SIMULATED:
         threads = SIM_THREADS
     threads = threads or (1024 if design == "single" else 256)
@@ -161,7 +197,8 @@ def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
 
 def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = None,
                 scans: int = 1, slow_carry: bool = False, seed_tile: int | None = None,
-                fixed_chunk: bool = False, **launcher_kwargs) -> None:
+                fixed_chunk: bool = False, count_spins: bool = False,
+                poll_delay_ns: int = 0, pointers: bool = True, **launcher_kwargs) -> None:
     """Plan with candidate ``design``; the launcher of spec section 3 otherwise.
 
     Args:
@@ -176,6 +213,12 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
         seed_tile: ``roles-lookback`` only: requests a seed block (default ``threads``); its
             polling lanes read as many words as this launch's scan blocks need.
         fixed_chunk: ``roles-lookback`` only: the chunk and threads compiled in as constants.
+        count_spins: the look-back designs: re-polls and fallbacks counted in workspace words 1
+            and 2 (diagnostics).
+        poll_delay_ns: ``roles-lookback`` only: warp 0's sleep between publishing and its first
+            poll (GPU; ignored in the simulator).
+        pointers: :data:`FLAT_DESIGNS` only: raw-pointer kernel parameters, as the default
+            planner launches them (GPU; the simulator takes arrays); False: Numba arrays.
         launcher_kwargs: the 13 keyword arguments of spec section 3.
 
     Raises:
@@ -188,15 +231,19 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
     plan, buffers = lookup(launcher_kwargs)
     blocks, threads, chunk, items = launch_shape(design, plan.bs, threads, chunk, scans, seed_tile)
     per_lane = tile = 0
-    if design == "roles-lookback":  # as the default planner: the words this launch's blocks need
+    if design in ("roles-lookback", "warp-lookback"):  # the words this launch's blocks need
         per_lane = -(-4 * max(1, -(-plan.bs // chunk)) // 32)
         tile = seed_tile or threads
+    flat = design in FLAT_DESIGNS
+    pointers = pointers and flat and not SIMULATED
     k = kernel(design, items, threads, scans, slow_carry, per_lane, tile,
-               chunk if fixed_chunk else 0)
+               chunk if fixed_chunk else 0, count_spins, poll_delay_ns, pointers)
     window, capacity = nb._int64_scalars(plan)
     ws = workspace(buffers.device, design)
-    tensors = (*(launcher_kwargs[n] for n in REQUEST_INPUT_NAMES), *buffers.tensors, ws)
-    scalars = (plan.bs, plan.lut_len, window, capacity, chunk)
+    table = buffers.tensors[0]
+    tensors = (*(launcher_kwargs[n] for n in REQUEST_INPUT_NAMES),
+               table.reshape(-1) if flat else table, *buffers.tensors[1:], ws)
+    scalars = (plan.bs, plan.lut_len, window, capacity, chunk, *(table.shape if flat else ()))
     if SIMULATED:
         if buffers.device.type != "cpu":
             raise TypeError(f"numba one-pass planner in simulator mode takes CPU tensors, got "
@@ -209,7 +256,8 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
                         f"{buffers.device}")
     with torch.cuda.device(buffers.device):
         stream = cuda.external_stream(torch.cuda.current_stream().cuda_stream)
-        views = [cuda.as_cuda_array(t, sync=False) for t in tensors]
+        views = ([t.data_ptr() for t in tensors[:11]] + [cuda.as_cuda_array(ws, sync=False)]
+                 if pointers else [cuda.as_cuda_array(t, sync=False) for t in tensors])
         k[blocks, threads, stream](*views, *scalars)
 
 
@@ -226,3 +274,4 @@ launch_single = launcher("single")
 launch_blocked = launcher("blocked")
 launch_lookback = launcher("lookback")
 launch_lookback_pid = launcher("lookback-pid")
+launch_warp_lookback = launcher("warp-lookback")

@@ -29,7 +29,13 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from impls.offsets_planner.numba_cuda_kernel import SIGNATURE  # noqa: F401 (re-exported)
+SIGNATURE = ("void(int64[::1], int64[::1], int64[::1], int32[:, ::1], int64[::1], int64[::1], "
+             "int64[::1], int64[::1], int32[::1], int32[::1], int32[::1], int64[::1], int64, "
+             "int64, int64, int64, int64)")
+"""The signature of this module's candidate kernels: rpi, prefix, extend, the 2-D table, lut,
+the six outputs, a workspace (int64, read only by the look-back designs), then bs, lut_len, W,
+verify_capacity and chunk (requests per block). (The planner's kernels take
+:data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE`: a flat table and its shape.)"""
 
 FLAGS, AGG_V, AGG_W, MAX_BLOCKS = 8, 8 + 128, 8 + 256, 128
 PACKED = 8 + 3 * MAX_BLOCKS

@@ -29,7 +29,7 @@ from numba import cuda
 def build_roles_kernel(*, use_shuffle: bool, padding: int, no_seed: int, max_threads: int,
                        items: int, scans: int):
     """The kernel's Python function (for ``cuda.jit``), with the signature of
-    :data:`impls.offsets_planner.numba_cuda_kernel.SIGNATURE` (its workspace argument unused,
+    :data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE` (its workspace argument unused,
     its ``chunk`` the seed blocks' requests).
 
     Args:
@@ -45,7 +45,8 @@ def build_roles_kernel(*, use_shuffle: bool, padding: int, no_seed: int, max_thr
     both = scans == 1
 
     def plan_roles(rpi, prefix, extend, table, lut, out_verify, out_write, out_seed,
-                   out_num_valid, out_enable, out_reqs, ws, bs, lut_len, window, capacity, tile):
+                   out_num_valid, out_enable, out_reqs, ws, bs, lut_len, window, capacity, tile,
+                   rows, cols):
         tid = cuda.threadIdx.x
         nthreads = cuda.blockDim.x
         seeders = cuda.gridDim.x - scans
@@ -59,9 +60,9 @@ def build_roles_kernel(*, use_shuffle: bool, padding: int, no_seed: int, max_thr
                 e = extend[r]
                 seed = no_seed
                 # prefix > 0 guards the -1 column (numba#8028); row and length guard the table.
-                if (row != padding and p > 0 and e > 0 and row >= 0 and row < table.shape[0]
-                        and table.shape[1] > 0):
-                    seed = table[row, min(p - 1, table.shape[1] - 1)]
+                if (row != padding and p > 0 and e > 0 and row >= 0 and row < rows
+                        and cols > 0):
+                    seed = table[row * cols + min(p - 1, cols - 1)]
                     if lut_len > 0 and seed >= 0:  # a negative slot passes untranslated
                         seed = lut[min(seed, lut_len - 1)]
                 out_seed[r] = seed

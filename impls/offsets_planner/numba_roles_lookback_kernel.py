@@ -41,9 +41,10 @@ reset_workspace = _WORKSPACES.reset
 def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
                                 max_threads: int, items: int, poll, slow_carry: bool = False,
                                 per_lane: int = SET_WORDS // 32, seed_tile: int = 0,
-                                fixed_chunk: int = 0):
+                                fixed_chunk: int = 0, poll_delay_ns: int = 0,
+                                count_spins: bool = False):
     """The kernel's Python function (for ``cuda.jit``), with the signature of
-    :data:`impls.offsets_planner.numba_one_pass_kernel.SIGNATURE` (``chunk``: a scan block's
+    :data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE` (``chunk``: a scan block's
     requests).
 
     Args:
@@ -65,13 +66,18 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
             divisions that place a block's requests become shifts for a power of two, instead
             of 64-bit divisions (tens of dependent instructions) before its first load; 0: the
             ``chunk`` argument and ``blockDim.x``.
+        poll_delay_ns: warp 0 sleeps this long (``nanosleep``, GPU only) between publishing and
+            its first poll, so that earlier blocks' words published at the same moment have
+            reached L2 (a sweep candidate; 0: no sleep).
+        count_spins: add warp 0's re-polls to workspace word 1 and 1 to word 2 for a block that
+            took the fallback (diagnostics; words 1-7 are otherwise unused).
     """
     slots = 32 if use_shuffle else max_threads
     full_mask = 0xFFFFFFFF
 
     def plan_roles_lookback(rpi, prefix, extend, table, lut, out_verify, out_write, out_seed,
                             out_num_valid, out_enable, out_reqs, ws, bs, lut_len, window,
-                            capacity, chunk):
+                            capacity, chunk, rows, cols):
         tid = cuda.threadIdx.x
         nthreads = max_threads if fixed_chunk > 0 else cuda.blockDim.x
         if fixed_chunk > 0:
@@ -86,9 +92,9 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
                 p = prefix[r]
                 e = extend[r]
                 seed = no_seed
-                if (row != padding and p > 0 and e > 0 and row >= 0 and row < table.shape[0]
-                        and table.shape[1] > 0):  # p > 0 guards the -1 column (numba#8028)
-                    seed = table[row, min(p - 1, table.shape[1] - 1)]
+                if (row != padding and p > 0 and e > 0 and row >= 0 and row < rows
+                        and cols > 0):  # p > 0 guards the -1 column (numba#8028)
+                    seed = table[row * cols + min(p - 1, cols - 1)]
                     if lut_len > 0 and seed >= 0:  # a negative slot passes untranslated
                         seed = lut[min(seed, lut_len - 1)]
                 out_seed[r] = seed
@@ -190,6 +196,9 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
             acc_v = 0
             acc_w = 0
             missing = 1 if slow_carry or 4 * b > 32 * per_lane else 0
+            if poll_delay_ns > 0:
+                cuda.nanosleep(poll_delay_ns)
+            spun = 0
             words = cuda.local.array(per_lane, np.int64)
             for k in range(per_lane):  # every first poll in flight at once: one round trip
                 i = lane + 32 * k
@@ -201,6 +210,7 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
                 while word >> 32 != 1 and spins < SPIN_LIMIT:
                     word = poll(ws, mine + i)
                     spins += 1
+                spun += spins
                 if word >> 32 != 1:
                     missing = 1
                 half = word & 0xFFFFFFFF if i < 4 * b else 0
@@ -224,6 +234,8 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
                 a1[lane] = acc_w
             if missing:
                 cell[1] = 1
+            if count_spins and spun > 0:
+                cuda.atomic.add(ws, 1, spun)
             if lane == 0:
                 cell[2] = 0
                 cell[3] = 0
@@ -233,6 +245,8 @@ def build_roles_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int
             inc_w += s1[warp - 1]
         base_v = 0
         base_w = 0
+        if count_spins and tid == 0 and cell[1] == 1:
+            cuda.atomic.add(ws, 2, 1)
         if cell[1] == 1:  # an earlier block never showed: the lengths of every earlier request
             r = tid
             while r < lo:

@@ -19,19 +19,23 @@ from numba.cuda.extending import intrinsic
 
 @intrinsic
 def load_volatile(typingctx, array, index):
-    """``array[index]`` (a 1-D C-contiguous int64 array, an integer index, no bounds check) by
-    ``ld.volatile.global.b64``."""
-    if not (isinstance(array, types.Array) and array.dtype == types.int64 and array.ndim == 1
-            and isinstance(index, types.Integer)):
+    """``array[index]`` (a 1-D C-contiguous int64 array or an int64 pointer, an integer index, no
+    bounds check) by ``ld.volatile.global.b64``."""
+    pointer = isinstance(array, types.CPointer) and array.dtype == types.int64
+    if not (pointer or (isinstance(array, types.Array) and array.dtype == types.int64
+                        and array.ndim == 1)) or not isinstance(index, types.Integer):
         return None
 
     def codegen(context, builder, sig, args):
         array_type, index_type = sig.args
         arr, idx = args
-        ary = context.make_array(array_type)(context, builder, arr)
         idx = context.cast(builder, idx, index_type, types.intp)
-        ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [idx],
-                                       wraparound=False)
+        if pointer:
+            ptr = builder.gep(arr, [idx])
+        else:
+            ary = context.make_array(array_type)(context, builder, arr)
+            ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [idx],
+                                           wraparound=False)
         fn = ir.FunctionType(ir.IntType(64), [ptr.type])
         asm = ir.InlineAsm(fn, "ld.volatile.global.b64 $0, [$1];", "=l,l,~{memory}",
                            side_effect=True)

@@ -35,14 +35,19 @@ def _chain_args(kw: dict):
 
 def chain_floors(framework: str, bs: int) -> list[Entry]:
     """The chain floor (:mod:`conformance.bench.chain_triton` / ``chain_numba``) at every launch
-    shape that fits bs: Triton ``BLOCK`` 32..1024 with 1-8 warps, Numba 32..1024 threads."""
+    shape that fits bs: Triton ``BLOCK`` 32..1024 with 1-8 warps, Numba 32..1024 threads with
+    array parameters and 32..128 with raw pointers."""
     top = max(32, min(1024, _pow2_at_least(bs)))
     if framework == "triton":
         shapes = [(b, w) for b, w in ((32, 1), (64, 1), (64, 2), (128, 2), (128, 4), (256, 4),
                                       (256, 8), (512, 4), (512, 8), (1024, 8)) if b <= top]
         return [("chain floor", f"BLOCK {b}, {w} warps", _triton_chain(b, w)) for b, w in shapes]
-    threads = [t for t in (32, 64, 128, 256, 512, 1024) if t <= top]
-    return [("chain floor", f"{t} threads", _numba_chain(t)) for t in threads]
+    from conformance.bench.floors import POINTERS, launch_shape_text
+
+    shapes = [(t, None) for t in (32, 64, 128, 256, 512, 1024) if t <= top] + [
+        (t, POINTERS) for t in (32, 64, 128) if t <= top]
+    return [("chain floor", launch_shape_text(False, t, style), _numba_chain(t, style))
+            for t, style in shapes]
 
 
 def _triton_chain(block: int, warps: int) -> Make:
@@ -58,24 +63,13 @@ def _triton_chain(block: int, warps: int) -> Make:
     return make
 
 
-def _numba_chain(threads: int) -> Make:
+def _numba_chain(threads: int, style: str | None = None) -> Make:
+    """The ``chain-numba`` floor's call (:func:`conformance.bench.floors.chain_call`): Numba
+    arrays, or raw pointers with ``style`` :data:`conformance.bench.floors.POINTERS`."""
     def make(kw):
-        from numba import cuda
+        from conformance.bench.floors import chain_call
 
-        from conformance.bench.chain_numba import chain_kernel
-
-        *tensors, lut_len = _chain_args(kw)
-        bs = int(tensors[0].shape[0])
-        grid = max(1, -(-bs // threads))
-        if tensors[0].device.type != "cuda":
-            arrays = [t.numpy() for t in tensors]
-            return lambda: chain_kernel[grid, threads](*arrays, bs, lut_len)
-        views = [cuda.as_cuda_array(t, sync=False) for t in tensors]
-
-        def on_torch_stream():
-            stream = cuda.external_stream(torch.cuda.current_stream().cuda_stream)
-            chain_kernel[grid, threads, stream](*views, bs, lut_len)
-        return on_torch_stream
+        return chain_call("chain-numba", kw, (threads, style))[1]
     return make
 
 
@@ -186,12 +180,14 @@ def roles_candidates(framework: str, bs: int, dry_run: bool = False) -> list[Ent
 
 def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
     """The ``roles-lookback`` configs for ``bs``: scan tiles (Triton) or chunks (Numba) of
-    128-1024 requests that give two scan programs or more; ``dry_run``: one config of 32-lane
-    scan tiles from bs 64 on."""
+    128-1024 requests that give two scan programs or more, and (Numba) ``warp-lookback`` chunks
+    of 64-512; ``dry_run``: one config of 32-lane scan tiles from bs 64 on (Numba: and one
+    ``warp-lookback`` config)."""
     out: list[Entry] = []
     if dry_run:  # small tiles: two scan programs at the dry run's bs 64
         return ([_triton_candidate("roles-lookback", tile=32, scan_tile=32, num_warps=1)]
-                if framework == "triton" else [_numba_candidate("roles-lookback", chunk=32)]) \
+                if framework == "triton" else [_numba_candidate("roles-lookback", chunk=32),
+                                               _numba_candidate("warp-lookback", chunk=32)]) \
             if bs >= 64 else []
     if framework == "triton":
         for scan_tile in (128, 256, 512):
@@ -214,6 +210,9 @@ def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) ->
                 for fixed in (False, True):  # the chunk a runtime argument or a constant
                     out.append(_numba_candidate("roles-lookback", threads=threads, chunk=chunk,
                                                 seed_tile=seed_tile, fixed_chunk=fixed))
+    for chunk in (64, 128, 256, 512):  # blocks of one warp: no block-wide barrier
+        if 2 * chunk <= max(bs, 64) and -(-bs // 32) <= 128:
+            out.append(_numba_candidate("warp-lookback", chunk=chunk))
     return out
 
 
