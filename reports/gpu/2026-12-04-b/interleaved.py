@@ -13,6 +13,8 @@ import torch
 from impls.offsets_planner import numba_one_pass as nop
 from impls.offsets_planner.harness.sweeps import one_pass, one_pass_calls as c
 
+import replay_rounds  # this folder's
+
 dev = torch.device("cuda", 0)
 N, T = c._numba_candidate, c._triton_candidate
 ROWS = {
@@ -35,62 +37,10 @@ ROWS = {
 }
 
 
-def graph_of(call):
-    call()
-    torch.cuda.synchronize()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            call()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        call()
-    torch.cuda.synchronize()
-    return g
-
-
-graphs, bad = [], 0
-for bs, rows in ROWS.items():
-    kw = one_pass.workload(bs, dev)
-    cur = c.current("numba-cuda")[2]
-    checks = [(kw, one_pass.outputs_of(cur, kw))]
-    for seed in (1, 2):
-        hk = c.hazard_kwargs(bs, seed, dev)
-        checks.append((hk, one_pass.outputs_of(cur, hk)))
-    for fw, label, make in rows:
-        check = "-"
-        if "floor" not in label and label != "current":
-            diffs = [one_pass.difference(one_pass.outputs_of(make, k), want) for k, want in checks]
-            check = next((d for d in diffs if d), "same")
-            bad += check != "same"
-        run = one_pass._copy(kw)
-        graphs.append((bs, fw, label, check, graph_of(make(run)), run, checks[0][1]))
-res = {i: [] for i in range(len(graphs))}
-for rnd in range(9):
-    for i, (bs, fw, label, check, g, run, want) in enumerate(graphs):
-        for _ in range(10):
-            g.replay()
-        torch.cuda.synchronize()
-        torch.cuda._sleep(int(200 * 20e-6 * 2e9))
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(200):
-            g.replay()
-        e.record()
-        e.synchronize()
-        res[i].append(s.elapsed_time(e) * 1e3 / 200)
-for i, (bs, fw, label, check, g, run, want) in enumerate(graphs):
-    after = "-" if check == "-" else (one_pass.difference(
-        {n: run[n].cpu() for n in want}, want) or "same")
-    xs = sorted(res[i])
-    print(f"{bs:5d} {fw:11s} {label:30s} median {xs[len(xs) // 2]:.2f} min {xs[0]:.2f} "
-          f"max {xs[-1]:.2f}  check {check[:60]} after replays {after[:60]}")
+bad = replay_rounds.run(ROWS, dev)
 for bs, chunk in ((4096, 128), (4096, 256), (4096, 512), (1024, 128)):
     kw = one_pass.workload(bs, dev)
-    g = graph_of(lambda: nop.plan_launch(design="warp-lookback", chunk=chunk, count_spins=True, **kw))
+    g = replay_rounds.graph_of(lambda: nop.plan_launch(design="warp-lookback", chunk=chunk, count_spins=True, **kw))
     ws = nop.workspace(dev, "warp-lookback")
     ws[1:3] = 0
     for _ in range(1000):

@@ -22,6 +22,8 @@ from impls.offsets_planner import numba_one_pass as nop
 from impls.offsets_planner.contract import OUTPUT_NAMES
 from impls.offsets_planner.harness.sweeps import one_pass, one_pass_calls as c
 
+from replay_rounds import graph_of, interleaved  # this folder's
+
 dev = torch.device("cuda", 0)
 nb.probe()
 LAUNCH = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
@@ -84,23 +86,6 @@ def chain_ptr_driver(kw, threads=32):
     return driver_call(CHAIN_PTR, max(1, -(-bs // threads)), threads, values)
 
 
-def graph_of(call):
-    call()
-    torch.cuda.synchronize()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            call()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        call()
-    torch.cuda.synchronize()
-    return g
-
-
 rows, bad = [], 0
 for n, k in EMPTY.items():
     rows.append((0, f"empty kernel, {n} int64 params", graph_of(driver_call(k, 1, 32, range(n)))))
@@ -132,22 +117,7 @@ for delay in (0, 100, 200, 400, 800):
     bad += check != "same"
     print(f"roles-lookback delay {delay} ns: {check}")
     rows.append((4096, f"roles-lookback 256/256, delay {delay} ns", graph_of(make(one_pass._copy(kw)))))
-res = {i: [] for i in range(len(rows))}
-for rnd in range(9):
-    for i, (bs, label, g) in enumerate(rows):
-        for _ in range(10):
-            g.replay()
-        torch.cuda.synchronize()
-        torch.cuda._sleep(int(200 * 20e-6 * 2e9))
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(200):
-            g.replay()
-        e.record()
-        e.synchronize()
-        res[i].append(s.elapsed_time(e) * 1e3 / 200)
-for i, (bs, label, g) in enumerate(rows):
-    xs = sorted(res[i])
+for (bs, label, _g), xs in zip(rows, interleaved([g for _bs, _label, g in rows])):
     print(f"{bs:5d} {label:42s} median {xs[len(xs) // 2]:.2f} min {xs[0]:.2f} max {xs[-1]:.2f}")
 for delay in (0, 200, 400):
     g = graph_of(lambda: nop.plan_launch(design="roles-lookback", threads=256, chunk=256,
