@@ -254,7 +254,7 @@ def test_probe_reports_mode_and_numpy_hint():
 def shared_memory_scan_planner(**kw) -> None:
     """The planner with the shared-memory scan (the simulator's) compiled for the GPU."""
     plan, buffers = nb.validate_arguments(kw)
-    nb._launch_gpu(plan, buffers, tuple(kw[n] for n in IN[:3]), use_shuffle=False)
+    nb.packed_launch.launch_gpu(plan, buffers, tuple(kw[n] for n in IN[:3]), use_shuffle=False)
 
 
 @gpu
@@ -263,7 +263,7 @@ def test_gpu_block_boundaries_both_scans_and_numba_launch_path(monkeypatch):
         check_against_reference(random_plan(bs, bs, lut=True, hazards=True))
         check_against_reference(random_plan(bs, bs, lut=True, hazards=True),
                                 planner=shared_memory_scan_planner)
-    monkeypatch.setattr(nb, "LAUNCH_PATH", "numba")
+    monkeypatch.setattr(nb.packed_launch, "LAUNCH_PATH", "numba")
     validate_cache.clear()  # no packed records left from the driver path
     for bs in (1, 777):
         check_against_reference(random_plan(bs + 1, bs, lut=False, hazards=True))
@@ -326,19 +326,37 @@ def test_gpu_inputs_written_on_a_side_stream_are_seen():
     assert torch.equal(kw["out_write_offsets"], ref["out_write_offsets"])
 
 
+def test_both_packings_lay_out_numba_parameters_as_numba_does():
+    """``_params`` flattens Numba arrays (meminfo, parent, nitems, itemsize, data, shape...,
+    strides... in bytes) for the entries planner's driver launch; ``_pointer_params`` gives the
+    offsets kernels' eleven data pointers, the workspace as an array, the scalars, then the
+    table's shape. Both are checked against Numba's own marshalling on a GPU (at probe); here,
+    against the layouts written out by hand."""
+    table = torch.zeros((3, 5), dtype=torch.int32)
+    vec = torch.zeros(4, dtype=torch.int64)
+    assert nb.packed_launch.array_parameters((table, vec), 7, 8) == [
+        0, 0, 15, 4, table.data_ptr(), 3, 5, 20, 4,
+        0, 0, 4, 8, vec.data_ptr(), 4, 8, 7, 8]
+    ones = [torch.zeros(2, dtype=torch.int64) for _ in range(11)]
+    ones[3] = table
+    ws = torch.zeros(6, dtype=torch.int64)
+    assert nb.packed_launch.pointer_params((*ones, ws), 1, 2, 3, 4, 5) == [
+        *(t.data_ptr() for t in ones), 0, 0, 6, 8, ws.data_ptr(), 6, 8, 1, 2, 3, 4, 5, 3, 5]
+
+
 def test_packed_launch_rewrites_its_cells_for_each_batch():
     """The driver path's cells after set_batch are exactly the packing of the new call (checked
     here on the CPU; on the GPU the packing itself is checked against Numba's at probe)."""
     kw = random_plan(3, 5, lut=True, hazards=False)
     plan, buffers = nb.validate_arguments(kw)
-    packed = nb.PackedLaunch(plan, buffers)
+    packed = nb.packed_launch.PackedLaunch(plan, buffers)
     for bs in (5, 9, 0, 9, 1):
         step = random_plan(10 + bs, bs, lut=True, hazards=False)
         request = [step[n] for n in IN[:3]]
         packed.set_batch(bs, *request)
         blocks, threads, chunk, _key = nb.launch_shape(bs)
         ws = nb.lookback_kernel.workspace(buffers.device)  # the look-back designs' workspace
-        want = nb._params((*request, *buffers.tensors, ws), bs,
-                          plan.lut_len, *nb._int64_scalars(plan), chunk)
+        want = nb.packed_launch.pointer_params((*request, *buffers.tensors, ws), bs,
+                                 plan.lut_len, *nb._int64_scalars(plan), chunk)
         assert [c.value for c in packed.cells] == want, bs
         assert (packed.blocks.value, packed.threads.value) == (blocks, threads)

@@ -102,19 +102,19 @@ def test_packed_launch_under_capture_without_a_workspace_falls_back(monkeypatch)
     there would run only at replay): the packed launch allocates nothing, is provisional, and its
     look-back rows launch :data:`FALLBACK_DESIGN` (``blocked``, one request a thread on the GPU)."""
     monkeypatch.setattr(rlk._WORKSPACES, "by_device", {})
-    monkeypatch.setattr(nb, "_capturing", lambda device: True)
+    monkeypatch.setattr(nb.packed_launch, "capturing", lambda device: True)
     monkeypatch.setattr(nb, "SIMULATED", False)  # the GPU's table
-    monkeypatch.setattr(nb, "_kernel_handle", lambda k: 0)
+    monkeypatch.setattr(nb.packed_launch, "kernel_handle", lambda k: 0)
     kw = random_plan(3, 5, lut=True, hazards=False)
     plan, buffers = nb.validate_arguments(kw)
-    packed = nb.PackedLaunch(plan, buffers)
+    packed = nb.packed_launch.PackedLaunch(plan, buffers)
     assert (packed.provisional, packed.lookback) == (True, False)
     assert rlk.existing_workspace(buffers.device) is None
     step = random_plan(9, 4096, lut=True, hazards=False)
     packed.set_batch(4096, *[step[n] for n in IN[:3]])
     assert (packed.blocks.value, packed.threads.value) == (8, 512)  # 4096 / 512 blocked blocks
-    monkeypatch.setattr(nb, "_capturing", lambda device: False)
-    again = nb.PackedLaunch(plan, buffers)
+    monkeypatch.setattr(nb.packed_launch, "capturing", lambda device: False)
+    again = nb.packed_launch.PackedLaunch(plan, buffers)
     assert (again.provisional, again.lookback) == (False, True)
     assert rlk.existing_workspace(buffers.device) is not None
     again.set_batch(4096, *[step[n] for n in IN[:3]])

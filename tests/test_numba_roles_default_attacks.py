@@ -126,14 +126,14 @@ def test_packed_launch_kernel_handle_grid_and_chunk_follow_the_design(monkeypatc
         return 0
 
     handles: dict[tuple, int] = {}
-    monkeypatch.setattr(nb, "_LAUNCH", fake_launch)
+    monkeypatch.setattr(nb.packed_launch, "LAUNCH", fake_launch)
     monkeypatch.setattr(nb, "compiled", lambda key=("blocked",), use_shuffle=True: ("kernel", key))
-    monkeypatch.setattr(nb, "_kernel_handle",
+    monkeypatch.setattr(nb.packed_launch, "kernel_handle",
                         lambda k: handles.setdefault(k[1], 0x7000 + 0x100 * len(handles)))
     monkeypatch.setattr(nb, "SIMULATED", not gpu_table)
     kw = random_plan(3, 5, lut=True, hazards=False)
     plan, buffers = nb.validate_arguments(kw)
-    packed = nb.PackedLaunch(plan, buffers)
+    packed = nb.packed_launch.PackedLaunch(plan, buffers)
     assert packed.call is not None
     seen_keys = set()
     for bs in (5, 1024, 1025, 64, 65, 4096, 0, 1024, 513, 5, 1025, 64, 512, 4096, 1):
@@ -148,8 +148,8 @@ def test_packed_launch_kernel_handle_grid_and_chunk_follow_the_design(monkeypatc
         assert (function, gx, gy, gz, bx, by, bz) == (handle, blocks, 1, 1, threads, 1, 1), bs
         assert params is packed.params
         ws = nb.lookback_kernel.workspace(buffers.device)  # made by PackedLaunch, outside capture
-        want = nb._params((*request, *buffers.tensors, ws), bs,
-                          plan.lut_len, *nb._int64_scalars(plan), chunk)
+        want = nb.packed_launch.pointer_params((*request, *buffers.tensors, ws), bs,
+                                 plan.lut_len, *nb._int64_scalars(plan), chunk)
         assert [c.value for c in packed.cells] == want, bs
         # the params array still points at the cells (nothing re-allocated)
         assert [packed.params[i] for i in range(len(packed.cells))] == \

@@ -3,7 +3,7 @@ packed as Numba's own marshalling packs them, instead of Numba's dispatcher.
 
 Numba's launch re-types and re-marshals its twelve array arguments on every call (about 0.6 ms
 of host time a call on an H200 host: ``reports/gpu/2026-12-03-a/entries-bench/``); the driver
-launch writes the same flattened parameters (:func:`impls.offsets_planner.numba_cuda_planner._params`:
+launch writes the same flattened parameters (:func:`impls.offsets_planner.numba_packed_launch.array_parameters`:
 meminfo, parent, nitems, itemsize, data, shape..., strides... per array, then the scalars) into
 ctypes cells and calls the driver once, as the offsets Numba planner does.
 
@@ -21,7 +21,7 @@ import ctypes
 
 import torch
 
-from impls.offsets_planner import numba_cuda_planner as _offsets_numba
+from impls.offsets_planner import numba_packed_launch as packed_launch
 
 FALLBACK_REASON: str | None = None
 """Why this process launches the entries kernel through Numba's dispatcher, or None."""
@@ -79,9 +79,9 @@ def _choose(kernel, device: torch.device) -> int | None:
     from numba import cuda
 
     try:
-        if _offsets_numba._LAUNCH is None:
-            _offsets_numba._bind_launch()
-        handle = _offsets_numba._kernel_handle(kernel)
+        if packed_launch.LAUNCH is None:
+            packed_launch.bind_launch()
+        handle = packed_launch.kernel_handle(kernel)
         overload = next(iter(kernel.overloads.values()))
         arrays, scalars = _sample(device)
         theirs: list = []
@@ -89,7 +89,7 @@ def _choose(kernel, device: torch.device) -> int | None:
         for ty, value in zip(overload.argument_types, args):
             overload._prepare_args(ty, value, 0, [], theirs)
         theirs = [int(getattr(v, "value", v)) for v in theirs]
-        if theirs != _offsets_numba._params(tuple(arrays), *scalars):
+        if theirs != packed_launch.array_parameters(tuple(arrays), *scalars):
             FALLBACK_REASON = "packed parameters differ from Numba's marshalling"
             return None
         return handle
@@ -110,7 +110,7 @@ def launch(kernel, tensors: tuple[torch.Tensor, ...], scalars: tuple[int, ...], 
     if FALLBACK_REASON is not None or not _matches(tensors, scalars):
         return False
     index = device.index
-    if index != _offsets_numba._GET_DEVICE():
+    if index != packed_launch.GET_DEVICE():
         with torch.cuda.device(index):
             return launch(kernel, tensors, scalars, blocks, threads, device)
     handle = _STATE.get(id(kernel))
@@ -118,17 +118,17 @@ def launch(kernel, tensors: tuple[torch.Tensor, ...], scalars: tuple[int, ...], 
         handle = _STATE[id(kernel)] = _choose(kernel, device)
         if handle is None:
             return False
-    cells = [ctypes.c_int64(v) for v in _offsets_numba._params(tensors, *scalars)]
+    cells = [ctypes.c_int64(v) for v in packed_launch.array_parameters(tensors, *scalars)]
     params = (ctypes.c_void_p * len(cells))(*[ctypes.addressof(c) for c in cells])
     one = ctypes.c_uint(1)
     call = (ctypes.c_void_p(handle), ctypes.c_uint(blocks), one, one, ctypes.c_uint(threads), one,
-            one, ctypes.c_uint(0), ctypes.c_void_p(_offsets_numba._stream(index)), params, None)
-    rc = _offsets_numba._LAUNCH(*call)
+            one, ctypes.c_uint(0), ctypes.c_void_p(packed_launch.raw_stream(index)), params, None)
+    rc = packed_launch.LAUNCH(*call)
     if rc == 201:  # CUDA_ERROR_INVALID_CONTEXT: this thread has no current context yet
         from numba import cuda
 
         with cuda.gpus[index]:
-            rc = _offsets_numba._LAUNCH(*call)
+            rc = packed_launch.LAUNCH(*call)
     if rc:
         raise RuntimeError(f"numba-cuda entries planner: cuLaunchKernel failed with CUresult {rc}")
     return True

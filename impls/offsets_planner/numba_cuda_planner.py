@@ -37,20 +37,13 @@ modes (numba#3265). Every kernel takes :data:`impls.offsets_planner.numba_cuda_k
 on the GPU (raw pointers, the table flat with its shape as two scalars: a chain of loads up to
 0.2 us faster than through Numba's array parameters) and 1-D arrays in the simulator.
 
-**Launch path** on the GPU (:data:`LAUNCH_PATH`): each kernel is compiled once for that
-signature. For each buffer set (:class:`impls.offsets_planner.validate_cache.BufferSet`: table, LUT, outputs,
-window, capacity) the flattened kernel parameters are packed once into ctypes cells; each call
-writes the new request tensors' pointers (and, when bs changed, their lengths, bs and the grid) into
-those same cells and makes one ``cuLaunchKernel`` through ctypes on torch's raw current stream. The
-packing is checked once, at :func:`probe`, against Numba's own argument marshalling (private Numba
-APIs, pinned in pyproject.toml); if it differs the planner uses Numba's ordinary launch
-(``LAUNCH_PATH = "numba"``).
+**Launch path** on the GPU: one ``cuLaunchKernel`` with the parameters packed once per buffer set
+(:mod:`impls.offsets_planner.numba_packed_launch`, checked at :func:`probe` against Numba's own
+marshalling; Numba's ordinary launch when they differ).
 """
 
 from __future__ import annotations
 
-import ctypes
-import functools
 
 import numpy as np
 import torch
@@ -114,12 +107,6 @@ simulator, the GPU's corpus runs its own table)."""
 
 _ITEMS = SIM_CHUNK // SIM_THREADS if SIMULATED else 1
 """Most requests one ``blocked`` thread plans (1 on the GPU, 32 in the simulator)."""
-
-LAUNCH_PATH: str = "driver"
-"""``driver`` (packed params, one ``cuLaunchKernel``) or ``numba`` (fallback); GPU only."""
-
-FALLBACK_REASON: str | None = None
-"""Why the GPU launch fell back to Numba's ordinary launch, if it did."""
 
 _KERNELS: dict[tuple, object] = {}
 
@@ -279,10 +266,10 @@ def _probe() -> Availability:
     try:
         kernel = compiled()
         for key in kernel_keys():
-            _kernel_handle(compiled(key))
+            packed_launch.kernel_handle(compiled(key))
         device = torch.device("cuda", torch.cuda.current_device())
-        if _LAUNCH is None and LAUNCH_PATH == "driver":
-            _choose_path(kernel, device)  # the packing self-check: device work, so not in a call
+        if packed_launch.LAUNCH is None and packed_launch.LAUNCH_PATH == "driver":
+            packed_launch.choose_path(kernel, device)  # the packing self-check: device work
         zero_lut(device)
         lookback_kernel.workspace(device)
         return Availability(True, "gpu", "cuda")
@@ -299,198 +286,6 @@ def explain_failure(text: str) -> str:
         return (f"numba-cuda {version('numba-cuda')} cannot compile CUDA kernels with numpy "
                 f"{np.__version__} ({text}); install numpy<2.5 beside it, see docs/numba-numpy.md")
     return text
-
-
-# ---- GPU launch: one cuLaunchKernel with parameters packed once per buffer set ----------------
-
-_RECORD_KEY = "numba-cuda"  # this planner's key in BufferSet.records
-_LAUNCH = None  # ctypes cuLaunchKernel, bound by _choose_path (at probe)
-
-
-def _kernel_handle(kernel) -> int:
-    """The loaded kernel's driver handle (a CUkernel, which cuLaunchKernel accepts)."""
-    overload = next(iter(kernel.overloads.values()))
-    return int(overload._codelibrary.get_cufunc().handle)
-
-
-def _array_params(t: torch.Tensor) -> list[int]:
-    """Numba's flattened array argument for a C-contiguous tensor: meminfo, parent, nitems,
-    itemsize, data, shape..., strides... (bytes); checked against Numba once, in _packing_ok()."""
-    shape, item = tuple(t.shape), t.element_size()
-    strides, acc = [], item
-    for n in reversed(shape):
-        strides.insert(0, acc)
-        acc *= n
-    return [0, 0, t.numel(), item, t.data_ptr(), *shape, *strides]
-
-
-def _params(tensors: tuple, *scalars: int) -> list[int]:
-    """The flattened parameters of :data:`POINTER_SIGNATURE`: the eleven tensors' data pointers
-    (the table's fourth), the workspace as a Numba array, ``scalars`` (bs, lut_len, W, capacity,
-    chunk), then the table's rows and columns."""
-    rows, cols = tensors[3].shape
-    return ([t.data_ptr() for t in tensors[:11]] + _array_params(tensors[11]) + list(scalars)
-            + [rows, cols])
-
-
-def _packing_ok(kernel, device: torch.device) -> bool:
-    """Whether _params() packs exactly what Numba's own marshalling does (small sample buffers)."""
-    def t(*shape, dtype=torch.int64):
-        return torch.arange(int(np.prod(shape)), dtype=dtype, device=device).reshape(shape)
-
-    sample = (t(2), t(2), t(2), t(3, 5, dtype=torch.int32), t(4), t(4097), t(3), t(2),
-              t(1, dtype=torch.int32), t(1, dtype=torch.int32), t(1, dtype=torch.int32), t(1))
-    overload = next(iter(kernel.overloads.values()))
-    theirs: list = []
-    scalars = [2, 4, 7, 9, 11]
-    args = ([x.data_ptr() for x in sample[:11]] + [cuda.as_cuda_array(sample[11], sync=False)]
-            + scalars + list(sample[3].shape))
-    for ty, value in zip(overload.argument_types, args, strict=True):
-        overload._prepare_args(ty, value, 0, [], theirs)
-    theirs = [getattr(v, "value", v) for v in theirs]
-    return [int(v) for v in theirs] == _params(sample, *scalars)
-
-
-def _bind_launch():
-    global _LAUNCH
-    fn = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
-    fn.restype = ctypes.c_int  # arguments go in as ready-made ctypes objects: no per-call argtypes
-    _LAUNCH = fn
-
-
-_GET_DEVICE = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
-_RAW_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-
-
-def _stream(index: int) -> int:
-    """torch's current stream on device ``index``, as a raw ``cudaStream_t``."""
-    if _RAW_STREAM is not None:
-        return _RAW_STREAM(index)
-    return torch.cuda.current_stream(index).cuda_stream
-
-
-def _choose_path(kernel, device: torch.device) -> None:
-    """Once per process: keep the driver path only if its packing matches Numba's own."""
-    global LAUNCH_PATH, FALLBACK_REASON
-    try:
-        _bind_launch()
-        _kernel_handle(kernel)
-        if not _packing_ok(kernel, device):
-            FALLBACK_REASON = "packed parameters differ from Numba's marshalling"
-    except Exception as exc:  # noqa: BLE001 - any surprise in Numba's internals: ordinary launch
-        FALLBACK_REASON = f"{type(exc).__name__}: {exc}"
-    if FALLBACK_REASON is not None:
-        LAUNCH_PATH = "numba"
-
-
-def _capturing(device: torch.device) -> bool:
-    """Whether torch's current stream is capturing a CUDA graph (never for a CPU device)."""
-    return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
-
-
-_BS_CELL = 11 + 7
-"""The bs cell: after the eleven pointers and the workspace's seven array cells (meminfo, parent,
-nitems, itemsize, data, shape, stride)."""
-_CHUNK_CELL = _BS_CELL + 4
-
-
-class PackedLaunch:
-    """A buffer set's packed launch: one ctypes cell per flattened kernel parameter, built once.
-
-    Per call only the request tensors' cells (data pointer; nitems and shape when bs changes), the
-    scalars bs and chunk, the grid and the kernel (:func:`launch_shape`) change: :meth:`set_batch`
-    writes them into the same cells. ``call`` is the bound ``cuLaunchKernel`` (None until the
-    driver path is chosen, e.g. on the CPU, where only the packing is exercised). The workspace
-    argument is the device's look-back workspace (the other designs do not read it); when it
-    does not exist yet and the launch is inside a CUDA-graph capture, ``lookback`` is False
-    (:data:`FALLBACK_DESIGN` for those rows) and ``provisional`` True: the next launch outside
-    capture packs again."""
-
-    __slots__ = ("cells", "params", "call", "blocks", "threads", "function", "bs", "index",
-                 "stream", "shapes", "bs_cells", "data_cells", "lookback", "provisional")
-
-    def __init__(self, plan, buffers) -> None:
-        empty = torch.empty(0, dtype=torch.int64, device=buffers.device)
-        ws = lookback_kernel.existing_workspace(buffers.device)
-        self.provisional = ws is None and _capturing(buffers.device)
-        self.lookback = not self.provisional
-        if ws is None:
-            ws = zero_lut(buffers.device) if self.provisional else lookback_kernel.workspace(
-                buffers.device)
-        args = (empty, empty, empty, *buffers.tensors, ws)
-        self.cells = [ctypes.c_int64(v) for v in _params(args, plan.bs, plan.lut_len,
-                                                          *_int64_scalars(plan), 0)]
-        self.params = (ctypes.c_void_p * len(self.cells))(
-            *[ctypes.addressof(c) for c in self.cells])
-        self.blocks, self.threads = ctypes.c_uint(0), ctypes.c_uint(0)
-        self.function = ctypes.c_void_p()  # the kernel's handle, set with the grid
-        one = ctypes.c_uint(1)
-        self.call = None if _LAUNCH is None else functools.partial(
-            _LAUNCH, self.function, self.blocks, one, one, self.threads, one, one,
-            ctypes.c_uint(0))
-        self.bs = -1  # the request cells hold no batch yet
-        self.index = buffers.device.index
-        self.stream = ctypes.c_void_p()  # the launch's stream, set per call
-        self.shapes: dict[int, tuple] = {}  # bs -> (blocks, threads, chunk, handle), memoised
-        self.bs_cells = (self.cells[_BS_CELL],)  # every cell that holds bs
-        self.data_cells = tuple(self.cells[:3])  # the three request pointers
-
-    def set_batch(self, bs: int, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-        """Point the request cells at ``a``, ``b``, ``c`` (int64 [bs], contiguous)."""
-        if bs != self.bs:
-            shape = self.shapes.get(bs)
-            if shape is None:
-                blocks, threads, chunk, key = launch_shape(bs, self.lookback)
-                handle = _kernel_handle(compiled(key)) if self.call is not None else 0
-                shape = self.shapes[bs] = (blocks, threads, chunk, handle)
-            blocks, threads, chunk, handle = shape
-            for cell in self.bs_cells:
-                cell.value = bs
-            self.cells[_CHUNK_CELL].value = chunk
-            self.blocks.value, self.threads.value = blocks, threads
-            self.function.value = handle
-            self.bs = bs
-        pa, pb, pc = self.data_cells
-        pa.value, pb.value, pc.value = a.data_ptr(), b.data_ptr(), c.data_ptr()
-
-
-def _launch_numba_path(plan, buffers, tensors: tuple, use_shuffle: bool, stream: int) -> None:
-    """Numba's ordinary launch (the fallback, and the shared-memory scan on the GPU)."""
-    ws = lookback_kernel.existing_workspace(buffers.device)
-    if ws is None and not _capturing(buffers.device):
-        ws = lookback_kernel.workspace(buffers.device)
-    blocks, threads, chunk, key = launch_shape(plan.bs, ws is not None)
-    args = _params((*tensors, *buffers.tensors, zero_lut(buffers.device) if ws is None else ws),
-                   plan.bs, plan.lut_len, *_int64_scalars(plan), chunk)
-    ws_view = cuda.as_cuda_array(zero_lut(buffers.device) if ws is None else ws, sync=False)
-    args = args[:11] + [ws_view] + args[_BS_CELL:]  # Numba marshals the workspace array itself
-    compiled(key, use_shuffle)[blocks, threads, cuda.external_stream(stream)](*args)
-
-
-def _launch_gpu(plan, buffers, tensors: tuple, use_shuffle: bool = True) -> None:
-    index = buffers.device.index
-    if index != _GET_DEVICE():
-        with torch.cuda.device(index):
-            return _launch_gpu(plan, buffers, tensors, use_shuffle)
-    stream = _stream(index)
-    if LAUNCH_PATH != "driver" or not use_shuffle:
-        _launch_numba_path(plan, buffers, tensors, use_shuffle, stream)
-        return
-    record = buffers.records.get(_RECORD_KEY)
-    if record is None or (record.provisional and not _capturing(buffers.device)):
-        if _LAUNCH is None:
-            _choose_path(compiled(), buffers.device)
-            if LAUNCH_PATH != "driver":
-                return _launch_gpu(plan, buffers, tensors, use_shuffle)
-        record = buffers.records[_RECORD_KEY] = PackedLaunch(plan, buffers)
-    record.set_batch(plan.bs, *tensors)
-    record.stream.value = stream
-    rc = record.call(record.stream, record.params, None)
-    if rc == 201:  # CUDA_ERROR_INVALID_CONTEXT: this thread has no current context yet
-        with cuda.gpus[index]:
-            rc = record.call(record.stream, record.params, None)
-    if rc:
-        raise RuntimeError(f"numba-cuda planner: cuLaunchKernel failed with CUresult {rc}")
 
 
 _INT64_MAX = (1 << 63) - 1
@@ -548,7 +343,7 @@ def launch_validated(validated, req_pool_indices: torch.Tensor, prefix_lens: tor
     elif buffers.device.type != "cuda":
         raise TypeError(f"numba-cuda planner in gpu mode takes CUDA tensors, got {buffers.device}")
     else:
-        _launch_gpu(plan, buffers, tensors)
+        packed_launch.launch_gpu(plan, buffers, tensors)
 
 
 def launch(
@@ -588,3 +383,6 @@ def launch(
                                  out_verify_num_valid, out_verify_enable,
                                  out_write_num_valid_reqs, swa_window_size, verify_capacity),
                      req_pool_indices, prefix_lens, extend_seq_lens)
+
+
+from impls.offsets_planner import numba_packed_launch as packed_launch  # noqa: E402 (uses this module)

@@ -33,7 +33,7 @@ LAUNCH.restype = ctypes.c_int
 def driver_call(kernel, grid, threads, values):
     cells = [ctypes.c_int64(int(v)) for v in values]
     params = (ctypes.c_void_p * len(cells))(*[ctypes.addressof(x) for x in cells])
-    fn = ctypes.c_void_p(nb._kernel_handle(kernel))
+    fn = ctypes.c_void_p(nb.packed_launch.kernel_handle(kernel))
     one = ctypes.c_uint(1)
 
     def call():
@@ -73,7 +73,7 @@ def chain_array_driver(kw, threads=32):
     rpi, prefix, extend, table, lut, out, lut_len = c._chain_args(kw)
     bs = int(rpi.shape[0])
     from conformance.bench.chain_numba import chain_kernel
-    values = [v for t in (rpi, prefix, extend, table, lut, out) for v in nb._array_params(t)] + [
+    values = [v for t in (rpi, prefix, extend, table, lut, out) for v in nb.packed_launch.array_params(t)] + [
         bs, lut_len]  # Numba's flattened arrays: meminfo, parent, size, itemsize, data, shape, strides
     return driver_call(chain_kernel, max(1, -(-bs // threads)), threads, values)
 

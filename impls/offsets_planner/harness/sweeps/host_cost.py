@@ -8,7 +8,7 @@ Prints the wall-clock us per call of the fastest of ``--repeat`` runs of ``--cal
 * ``bound check varying-bs``: :meth:`impls.offsets_planner.bound_plan.BoundPlan.check` on the same pool;
 * ``python planner bs 4096 fresh``: :func:`impls.offsets_planner.python_planner.launch` with fresh tensors;
 * ``numba set_batch varying-bs``: the numba-cuda driver path's per-call rewrite of its packed
-  parameter cells (:class:`impls.offsets_planner.numba_cuda_planner.PackedLaunch`), without the launch;
+  parameter cells (:class:`impls.offsets_planner.numba_packed_launch.PackedLaunch`), without the launch;
 * ``eager signature floor``: calling an empty function with the launcher's keyword-only signature
   (spec section 3) as ``f(**kw)``: the part of an eager call no planner can avoid;
 * ``triton host prep``: the Triton planner's per-call Python work before the kernel is invoked
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     def numba_cells():
         from impls.offsets_planner import numba_cuda_planner as nb
 
-        packed = nb.PackedLaunch(*validate_cache.lookup(kw))
+        packed = nb.packed_launch.PackedLaunch(*validate_cache.lookup(kw))
         return lambda r: packed.set_batch(r[0].shape[0], *r)
 
     measures = {

@@ -100,11 +100,11 @@ def main(argv: list[str] | None = None) -> int:
 
     table = tabulate(rows, headers=headers, tablefmt="github")
     fp = fingerprint_text()
-    print(f"numba-cuda planner benchmark ({fp}; launch path {nb.LAUNCH_PATH})")
+    print(f"numba-cuda planner benchmark ({fp}; launch path {nb.packed_launch.LAUNCH_PATH})")
     print(table)
     if args.out:
         with open(args.out, "w") as fh:
-            fh.write(f"# numba-cuda planner benchmark\n\n{fp}\n\nLaunch path: `{nb.LAUNCH_PATH}`. "
+            fh.write(f"# numba-cuda planner benchmark\n\n{fp}\n\nLaunch path: `{nb.packed_launch.LAUNCH_PATH}`. "
                      "Medians of 15 batches (gpu_timing.host_time / graph_replay_time).\n\n"
                      f"{table}\n")
     return 0
