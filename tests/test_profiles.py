@@ -281,3 +281,17 @@ def test_a_project_rule_decides_only_the_elements_of_its_requests(case_id, decid
     assert got == decided
     assert rules[0].rule("out_write_seed_slot_indices", 1) == "contract"
     assert rules[0].rule("out_verify_offsets_scratch", 1) == "contract"
+
+
+def test_an_out_of_table_seed_that_proves_no_read_is_not_called_one():
+    """A planner that gives seed -7 (not -1) for a row outside the table: the verdict says
+    "other" (no guard-zone fill, so no read outside is proven: conformance/engine/outside.py),
+    and the divergence profile must not claim one; a proven read says so."""
+    from conformance.reporting.divergence_profile import behaviour
+    from impls.offsets_planner.harness.section6 import BY_KEY
+
+    row = BY_KEY["row-out-of-table"]
+    other = {"observed": "differs", "verdict": {"situations": {row.key: "other"}}}
+    outside = {"observed": "oob", "verdict": {"situations": {row.key: "outside"}}}
+    assert behaviour(other, row) == "gives another seed"
+    assert behaviour(outside, row) == "reads out of bounds"

@@ -162,7 +162,7 @@ def render(benches: list[dict]) -> str:
     out = [f"Goals {judged_on(n)}", tabulate(measured, headers=HEADERS, tablefmt="github",
                                   disable_numparse=True)] if measured else []
     if missing:
-        out.append(f"{len(missing)} of {len(rows)} goal(s) {NOT_MEASURED} (they need the GPU "
-                   f"planners, their bound forms and a reference planner on a GPU): "
-                   + "; ".join(missing))
+        out.append(f"{len(missing)} of {len(rows)} goal(s) {NOT_MEASURED} (each needs the "
+                   f"planners it names in the run, and its mode: replay, the GPU planners and "
+                   f"their bound forms need a GPU): " + "; ".join(missing))
     return "\n\n".join(out)

@@ -28,7 +28,9 @@ class Row:
         situation: the out-of-contract situation, as the spec words it.
         project: what this project's planners do (the rule cases pin).
         upstream: what upstream's Triton kernel does (spec section 6, second column).
-        other: what a planner that gives another (in-bounds) value there does, in the same words.
+        other: what a planner that gives another (in-bounds) value there does, in the same words
+            (no more than the value shows: a read outside a tensor is only claimed where the
+            engine proves it, :mod:`conformance.engine.outside`).
     """
 
     key: str
@@ -43,7 +45,7 @@ ROWS = (
     Row("past-row", "prefix_lens[r] - 1 >= max_seq_len", "clamps",
         "reads past the row", "reads past the row"),
     Row("row-out-of-table", "req_pool_indices[r] < 0 or >= max_reqs, active", "no read, seed -1",
-        "reads out of bounds", "reads outside the table"),
+        "reads out of bounds", "gives another seed"),
     Row("write-offsets-past-bs", "write_offsets past bs", "untouched", "untouched",
         "writes past bs"),
     Row("window-overflow", "negative prefix where W - prefix exceeds int64",
