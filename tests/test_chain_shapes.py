@@ -98,3 +98,19 @@ def test_both_numba_chain_kernels_write_the_chain(style):
     assert (want >= -1).all() and (want > 0).any()  # the workload reaches the LUT
     assert torch.equal(seeds[:bs].cpu(), want.cpu())
     assert (seeds[bs:] == -7).all()
+
+
+@pytest.mark.parametrize(("chain", "shape"), [("chain-triton", (32, 1)), ("chain-numba", (32, None)),
+                                              ("chain-numba", (32, floors.POINTERS))])
+def test_a_chain_floor_reads_nothing_from_a_table_with_no_columns(chain, shape):
+    """``--bench-table 8x0``: every active request has a prefix and an extend but its row has no
+    column to read; the chain writes -1 for each (as the planners plan it), and on the CPU
+    stand-ins any read at column -1 would raise."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    kw = workloads.build(8, workloads.spec_for("decode", device, table=(8, 0), seed=1), device)
+    seeds = kw[floors.SEEDS_NAME]
+    seeds.fill_(-7)
+    floors.chain_call(chain, kw, shape)[1]()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    assert seeds[:8].tolist() == [-1] * 8

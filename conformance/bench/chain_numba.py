@@ -1,7 +1,8 @@
 """The Numba dependent-load chain kernels of the ``chain-numba`` floor (conformance/bench/floors.py).
 
 Per thread: load the three request inputs, then the table entry, then the LUT entry, write one
-value; no scan. The three request loads come first and unconditionally (as the planners' seed
+value; no scan. A table with no columns is never read. The three request loads come first and
+unconditionally (as the planners' seed
 lanes make them): a condition such as ``row > 0 and extend[i] > 0`` would load ``extend`` only
 after ``row`` came back, one dependent round trip more than a plan needs (Python's ``and``
 short-circuits, and the compiler may not hoist a load past it), so the floor would be slower than
@@ -19,6 +20,9 @@ first: it chooses the simulator without CUDA before anything imports ``numba.cud
 planner does.
 """
 
+import sys
+
+from conformance.bench import clocks
 from conformance.bench.kernel_modes import numba_simulated
 
 SIMULATED = numba_simulated()  # first: chooses the simulator without CUDA, as the Numba planner does
@@ -43,7 +47,7 @@ def chain(rpi, prefix, extend, table, lut, out, bs, lut_len):
         p = prefix[i]
         e = extend[i]  # before any test: the three loads in flight at once
         slot = -1
-        if row > 0 and row < table.shape[0] and p > 0 and e > 0:
+        if row > 0 and row < table.shape[0] and p > 0 and e > 0 and table.shape[1] > 0:
             slot = table[row, min(p - 1, table.shape[1] - 1)]
             if lut_len > 0 and slot >= 0:
                 slot = lut[min(slot, lut_len - 1)]
@@ -59,7 +63,7 @@ def chain_pointers(rpi, prefix, extend, table, lut, out, bs, lut_len, rows, cols
         p = prefix[i]
         e = extend[i]  # before any test: the three loads in flight at once
         slot = -1
-        if row > 0 and row < rows and p > 0 and e > 0:
+        if row > 0 and row < rows and p > 0 and e > 0 and cols > 0:
             slot = table[row * cols + min(p - 1, cols - 1)]
             if lut_len > 0 and slot >= 0:
                 slot = lut[min(slot, lut_len - 1)]
@@ -69,3 +73,7 @@ def chain_pointers(rpi, prefix, extend, table, lut, out, bs, lut_len, rows, cols
 chain_kernel = cuda.jit(chain) if SIMULATED else cuda.jit(SIGNATURE)(chain)
 chain_pointer_kernel = (cuda.jit(chain_pointers) if SIMULATED
                         else cuda.jit(POINTER_SIGNATURE)(chain_pointers))
+clocks.watch(sys.modules[__name__], "chain_kernel", "chain_pointer_kernel", "chain",
+             "chain_pointers", "SIGNATURE", "POINTER_SIGNATURE")
+"""Rebinding a kernel here (a slower one, so that every Numba figure's floor is higher and its
+ratio lower) gets every bench figure after it refused (:func:`conformance.bench.clocks.watch`)."""

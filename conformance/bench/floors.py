@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from types import MappingProxyType
 
 import torch
 
@@ -68,13 +69,15 @@ chosen (:func:`best_chain_shape`: without a GPU, and in the eager and launch mod
 POINTERS = "pointers"
 """A Numba chain shape's second value for the raw-pointer kernel
 (:data:`conformance.bench.chain_numba.chain_pointer_kernel`); None: Numba arrays."""
-CHAIN_SHAPES = {"chain-triton": ((32, 1), (64, 1), (128, 4), (256, 4), (512, 8)),
-                "chain-numba": ((32, None), (64, None), (128, None), (256, None), (512, None),
-                                (32, POINTERS), (64, POINTERS), (128, POINTERS))}
+CHAIN_SHAPES = MappingProxyType({
+    "chain-triton": ((32, 1), (64, 1), (128, 4), (256, 4), (512, 8)),
+    "chain-numba": ((32, None), (64, None), (128, None), (256, None), (512, None),
+                    (32, POINTERS), (64, POINTERS), (128, POINTERS))})
 """Launch shapes a chain floor tries on the GPU, per framework: ``(lanes per program, num_warps)``
 for Triton, ``(threads per block, None or POINTERS)`` for Numba (array or raw-pointer
 parameters). The fastest at each bs on the H200 was among them in the one-pass sweep
-(reports/gpu/2026-12-02-c/one_pass.md; the pointer kernel: reports/gpu/2026-12-04-b/)."""
+(reports/gpu/2026-12-02-c/one_pass.md; the pointer kernel: reports/gpu/2026-12-04-b/). Read-only
+(a planner cannot drop the fastest shapes in place) and watched."""
 SHAPE_TRIAL_REPLAYS = 20
 """Replays per sample when a chain floor's shapes are tried (:func:`best_chain_shape`)."""
 
@@ -235,4 +238,6 @@ def _numba_chain_call(rpi, prefix, extend, table, lut, out, bs: int, lut_len: in
 
 clocks.watch(sys.modules[__name__], "floor_of", "floor_call", "chain_call", "best_chain_shape",
              "empty_triton_kernel", "empty_numba_kernel", "launch_shape_text", "shape_label",
-             "_named", "_numba_chain_call", "FLOOR_OF_PLANNER", "FLOOR_MODE", "CHAIN_OF_PLANNER", "CHAIN_PLANNER")
+             "_named", "_numba_chain_call", "POINTERS", "CHAIN_SHAPES", "CHAIN_BLOCK",
+             "CHAIN_FLOORS", "SEEDS_NAME", "FLOOR_OF_PLANNER", "FLOOR_MODE", "CHAIN_OF_PLANNER",
+             "CHAIN_PLANNER")
