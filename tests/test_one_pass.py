@@ -42,8 +42,8 @@ CANDIDATES = [
     ("numba", "roles-lookback", {"chunk": 256}),
     ("numba", "roles-lookback", {"chunk": 64, "slow_carry": True}),
     ("numba", "roles-lookback", {"chunk": 96, "fixed_chunk": True}),
-    ("numba", "warp-lookback", {"chunk": 64}),
-    ("numba", "warp-lookback", {"chunk": 32, "slow_carry": True}),
+    ("numba", "warp-lookback", {"chunk": 256}),
+    ("numba", "warp-lookback", {"chunk": 128, "slow_carry": True}),
 ]
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]
