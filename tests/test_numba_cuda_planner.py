@@ -124,14 +124,15 @@ def test_block_boundaries_in_the_simulator(monkeypatch, bs, design, scans):
 
 def test_design_table_covers_every_bs():
     """Each bs in [0, 4096] has one design, and the GPU's table is the sweep's choice: ``roles``
-    up to bs 1024 (two scan blocks), ``roles-lookback`` above (``blocked`` when its workspace
-    cannot be made); the simulator ``roles`` up to 1024 and ``blocked`` above."""
+    up to bs 1024 (two scan blocks), ``warp-lookback`` with 128-request chunks above (``blocked``
+    when its workspace cannot be made); the simulator ``roles`` up to 1024 and ``blocked`` above."""
     for table in (nb.DESIGNS, nb.SIM_DESIGNS):
         assert [largest for largest, _ in table][-1] == 4096
         assert [d[0] for largest, d in table if largest <= 1024] == ["roles"] * (
             2 if table is nb.DESIGNS else 1)
     assert nb.DESIGNS[1] == (1024, ("roles", 512, 512, 2))
-    assert nb.DESIGNS[-1][1][0] == "roles-lookback" and nb.SIM_DESIGNS[-1][1][0] == "blocked"
+    assert nb.DESIGNS[-1] == (4096, ("warp-lookback", 32, 128, 0))
+    assert nb.SIM_DESIGNS[-1][1][0] == "blocked"
     assert nb.FALLBACK_DESIGN[0] == "blocked"
     keys = nb.kernel_keys()
     assert len(keys) == len(set(keys)) and ("blocked",) in keys

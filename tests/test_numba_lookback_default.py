@@ -118,7 +118,8 @@ def test_packed_launch_under_capture_without_a_workspace_falls_back(monkeypatch)
     assert (again.provisional, again.lookback) == (False, True)
     assert rlk.existing_workspace(buffers.device) is not None
     again.set_batch(4096, *[step[n] for n in IN[:3]])
-    assert (again.blocks.value, again.threads.value) == (32, 256)  # 16 scan + 16 seed blocks
+    # the GPU's warp-lookback row: 32 scan blocks of 128 requests + 128 seed blocks, one warp each
+    assert (again.blocks.value, again.threads.value) == (32 + 128, 32)
 
 
 gpu = pytest.mark.skipif(nb.MODE != "gpu", reason="needs a CUDA device (planner is in simulator mode)")

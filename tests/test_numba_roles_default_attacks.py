@@ -33,7 +33,7 @@ GPU_ROLES = ((64, ("roles", 64, 64, 2)), (1024, ("roles", 512, 512, 2)))
 
 
 def expected_design(bs: int, gpu: bool) -> str:
-    return "roles" if bs <= 1024 else "roles-lookback" if gpu else "blocked"
+    return "roles" if bs <= 1024 else "warp-lookback" if gpu else "blocked"
 
 
 def expected_shape(bs: int, gpu: bool) -> tuple[int, int, int, tuple]:
@@ -45,9 +45,9 @@ def expected_shape(bs: int, gpu: bool) -> tuple[int, int, int, tuple]:
             while items * threads < bs:
                 items *= 2
             return -(-bs // threads) + 2, threads, threads, ("roles", items, 2, threads)
-        # roles-lookback, 256 threads, chunks of 256: scan blocks then seed blocks; a lane of
-        # the polling warp reads 2 of the 64 words of 16 scan blocks at bs 4096
-        return 2 * -(-bs // 256), 256, 256, ("roles-lookback", 1, 256, 2, 256, 256)
+        # warp-lookback, one-warp blocks, chunks of 128 (4 requests a lane): scan blocks then
+        # seed blocks of 32; a lane reads 4 of the 128 words of 32 scan blocks at bs 4096
+        return -(-bs // 128) + -(-bs // 32), 32, 128, ("warp-lookback", 4, 4)
     if bs <= 1024:
         items = 1
         while items * 32 < bs:
@@ -174,6 +174,11 @@ def test_kernel_keys_cover_every_bs_and_shapes_cover_every_request(monkeypatch):
                 scanners = max(1, -(-bs // chunk))
                 assert kthreads == threads and items * threads >= chunk == kchunk and seed_tile <= threads
                 assert blocks - scanners == -(-bs // seed_tile) and 32 * per_lane >= 4 * scanners
+            elif key[0] == "warp-lookback":
+                _, items, per_lane = key
+                scanners = max(1, -(-bs // chunk))
+                assert threads == 32 and 32 * items == chunk
+                assert blocks - scanners == -(-bs // 32) and 32 * per_lane >= 4 * scanners
             elif key[0] == "roles":
                 _, items, scans, kthreads = key
                 assert kthreads == threads and items * threads >= bs and blocks >= 1

@@ -23,10 +23,12 @@ such as numba 0.68.0 with numpy 2.5: docs/numba-numpy.md).
 (:mod:`impls.offsets_planner.numba_roles_kernel`): seed blocks that do only the chain of dependent
 loads a seed needs (request values, table entry, LUT entry) beside two scan blocks (verify side,
 write side) that do only the scans, totals and scalars; no block waits on another. Above, on the
-GPU, ``roles-lookback`` (:mod:`impls.offsets_planner.numba_roles_lookback_kernel`): scan blocks of
-one chunk each that pass their totals on by a decoupled look-back through a per-device workspace
-(made at :func:`probe`, kept valid by the kernel; an exact fallback when an earlier block never
-shows), then seed blocks. A launch whose device has no workspace yet while a CUDA graph is being
+GPU, ``warp-lookback`` (:mod:`impls.offsets_planner.numba_warp_lookback_kernel`): blocks of one
+warp, scan blocks of one chunk each that pass their totals on by a decoupled look-back through a
+per-device workspace (made at :func:`probe`, kept valid by the kernel; an exact fallback when an
+earlier block never shows), then seed blocks of 32 requests; a table row may also name
+``roles-lookback`` (:mod:`impls.offsets_planner.numba_roles_lookback_kernel`, the same look-back
+with blocks of several warps). A launch whose device has no workspace yet while a CUDA graph is being
 captured (a zeroing there would only run at replay) takes :data:`FALLBACK_DESIGN` (``blocked``,
 :mod:`impls.offsets_planner.numba_cuda_kernel`: blocks that each plan one chunk and sum the
 lengths before it themselves) and is prepared again on the next call outside capture. The
@@ -63,6 +65,7 @@ try:
     from impls.offsets_planner import numba_roles_lookback_kernel as lookback_kernel
     from impls.offsets_planner.numba_cuda_kernel import POINTER_SIGNATURE, build_kernel
     from impls.offsets_planner.numba_roles_kernel import build_roles_kernel
+    from impls.offsets_planner.numba_warp_lookback_kernel import build_warp_lookback_kernel
 
     _IMPORT_ERROR: str | None = None
     SIMULATED: bool = bool(_cuda_config.ENABLE_CUDASIM)
@@ -83,20 +86,17 @@ GPU_THREADS = 512
 
 DESIGNS: tuple[tuple[int, tuple[str, int, int, int]], ...] = (
     (64, ("roles", 64, 64, 2)), (1024, ("roles", 512, 512, 2)),
-    (4096, ("roles-lookback", 256, 256, 0)))
+    (4096, ("warp-lookback", 32, 128, 0)))
 """GPU: ``(largest bs, (design, threads, chunk, fourth))``, the first that holds bs. ``roles``:
 ``ceil(bs / chunk)`` seed blocks then ``fourth`` scan blocks, all of ``threads`` threads;
 ``roles-lookback``: ``ceil(bs / chunk)`` scan blocks then seed blocks of ``fourth`` requests (0:
-``threads``); ``blocked``: chunks of ``threads`` requests (fewer for a smaller bs, rounded up to
-32). The fastest correct configs of the one-pass sweeps on an H200: ``roles`` replay 2.72 / 2.77 /
-2.75 / 2.92 / 3.11 us at bs 1 / 8 / 64 / 512 / 1024, 1.05-1.12x the chain floor, against 3.12 /
-3.29 / 3.26 / 3.90 / 4.71 for ``blocked`` (``reports/gpu/2026-12-03-d/one_pass/``); at bs 4096
-``roles-lookback`` with 256-request chunks 3.81 us, against 5.52 for ``blocked`` and 6.85 for
-``roles``; 512-request chunks 3.94, a seed tile of 64 3.85, look-back at bs 1024 3.68 against
-``roles``' 3.25 (``reports/gpu/2026-12-04-a/``, Numba array parameters). With raw pointers
-(``reports/gpu/2026-12-04-b/``): ``roles`` 2.97 / 3.13 us at bs 512 / 1024, ``roles-lookback``
-3.74 at 4096; the one-warp ``warp-lookback`` candidate 3.52-3.63 there (not yet measured as the
-default)."""
+``threads``); ``warp-lookback``: ``ceil(bs / chunk)`` one-warp scan blocks then one-warp seed
+blocks (``threads`` 32, ``fourth`` unused); ``blocked``: chunks of ``threads`` requests (fewer
+for a smaller bs, rounded up to 32). The fastest correct configs of the H200 sweeps
+(``reports/gpu/2026-12-03-d/one_pass/`` to ``reports/gpu/2026-12-04-c/``, raw pointers from
+``2026-12-04-b``): ``roles`` 2.97 / 3.13 us at bs 512 / 1024 (``blocked`` 3.90 / 4.71 with
+arrays); at bs 4096 ``warp-lookback`` with 128-request chunks 3.40-3.46 us against 3.58-3.74 for
+``roles-lookback`` (256-request chunks), 3.72 for ``warp-lookback`` at 256 and 4.41 at 64."""
 
 SIM_DESIGNS: tuple[tuple[int, tuple[str, int, int, int]], ...] = (
     (1024, ("roles", SIM_THREADS, SIM_CHUNK, 1)), (4096, ("blocked", SIM_THREADS, SIM_CHUNK, 0)))
@@ -113,14 +113,20 @@ _KERNELS: dict[tuple, object] = {}
 
 def compiled(key: tuple = ("blocked",), use_shuffle: bool = True):
     """The jitted kernel of ``key`` (:func:`launch_shape`'s fourth value: ``("blocked",)``,
-    ``("roles", items, scans, threads)`` or
-    ``("roles-lookback", items, threads, per_lane, seed_tile, chunk)``) for
+    ``("roles", items, scans, threads)``,
+    ``("roles-lookback", items, threads, per_lane, seed_tile, chunk)`` or
+    ``("warp-lookback", items, per_lane)``) for
     one scan variant, built once (compiled eagerly on the GPU; the simulator always takes the
     shared-memory scan)."""
     use_shuffle = use_shuffle and not SIMULATED
     kernel = _KERNELS.get((key, use_shuffle))
     if kernel is None:
-        if key[0] == "roles-lookback":
+        if key[0] == "warp-lookback":
+            _name, items, per_lane = key
+            fn = build_warp_lookback_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING,
+                                            no_seed=NO_SEED, items=items, poll=_poll(),
+                                            per_lane=per_lane)
+        elif key[0] == "roles-lookback":
             _name, items, threads, per_lane, seed_tile, chunk = key
             fn = lookback_kernel.build_roles_lookback_kernel(
                 use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
@@ -154,19 +160,22 @@ def _plain_read(array, i):
     return array[i]
 
 
+LOOKBACK_DESIGNS = ("roles-lookback", "warp-lookback")
+"""The designs that read and keep the per-device look-back workspace."""
+
 FALLBACK_DESIGN = ("blocked", GPU_THREADS, 0, 0)
-"""What a ``roles-lookback`` row launches when its workspace cannot be made (its first launch on
+"""What a look-back row (:data:`LOOKBACK_DESIGNS`) launches when its workspace cannot be made (its first launch on
 a device is inside a CUDA-graph capture, where a zeroing would run only at replay)."""
 
 
 def design_for(bs: int, lookback: bool = True) -> tuple[str, int, int, int]:
     """``(design, threads, chunk, scan blocks)`` of :data:`DESIGNS` (GPU) or :data:`SIM_DESIGNS`
-    (simulator) for ``bs`` in [0, 4096]; with ``lookback`` False a ``roles-lookback`` row gives
+    (simulator) for ``bs`` in [0, 4096]; with ``lookback`` False a look-back row gives
     :data:`FALLBACK_DESIGN` (its threads and chunk in the simulator: :data:`SIM_THREADS`,
     :data:`SIM_CHUNK`)."""
     for largest, design in SIM_DESIGNS if SIMULATED else DESIGNS:
         if bs <= largest:
-            if design[0] == "roles-lookback" and not lookback:
+            if design[0] in LOOKBACK_DESIGNS and not lookback:
                 return ("blocked", SIM_THREADS, SIM_CHUNK, 0) if SIMULATED else FALLBACK_DESIGN
             return design
     raise ValueError(f"bs={bs} exceeds {DESIGNS[-1][0]}")
@@ -190,13 +199,16 @@ def launch_shape(bs: int, lookback: bool = True) -> tuple[int, int, int, tuple]:
     ``("roles-lookback", items, threads, per_lane, seed_tile, chunk)``, ``per_lane`` the
     earlier-block words one lane polls at the row's largest bs, ``seed_tile`` the row's fourth
     value (0: ``threads``), ``chunk`` compiled in as a constant (as ``threads``).
+    ``warp-lookback``: 32 threads, ``ceil(bs / chunk)`` scan blocks (at least one) then
+    ``ceil(bs / 32)`` seed blocks; key ``("warp-lookback", chunk / 32, per_lane)``.
 
     Raises:
         RuntimeError: a ``blocked`` chunk that needs more than the kernel's requests a thread.
         ValueError: a ``roles-lookback`` row the kernel cannot plan right: threads not a multiple
             of 32 in [32, 1024] (a polling lane reads every 32nd word), a seed tile above threads
             (a seed block plans one request a thread), or more scan blocks at the row's largest bs
-            than a workspace set holds (128).
+            than a workspace set holds (128); a ``warp-lookback`` row of other than 32 threads,
+            a chunk that is not a positive multiple of 32, or too many scan blocks.
     """
     design, threads, chunk, scans = design_for(bs, lookback)
     if design == "roles-lookback":
@@ -214,6 +226,15 @@ def launch_shape(bs: int, lookback: bool = True) -> tuple[int, int, int, tuple]:
                              f"{lookback_kernel.SET_WORDS // 4}")
         return (max(1, -(-bs // chunk)) + -(-bs // seed_tile), threads, chunk,
                 ("roles-lookback", items, threads, per_lane, seed_tile, chunk))
+    if design == "warp-lookback":
+        blocks = -(-_largest(design) // chunk) if chunk > 0 else 0
+        if threads != 32 or chunk % 32 or chunk <= 0 or 4 * blocks > lookback_kernel.SET_WORDS:
+            raise ValueError(f"numba-cuda planner: warp-lookback row of {threads} threads, chunk "
+                             f"{chunk} ({blocks} scan blocks at bs {_largest(design)}): threads "
+                             f"must be 32, the chunk a positive multiple of 32, the scan blocks "
+                             f"at most {lookback_kernel.SET_WORDS // 4}")
+        return (max(1, -(-bs // chunk)) + -(-bs // 32), 32, chunk,
+                ("warp-lookback", chunk // 32, -(-4 * blocks // 32)))
     if design == "roles":
         items = max(1, -(-bs // threads))
         items = 1 << (items - 1).bit_length()
@@ -307,7 +328,7 @@ def _launch_sim(plan, buffers, tensors: tuple) -> None:
     inputs = [cuda.In(t.numpy()) for t in (*tensors, table.reshape(-1), lut)]
     outputs = [t.numpy() for t in buffers.tensors[2:]]
     blocks, threads, chunk, key = launch_shape(plan.bs)
-    ws = (lookback_kernel.workspace(buffers.device).numpy() if key[0] == "roles-lookback"
+    ws = (lookback_kernel.workspace(buffers.device).numpy() if key[0] in LOOKBACK_DESIGNS
           else cuda.In(zero_lut(buffers.device).numpy()))
     compiled(key)[blocks, threads](*inputs, *outputs, ws, plan.bs, plan.lut_len,
                                    *_int64_scalars(plan), chunk, *table.shape)

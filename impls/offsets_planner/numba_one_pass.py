@@ -27,10 +27,7 @@ Designs (:data:`DESIGNS`), chosen with ``design=`` on :func:`plan_launch`:
 * ``warp-lookback``: the same look-back with blocks of one warp: ``ceil(bs / chunk)`` scan blocks
   (``chunk`` a multiple of 32, ``chunk / 32`` requests a lane), then seed blocks of 32 requests;
   no block-wide barrier (:mod:`impls.offsets_planner.numba_warp_lookback_kernel`, the
-  ``roles-lookback`` workspace);
-* ``fused-lookback``: ``warp-lookback`` with no seed blocks: scan block j also plans the seeds of
-  its own requests, its table gathers issued before its scan and its LUT gathers while its first
-  poll of the earlier blocks' words is out (the look-back's round trips beside the chain's).
+  ``roles-lookback`` workspace).
 
 Launches go through Numba's ordinary launch on torch's current stream (GPU) or the simulator (CPU
 tensors): device time, not launch cost, is what these candidates are for. Mode: that of
@@ -48,7 +45,7 @@ from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
 from impls.offsets_planner.validate_cache import lookup
 
 DESIGNS = ("single", "blocked", "lookback", "lookback-pid", "lookback-packed", "roles",
-           "roles-lookback", "warp-lookback", "fused-lookback")
+           "roles-lookback", "warp-lookback")
 SIMULATED = nb.SIMULATED
 SIM_THREADS = 32
 """Threads per block in the simulator (each one a Python thread there)."""
@@ -57,7 +54,7 @@ _KERNELS: dict[tuple, object] = {}
 _WORKSPACES: dict[str, torch.Tensor] = {}
 
 
-FLAT_DESIGNS = ("roles", "roles-lookback", "warp-lookback", "fused-lookback")
+FLAT_DESIGNS = ("roles", "roles-lookback", "warp-lookback")
 """The designs whose kernels take the planner's parameters (a flat table and its shape:
 :data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE`, or with ``pointers``
 :data:`~impls.offsets_planner.numba_cuda_kernel.POINTER_SIGNATURE`); the others take
@@ -87,15 +84,14 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
            count_spins, poll_delay_ns, pointers)
     k = _KERNELS.get(key)
     if k is None:
-        if design in ("warp-lookback", "fused-lookback"):
+        if design == "warp-lookback":
             from impls.offsets_planner.numba_warp_lookback_kernel import (
                 build_warp_lookback_kernel)
 
             fn = build_warp_lookback_kernel(use_shuffle=not SIMULATED,
                                             padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
                                             items=items, poll=nb._poll(), per_lane=per_lane,
-                                            slow_carry=slow_carry, count_spins=count_spins,
-                                            fused=design == "fused-lookback")
+                                            slow_carry=slow_carry, count_spins=count_spins)
         elif design == "roles-lookback":
             fn = build_roles_lookback_kernel(use_shuffle=not SIMULATED,
                                              padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
@@ -124,7 +120,7 @@ def workspace(device: torch.device, design: str = "lookback") -> torch.Tensor:
     (:func:`impls.offsets_planner.numba_roles_lookback_kernel.workspace`)."""
     from impls.offsets_planner import numba_one_pass_kernel, numba_roles_lookback_kernel
 
-    if design in ("roles-lookback", "warp-lookback", "fused-lookback"):
+    if design in ("roles-lookback", "warp-lookback"):
         return numba_roles_lookback_kernel.workspace(device)
     key = str(device)
     ws = _WORKSPACES.get(key)
@@ -145,8 +141,7 @@ def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
     ``roles``: the seed blocks and then ``scans`` scan blocks, ``items`` a scan thread's requests;
     ``roles-lookback``: the scan blocks, then seed blocks of ``seed_tile`` requests (default
     ``threads``; at most ``threads``); ``warp-lookback``: 32 threads, the scan blocks of ``chunk``
-    requests (default 256), then seed blocks of 32, ``items`` ``chunk / 32``; ``fused-lookback``:
-    the same scan blocks (default chunk 128) and no seed blocks.
+    requests (default 256), then seed blocks of 32, ``items`` ``chunk / 32``.
 
     Raises:
         ValueError: an unknown design; threads not a multiple of 32 in [32, 1024]; more than 128
@@ -156,15 +151,14 @@ def launch_shape(design: str, bs: int, threads: int | None, chunk: int | None,
     """
     if design not in DESIGNS:
         raise ValueError(f"unknown design {design!r}: use one of {', '.join(DESIGNS)}")
-    if design in ("warp-lookback", "fused-lookback"):
-        chunk = chunk or (256 if design == "warp-lookback" else 128)
+    if design == "warp-lookback":
+        chunk = chunk or 256
         if chunk % 32 or not 32 <= chunk <= 4096:
-            raise ValueError(f"{design}: chunk={chunk} must be a multiple of 32 in [32, 4096]")
+            raise ValueError(f"warp-lookback: chunk={chunk} must be a multiple of 32 in [32, 4096]")
         scanners = max(1, -(-bs // chunk))
         if scanners > 128:
             raise ValueError(f"{scanners} scan blocks exceed the workspace's 128")
-        seeders = -(-bs // 32) if design == "warp-lookback" else 0
-        return scanners + seeders, 32, chunk, chunk // 32
+        return scanners + -(-bs // 32), 32, chunk, chunk // 32
     if SIMULATED:
         threads = SIM_THREADS
     threads = threads or (1024 if design == "single" else 256)
@@ -237,7 +231,7 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
     plan, buffers = lookup(launcher_kwargs)
     blocks, threads, chunk, items = launch_shape(design, plan.bs, threads, chunk, scans, seed_tile)
     per_lane = tile = 0
-    if design in ("roles-lookback", "warp-lookback", "fused-lookback"):  # the words needed
+    if design in ("roles-lookback", "warp-lookback"):  # the words this launch's blocks need
         per_lane = -(-4 * max(1, -(-plan.bs // chunk)) // 32)
         tile = seed_tile or threads
     flat = design in FLAT_DESIGNS
@@ -281,4 +275,3 @@ launch_blocked = launcher("blocked")
 launch_lookback = launcher("lookback")
 launch_lookback_pid = launcher("lookback-pid")
 launch_warp_lookback = launcher("warp-lookback")
-launch_fused_lookback = launcher("fused-lookback")

@@ -39,7 +39,7 @@ WARP = 32
 
 def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int, items: int,
                                poll, per_lane: int, slow_carry: bool = False,
-                               count_spins: bool = False, fused: bool = False):
+                               count_spins: bool = False):
     """The kernel's Python function (for ``cuda.jit``), with the signature of
     :data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE` (its ``chunk`` argument is
     ignored: a scan block's requests are ``32 * items``, a compile-time constant). Launch it with
@@ -55,9 +55,6 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
             fallback.
         slow_carry: every scan block takes the fallback path (tests).
         count_spins: add re-polls and fallbacks to workspace words 1 and 2 (diagnostics).
-        fused: no seed blocks; a scan block also plans its own requests' seeds, its table
-            gathers issued before its scan and its LUT gathers while its first poll is out, so
-            that the look-back's round trips overlap the chain's (``fused-lookback``).
     """
     chunk_c = WARP * items
     full_mask = 0xFFFFFFFF
@@ -89,24 +86,19 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
         begin = lo + lane * items
         vlen = cuda.local.array(items, np.int64)
         wlen = cuda.local.array(items, np.int64)
-        slot = cuda.local.array(items, np.int64)  # fused: the table entries, then the seeds
         own_v = 0
         own_w = 0
         for k in range(items):
             r = begin + k
             vlen[k] = 0
             wlen[k] = 0
-            slot[k] = no_seed
             if r < bs:
-                row = rpi[r]
+                active = rpi[r] != padding
                 p = prefix[r]
                 e = extend[r]
                 v = max(min(p, window) if window > 0 else p, 0)  # spec section 5, overflow-free
-                vlen[k] = v if row != padding else 0
-                wlen[k] = max(e, 0) if row != padding else 0
-                if fused and (row != padding and p > 0 and e > 0 and row >= 0 and row < rows
-                              and cols > 0):  # in flight through the scan and the publish
-                    slot[k] = table[row * cols + min(p - 1, cols - 1)]
+                vlen[k] = v if active else 0
+                wlen[k] = max(e, 0) if active else 0
             own_v += vlen[k]
             own_w += wlen[k]
         s0 = cuda.shared.array(WARP, np.int64)  # the simulator's warp steps
@@ -164,14 +156,6 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
         for k in range(per_lane):  # every first poll in flight at once: one round trip
             i = lane + WARP * k
             words[k] = poll(ws, mine + i) if i < 4 * b else 1 << 32
-        if fused:  # the LUT gathers and the seeds while the polls are out
-            for k in range(items):
-                r = begin + k
-                if r < bs:
-                    seed = slot[k]
-                    if lut_len > 0 and seed >= 0:  # a negative slot passes untranslated
-                        seed = lut[min(seed, lut_len - 1)]
-                    out_seed[r] = seed
         for k in range(per_lane):
             i = lane + WARP * k
             word = words[k]

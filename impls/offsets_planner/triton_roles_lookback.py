@@ -50,21 +50,13 @@ if triton is not None:
     @triton.jit
     def _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
                    enable_ptr, reqs_ptr, ws_ptr, j, nscan, bs, window, capacity,
-                   table_ptr, lut_ptr, seed_ptr, stride0, max_reqs, max_seq_len, lut_len,
                    BLOCK: tl.constexpr, STILE: tl.constexpr, NPROG: tl.constexpr,
-                   SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr, EARLY_POLL: tl.constexpr,
-                   FUSED: tl.constexpr, HAS_LUT: tl.constexpr):
+                   SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr, EARLY_POLL: tl.constexpr):
         start = j.to(tl.int64) * STILE
         lane = start + tl.arange(0, STILE)
         live = lane < bs
-        row, prefix, active, verify_len, write_len = tp._lengths(
+        _r, _p, _a, verify_len, write_len = tp._lengths(
             rpi_ptr, prefix_ptr, extend_ptr, lane, live, window)
-        if FUSED:  # this tile's table gathers, in flight through the scan and the publish
-            zero = (lane * 0).to(tl.int64)
-            has_seed = active & (prefix > 0) & (write_len > 0) & (row >= 0)
-            has_seed = has_seed & (row < zero + max_reqs) & (zero + max_seq_len > 0)
-            pos = tl.minimum(prefix - 1, zero + (max_seq_len - 1))
-            slot = tl.load(table_ptr + (row * stride0 + pos), mask=has_seed, other=0).to(tl.int64)
         # after the loads are issued: a scalar atomic's result reaches the program through a
         # barrier, which would hold the loads back by a round trip if it came first
         ticket = tl.atomic_add(ws_ptr, 1, sem="relaxed")
@@ -86,13 +78,6 @@ if triton is not None:
         before = (w // 4) < j
         if EARLY_POLL:  # in flight while the tile is scanned
             poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
-        if FUSED:  # the LUT gathers and the seeds while the poll is out
-            if HAS_LUT:
-                translate = has_seed & (slot >= 0)
-                index = tl.minimum(slot, zero + (lut_len - 1))
-                slot = tl.where(translate, tl.load(lut_ptr + index, mask=translate, other=0),
-                                slot)
-            tl.store(seed_ptr + lane, tl.where(has_seed, slot, zero - 1), mask=live)
         if JOINED:
             verify_excl, write_excl = tl.split(tl.cumsum(lens, axis=0) - lens)
         else:
@@ -142,15 +127,14 @@ if triton is not None:
         lut_len: tl.int64, window: tl.int64, capacity: tl.int64,
         BLOCK: tl.constexpr, STILE: tl.constexpr, TILE: tl.constexpr, HAS_LUT: tl.constexpr,
         NPROG: tl.constexpr, SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr,
-        EARLY_POLL: tl.constexpr = False, FUSED: tl.constexpr = False,
+        EARLY_POLL: tl.constexpr = False,
     ):
         pid = tl.program_id(0)
         nscan = tl.maximum(tl.cdiv(bs, STILE), 1)
         if pid < nscan:
             _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
-                       enable_ptr, reqs_ptr, ws_ptr, pid, nscan, bs, window, capacity,
-                       table_ptr, lut_ptr, seed_ptr, stride0, max_reqs, max_seq_len, lut_len,
-                       BLOCK, STILE, NPROG, SLOW_CARRY, JOINED, EARLY_POLL, FUSED, HAS_LUT)
+                       enable_ptr, reqs_ptr, ws_ptr, pid, nscan, bs, window, capacity, BLOCK,
+                       STILE, NPROG, SLOW_CARRY, JOINED, EARLY_POLL)
         else:
             triton_roles._seed_part(rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
                                     seed_ptr, pid - nscan, bs, stride0, max_reqs, max_seq_len,
@@ -165,10 +149,9 @@ reset_workspace = _WORKSPACES.reset
 
 
 def shape(bs: int, tile: int | None, scan_tile: int | None, num_warps: int | None,
-          fused: bool = False) -> tuple[int, int, int, int, int]:
+          ) -> tuple[int, int, int, int, int]:
     """``(BLOCK, STILE, TILE, num_warps, grid)``: ``ceil(bs / STILE)`` scan programs (at least
-    one), then ``ceil(bs / TILE)`` seed programs (``fused``: none; the scan programs plan their
-    own lanes' seeds).
+    one), then ``ceil(bs / TILE)`` seed programs.
 
     Raises:
         ValueError: bs outside [0, 4096]; a tile or scan tile that is not a power of two in
@@ -185,25 +168,23 @@ def shape(bs: int, tile: int | None, scan_tile: int | None, num_warps: int | Non
     if max(scanners, seeders) > MAX_SCAN_PROGRAMS:
         raise ValueError(f"{max(scanners, seeders)} programs of one role exceed 128")
     warps = num_warps or (4 if scan_tile <= 256 else 8)
-    return block, scan_tile, tile, warps, scanners + (0 if fused else seeders)
+    return block, scan_tile, tile, warps, scanners + seeders
 
 
 def launch(args: tuple, *, bs: int, tile: int | None, scan_tile: int | None,
            num_warps: int | None, has_lut: bool, slow_carry: bool = False, joined: bool = False,
-           early_poll: bool = False, fused: bool = False):
+           early_poll: bool = False):
     """Launch on ``args`` (the five inputs, the six outputs, then the seven int64 scalars of
     :func:`impls.offsets_planner.triton_one_pass.plan_launch`); the workspace is this module's.
     ``slow_carry``: every scan program takes the path of a missing earlier tile (for tests);
     ``joined``: a scan program reduces and scans both sides as one [STILE, 2] tensor and sums the
     earlier tiles' four words in one reduction (fewer block-wide barriers; a sweep candidate);
-    ``early_poll``: the first poll of the earlier tiles' words goes out before the tile's scan;
-    ``fused``: no seed programs, each scan program gathers its own lanes' seeds (its table loads
-    before its scan, its LUT loads while its poll is out)."""
-    block, scan_tile, tile, warps, grid = shape(bs, tile, scan_tile, num_warps, fused)
+    ``early_poll``: the first poll of the earlier tiles' words goes out before the tile's scan."""
+    block, scan_tile, tile, warps, grid = shape(bs, tile, scan_tile, num_warps)
     ws = workspace(args[0].device)
     nprog = max(2, block // scan_tile)
     return _roles_lookback_kernel[(grid,)](*args[:11], ws, *args[11:], BLOCK=block,
                                            STILE=scan_tile, TILE=tile, HAS_LUT=has_lut,
                                            NPROG=nprog, SLOW_CARRY=slow_carry,
                                            JOINED=joined, EARLY_POLL=early_poll,
-                                           FUSED=fused, num_warps=warps)
+                                           num_warps=warps)
