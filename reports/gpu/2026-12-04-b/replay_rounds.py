@@ -6,6 +6,17 @@ import torch
 from impls.offsets_planner.harness.sweeps import one_pass, one_pass_calls as c
 
 
+def floors_and_current():
+    """The rows every comparison starts with: the Triton and Numba chain floors at their usual
+    shapes (raw-pointer Numba), then both current planners."""
+    return [("triton", "floor 32w1", c._triton_chain(32, 1)),
+            ("triton", "floor 64w2", c._triton_chain(64, 2)),
+            ("numba-cuda", "floor 32 pointers", c._numba_chain(32, "pointers")),
+            ("numba-cuda", "floor 64 pointers", c._numba_chain(64, "pointers")),
+            ("triton", "current", c.current("triton")[2]),
+            ("numba-cuda", "current", c.current("numba-cuda")[2])]
+
+
 def graph_of(call):
     """A CUDA graph of one ``call()`` (warmed up on a side stream first)."""
     call()

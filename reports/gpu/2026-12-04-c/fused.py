@@ -22,12 +22,7 @@ N, T = c._numba_candidate, c._triton_candidate
 
 
 def rows(bs):
-    out = [("triton", "floor 32w1", c._triton_chain(32, 1)),
-           ("triton", "floor 64w2", c._triton_chain(64, 2)),
-           ("numba-cuda", "floor 32 pointers", c._numba_chain(32, "pointers")),
-           ("numba-cuda", "floor 64 pointers", c._numba_chain(64, "pointers")),
-           ("triton", "current", c.current("triton")[2]),
-           ("numba-cuda", "current", c.current("numba-cuda")[2])]
+    out = replay_rounds.floors_and_current()
     for chunk in (32, 64, 128, 256):
         if chunk // 2 < bs or chunk == 32:
             out.append(("numba-cuda", f"fused {chunk}", N("fused-lookback", chunk=chunk)[2]))

@@ -76,12 +76,7 @@ def numba_scan_only(chunk):
 
 
 def rows(bs):
-    out = [("triton", "floor 32w1", c._triton_chain(32, 1)),
-           ("triton", "floor 64w2", c._triton_chain(64, 2)),
-           ("numba-cuda", "floor 32 pointers", c._numba_chain(32, "pointers")),
-           ("numba-cuda", "floor 64 pointers", c._numba_chain(64, "pointers")),
-           ("triton", "current", c.current("triton")[2]),
-           ("numba-cuda", "current", c.current("numba-cuda")[2])]
+    out = replay_rounds.floors_and_current()
     if bs == 4096:
         out += [("triton", "diag scans only 64/512/8", triton_scan_only(64, 512, 8)),
                 ("triton", "RL 64/512/8 slow carry", T("roles-lookback", tile=64, scan_tile=512, num_warps=8, joined=True, early_poll=True, slow_carry=True)[2]),
