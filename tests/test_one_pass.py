@@ -44,6 +44,7 @@ CANDIDATES = [
     ("numba", "roles-lookback", {"chunk": 96, "fixed_chunk": True}),
     ("numba", "warp-lookback", {"chunk": 256}),
     ("numba", "warp-lookback", {"chunk": 128, "slow_carry": True}),
+    ("numba", "warp-lookback", {"chunk": 256, "joint_repoll": True}),  # early_publish: shuffles only
 ]
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]

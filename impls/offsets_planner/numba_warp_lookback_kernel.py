@@ -39,7 +39,8 @@ WARP = 32
 
 def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int, items: int,
                                poll, per_lane: int, slow_carry: bool = False,
-                               count_spins: bool = False):
+                               count_spins: bool = False, early_publish: bool = False,
+                               joint_repoll: bool = False):
     """The kernel's Python function (for ``cuda.jit``), with the signature of
     :data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE` (its ``chunk`` argument is
     ignored: a scan block's requests are ``32 * items``, a compile-time constant). Launch it with
@@ -55,6 +56,13 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
             fallback.
         slow_carry: every scan block takes the fallback path (tests).
         count_spins: add re-polls and fallbacks to workspace words 1 and 2 (diagnostics).
+        early_publish: (shuffles; a candidate, not yet timed on a GPU) the block's totals by a
+            butterfly reduction, published before the warp's inclusive scan, which then runs
+            while the first polls are out; False (the planner's): the scan first, its last
+            lane's totals published.
+        joint_repoll: (a candidate, not yet timed on a GPU) every word still not ready is polled
+            again in one round, one round trip a round; False (the planner's): a lane waits for
+            each of its words in turn, a round trip each.
     """
     chunk_c = WARP * items
     full_mask = 0xFFFFFFFF
@@ -105,7 +113,16 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
         s1 = cuda.shared.array(WARP, np.int64)
         inc_v = own_v
         inc_w = own_w
-        if use_shuffle:
+        if use_shuffle and early_publish:  # the totals in every lane, no scan yet
+            tot_v = own_v
+            tot_w = own_w
+            d = 16
+            while d > 0:
+                tot_v += cuda.shfl_xor_sync(full_mask, tot_v, d)
+                tot_w += cuda.shfl_xor_sync(full_mask, tot_w, d)
+                d >>= 1
+            ticket = cuda.shfl_sync(full_mask, drawn, 0)
+        elif use_shuffle:
             d = 1
             while d < WARP:
                 u0 = cuda.shfl_up_sync(full_mask, inc_v, d)
@@ -156,11 +173,36 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
         for k in range(per_lane):  # every first poll in flight at once: one round trip
             i = lane + WARP * k
             words[k] = poll(ws, mine + i) if i < 4 * b else 1 << 32
+        if use_shuffle and early_publish:  # the block's own scan while the polls are out
+            d = 1
+            while d < WARP:
+                u0 = cuda.shfl_up_sync(full_mask, inc_v, d)
+                u1 = cuda.shfl_up_sync(full_mask, inc_w, d)
+                if lane >= d:
+                    inc_v += u0
+                    inc_w += u1
+                d *= 2
+        if joint_repoll:  # each round re-polls every word not ready yet, all in flight at once
+            rounds = 0
+            pending = 0
+            for k in range(per_lane):
+                if words[k] >> 32 != 1:
+                    pending = 1
+            while pending and rounds < SPIN_LIMIT:
+                for k in range(per_lane):
+                    if words[k] >> 32 != 1:
+                        words[k] = poll(ws, mine + lane + WARP * k)
+                        spun += 1
+                pending = 0
+                for k in range(per_lane):
+                    if words[k] >> 32 != 1:
+                        pending = 1
+                rounds += 1
         for k in range(per_lane):
             i = lane + WARP * k
             word = words[k]
             spins = 0
-            while word >> 32 != 1 and spins < SPIN_LIMIT:
+            while not joint_repoll and word >> 32 != 1 and spins < SPIN_LIMIT:
                 word = poll(ws, mine + i)
                 spins += 1
             spun += spins
