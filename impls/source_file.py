@@ -95,8 +95,26 @@ def runs_its_source(path: str, source: bytes) -> bool:
     return True
 
 
+def _rewriting_hook_type():
+    """pytest's assertion-rewriting finder class, when pytest is loaded (else None)."""
+    rewrite = sys.modules.get("_pytest.assertion.rewrite")
+    return getattr(rewrite, "AssertionRewritingHook", None)
+
+
 def _find_spec(name: str, search):
+    # pytest's assertion-rewriting finder claims every module of a distribution that has a pytest
+    # plugin when that distribution's metadata is on sys.path (``python -m pytest`` in a checkout
+    # installed with ``pip install -e``: its egg-info sits in the working directory), naming
+    # itself as the loader; it takes the spec of the standard path finder, and loads that same
+    # source file with its assert statements rewritten. It is passed over, so that the standard
+    # finder's spec (the same file) is judged; any other finder's loader is still refused, and so
+    # is an instance of that class with a method of its own (what it loads is its choice then).
+    rewriting = _rewriting_hook_type()
     for finder in sys.meta_path:
+        if (rewriting is not None and type(finder) is rewriting
+                and not {"find_spec", "create_module", "exec_module", "get_code",
+                         "get_data"} & set(vars(finder))):
+            continue
         find = getattr(finder, "find_spec", None)
         if find is None:
             continue

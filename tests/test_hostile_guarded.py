@@ -925,3 +925,65 @@ def test_upstream_launchers_never_write_over_a_reviewed_file_named_like_its_scra
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert str(tmp_path / "child.json") in proc.stderr and "never replaced" in proc.stderr
     assert (tmp_path / "child.json").read_text() == "reviewed"
+
+
+def test_pytest_assertion_rewriting_finder_does_not_hide_a_planner_source(pytestconfig, monkeypatch,
+                                                                         tmp_path):
+    """``python -m pytest`` in a checkout installed with ``pip install -e`` puts the checkout's
+    egg-info on sys.path, and pytest's assertion-rewriting finder then claims every module of the
+    distribution (``impls`` included), naming itself as the loader. The source finder passes over
+    that one finder (it loads the same file, asserts rewritten), so a planner's source is still
+    found and digested: without it the run recorded no digest and a report of changed planner
+    code looked fresh (a package made here stands for ``impls``)."""
+    from _pytest.assertion.rewrite import AssertionRewritingHook
+
+    from impls import source_file
+
+    pkg = f"claimed_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / pkg).mkdir()
+    (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / pkg / "planner.py").write_text("def launch(**kw):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    hook = AssertionRewritingHook(pytestconfig)
+    hook.mark_rewrite(pkg)
+    monkeypatch.setattr(sys, "meta_path", [hook, *sys.meta_path])
+    assert hook.find_spec(pkg, None).loader is hook  # it does claim the package
+    path = source_file.find_source(f"{pkg}.planner")
+    assert path == str(tmp_path / pkg / "planner.py")
+    assert source_file.digest(f"{pkg}.planner", path)["file"] == f"{pkg}/planner.py"
+
+
+def test_a_rewriting_finder_with_a_method_of_its_own_is_not_passed_over(pytestconfig, tmp_path):
+    """Attack: an instance of pytest's assertion-rewriting finder class whose ``exec_module`` is
+    its own (it loads another file than the one its spec names). The source finder passes over
+    only the unmodified finder, so this one's spec is judged as any finder's: no digest."""
+    import importlib
+    import sys
+
+    from _pytest.assertion.rewrite import AssertionRewritingHook
+
+    from impls.source_file import find_source
+
+    name = f"rewrite_liar_{tmp_path.name.replace('-', '_')}"
+    benign, other = tmp_path / f"{name}.py", tmp_path / "elsewhere.py"
+    benign.write_text("WHO = 'benign'\n")
+    other.write_text("WHO = 'hostile'\n")
+    hook = AssertionRewritingHook(pytestconfig)
+
+    def find_spec(fullname, path=None, target=None):
+        if fullname != name:
+            return None
+        return importlib.util.spec_from_file_location(name, str(benign), loader=hook)
+
+    def exec_module(module):
+        exec(compile(other.read_text(), str(other), "exec"), vars(module))
+
+    hook.find_spec, hook.exec_module = find_spec, exec_module
+    hook.create_module = lambda spec: None
+    sys.meta_path.insert(0, hook)
+    try:
+        assert importlib.import_module(name).WHO == "hostile"
+        assert find_source(name) is None
+    finally:
+        sys.meta_path.remove(hook)
+        sys.modules.pop(name, None)
