@@ -158,7 +158,8 @@ def test_default_planner_designs():
     (``triton_planner.DESIGNS``): ``roles`` up to bs 512, ``roles-lookback`` above (a default
     launch at bs 600 advances that design's epoch by one and is exact); CONFIG's kernel stays for
     explicit configurations; the Numba planner's default takes ``roles`` up to bs 1024 and
-    ``roles-lookback`` (256-request scan chunks) above (``numba_cuda_planner.DESIGNS``)."""
+    ``warp-lookback`` (one-warp blocks, 128-request scan chunks) above
+    (``numba_cuda_planner.DESIGNS``)."""
     from impls.offsets_planner import numba_cuda_planner, triton_planner
     from impls.offsets_planner import triton_roles_lookback as trl
 
@@ -175,7 +176,8 @@ def test_default_planner_designs():
     assert int(ws[0]) == before + (1 << 16)
     assert numba_cuda_planner.GPU_THREADS == 512
     assert [(top, d[0]) for top, d in numba_cuda_planner.DESIGNS] == [
-        (64, "roles"), (1024, "roles"), (4096, "roles-lookback")]
+        (64, "roles"), (1024, "roles"), (4096, "warp-lookback")]
+    assert numba_cuda_planner.DESIGNS[-1][1][2] == 128
 
 
 @pytest.mark.slow  # both frameworks' candidates in the stand-ins: about 9 s on 2 cores
