@@ -26,6 +26,16 @@ def test_only_a_case_failed_on_every_planner_that_ran_it_gets_the_line():
     assert failed_everywhere({}, {}) == []
 
 
+def test_the_record_command_loads_the_run_s_case_folders_quoted():
+    """A case from ``--cases`` / ``--extra-cases`` is not in the default corpus: the line's
+    ``record`` command names the run's folders (``python -m conformance record ID`` alone said
+    "no such case id" for it), each quoted for a POSIX shell."""
+    ran = failed = {("", "mine"): {"python", "triton"}}
+    line, = failed_everywhere(ran, failed, [Path("/tmp/my cases"), Path("/tmp/x;rm -rf ~")])
+    assert ("`python -m conformance --cases '/tmp/my cases' --cases '/tmp/x;rm -rf ~' record "
+            "mine` prints the reference planner's") in line
+
+
 def _cases(directory: Path, seed: int) -> Path:
     """Two one-request cases on the linear 4 x 16 table (table[row, pos] = row * 16 + pos): row 2,
     prefix 7, extend 1 seeds slot 2 * 16 + 6 = 38; ``wrong-seed`` expects ``seed`` instead."""
@@ -58,5 +68,5 @@ def test_a_wrong_golden_is_named_once_and_a_planner_bug_not(tmp_path):
     assert lines == [
         "wrong-seed: failed on every planner that ran it (python, "
         "tests.planted.wrong_planners:off_by_one_scan); unless they share the code at fault, "
-        "check the case's expected values: `python -m conformance record wrong-seed` prints the "
-        "reference planner's"], out[-3000:]
+        f"check the case's expected values: `python -m conformance --cases {cases} record "
+        "wrong-seed` prints the reference planner's"], out[-3000:]

@@ -10,6 +10,8 @@ import pytest
 
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS
 from conformance.corpus.text import terminal_text
+from conformance.corpus.loader import display_path
+from conformance.engine.rerun import shell_command
 from conformance.plugin.one_call_items import SUBJECTS, corpus_planner_names, planners_of
 from conformance.plugin.outcomes import OUTCOMES, outcome
 from conformance.plugin.summary import render as summary_lines
@@ -21,22 +23,28 @@ SPECIAL_STATUSES = ("oob", "crash", "timeout")
 the sanitizer: conformance/plugin/isolation_options.py)."""
 
 
-def failed_everywhere(ran: dict[tuple, set], failed: dict[tuple, set]) -> list[str]:
+def failed_everywhere(ran: dict[tuple, set], failed: dict[tuple, set],
+                      case_dirs: list = ()) -> list[str]:
     """A line per case that failed (``failed``: pytest's plain failure, no judged status) on every
     planner that ran it, where two or more did (``ran``: (subject, case id) -> planner names):
     planners that share no code rarely fail a case alike, so its expected values are suspect.
     Planners that share the code at fault (a planner and its bound form, say) fail alike too,
-    which the line says."""
+    which the line says. Its ``record`` command loads the run's case folders (``case_dirs``: the
+    run's ``--cases``, with ``--extra-cases`` and the corpus folder when those were given; empty
+    for the corpus alone), quoted for a POSIX shell."""
+    folders = [word for d in case_dirs for word in ("--cases", display_path(d))]
     out = []
     for key in sorted(failed):
         names = ran.get(key, set())
         if len(names) >= 2 and failed[key] >= names:
             subject, case_id = key
             where = f" (subject {subject})" if subject else ""
+            record = shell_command(["python", "-m", "conformance", *folders, "record", case_id],
+                                   {})
             out.append(f"{case_id}{where}: failed on every planner that ran it "
                        f"({', '.join(sorted(names))}); unless they share the code at fault, "
-                       f"check the case's expected values: `python -m conformance record "
-                       f"{case_id}` prints the reference planner's")
+                       f"check the case's expected values: `{record}` prints the reference "
+                       f"planner's")
     return out
 
 
@@ -134,7 +142,7 @@ class Summary:
 
         for line in subjects_not_run(config, tuple(registry.chosen_planners(None))):
             terminalreporter.write_line(terminal_text(line))
-        for line in failed_everywhere(self.ran, self.failed):
+        for line in failed_everywhere(self.ran, self.failed, config.getoption("cases") or []):
             terminalreporter.write_line(terminal_text(line))
         for (subject, planner), counts in sorted(self.special.items()):
             parts = ", ".join(f"{counts[s]} {s}" for s in SPECIAL_STATUSES if counts[s])

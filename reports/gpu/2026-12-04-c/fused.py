@@ -5,6 +5,7 @@ several tiles. Every graph replayed in turn (9 rounds of 200 replays behind a sl
 every candidate checked byte for byte against the current Numba planner (the serving workload
 and two out-of-contract draws, and again after the replays).
 
+    git checkout 5968117      # the fused candidate's code was removed after this ran
     python reports/gpu/2026-12-04-c/fused.py        # from the repository root, on a GPU
 """
 import os
