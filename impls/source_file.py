@@ -22,12 +22,15 @@ with the file's mtime and size, or an unchecked hash-based one).
 from __future__ import annotations
 
 import _imp
+import ast
 import hashlib
 import importlib.machinery
 import importlib.util
 import marshal
 import os
+import pathlib
 import sys
+import types
 
 
 def find_source(module_name: str) -> str | None:
@@ -92,29 +95,53 @@ def runs_its_source(path: str, source: bytes) -> bool:
                 return False
         except Exception:  # noqa: BLE001 - unreadable bytecode, or a source that does not compile
             return False
-    return True
+    return _rewritten_cache_runs_its_source(path, source)
 
 
-def _rewriting_hook_type():
-    """pytest's assertion-rewriting finder class, when pytest is loaded (else None)."""
+_LOADER_NAMES = frozenset({"find_spec", "create_module", "exec_module", "get_code", "get_data",
+                           "load_module", "_find_spec"})
+
+
+def _rewriting_module():
+    """pytest's assertion-rewriting module, when pytest is loaded (else None)."""
     rewrite = sys.modules.get("_pytest.assertion.rewrite")
-    return getattr(rewrite, "AssertionRewritingHook", None)
+    return rewrite if type(rewrite) is types.ModuleType else None
+
+
+def _is_rewriting_hook(finder) -> bool:
+    """Whether ``finder`` is pytest's assertion-rewriting finder as pytest makes it: of exactly
+    its class, whose loading methods are the ones of pytest's file and whose path finder is the
+    standard one, with no attribute of a loading method's name of its own (an exact dict of exact
+    str keys: a dict subclass or a str subclass key can hide one from a set of names)."""
+    rewrite = _rewriting_module()
+    cls = getattr(rewrite, "AssertionRewritingHook", None)
+    if cls is None or type(finder) is not cls or cls.__module__ != rewrite.__name__:
+        return False
+    if not all(hasattr(rewrite, n) for n in ("get_cache_dir", "PYC_TAIL", "rewrite_asserts")):
+        return False  # a pytest whose bytecode cache this file cannot check: judged as any finder
+    if cls.__dict__.get("_find_spec") != importlib.machinery.PathFinder.find_spec:
+        return False
+    for method in ("find_spec", "create_module", "exec_module"):
+        code = getattr(cls.__dict__.get(method), "__code__", None)
+        if code is None or code.co_filename != rewrite.__file__:
+            return False
+    state = finder.__dict__
+    return (type(state) is dict and all(type(key) is str for key in state)
+            and _LOADER_NAMES.isdisjoint(state))
 
 
 def _find_spec(name: str, search):
     # pytest's assertion-rewriting finder claims every module of a distribution that has a pytest
     # plugin when that distribution's metadata is on sys.path (``python -m pytest`` in a checkout
     # installed with ``pip install -e``: its egg-info sits in the working directory), naming
-    # itself as the loader; it takes the spec of the standard path finder, and loads that same
-    # source file with its assert statements rewritten. It is passed over, so that the standard
-    # finder's spec (the same file) is judged; any other finder's loader is still refused, and so
-    # is an instance of that class with a method of its own (what it loads is its choice then).
-    rewriting = _rewriting_hook_type()
+    # itself as the loader; it asks the standard path finder (``PathFinder``, not the finders
+    # after it on sys.meta_path) and loads that same source file with its assert statements
+    # rewritten. Where it claims the module, the standard path finder's spec is judged (the
+    # finders after it are never asked by the import); where it does not, the next finder's.
+    # Any other finder's loader is still refused, and so is an instance of that class with a
+    # loading method of its own (what it loads is its choice then).
     for finder in sys.meta_path:
-        if (rewriting is not None and type(finder) is rewriting
-                and not {"find_spec", "create_module", "exec_module", "get_code",
-                         "get_data"} & set(vars(finder))):
-            continue
+        rewriting = _is_rewriting_hook(finder)
         find = getattr(finder, "find_spec", None)
         if find is None:
             continue
@@ -122,9 +149,43 @@ def _find_spec(name: str, search):
             spec = find(name, None if search is None else list(search))
         except (ImportError, ValueError, OSError):
             continue
+        if spec is not None and rewriting:
+            standard = importlib.machinery.PathFinder.find_spec(
+                name, None if search is None else list(search))
+            return standard if standard is not None and standard.origin == spec.origin else None
         if spec is not None:
             return spec
     return None
+
+
+def _rewritten_cache_runs_its_source(path: str, source: bytes) -> bool:
+    """False when pytest's assertion-rewriting finder of this process would run its cached
+    rewritten bytecode of ``path`` (``__pycache__/NAME.cpython-311-pytest-X.pyc``, trusted on the
+    source hash in its header, which anyone can compute) and that bytecode is not the file's code
+    with its asserts rewritten."""
+    rewrite = _rewriting_module()
+    configs = [finder.config for finder in sys.meta_path if _is_rewriting_hook(finder)]
+    if rewrite is None or not configs:
+        return True
+    try:
+        fn = pathlib.Path(path)
+        data = (rewrite.get_cache_dir(fn) / (fn.name[:-3] + rewrite.PYC_TAIL)).read_bytes()
+    except (OSError, AttributeError, ValueError):
+        return True
+    if (len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER
+            or data[4:8] != b"\x03\x00\x00\x00"
+            or data[8:16] != importlib.util.source_hash(source)[:8]):
+        return True  # it rewrites the file afresh
+    try:
+        cached = marshal.loads(data[16:])
+        for config in configs:
+            tree = ast.parse(source, filename=path)
+            rewrite.rewrite_asserts(tree, source, path, config)
+            if cached != compile(tree, path, "exec", dont_inherit=True):
+                return False
+    except Exception:  # noqa: BLE001 - unreadable bytecode, or a source that does not compile
+        return False
+    return True
 
 
 def digest(module_name: str, path: str | None) -> dict | None:
