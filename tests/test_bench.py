@@ -198,6 +198,8 @@ def test_cli_builds_the_pytest_command(tmp_path):
     assert f"--benchmark-json={tmp_path / 'b.json'}" in args
     assert {"--planner=triton", "--bench-mode=replay", "--bench-bs=1,64", "--bench-rounds=5"} \
         <= set(args)
+    warning = args.index("ignore::pytest.PytestAssertRewriteWarning")  # modules imported first
+    assert args[warning - 1] == "-W"
 
 
 class _FakeEvent:

@@ -46,8 +46,12 @@ def add_parser(sub) -> None:
 
 
 def pytest_args(args: argparse.Namespace) -> list[str]:
-    """The pytest command line ``bench`` runs (without the leading ``pytest``)."""
+    """The pytest command line ``bench`` runs (without the leading ``pytest``). pytest marks the
+    installed distribution's modules for assertion rewriting (it has a pytest plugin), and this
+    process imported them before ``pytest.main``: the warning that they cannot be rewritten says
+    nothing about the run, so it is not shown."""
     out = [str(BENCH_DIR), "-q", "-p", "no:cacheprovider",
+           "-W", "ignore::pytest.PytestAssertRewriteWarning",
            f"--benchmark-json={args.json}", f"--benchmark-columns={COLUMNS}",
            "--benchmark-sort=name"]
     out += [f"--planner={p}" for p in args.planner]
