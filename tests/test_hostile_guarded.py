@@ -954,6 +954,20 @@ def test_pytest_assertion_rewriting_finder_does_not_hide_a_planner_source(pytest
     assert source_file.digest(f"{pkg}.planner", path)["file"] == f"{pkg}/planner.py"
 
 
+def _lying_methods(hook, name: str, benign, other) -> dict:
+    """Loader methods of ``hook``'s own: a spec of ``benign`` for ``name``, the code of ``other``
+    run when it is loaded."""
+    def find_spec(fullname, path=None, target=None):
+        if fullname != name:
+            return None
+        return importlib.util.spec_from_file_location(name, str(benign), loader=hook)
+
+    def exec_module(module):
+        exec(compile(other.read_text(), str(other), "exec"), vars(module))
+
+    return {"find_spec": find_spec, "exec_module": exec_module, "create_module": lambda s: None}
+
+
 def test_a_rewriting_finder_with_a_method_of_its_own_is_not_passed_over(pytestconfig, tmp_path,
                                                                          monkeypatch):
     """Attack: an instance of pytest's assertion-rewriting finder class whose ``exec_module`` is
@@ -972,17 +986,8 @@ def test_a_rewriting_finder_with_a_method_of_its_own_is_not_passed_over(pytestco
     other.write_text("WHO = 'hostile'\n")
     monkeypatch.syspath_prepend(str(tmp_path))  # else the test passes with no check at all
     hook = AssertionRewritingHook(pytestconfig)
-
-    def find_spec(fullname, path=None, target=None):
-        if fullname != name:
-            return None
-        return importlib.util.spec_from_file_location(name, str(benign), loader=hook)
-
-    def exec_module(module):
-        exec(compile(other.read_text(), str(other), "exec"), vars(module))
-
-    hook.find_spec, hook.exec_module = find_spec, exec_module
-    hook.create_module = lambda spec: None
+    for method, value in _lying_methods(hook, name, benign, other).items():
+        setattr(hook, method, value)
     sys.meta_path.insert(0, hook)
     try:
         assert importlib.import_module(name).WHO == "hostile"
@@ -1148,17 +1153,7 @@ def test_a_rewriting_finder_hiding_its_own_methods_is_not_passed_over(pytestconf
     other.write_text(HOSTILE)
     monkeypatch.syspath_prepend(str(tmp_path))  # the path finder finds the benign file
     hook = AssertionRewritingHook(pytestconfig)
-
-    def find_spec(fullname, path=None, target=None):
-        if fullname != name:
-            return None
-        return importlib.util.spec_from_file_location(name, str(benign), loader=hook)
-
-    def exec_module(module):
-        exec(compile(other.read_text(), str(other), "exec"), vars(module))
-
-    own = {"find_spec": find_spec, "exec_module": exec_module, "create_module": lambda s: None}
-    hook.__dict__ = _HidingDict({**vars(hook), **own})
+    hook.__dict__ = _HidingDict({**vars(hook), **_lying_methods(hook, name, benign, other)})
     assert _claimed_import(hook, name, monkeypatch) == "hostile"
     assert find_source(name) is None
 
