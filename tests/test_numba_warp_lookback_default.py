@@ -120,7 +120,7 @@ def test_more_scan_blocks_than_the_lanes_poll(monkeypatch):
 
 @sim_only
 @pytest.mark.parametrize("row, largest", [
-    (("warp-lookback", 64, 128, 0), 4096),  # a block of 64 threads: lanes 32..63 would be a second warp
+    (("warp-lookback", 64, 128, 0), 4096),  # 64 threads: lanes 32..63 would be a second warp
     (("warp-lookback", 32, 48, 0), 4096),  # not a multiple of 32: a lane's run is chunk / 32
     (("warp-lookback", 32, 0, 0), 4096),  # no requests a block
     (("warp-lookback", 32, 32, 0), 32 * 129),  # 129 scan blocks: past the set's 128

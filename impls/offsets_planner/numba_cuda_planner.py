@@ -28,8 +28,8 @@ warp, scan blocks of one chunk each that pass their totals on by a decoupled loo
 per-device workspace (made at :func:`probe`, kept valid by the kernel; an exact fallback when an
 earlier block never shows), then seed blocks of 32 requests; a table row may also name
 ``roles-lookback`` (:mod:`impls.offsets_planner.numba_roles_lookback_kernel`, the same look-back
-with blocks of several warps). A launch whose device has no workspace yet while a CUDA graph is being
-captured (a zeroing there would only run at replay) takes :data:`FALLBACK_DESIGN` (``blocked``,
+with blocks of several warps). A launch whose device has no workspace yet while a CUDA graph is
+being captured (a zeroing there would only run at replay) takes :data:`FALLBACK_DESIGN` (``blocked``,
 :mod:`impls.offsets_planner.numba_cuda_kernel`: blocks that each plan one chunk and sum the
 lengths before it themselves) and is prepared again on the next call outside capture. The
 simulator runs ``blocked`` above 1024. Block-wide scans use warp shuffles on the GPU and shared
@@ -164,8 +164,9 @@ LOOKBACK_DESIGNS = ("roles-lookback", "warp-lookback")
 """The designs that read and keep the per-device look-back workspace."""
 
 FALLBACK_DESIGN = ("blocked", GPU_THREADS, 0, 0)
-"""What a look-back row (:data:`LOOKBACK_DESIGNS`) launches when its workspace cannot be made (its first launch on
-a device is inside a CUDA-graph capture, where a zeroing would run only at replay)."""
+"""What a look-back row (:data:`LOOKBACK_DESIGNS`) launches when its workspace cannot be made (its
+first launch on a device is inside a CUDA-graph capture, where a zeroing would run only at
+replay)."""
 
 
 def design_for(bs: int, lookback: bool = True) -> tuple[str, int, int, int]:
