@@ -134,11 +134,16 @@ CAUGHT = [
         "out_write_offsets: 1 element(s) differ, first at index 4",
         "expected is the poison there: the planner must not write this element",
         {3: ("10", "10"), 4: ("[poison]", "[10]")},
+        "decided by: contract\n      spec §5: nothing else is written; an element past the plan "
+        "keeps what the caller left there (upstream's wrapper zeroes write_offsets before the "
+        "launch; the planner does not)",
     ]),
     ("writes_seed_past_bs", "tw-room-past-bs", [
         "out_write_seed_slot_indices: 1 element(s) differ, first at index 3",
         "expected is the poison there: the planner must not write this element",
         {2: ("57", "57"), 3: ("[poison]", "[-1]")},
+        "decided by: contract\n      spec §5: nothing else is written; an element past the plan "
+        "keeps what the caller left there\n",
     ]),
     ("zeroes_write_offsets_tail", "tw-room-past-bs", [
         "out_write_offsets: 5 element(s) differ, first at index 4",
@@ -151,10 +156,13 @@ CAUGHT = [
         "(outside the tensor: 1 past its end, length 3)",
         "expected is the poison there: the planner must not write this element",
         {2: ("57", "57"), 3: ("[poison]", "[-1]")},
+        "decided by: contract\n      spec §6: no implementation may ever read or write outside "
+        "a tensor",
     ]),
     ("reads_past_bs", "spec7-prefill-and-decodes", [
         "out_verify_offsets_scratch: 1 element(s) differ, first at index 3",
         {2: ("4", "4"), 3: ("[14]", f"[{14 + (1 << 40)}]")},
+        "decided by: contract\n      spec §5: out_verify_offsets_scratch[bs] = total_verify\n",
     ]),
     ("modifies_input", "spec7-prefill-and-decodes", [
         "modified its input (inputs are read-only, spec §5)",
@@ -166,6 +174,8 @@ CAUGHT = [
         "out_write_num_valid_reqs: 1 element(s) differ, first at index 0",
         "got is still the poison there: the planner never wrote this element",
         {0: ("[1]", "[poison]")},
+        "decided by: contract\n      spec §5: out_write_num_valid_reqs[0] = bs (padding rows "
+        "included)",
     ]),
     ("depends_on_previous_contents", "spec7-prefill-and-decodes", [
         "run 2 of 2 (fresh poison 'b'): the first run matched, so the output depends on what the "
@@ -173,10 +183,15 @@ CAUGHT = [
         "out_verify_num_valid: 1 element(s) differ, first at index 0",
         "got is still the poison there",  # min(14, negative poison 'b') kept the old value
         {0: ("[14]", "[poison]")},
+        "decided by: contract\n      spec §5: out_verify_num_valid[0] = min(total_verify, "
+        "verify_capacity), stored as its int32 wrap",
     ]),
     ("reads_lut_at_minus_one", "tw-lut-negative-slot", [
         "out_write_seed_slot_indices: 1 element(s) differ, first at index 1",
         {0: ("136", "136"), 1: ("[-1]", "[164]")},
+        "decided by: contract\n      spec §5: out_write_seed_slot_indices[r] = seed[r]: -1 unless "
+        "request r is active, has a prefix and writes; else req_to_token[req_pool_indices[r], "
+        "prefix_lens[r] - 1], through the LUT when there is one",
     ]),
     ("wrong_error_message", "tw-dtype-prefix-lens", [
         "wrong error",
@@ -266,6 +281,8 @@ def test_off_by_one_report_in_full(cases):
         " expected poison poison poison [0] [8] [9] 10",
         " got poison poison poison [8] [9] [10] 10",
         " decided by: contract (3)",
+        " spec §5: out_write_offsets[r] = sum of write_len[0..r) for r < bs (an exclusive prefix "
+        "sum)",
         " and 6 more difference(s) in 2 later call(s)",  # run b, then the plain run
         " rerun: pytest conformance/ --planner tests.planted.wrong_planners:off_by_one_scan "
         "--case spec7-prefill-and-decodes --results reports/out/rerun-spec7-prefill-and-decodes.json",
@@ -288,6 +305,32 @@ def test_spec7_group_catches_the_plain_bugs(cases):
             except ConformanceFailure:
                 caught.append(case.id)
         assert caught, f"{name} passes every spec §7 case"
+
+
+def test_each_difference_names_the_clause_that_decides_it():
+    """Under ``decided by:`` the failure quotes the spec's words for each differing element: a
+    project rule's section-6 situation, and for the contract the section-5 line of the element
+    (here a stale tail from the case's first step, overwritten by its third: section 5's "nothing
+    else is written", not only expected/got)."""
+    from tests.planted.divergent_planners import reads_past_row
+
+    loaded, errors = load_corpus([DEFAULT_CASES_DIR])
+    assert errors == []
+    by_id = {case.id: case for case in loaded}
+    target = Target("tests.planted.divergent_planners:reads_past_row", reads_past_row, CPU)
+    with pytest.raises(ConformanceFailure) as excinfo:
+        run_case(by_id["hazard-prefix-past-row"], target)
+    assert ("    decided by: project rule past-row\n"
+            "      spec §6: prefix_lens[r] - 1 >= max_seq_len (this project's column)\n"
+            in str(excinfo.value)), str(excinfo.value)
+    text = _failure(by_id["err-steps-dtype-between-valid"], "zeroes_write_offsets_tail")
+    assert "step 3 of 3, run 1 of 2 (fresh poison 'a')" in text, text
+    assert diff_table(text) == {-1: ("poison", "poison"), 0: ("0", "0"), 1: ("1", "1"),
+                                2: ("[3]", "[0]"), 3: ("poison", "poison"),
+                                4: ("poison", "poison"), 5: ("poison", "poison")}, text
+    assert ("    decided by: contract\n      spec §5: nothing else is written; an element past "
+            "the plan keeps what the caller left there (upstream's wrapper zeroes write_offsets "
+            "before the launch; the planner does not)\n" in text), text
 
 
 def test_bugs_that_need_room_are_invisible_without_it(cases):

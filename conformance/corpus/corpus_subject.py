@@ -26,7 +26,8 @@ A corpus subject's package defines, by module name (:data:`ROLES`):
   (``ROWS``, ``BY_KEY``, ``Row``, ``out_of_contract``, ``flat_read_outside_table``), ``hazards``
   (``findings``, ``hazard_tag_fault``, ``out_of_contract``, ``HAZARD_TAG``, ``HazardTagWarning``)
   and ``element_rules`` (``case_rules``, ``reached_rules``, ``StepRules``, ``ZERO_D``: which rule
-  decides each output element of a case).
+  decides each output element of a case; ``contract_clause(output, index, bs)``: the spec's words
+  for an element the contract decides, quoted in a failure).
 
 Nothing here names a subject.
 """

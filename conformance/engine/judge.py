@@ -14,7 +14,9 @@ of a case whose every step is valid (:mod:`conformance.engine.plain`) -- it comp
 Each difference is recorded as data (:class:`~conformance.engine.verdict.Difference`) with the rule
 that decides it (the corpus subject's ``element_rules``, spec section 8). When there is any,
 :class:`ConformanceFailure` is raised: ``str()`` is the readable report (case file, step, fields,
-first differing index, the rule, the command that reruns just this case on this planner) and
+first differing index, the rule and the spec's words for it -- the section-5 clause of a contract
+element, the section-6 situation of a project rule's --, the command that reruns just this case on
+this planner) and
 ``.verdict`` the data, from which :func:`conformance.engine.verdict.status_of` gives the status.
 """
 
@@ -40,6 +42,7 @@ CONTRACT = _element_rules.CONTRACT
 ZERO_D = _element_rules.ZERO_D
 StepRules = _element_rules.StepRules
 case_rules = _element_rules.case_rules
+contract_clause = _element_rules.contract_clause
 BY_KEY = _section6.BY_KEY
 
 
@@ -142,11 +145,12 @@ class _Judging:
     def outputs(self, at, k: int, run: str, seen: StepObservation, expected: dict,
                 poison: dict, lengths: dict, rules: StepRules) -> None:
         """Every element of every output allocation equals ``expected`` (guard zones included)."""
-        guard = seen.guard
+        guard, bs = seen.guard, self.case.steps[k].bs
         for name in subject_of(self.case).outputs:
             want, got = expected[name], seen.outputs_after[name]
             before = seen.outputs_before.get(name, want)
             counts: Counter = Counter()
+            clauses: dict[str, None] = {}  # the spec's words for the differing elements, in order
             for i in differing_indices(want, got):
                 index, e, g = i - guard, _at(want, i), _at(got, i)
                 proof = outside_proof(name, index, lengths[name], g)
@@ -161,10 +165,12 @@ class _Judging:
                 diff = Difference(k, run, what, name, index, e, g, rules.rule(name, index), proof)
                 self.add(at, diff, None)
                 counts[diff.rule] += 1
+                clauses[_clause(diff, bs)] = None
             if counts and at == self.first:
                 self.lines.extend(field_diff(name, want, got, offset=guard, length=lengths[name],
                                              poison=poison[name]).splitlines())
                 self.lines.append("  " + rule_line(counts))
+                self.lines.extend(f"    {clause}" for clause in clauses)
 
     def situations(self, rules_per_step: list[StepRules]) -> None:
         """What the planner did where each section-6 situation shows (spec section 6)."""
@@ -207,6 +213,18 @@ class _Judging:
         rerun = rerun_command(case.id, self.target_name, case_dir_arg(case))
         lines.append(f"  rerun: {rerun}")
         raise ConformanceFailure("\n".join(lines), self.data)
+
+
+def _clause(diff: Difference, bs: int) -> str:
+    """The spec's words for the rule that decides ``diff``, an output element of a step of ``bs``
+    requests: the section-5 clause where the contract decides it, the section-6 situation where a
+    project rule does."""
+    if diff.what == "outside":
+        return "spec §6: no implementation may ever read or write outside a tensor"
+    if diff.rule == CONTRACT:
+        return contract_clause(diff.field, diff.index, bs)
+    row = BY_KEY.get(diff.rule)
+    return f"spec §6: {row.situation} (this project's column)" if row else f"rule {diff.rule}"
 
 
 def _at(values: list, i: int):

@@ -56,6 +56,42 @@ INT32_WRAP = 1 << 31
 RPI, PREFIX, EXTEND = REQUEST_INPUT_NAMES
 
 
+NOTHING_ELSE = ("spec §5: nothing else is written; an element past the plan keeps what the caller "
+                "left there")
+"""The clause of the elements past a plan's defined ones (stale tails, lanes past bs)."""
+_WRAPPER_ZEROES = " (upstream's wrapper zeroes write_offsets before the launch; the planner does not)"
+_DEFINED = {
+    SCRATCH: ("spec §5: out_verify_offsets_scratch[r] = sum of verify_len[0..r) for r < bs "
+              "(an exclusive prefix sum)", "spec §5: out_verify_offsets_scratch[bs] = total_verify"),
+    WRITE_OFFSETS: ("spec §5: out_write_offsets[r] = sum of write_len[0..r) for r < bs "
+                    "(an exclusive prefix sum)", "spec §5: out_write_offsets[bs] = total_write"),
+    SEEDS: ("spec §5: out_write_seed_slot_indices[r] = seed[r]: -1 unless request r is active, "
+            "has a prefix and writes; else req_to_token[req_pool_indices[r], prefix_lens[r] - 1], "
+            "through the LUT when there is one",),
+    NUM_VALID: ("spec §5: out_verify_num_valid[0] = min(total_verify, verify_capacity), stored "
+                "as its int32 wrap",),
+    ENABLE: ("spec §5: out_verify_enable[0] = 0 if total_verify > verify_capacity else 1",),
+    _contract.WRITE_NUM_VALID_REQS_NAME: ("spec §5: out_write_num_valid_reqs[0] = bs (padding "
+                                          "rows included)",),
+}
+"""{output name: the section-5 clauses of its defined elements: the element r < bs first, then
+the total at [bs] where the output has one}."""
+
+
+def contract_clause(name: str, index: int, bs: int) -> str:
+    """The clause of spec section 5 that decides element ``index`` of output ``name`` in a step of
+    ``bs`` requests, where the contract decides it: the output's own line for a defined element
+    (``golden_lengths``), :data:`NOTHING_ELSE` past them.
+
+    Raises:
+        KeyError: ``name`` is not an output of spec section 3.
+    """
+    clauses = _DEFINED[name]
+    if index >= _contract.golden_lengths(bs)[name]:
+        return NOTHING_ELSE + (_WRAPPER_ZEROES if name == WRITE_OFFSETS else "")
+    return clauses[-1] if index == bs else clauses[0]
+
+
 @dataclass
 class StepRules:
     """Who decides what in one step.
