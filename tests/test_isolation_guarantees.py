@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from conformance.robustness.isolated_case import case_request, judge_observed
-from conformance.robustness.isolation import WorkerPool, WorkerUnavailable, worker_env
+from conformance.robustness.isolation import WorkerPool, worker_env
+from conformance.robustness.worker_process import WorkerUnavailable
 from tests.subproc import REPO, run_pytest
 from tests.test_isolate import isolation_corpus, load_isolation_corpus
 

@@ -43,7 +43,6 @@ from conformance.robustness.isolation import (
     DEFAULT_TIMEOUT,
     IsolationFailure,
     WorkerPool,
-    WorkerUnavailable,
     should_isolate,
 )
 from conformance.robustness.sanitizer import (
@@ -53,6 +52,7 @@ from conformance.robustness.sanitizer import (
     find_sanitizer,
     sanitizer_prefix,
 )
+from conformance.robustness.worker_process import WorkerUnavailable
 
 SPECIAL = ("crash", "timeout", "oob")
 """Statuses an isolated case can get beyond pytest's outcomes (the results file's names)."""

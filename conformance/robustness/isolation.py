@@ -13,7 +13,8 @@ every case with ``--isolate``. The pytest options live in :mod:`conformance.plug
 with ``subprocess`` -- never ``fork``, since CUDA cannot be used in a forked child once
 initialised -- in a session of its own, behind a shepherd process that is all the planner can see
 of its parents), long-lived: torch and the planner are imported once, so an isolated case costs one
-round trip per call plus the case itself. A worker that crashed, timed out, stopped or signalled its
+round trip per call plus the case itself (its process: :mod:`conformance.robustness.worker_process`;
+its calls: :class:`Worker`). A worker that crashed, timed out, stopped or signalled its
 parent, or changed process-global torch state is replaced before the next case. Its stdout /
 stderr go to an unlinked temporary file (nothing is left behind, even when the parent is killed);
 its replies come on a pipe of their own, its requests and the tensors' file descriptors on a Unix
@@ -23,37 +24,26 @@ file between the worker's case markers (:mod:`conformance.robustness.sanitizer`)
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
-import select
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 from conformance.engine.rerun import POISON_SEED_VARIABLE
-from conformance.robustness import sandbox
-from conformance.robustness.isolation_worker import CLEAN_UP, MARK, PROTOCOL
+from conformance.robustness.isolation_worker import MARK
 from conformance.robustness.sanitizer import AccessError, parse_memcheck
-from conformance.robustness.shared_tensors import send, socket_pair
+from conformance.robustness.shared_tensors import send
+from conformance.robustness.worker_process import WorkerProcess, _json_or_none
 
 DEFAULT_TIMEOUT = 60.0
-STARTUP_TIMEOUT = 300.0
-"""Seconds the worker may take to import torch and the harness (not counted in a case's timeout)."""
 SETTLE_SECONDS = 0.2
 """Under a sanitizer: how long the log must stay unchanged after a reply before the case's part of
 it is read (the sanitizer's front end may print a moment after the worker replied)."""
-TAIL_LINES = 15
 
 
 class IsolationFailure(AssertionError):
     """A case that crashed, hung or errored in the child; ``str()`` is the whole report."""
-
-
-class WorkerUnavailable(RuntimeError):
-    """The worker did not start (import failure, protocol mismatch, sanitizer refusal)."""
 
 
 class ChildLost(BaseException):
@@ -96,190 +86,9 @@ def worker_env(planner: str, cuda: bool) -> dict[str, str]:
     return env
 
 
-class Worker:
-    """The child process running one planner's cases (see the module docstring).
-
-    Args:
-        planner: the planner's name (the worker is never handed another planner's case).
-        prefix: argv to run the worker under (e.g. compute-sanitizer's), or empty.
-        env: the worker's environment (:func:`worker_env`).
-        sandbox: the worker's ``--sandbox`` (namespace, require or none,
-            :mod:`conformance.robustness.isolation_worker`); what it got is :attr:`where`.
-    """
-
-    def __init__(self, planner: str, prefix: list[str], env: dict[str, str],
-                 sandbox: str = "none", off_reason: str | None = None) -> None:
-        self.planner, self.prefix, self.env, self.sandbox = planner, list(prefix), env, sandbox
-        self.off_reason = off_reason  # why the sandbox is "none", when it was not tried
-        self.where: str | None = None  # the worker's sandbox, from its handshake
-        self.watched: int | None = None  # the shepherd: the parent the planner sees
-        self.proc: subprocess.Popen | None = None
-        self.log: int | None = None
-        self.reply: int | None = None
-        self.sock = None
-        self.pid: int | None = None
-        self.cases = 0
-        self._buffer, self._ready = b"", False
-
-    def spawn(self) -> None:
-        """Start a worker now, without waiting for it (it imports while other tests run)."""
-        if self.proc is not None and self.proc.poll() is None:
-            return
-        self._close_fds()
-        self.where = self.watched = None
-        log = tempfile.TemporaryFile(prefix="conformance-isolate-")  # unlinked at once
-        self.log = os.dup(log.fileno())
-        log.close()
-        fcntl.fcntl(self.log, fcntl.F_SETFL, fcntl.fcntl(self.log, fcntl.F_GETFL) | os.O_APPEND)
-        read_end, write_end = os.pipe()
-        ours, theirs = socket_pair()
-        cmd = [*self.prefix, sys.executable, "-m", "conformance.robustness.isolation_worker",
-               "--reply-fd", str(write_end), "--sock-fd", str(theirs.fileno()),
-               "--sandbox", self.sandbox]
-        try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=self.log,
-                                         stderr=self.log, pass_fds=(write_end, theirs.fileno()),
-                                         env=self.env, start_new_session=True)
-        finally:
-            os.close(write_end)
-            theirs.close()
-        self.reply, self.sock, self._buffer, self._ready = read_end, ours, b"", False
-        hello = {"hello": {"protocol": PROTOCOL, "planner": self.planner}}
-        self.proc.stdin.write((json.dumps(hello) + "\n").encode())
-        self.proc.stdin.flush()
-
-    def _close_fds(self) -> None:
-        for fd in (self.log, self.reply):
-            if fd is not None:
-                os.close(fd)
-        if self.sock is not None:
-            self.sock.close()
-        self.log = self.reply = self.sock = None
-
-    def ensure_ready(self) -> None:
-        """Start the worker if needed and wait for its handshake.
-
-        Raises:
-            WorkerUnavailable: it exited, refused the protocol or did not answer in
-                :data:`STARTUP_TIMEOUT` seconds (the message holds the last lines it printed).
-        """
-        if self.proc is None or self.proc.poll() is not None:
-            self.spawn()
-        if self._ready:
-            return
-        line = self._read_line(time.monotonic() + STARTUP_TIMEOUT)
-        answer = _json_or_none(line)
-        if not answer or not answer.get("ready") or answer.get("protocol") != PROTOCOL:
-            self.kill()
-            why = (answer or {}).get("refused") or (
-                f"no handshake (got {line[:200]!r})" if line else "it exited before its handshake")
-            raise WorkerUnavailable(f"isolation worker for {self.planner} did not start: {why}"
-                                    + (f"\n{self.tail(0)}" if self.tail(0) else ""))
-        self.pid, self._ready = answer["pid"], True
-        self.where = str(answer.get("sandbox") or "none: the worker did not say")
-        if self.sandbox == "none" and self.off_reason:
-            self.where = f"none: {self.off_reason}"
-        self.watched, self.pid = self._outer_pids(answer["pid"])
-
-    def _outer_pids(self, reported: int) -> tuple[int, int]:
-        """(the shepherd's pid, the worker's) as this process sees them: the process it started
-        and the worker's own report, or, in a sandbox (whose pids are not ours), that process's
-        grandchild (outside -> PID 1 -> shepherd) and the shepherd's child."""
-        if not self.where.startswith(sandbox.NAMESPACE):
-            return self.proc.pid, reported
-        pids = [self.proc.pid]
-        for _ in range(3):
-            below = sandbox.children(pids[-1])
-            if not below:
-                return self.proc.pid, reported  # no children file: watch the process we started
-            pids.append(below[0])
-        return pids[2], pids[3]
-
-    def _read_line(self, deadline: float) -> str | None:
-        """The next reply line; None when ``deadline`` passes, ``""`` at EOF (the child died)."""
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.reply], [], [], left)[0]:
-                return None
-            chunk = os.read(self.reply, 65536)
-            if not chunk:
-                return ""
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line.decode()
-
-    def kill(self) -> None:
-        """Kill the worker and its shepherd (their whole process group, if running) and wait.
-        Outside a sandbox the shepherd is first told to kill every descendant (its adopted orphans
-        are in no group of ours); in one, the end of its PID 1 kills them."""
-        if self.proc is not None and self.proc.poll() is None:
-            if self.watched and not (self.where or "").startswith(sandbox.NAMESPACE):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGCONT)  # a stopped shepherd cannot clean up
-                    os.kill(self.watched, CLEAN_UP)
-                    self.proc.wait(timeout=2)
-                except (OSError, subprocess.TimeoutExpired):
-                    pass
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-        if self.proc is not None:
-            self.proc.wait()
-        self._ready = False
-
-    def tampered(self, alive: bool = True) -> str | None:
-        """What the planner did to the worker's parent (the shepherd), or None: it is stopped,
-        holds a pending signal (the shepherd takes none but SIGCHLD, so any signal sent to it is
-        still pending when the sender's ``kill()`` has returned), or -- when the worker is known
-        to be ``alive`` (it just replied) -- died (a dead worker's shepherd dies too, so then the
-        exit status tells)."""
-        if self.proc is None:
-            return None
-        try:
-            with open(f"/proc/{self.watched or self.proc.pid}/status") as handle:
-                fields = dict(line.split(":", 1) for line in handle if ":" in line)
-        except OSError:
-            fields = {"State": "X"}
-        state = fields.get("State", "").split()
-        if state and state[0] in ("Z", "X"):
-            return ("the worker's parent process died while the worker lived (the planner "
-                    "killed os.getppid())") if alive else None
-        if state and state[0] in ("T", "t"):
-            return "the planner stopped the worker's parent process (SIGSTOP to os.getppid())"
-        pending = int(fields.get("ShdPnd", "0"), 16) | int(fields.get("SigPnd", "0"), 16)
-        pending &= ~(1 << (signal.SIGCHLD - 1))
-        if pending:
-            names = [_signal_name(n) for n in range(1, 65) if pending >> (n - 1) & 1]
-            return (f"the planner sent {', '.join(names)} to the worker's parent process "
-                    "(os.getppid())")
-        return None
-
-    def close(self) -> None:
-        """End the worker (stdin EOF, then SIGKILL after 5 s) and drop its log."""
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                self.proc.stdin.close()
-                self.proc.wait(timeout=5)
-            except (subprocess.TimeoutExpired, BrokenPipeError):
-                self.kill()
-        self._close_fds()
-
-    def log_size(self) -> int:
-        return os.fstat(self.log).st_size if self.log is not None else 0
-
-    def log_text(self, offset: int) -> str:
-        """What the child (and a sanitizer around it) wrote to the log since byte ``offset``."""
-        if self.log is None:
-            return ""
-        return os.pread(self.log, max(0, self.log_size() - offset), offset).decode(
-            errors="replace")
-
-    def tail(self, offset: int) -> str:
-        """The last :data:`TAIL_LINES` lines of the log since byte ``offset``, markers left out."""
-        lines = [ln for ln in self.log_text(offset).splitlines() if not ln.startswith(MARK)]
-        return "\n".join(lines[-TAIL_LINES:])
+class Worker(WorkerProcess):
+    """The child process running one planner's cases (see the module docstring): its process is
+    :class:`~conformance.robustness.worker_process.WorkerProcess`'s, its calls are here."""
 
     def run(self, request: dict, timeout: float, sanitized: bool = False) -> dict:
         """Run one case (``request`` from :func:`conformance.robustness.isolated_case.case_request`)
@@ -396,23 +205,6 @@ class Worker:
         begin = f"{MARK} begin {self.cases} ==="
         text = text.split(begin, 1)[-1]
         return parse_memcheck(text)[0]
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def _json_or_none(line: str | None) -> dict | None:
-    if not line:
-        return None
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 class WorkerPool:
