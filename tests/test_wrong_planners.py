@@ -209,11 +209,15 @@ CAUGHT = [
         "expected ValueError [contiguous] 'kv-canary: prefix_lens must be contiguous'",
         "got ValueError [dtype] 'kv-canary: req_pool_indices must have dtype torch.int64, got "
         "torch.int32'",
+        "decided by: contract\n      spec §4 item 1: the documented error 'contiguous', raised "
+        "as its exact message by the first check that fails, in spec §4's order",
     ]),
     ("skips_validation", "tw-dtype-prefix-lens", [
         "expected ValueError [dtype] 'kv-canary: prefix_lens must have dtype torch.int64, got "
         "torch.int32'",
         "but the call returned normally",
+        "decided by: contract (a step that must raise and returned, spec §8)\n      spec §4 item "
+        "2: the documented error 'dtype'",
     ]),
     ("raises_lookalike_value_error", "tw-dtype-prefix-lens", [
         "wrong error",

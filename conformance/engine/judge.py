@@ -102,7 +102,8 @@ class _Judging:
         if raised is None:
             self.add(at, Difference(k, run, "no-error", "error", None, expected, None, CONTRACT),
                      f"expected {expected}\n     but the call returned normally\n"
-                     f"  decided by: contract (a step that must raise and returned, spec §8)")
+                     f"  decided by: contract (a step that must raise and returned, spec §8)"
+                     f"{_error_clause(want['id'])}")
             return False
         got_id = raised.error_id or identify(raised.message)
         got = f"{raised.class_name} [{got_id}] {raised.message!r}"
@@ -113,7 +114,7 @@ class _Judging:
         if raised.class_name == want["type"] and not type_ok:
             detail += (f"\n  ({raised.class_name} here is a class of that name, not a subclass "
                        f"of the built-in {want['type']})")
-        detail += f"\n  decided by: {_rule_name(rules.error)}"
+        detail += f"\n  decided by: {_rule_name(rules.error)}{_error_clause(want['id'])}"
         self.add(at, Difference(k, run, "error", "error", None, expected, got, rules.error), detail)
         return False
 
@@ -213,6 +214,16 @@ class _Judging:
         rerun = rerun_command(case.id, self.target_name, case_dir_arg(case))
         lines.append(f"  rerun: {rerun}")
         raise ConformanceFailure("\n".join(lines), self.data)
+
+
+def _error_clause(error_id: str) -> str:
+    """The line that quotes where the expected documented error ``error_id`` comes from (its
+    catalog entry's spec item), or nothing for an id the catalog lacks."""
+    entry = _errors.CATALOG.get(error_id)
+    if entry is None:
+        return ""
+    return (f"\n    spec {entry.spec}: the documented error {error_id!r}, raised as its exact "
+            f"message by the first check that fails, in spec §4's order")
 
 
 def _clause(diff: Difference, bs: int) -> str:
