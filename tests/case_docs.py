@@ -11,7 +11,7 @@ from conformance.corpus.loader import load_corpus
 def case_doc(case_id: str, **changes) -> dict:
     """A valid one-step case (spec section 7's decode of row 2, prefix 7) with ``changes``."""
     doc = {
-        "id": case_id, "description": "one decode", "tags": ["steps"],
+        "id": case_id, "description": "one decode", "tags": ["boundary"],
         "source": {"kind": "project", "ref": "tests"}, "golden_check": "hand",
         "inputs": {"req_to_token": {"generator": "linear", "max_reqs": 4, "max_seq_len": 16},
                    "req_pool_indices": [2], "prefix_lens": [7], "extend_seq_lens": [1]},

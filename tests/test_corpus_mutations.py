@@ -131,6 +131,7 @@ def mutated_files(draw) -> tuple[str, bytes]:
 
 
 @pytest.mark.filterwarnings("ignore::impls.offsets_planner.harness.hazards.HazardTagWarning")
+@pytest.mark.filterwarnings("ignore::impls.offsets_planner.harness.tag_rules.TagWarning")
 @given(mutated_files())
 def test_loading_a_mutated_corpus_file_yields_cases_and_faults_only(tmp_path_factory, sample):
     name, data = sample

@@ -1,5 +1,5 @@
 """Out-of-contract values are computed from a case's values (spec section 6), and the ``hazard``
-tag must agree with them: conformance/corpus/hazards.py and its use in the loader."""
+tag must agree with them: impls/offsets_planner/harness/hazards.py and its use in the loader."""
 
 from __future__ import annotations
 

@@ -21,9 +21,9 @@ from tests.case_docs import case_doc, load_files
 
 
 def test_loader_group_defaults_and_order(tmp_path):
-    group = {"group": "g", "defaults": {"tags": ["padding"], "golden_check": "default check",
+    group = {"group": "g", "defaults": {"tags": ["capacity"], "golden_check": "default check",
                                         "inputs": {"verify_capacity": 3}},
-             "cases": [case_doc("g-one", tags=["padding", "boundary"]),
+             "cases": [case_doc("g-one", tags=["capacity", "int64"]),
                        {k: v for k, v in case_doc("g-two").items() if k != "golden_check"}]}
     cases, errors = load_files(tmp_path, {"b/group.json": group, "a/single.json": case_doc("single"),
                                      "schema.json": "{not even json"})
@@ -31,7 +31,7 @@ def test_loader_group_defaults_and_order(tmp_path):
     assert [c.id for c in cases] == ["single", "g-one", "g-two"]
     single, one, two = cases
     assert (single.json_path, one.json_path, two.json_path) == ("$", "$.cases[0]", "$.cases[1]")
-    assert one.tags == ("padding", "boundary") and two.tags == ("padding", "steps")
+    assert one.tags == ("capacity", "int64") and two.tags == ("capacity", "boundary")
     assert one.golden_check == "hand" and two.golden_check == "default check"
     assert two.inputs["verify_capacity"] == 3 and two.inputs["prefix_lens"] == [7]
     assert two.write_req_capacity == 1 and single.entry == "launcher"

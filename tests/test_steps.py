@@ -26,7 +26,8 @@ _GOLDEN = {"out_verify_offsets_scratch": [0, 3], "out_write_offsets": [0, 1],
 
 
 def _doc(steps: list[dict], lut=None) -> dict:
-    return {"id": "st-case", "description": "a step builder case.", "tags": ["steps"],
+    return {"id": "st-case", "description": "a step builder case.",
+            "tags": ["steps"] if len(steps) > 1 else [],
             "source": {"kind": "spec", "ref": "docs/spec/offsets-planner.md §5"},
             "golden_check": "hand: §5, table[1, 2] = 1*16 + 2 = 18",
             "inputs": {"req_to_token": _LINEAR, "lut": lut}, "steps": steps}

@@ -45,7 +45,7 @@ LOCAL_CASES = {
     "roomy.json": {
         "id": "tw-room-past-bs",
         "description": "spec §7's prefill and two decodes, with buffers for 8 requests: room past bs.",
-        "tags": ["padding"], "source": {"kind": "spec", "ref": "docs/spec/offsets-planner.md §7"},
+        "tags": [], "source": {"kind": "spec", "ref": "docs/spec/offsets-planner.md §7"},
         "golden_check": "hand: spec §7 values; the tail past bs must keep the poison (§5)",
         "inputs": {"req_to_token": _LINEAR, "lut": None, "swa_window_size": 0,
                    "verify_capacity": 1000, "write_req_capacity": 8,

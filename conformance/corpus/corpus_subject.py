@@ -24,7 +24,8 @@ A corpus subject's package defines, by module name (:data:`ROLES`):
   ``probe`` (run as ``python -m <package>.probe NAME``);
 * its judging facts over this engine's case format, harness-side (``harness/``): ``section6``
   (``ROWS``, ``BY_KEY``, ``Row``, ``out_of_contract``, ``flat_read_outside_table``), ``hazards``
-  (``findings``, ``hazard_tag_fault``, ``out_of_contract``, ``HAZARD_TAG``, ``HazardTagWarning``)
+  (``findings``, ``hazard_tag_fault``, ``out_of_contract``, ``HAZARD_TAG``, ``HazardTagWarning``;
+  ``tag_fault`` and ``TagWarning``: the check of the other tags whose truth a case's data decides)
   and ``element_rules`` (``case_rules``, ``reached_rules``, ``StepRules``, ``ZERO_D``: which rule
   decides each output element of a case; ``contract_clause(output, index, bs)``: the spec's words
   for an element the contract decides, quoted in a failure).

@@ -42,6 +42,7 @@ case_rules = _element_rules.case_rules
 reached_rules = _element_rules.reached_rules
 findings = _hazards.findings
 hazard_tag_fault = _hazards.hazard_tag_fault
+tag_fault = _hazards.tag_fault
 out_of_contract = _hazards.out_of_contract
 
 MAX_NESTING = 32
@@ -98,7 +99,8 @@ class Case:
     raw: dict = field(repr=False, compare=False)
     subject: str = DEFAULT_SUBJECT
     out_of_contract: tuple[str, ...] = ()
-    """Rows of spec section 6 this case's values reach (conformance/corpus/hazards.py ROWS)."""
+    """Rows of spec section 6 this case's values reach (the corpus subject's
+    ``harness/hazards.py`` ROWS)."""
     pins: str = DEFAULT_PINS
     """What the case pins (spec section 8): one of :data:`PINS`."""
 
@@ -291,7 +293,7 @@ def _check_case(raw: object, path: Path, prefix: str) -> Case | CaseFileError:
     if not fault:
         case = make_case(raw, path, prefix)
         found = findings(case)
-        fault = hazard_tag_fault(case, found) or pins_fault(case)
+        fault = hazard_tag_fault(case, found) or tag_fault(case) or pins_fault(case)
         if not fault:
             return case
     case_id = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else None

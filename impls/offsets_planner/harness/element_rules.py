@@ -59,10 +59,12 @@ RPI, PREFIX, EXTEND = REQUEST_INPUT_NAMES
 NOTHING_ELSE = ("spec §5: nothing else is written; an element past the plan keeps what the caller "
                 "left there")
 """The clause of the elements past a plan's defined ones (stale tails, lanes past bs)."""
-_WRAPPER_ZEROES = " (upstream's wrapper zeroes write_offsets before the launch; the planner does not)"
+_WRAPPER_ZEROES = (" (upstream's wrapper zeroes write_offsets before the launch; the planner "
+                   "does not)")
 _DEFINED = {
     SCRATCH: ("spec §5: out_verify_offsets_scratch[r] = sum of verify_len[0..r) for r < bs "
-              "(an exclusive prefix sum)", "spec §5: out_verify_offsets_scratch[bs] = total_verify"),
+              "(an exclusive prefix sum)",
+              "spec §5: out_verify_offsets_scratch[bs] = total_verify"),
     WRITE_OFFSETS: ("spec §5: out_write_offsets[r] = sum of write_len[0..r) for r < bs "
                     "(an exclusive prefix sum)", "spec §5: out_write_offsets[bs] = total_write"),
     SEEDS: ("spec §5: out_write_seed_slot_indices[r] = seed[r]: -1 unless request r is active, "

@@ -16,6 +16,11 @@ explains the tag without requiring it.
 
 Only launches that reach the kernel count: validator and allocate cases, and steps that expect a
 documented error (raised before the launch), reach no row.
+
+The other tags whose truth a case's data decides are checked by :mod:`.tag_rules`; its
+:func:`~.tag_rules.tag_fault` and :class:`~.tag_rules.TagWarning` are named here too, so that the
+loader reaches every tag check through this module's role
+(:mod:`conformance.corpus.corpus_subject`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import numpy as np
 from conformance.corpus.arrays import evaluate, permutation
 from conformance.corpus.generators import DEFAULT_TABLE, lut_len, table_shape
 from impls.offsets_planner import contract as _contract
+from impls.offsets_planner.harness.tag_rules import TagWarning, tag_fault  # noqa: F401
 
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME
