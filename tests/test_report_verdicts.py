@@ -6,7 +6,9 @@ planners whose single bug is known (run ``d`` of ``tests/report_runs.py``):
   the valid steps of ``err-steps-*-between-valid`` cases and leaves every error row green, while
   a wrong message (run ``b``) paints its row red; a result without a verdict is not judged;
 * the failure list holds every non-pass (``differs`` and ``declared`` included), each with the
-  rules that decide its differences and what differed, from the verdict's data.
+  rules that decide its differences and what differed, from the verdict's data;
+* a run with no case that expects a documented error shows one line in that section of the
+  Markdown and of the page instead of an empty table; a run with one keeps the table.
 """
 
 from __future__ import annotations
@@ -135,3 +137,51 @@ def test_summary_comes_from_the_verdict_not_the_text():
     result["verdict"] = None  # without a verdict: the text's first detail line
     entry = next(f for f in _model(doc=doc)["failures"] if f["id"] == result["id"])
     assert entry["summary"] == "text that says nothing of the difference"
+
+
+NO_ERROR_CASE = ("No case of this run expected a documented error of {}, so none of its 22 ids "
+                 "was judged.")
+
+
+def _catalog_sections(model: dict) -> tuple[str, str]:
+    """The documented errors section of the Markdown (below its heading, up to the next one) and
+    of the page (from its heading to the hazards heading)."""
+    md = render_markdown(model)
+    markdown = md.split("### Documented errors x planners\n", 1)[1].split("\n### ", 1)[0]
+    html = render_html(model)
+    return markdown, html[html.index('<h2 id="catalog">'):html.index('<h2 id="hazards">')]
+
+
+def test_a_run_without_an_error_case_says_so_in_one_line_instead_of_an_empty_table():
+    doc = copy.deepcopy(load_results(run("d").results))
+    doc["results"] = [r for r in doc["results"] if not r["error_ids"]]  # as with --case of it
+    model = _model(doc=doc)
+    assert sorted({r["case"] for r in model["doc"]["results"]}) == ["hazard-prefix-past-row"]
+    assert len(model["catalog"]) == 22 and not any(row["cases"] for row in model["catalog"])
+    markdown, html = _catalog_sections(model)
+    assert markdown == "\n" + NO_ERROR_CASE.format("`impls/offsets_planner/errors.py`") + "\n"
+    assert html == ('<h2 id="catalog">Documented errors &times; planners</h2>\n'
+                    '<p class="muted" id="no-error-cases">'
+                    + NO_ERROR_CASE.format("impls/offsets_planner/errors.py") + '</p>\n\n')
+    assert '<a href="#catalog">Documented errors</a>' in render_html(model)  # the nav's target
+    text = render_text(model).splitlines()
+    assert NO_ERROR_CASE.format("impls/offsets_planner/errors.py") in text
+    assert not [line for line in text if line.startswith("error catalog:")]
+
+
+def test_a_run_with_an_error_case_keeps_the_table():
+    doc = copy.deepcopy(load_results(run("d").results))
+    doc["results"] = [r for r in doc["results"] if r["case"] == "err-dtype-prefix-lens"]
+    model = _model(doc=doc)
+    markdown, html = _catalog_sections(model)
+    assert "No case of this run" not in markdown and 'id="no-error-cases"' not in html
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in markdown.splitlines()
+            if line.startswith("|")]
+    assert len(rows) == 3 and all(set(cell) == {"-"} for cell in rows[1])  # header, rule, row
+    assert rows[0] == ["error", "cases", f"`{PAST_ROW}`", f"`{SEED}`"]  # planners by name
+    assert rows[2] == ["`dtype`", "1", "1/1", "1/1"]
+    assert html.count("<tr>") == 23  # the header and every id of the catalog
+    assert len(re.findall(r'<span class="ok">1/1</span>', html)) == 2
+    assert html.count('<span class="bad">not covered</span>') == 21
+    assert "error catalog: 1 of 22 ids covered; uncovered: swa-lut-required, contiguous, " in (
+        render_text(model))

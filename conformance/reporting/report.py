@@ -187,6 +187,18 @@ def run_command(doc: dict) -> str:
     return shell_command(["pytest", *doc["args"]], kept_env)
 
 
+def no_error_case_line(catalog: list[dict], quote=str) -> str | None:
+    """The line that stands for the documented errors x planners table when no case of the run
+    expects an error of the corpus subject's catalog (:data:`CATALOG_FILE`, spec section 4): no
+    row of ``catalog`` (:func:`error_table.catalog`) has a case, as in a run of one valid case or
+    of another subject; None when one does. ``quote`` renders the catalog's path (a code span in
+    Markdown)."""
+    if any(row["cases"] for row in catalog):
+        return None
+    judged = f", so none of its {len(catalog)} ids was judged" if catalog else ""
+    return f"No case of this run expected a documented error of {quote(CATALOG_FILE)}{judged}."
+
+
 def render_html(model: dict) -> str:
     """The self-contained page."""
     import jinja2
@@ -196,7 +208,7 @@ def render_html(model: dict) -> str:
     return env.get_template("report.html.j2").render(
         **model, warning=warning(model), command=run_command(model["doc"]),
         subjects=run_subjects(model["doc"]), corpus_subject=CORPUS_NAME,
-        catalog_file=CATALOG_FILE)
+        catalog_file=CATALOG_FILE, no_error_cases=no_error_case_line(model["catalog"]))
 
 
 def run_subjects(doc: dict) -> list[str]:
@@ -241,9 +253,10 @@ def render_text(model: dict) -> str:
                     + (f" ({f['rules']})" if f["rules"] else "") + f"\n          {f['rerun']}"
                     for f in listed]
     uncovered = [c["id"] for c in model["catalog"] if not c["cases"]]
-    out += ["", f"error catalog: {len(model['catalog']) - len(uncovered)} of "
-                f"{len(model['catalog'])} ids covered"
-                + (f"; uncovered: {', '.join(uncovered)}" if uncovered else "")]
+    none_expected = no_error_case_line(model["catalog"])
+    out += ["", none_expected or f"error catalog: {len(model['catalog']) - len(uncovered)} of "
+                                 f"{len(model['catalog'])} ids covered"
+                                 + (f"; uncovered: {', '.join(uncovered)}" if uncovered else "")]
     failing = error_table.failing_lines(model["catalog"])
     if failing:
         out += ["documented error steps failed (cases that raised it as documented / judged):"]
@@ -261,10 +274,12 @@ def render_markdown(model: dict) -> str:
     out = [title, "", _head(model, code_span), "", _summary_table(model, "github"), "",
            "### Divergence profile (spec §6)", "",
            divergence_profile.render(model["divergence"], "github")]
-    out += ["", "### Documented errors x planners", "",
-            "Per planner: cases whose every step expecting the error raised it exactly / cases "
-            "judged (a crash, timeout or skip is not judged).", "",
-            error_table.render(model["catalog"], model["planners"], "github")]
+    out += ["", "### Documented errors x planners", ""]
+    none_expected = no_error_case_line(model["catalog"], code_span)
+    out += [none_expected] if none_expected else [
+        "Per planner: cases whose every step expecting the error raised it exactly / cases "
+        "judged (a crash, timeout or skip is not judged).", "",
+        error_table.render(model["catalog"], model["planners"], "github")]
     judged = [r for r in model["doc"]["results"] if r["status"] in JUDGED]
     if judged:
         out += ["", "### Judged, not failed", "", tabulate(
