@@ -169,6 +169,19 @@ def test_a_run_without_an_error_case_says_so_in_one_line_instead_of_an_empty_tab
     assert not [line for line in text if line.startswith("error catalog:")]
 
 
+def test_a_one_call_subjects_error_ids_are_not_counted_in_the_corpus_catalog():
+    """A one-call subject's case that expects its own ``dtype`` error (the entries planner's
+    catalog) is no case of the corpus subject's ``dtype`` row."""
+    doc = copy.deepcopy(load_results(run("d").results))
+    mine = next(r for r in doc["results"] if r["case"] == "err-dtype-prefix-lens")
+    other = {**copy.deepcopy(mine), "subject": "entries-planner", "case": "entries-err-dtype",
+             "id": f"entries-err-dtype[{mine['planner']}]"}
+    doc["results"] = [mine, other]
+    row = next(row for row in _model(doc=doc)["catalog"] if row["id"] == "dtype")
+    assert row["cases"] == ["err-dtype-prefix-lens"]
+    assert {p: c["total"] for p, c in row["cells"].items()} == {mine["planner"]: 1}
+
+
 def test_a_run_with_an_error_case_keeps_the_table():
     doc = copy.deepcopy(load_results(run("d").results))
     doc["results"] = [r for r in doc["results"] if r["case"] == "err-dtype-prefix-lens"]

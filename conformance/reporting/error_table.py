@@ -37,8 +37,10 @@ def cell(outcomes: list[str]) -> dict:
 
 def catalog(results: list[dict], planners: list[str]) -> list[dict]:
     """One row per catalog entry: ``id``, ``template``, ``spec``, ``reach``, ``cases`` (the case
-    ids that expect it) and ``cells`` ({planner: :func:`cell`}, planners with such a case)."""
-    outcomes = [(r, error_outcomes(r)) for r in results]
+    ids that expect it) and ``cells`` ({planner: :func:`cell`}, planners with such a case).
+    Only the corpus subject's results count (``subject`` null): a one-call subject's error ids
+    are its own catalog's, even where one shares a name with this one's (``dtype``)."""
+    outcomes = [(r, error_outcomes(r)) for r in results if not r.get("subject")]
     rows = []
     for entry in CATALOG.values():
         covering = [(r, o[entry.id]) for r, o in outcomes if entry.id in o]
