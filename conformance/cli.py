@@ -49,7 +49,8 @@ from tabulate import tabulate
 from conformance import manifest_draft, repro
 from conformance.robustness import fuzz, mutants
 from conformance.bench import cli as bench_cli
-from conformance.corpus.loader import display_path, load_corpus
+from conformance.corpus.case_file import display_path
+from conformance.corpus.loader import load_corpus
 from conformance.corpus.jsonfmt import dumps
 from conformance.paths import INSTALLED, PACKAGED_DATA
 from conformance.reporting.command import add_report_parser

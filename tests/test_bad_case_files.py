@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.corpus.loader import MAX_NESTING, load_corpus
+from conformance.corpus.case_file import MAX_NESTING
+from conformance.corpus.loader import load_corpus
 from tests.case_docs import case_doc
 from tests.subproc import cli, run_pytest
 

@@ -16,7 +16,8 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from impls.offsets_planner.harness.hazards import HAZARD_TAG, ROWS
-from conformance.corpus.loader import HARNESS_BUG, Case, CaseFileError, case_files, load_corpus
+from conformance.corpus.case_file import CaseFileError
+from conformance.corpus.loader import HARNESS_BUG, Case, case_files, load_corpus
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 
 CORPUS = [(path.name, json.loads(path.read_text())) for path in case_files(DEFAULT_CASES_DIR)]

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from conformance.corpus.loader import CaseFileError, load_corpus
+from conformance.corpus.case_file import CaseFileError
+from conformance.corpus.loader import load_corpus
 from conformance.paths import REPO_ROOT
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from tests.case_docs import case_doc, load_files

@@ -3,38 +3,32 @@
 
 A file holds one case or a group (``{"group": ..., "defaults": {...}, "cases": [...]}``); see
 ``cases/<subject>/README.md``. Faults never stop the load: each becomes a
-:class:`CaseFileError` that names the file and the JSON path, and every other case still loads.
+:class:`~conformance.corpus.case_file.CaseFileError` that names the file and the JSON path, and
+every other case still loads; reading a file's JSON safely is
+:mod:`conformance.corpus.case_file`'s.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import stat
-import sys
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
 import jsonschema
 
-from conformance.paths import DIVERGENCES_DIRNAME, INSTALLED
+from conformance.corpus.arrays import spec_len
+from conformance.corpus.case_file import CaseFileError, display_path, read_case_file
+from conformance.corpus.checks import semantic_error
 from conformance.corpus.corpus_subject import CASE_SCHEMA_PATH, CASES_DIR as DEFAULT_CASES_DIR
 from conformance.corpus.corpus_subject import NAME as DEFAULT_SUBJECT
-from conformance.paths import REPO_ROOT
-
-from conformance.corpus.arrays import spec_len
-from conformance.corpus.checks import semantic_error
 from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.corpus_subject import element_rules as _element_rules
 from conformance.corpus.corpus_subject import hazards as _hazards
+from conformance.corpus.limits import MAX_FILE_PERMUTED_ELEMENTS, MAX_PERMUTED_ELEMENTS
 from conformance.corpus.rule_kinds import PINS, kind_of  # noqa: F401 - PINS: what a case may pin
-from conformance.corpus.limits import (
-    MAX_CASE_FILE_BYTES,
-    MAX_FILE_PERMUTED_ELEMENTS,
-    MAX_PERMUTED_ELEMENTS,
-)
+from conformance.paths import DIVERGENCES_DIRNAME
 
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 TABLE_NAME = _contract.TABLE_NAME
@@ -45,17 +39,11 @@ hazard_tag_fault = _hazards.hazard_tag_fault
 tag_fault = _hazards.tag_fault
 out_of_contract = _hazards.out_of_contract
 
-MAX_NESTING = 32
-"""Deepest nesting of a case file's JSON; deeper files are refused before the schema check (the
-schema's recursive ``concat`` would otherwise exhaust Python's stack inside jsonschema)."""
-MAX_MESSAGE = 400
-"""Longest fault message printed whole."""
 HARNESS_BUG = "harness bug"
 """Starts the fault of a case on which the loader itself raised: the file may be fine."""
 
 DEFAULT_PINS = "contract"
 """A case file that says nothing pins the contract (``cases/<subject>/schema.json``)."""
-
 
 
 @dataclass(frozen=True)
@@ -115,44 +103,6 @@ class Case:
         return given if given is not None else max(step.bs for step in self.steps)
 
 
-@dataclass(frozen=True)
-class CaseFileError:
-    """A fault in a case file: where (file, JSON path) and what."""
-
-    path: Path
-    json_path: str
-    message: str
-    case_id: str | None = None
-
-    def __post_init__(self) -> None:
-        # The path names the pytest item (``file@path[load]``): one printable line, never huge.
-        where = printable(self.json_path)
-        object.__setattr__(self, "json_path", where if len(where) <= MAX_MESSAGE else
-                           where[:MAX_MESSAGE] + "...")
-
-    def __str__(self) -> str:
-        """One line: control characters (a key or value holding a newline) are escaped, and a
-        message past MAX_MESSAGE characters (a schema error quoting a huge value) is cut."""
-        message = self.message if len(self.message) <= MAX_MESSAGE else \
-            self.message[:MAX_MESSAGE] + f"... ({len(self.message)} characters)"
-        return printable(f"{display_path(self.path)}: at {self.json_path}: {message}")
-
-
-def printable(text: str) -> str:
-    """``text`` with every non-printable character (ESC, newline, bidi controls) escaped as Python
-    writes it in a string literal: safe to put in one terminal line or a pytest node id."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def display_path(path: Path) -> str:
-    """``path`` relative to the repository when it lies inside it; from an installed wheel,
-    relative to the current directory when it lies there (else as given)."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd() if INSTALLED else REPO_ROOT))
-    except (OSError, ValueError):
-        return str(path)
-
-
 @cache
 def _validator() -> jsonschema.protocols.Validator:
     schema = json.loads(CASE_SCHEMA_PATH.read_text())
@@ -202,81 +152,6 @@ def _merge_defaults(case: object, defaults: dict) -> object:
         if key in defaults and key not in case:
             merged[key] = defaults[key]
     return merged
-
-
-def _too_deep(doc: object) -> str | None:
-    """The JSON path of the first value nested deeper than :data:`MAX_NESTING`, or None.
-    Iterative, so that it never recurses itself."""
-    stack = [(doc, "$", 0)]
-    while stack:
-        value, where, depth = stack.pop()
-        if depth > MAX_NESTING:
-            return where
-        if isinstance(value, dict):
-            stack.extend((v, f"{where}.{k}", depth + 1) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value))
-    return None
-
-
-def _long_integer(text: str) -> str | None:
-    """``line L column C`` of the first integer longer than Python's int-string limit."""
-    limit = sys.get_int_max_str_digits()
-    match = re.search(r"\d{%d,}" % (limit + 1), text) if limit else None
-    if match is None:
-        return None
-    line = text.count("\n", 0, match.start()) + 1
-    column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
-    return f"line {line} column {column}"
-
-
-def _fraction(text: str) -> Decimal:
-    """A JSON number with a fraction or exponent, as a Decimal: never an integer to the schema;
-    one past Decimal's exponent range (``1e9999999999999999999``) as Decimal infinity."""
-    try:
-        return Decimal(text)
-    except ArithmeticError:
-        return Decimal("Infinity") if not text.startswith("-") else Decimal("-Infinity")
-
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def read_case_file(path: Path) -> tuple[object, CaseFileError | None]:
-    """The JSON document in ``path`` (floats as :class:`decimal.Decimal`, so that the schema refuses
-    them where it wants an integer), or the fault that stops it being read: not UTF-8, malformed
-    JSON, an integer past Python's int-string limit, nesting deeper than :data:`MAX_NESTING`, not a
-    regular file or over :data:`conformance.corpus.limits.MAX_CASE_FILE_BYTES` (then never opened:
-    a FIFO would block and ``/dev/zero`` never end)."""
-    try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            return None, CaseFileError(path, "$", "not a regular file (a FIFO, device or socket): "
-                                                  "not read")
-        if info.st_size > MAX_CASE_FILE_BYTES:
-            return None, CaseFileError(path, "$", f"{info.st_size} bytes, more than the "
-                                                  f"{MAX_CASE_FILE_BYTES} a case file may hold")
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        return None, CaseFileError(path, f"byte {exc.start}", f"not UTF-8: {exc.reason}")
-    except OSError as exc:
-        return None, CaseFileError(path, "$", f"cannot read: {exc.strerror}")
-    try:
-        doc = json.loads(text, parse_float=_fraction, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        return None, CaseFileError(path, f"line {exc.lineno} column {exc.colno}",
-                                   f"malformed JSON: {exc.msg}")
-    except ValueError as exc:  # an integer past sys.get_int_max_str_digits()
-        where = _long_integer(text) or "$"
-        return None, CaseFileError(path, where, f"unreadable number: {exc}".split("; use")[0])
-    except RecursionError:
-        return None, CaseFileError(path, "$", f"JSON nested too deeply to read (the limit is "
-                                              f"{MAX_NESTING} levels)")
-    deep = _too_deep(doc)
-    if deep is not None:
-        return None, CaseFileError(path, deep, f"nested more than {MAX_NESTING} levels deep")
-    return doc, None
 
 
 def _id_error(raw: dict) -> tuple[str, str] | None:

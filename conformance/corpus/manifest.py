@@ -10,7 +10,7 @@ sglang, or the wheel's METADATA that ``python -m conformance upstream`` lays out
 outside its range does not apply; one inside it that passes is an unexpected pass, whose message
 names the range and the release. The manifests in a corpus's ``divergences/`` folder apply by
 themselves to the planners they name; ``--manifest PATH`` adds one kept elsewhere. A malformed
-manifest is a fault (:class:`conformance.corpus.loader.CaseFileError`, shown as a ``[load]`` item),
+manifest is a fault (:class:`conformance.corpus.case_file.CaseFileError`, shown as a ``[load]`` item),
 never a crash.
 """
 
@@ -27,7 +27,7 @@ import jsonschema
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from conformance.corpus.loader import CaseFileError
+from conformance.corpus.case_file import CaseFileError
 from conformance.paths import DIVERGENCES_DIRNAME
 from conformance.corpus.corpus_subject import DIVERGENCES_SCHEMA_PATH
 

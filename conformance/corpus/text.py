@@ -11,7 +11,7 @@ and says how long it was.
 from __future__ import annotations
 
 from conformance.corpus.limits import MAX_KEPT_MESSAGE
-from conformance.corpus.loader import printable
+from conformance.corpus.case_file import printable
 
 __all__ = ["MAX_KEPT_MESSAGE", "kept", "printable", "terminal_text"]
 
@@ -26,5 +26,5 @@ def kept(text: str | None, limit: int = MAX_KEPT_MESSAGE) -> str | None:
 
 def terminal_text(text: str) -> str:
     """``text`` (cut by :func:`kept`) for the terminal: each line through
-    :func:`~conformance.corpus.loader.printable`, line breaks kept."""
+    :func:`~conformance.corpus.case_file.printable`, line breaks kept."""
     return "\n".join(printable(line) for line in (kept(text) or "").split("\n"))

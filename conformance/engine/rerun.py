@@ -11,7 +11,8 @@ import shlex
 from pathlib import Path
 
 from conformance.corpus.entries import SHARED_PLANNERS
-from conformance.corpus.loader import Case, display_path
+from conformance.corpus.case_file import display_path
+from conformance.corpus.loader import Case
 from conformance.paths import INSTALLED, RESULTS_RELPATH
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.corpus.corpus_subject import ENV as CORPUS_SUBJECT_ENV

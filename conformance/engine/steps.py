@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 import torch
 
-from conformance.corpus.loader import Case, Step, display_path
+from conformance.corpus.case_file import display_path
+from conformance.corpus.loader import Case, Step
 from conformance.engine.inputs import (
     GUARD,
     OutputBuffer,

@@ -33,7 +33,8 @@ try:  # which corpus subject this process runs is chosen at its import: a refusa
     import conformance.corpus.corpus_subject  # noqa: F401
 except SubjectError as _exc:
     raise pytest.UsageError(f"conformance: {_exc}") from None
-from conformance.corpus.loader import Case, CaseFileError, display_path, load_corpus, printable
+from conformance.corpus.case_file import CaseFileError, display_path, printable
+from conformance.corpus.loader import Case, load_corpus
 from conformance.corpus.text import terminal_text
 from conformance.plugin.results_writer import (
     ResultsWriter,

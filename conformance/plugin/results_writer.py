@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.corpus.loader import display_path
+from conformance.corpus.case_file import display_path
 from conformance.corpus.text import kept
 from conformance.paths import INSTALLED, PACKAGE_DIR, RESULTS_RELPATH
 from conformance.paths import CASES_ROOT, REPO_ROOT

@@ -10,7 +10,7 @@ import pytest
 
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS
 from conformance.corpus.text import terminal_text
-from conformance.corpus.loader import display_path
+from conformance.corpus.case_file import display_path
 from conformance.engine.rerun import shell_command
 from conformance.plugin.one_call_items import SUBJECTS, corpus_planner_names, planners_of
 from conformance.plugin.outcomes import OUTCOMES, outcome

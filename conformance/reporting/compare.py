@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from conformance.corpus.loader import printable
+from conformance.corpus.case_file import printable
 from conformance.reporting import bench_figures as report_bench
 from conformance.reporting import compare_bench
 from conformance.reporting.compare_bench import bench_line

@@ -21,7 +21,7 @@ from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.corpus.corpus_subject import errors as _catalog
 from conformance.reporting import bench_section
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
-from conformance.corpus.loader import printable
+from conformance.corpus.case_file import printable
 from conformance.corpus.text import kept
 from conformance.reporting.freshness import stale_reasons
 from conformance.reporting import divergence_profile, error_table, verdict_view

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.robustness.probe_sandbox import use_for_probes
-from conformance.corpus.loader import Case, display_path, make_case
+from conformance.corpus.case_file import display_path
+from conformance.corpus.loader import Case, make_case
 from conformance.corpus.corpus_subject import hazards as _hazards
 from conformance.corpus.corpus_subject import FOUND_CASES_DIR, NAME
 from conformance.robustness.found_cases import FoundCaseError, found_id, place
