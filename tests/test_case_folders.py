@@ -9,7 +9,7 @@ from conformance.corpus.loader import case_files, load_corpus
 from conformance.engine.rerun import cases_dir_arg
 from conformance.paths import CASES_ROOT
 from conformance.corpus.corpus_subject import CASE_SCHEMA_PATH, CASES_DIR as DEFAULT_CASES_DIR, DIVERGENCES_SCHEMA_PATH, FOUND_CASES_DIR
-from conformance.plugin.results_writer import not_a_results_path
+from conformance.plugin.results_path import not_a_results_path
 
 SUBJECTS = ["canary-plan", "entries-planner", "offsets-planner"]
 

@@ -36,11 +36,8 @@ except SubjectError as _exc:
 from conformance.corpus.case_file import CaseFileError, display_path, printable
 from conformance.corpus.loader import Case, load_corpus
 from conformance.corpus.text import terminal_text
-from conformance.plugin.results_writer import (
-    ResultsWriter,
-    add_results_options,
-    claim_results_file,
-)
+from conformance.plugin.results_path import claim_results_file
+from conformance.plugin.results_writer import ResultsWriter, add_results_options
 from conformance.engine.runner import (
     CaseBuildError,
     ConformanceFailure,

@@ -35,7 +35,7 @@ import torch
 
 from conformance.corpus.text import terminal_text
 from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
-from conformance.plugin.results_writer import targets_corpus
+from conformance.plugin.results_path import targets_corpus
 from conformance.plugin.summary import note_lines
 from conformance.robustness import probe_sandbox, sandbox
 from conformance.robustness.isolated_case import case_request, judge_observed

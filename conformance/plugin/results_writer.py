@@ -21,21 +21,16 @@ fingerprint (commit, date, host, GPU, library versions, each planner's mode).
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
-import os
 import re
 import time
-from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
 from conformance.corpus.case_file import display_path
 from conformance.corpus.text import kept
-from conformance.paths import INSTALLED, PACKAGE_DIR, RESULTS_RELPATH
-from conformance.paths import CASES_ROOT, REPO_ROOT
 from conformance.plugin.junit import label_testcase
 from conformance.corpus.corpus_subject import section6 as _section6
 from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, JUDGED, RANK, VERSION
@@ -48,13 +43,12 @@ from conformance.engine.rerun import (RUN_ENVIRONMENT, RUN_SETTINGS, case_dir_ar
                                       load_rerun_command, rerun_command)
 from conformance.engine.inputs import poison_seed
 from conformance.fingerprint import run_fingerprint
+from conformance.plugin.results_path import (DEFAULT_PATH, default_results_path, is_corpus_item,
+                                             not_a_results_path, targets_corpus)
 
 chosen_planners = _registry.chosen_planners
 out_of_contract = _section6.out_of_contract
 
-DEFAULT_PATH = RESULTS_RELPATH
-"""Relative to the rootdir (the repository) in a checkout; from an installed wheel, relative to the
-directory pytest was started in (:func:`default_results_path`)."""
 FLUSH_SECONDS = 3.0
 _NODE = re.compile(r"^(?P<file>[^:]*)::(?P<case>.*)\[(?P<planner>[^\[\]]*)\]$")
 
@@ -170,12 +164,12 @@ class ResultsWriter:
             if meta is not None:
                 item.user_properties.append(("case_meta", meta))
         if not self.off:
-            self._collected(sum(1 for i in items if _is_corpus(i.nodeid)))
+            self._collected(sum(1 for i in items if is_corpus_item(i.nodeid)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
         if self.collected is None and not self.off:
-            self._collected(sum(1 for i in ids if _is_corpus(i)))
+            self._collected(sum(1 for i in ids if is_corpus_item(i)))
 
     def _collected(self, count: int) -> None:
         if count:
@@ -190,7 +184,7 @@ class ResultsWriter:
         props = dict(report.user_properties)
         planner = props.get("planner")
         match = _NODE.match(report.nodeid)
-        if planner is None and not (match and _is_corpus(report.nodeid)):
+        if planner is None and not (match and is_corpus_item(report.nodeid)):
             return  # not a corpus item (the harness's own tests)
         meta = props.get("case_meta") or {}
         label_testcase(self.config, report, meta)
@@ -269,114 +263,6 @@ class ResultsWriter:
             terminalreporter.write_line(f"conformance results: {self.error}", red=True)
         elif not self.off and (self.results or self.collected):
             terminalreporter.write_line(f"conformance results: {display_path(self.path)}")
-
-
-def default_results_path(config: pytest.Config) -> Path:
-    """:data:`DEFAULT_PATH` under the rootdir in a checkout; from an installed wheel under the
-    directory pytest was started in (``pytest --pyargs conformance`` in another repository)."""
-    return (config.invocation_params.dir if INSTALLED else config.rootpath) / DEFAULT_PATH
-
-
-def _arg_path(config: pytest.Config, arg: str) -> Path:
-    """The file or folder a command-line argument names; under ``--pyargs`` a module name is
-    looked up as pytest does (``conformance`` is the package's folder)."""
-    if config.getoption("pyargs", False):
-        try:
-            spec = find_spec(arg)
-        except (ImportError, ValueError):
-            spec = None
-        if spec is not None and spec.origin:
-            origin = Path(spec.origin)
-            return origin.parent if origin.name == "__init__.py" else origin
-    return (config.invocation_params.dir / arg).resolve()
-
-
-def not_a_results_path(path: Path, cases: list[Path]) -> str | None:
-    """Why the run must not write its results to ``path``, or None: a path inside a case folder
-    (``cases``, default every subject's folder: the repository's ``cases/``), or an existing file
-    that is not a results file (a case file, a report, anything a user keeps): never replaced."""
-    resolved = path.resolve()
-    for folder in cases or [CASES_ROOT]:
-        if resolved.is_relative_to(folder.resolve()):
-            return f"is inside the case folder {display_path(folder)}: a run never writes there"
-    if path.is_dir():
-        return "is a folder; name a results file"
-    if not path.exists():
-        return None
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(4096).decode("utf-8", "replace")
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror}); a run replaces only a results file"
-    if re.search(r'"format"\s*:\s*"%s"' % re.escape(FORMAT), head) is None:
-        return ("exists and is not a conformance results file; a run replaces only a results "
-                "file (remove it, or name another path)")
-    return None
-
-
-def claim_results_file(config: pytest.Config) -> None:
-    """Before any option is checked (from the plugin's ``pytest_addoption``): replace the previous
-    run's results file with an empty, incomplete one when this run targets the corpus, so that a
-    run stopped by a usage error (a ``--planner`` typo, ``--isolate-timeout 0``, ``--sanitize`` on
-    a machine without CUDA) never leaves the previous run's file to be reported as this one's.
-
-    ``--results`` and the paths are read from the command line directly (pytest has not parsed it
-    yet); a path :func:`not_a_results_path` refuses is left alone (the writer then refuses it
-    with a usage error), and so is everything on a pytest-xdist worker, with ``--collect-only``,
-    ``--help`` or ``--version``."""
-    args = [str(a) for a in config.invocation_params.args]
-    early = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    early.add_argument("--results", type=Path)
-    early.add_argument("--cases", action="append", type=Path, default=[])
-    for flag in ("--collect-only", "--co", "--help", "-h", "--version", "-V"):
-        early.add_argument(flag, action="store_true", dest=flag.strip("-").replace("-", "_"))
-    try:
-        known, rest = early.parse_known_args(args)
-    except SystemExit:  # a malformed --results: pytest's own parse will say so
-        return
-    quiet = any(getattr(known, f, False) for f in ("collect_only", "co", "help", "h",
-                                                     "version", "V"))
-    if quiet or "PYTEST_XDIST_WORKER" in os.environ:
-        return
-    here = config.invocation_params.dir
-    anchor = (REPO_ROOT / "conformance" / "test_corpus.py").resolve()
-    # the path arguments: words that name something on disk (an option's value seldom does)
-    paths = [p for p in ((here / a.split("::", 1)[0]).resolve() for a in rest
-                         if not a.startswith("-")) if p.exists()]
-    if paths and not any(p == anchor or p in anchor.parents for p in paths):
-        return
-    if not paths and INSTALLED and not ("--pyargs" in args and any(
-            w == "conformance" or w.startswith("conformance.") for w in rest)):
-        return  # an installed plugin in another repository's own test run: no corpus collected
-    path = known.results if known.results is not None else default_results_path(config)
-    path = path if path.is_absolute() else here / path
-    if not_a_results_path(path, [c if c.is_absolute() else here / c for c in known.cases]):
-        return
-    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    try:
-        write_json_atomic(path, {"format": FORMAT, "version": VERSION, "complete": False,
-                                 "exitstatus": None, "started": now, "updated": now,
-                                 "args": args, "collected": None,
-                                 "fingerprint": run_fingerprint([], _registry.availability,
-                                                                   _registry.source_digest), "results": []})
-    except OSError:  # the writer says so at the end of the run, if the run gets that far
-        pass
-
-
-def targets_corpus(config: pytest.Config) -> bool:
-    """Whether this pytest run collects the corpus: one of its path arguments (or, without any,
-    the rootdir) is ``conformance/test_corpus.py`` or a folder above it."""
-    anchor = (PACKAGE_DIR / "test_corpus.py").resolve()
-    args = [a.split("::", 1)[0] for a in config.args] or [str(config.rootpath)]
-    for arg in args:
-        path = _arg_path(config, arg)
-        if path == anchor or path in anchor.parents:
-            return True
-    return False
-
-
-def _is_corpus(nodeid: str) -> bool:
-    return nodeid.split("::", 1)[0].endswith("test_corpus.py")
 
 
 def _worker_id(report: pytest.TestReport) -> str | None:
