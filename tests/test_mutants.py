@@ -135,17 +135,17 @@ def test_the_cached_plan_mutant_is_wrong_only_on_a_second_call():
 
 # --- the bookkeeping --------------------------------------------------------------------------
 
-def _doc(*results: tuple[str, str, str], message: str = "") -> dict:
+def _doc(*results: tuple[str, str, str], verdict: dict | None = None) -> dict:
     return {"complete": True, "results": [
-        {"planner": planner, "case": case, "status": status, "message": message}
+        {"planner": planner, "case": case, "status": status,
+         "message": "any text: never read", "verdict": verdict}
         for planner, case, status in results]}
 
 
-DIFFERS_TEXT = ("differs from project rule (case pins project; profile contract judges contract)\n"
-                "hazard-row-negative[m]  "
-                "(cases/offsets-planner/semantics/hazards.json $.cases[3])\n"
-                "  run 1 of 2 (fresh poison 'a')\n"
-                "  out_write_seed_slot_indices: 1 element(s) differ, first at index 1\n")
+ROW_NEGATIVE = {"count": 2, "by_rule": {"row-out-of-table": 2}, "differences": [
+    {"step": 0, "run": "a", "what": "value", "field": "out_write_seed_slot_indices", "index": 1,
+     "expected": -1, "got": 47, "rule": "row-out-of-table", "evidence": None}]}
+"""A verdict as the results file holds it: a row outside the table read from the table's end."""
 
 
 @pytest.mark.parametrize("status", ["fail", "oob", "crash", "timeout", "xpass"])
@@ -161,14 +161,13 @@ def test_other_statuses_never_kill(status):
     assert verdict.killed is False
 
 
-def test_differs_results_are_kept_with_their_first_line_and_what_differs():
+def test_differs_results_are_kept_with_their_rules_and_first_difference_from_the_verdict():
     doc = _doc(("m", "hazard-row-negative", "differs"), ("other", "x", "fail"),
-               message=DIFFERS_TEXT)
+               verdict=ROW_NEGATIVE)
     verdicts = judge_results(doc, ["m", "unseen"])
     assert verdicts["m"].differs == [(
-        "hazard-row-negative",
-        "differs from project rule (case pins project; profile contract judges contract)",
-        "out_write_seed_slot_indices: 1 element(s) differ, first at index 1")]
+        "hazard-row-negative", "decided by: project rule row-out-of-table (2)",
+        "out_write_seed_slot_indices[1]: got 47, expected -1")]
     assert verdicts["unseen"].killed is False and not verdicts["unseen"].statuses
     assert "other" not in verdicts
 
@@ -180,8 +179,9 @@ def _score(contract: dict[str, Verdict], project: dict[str, Verdict], reasons) -
 def test_kill_rate_survivors_and_wrong_declarations():
     reasons = {"a": None, "b": None, "eq": "equivalent under contract: x", "bad": "equivalent "
                "under contract: y"}
-    contract = {"a": Verdict(True, Counter(fail=2)), "b": Verdict(False, Counter(differs=1),
-                                                                   [("c1", "differs ...", "")]),
+    contract = {"a": Verdict(True, Counter(fail=2)), "b": Verdict(False, Counter(differs=1), [
+        ("c1", "decided by: project rule past-row", "out_write_seed_slot_indices[0]: got 9, "
+         "expected 8")]),
                 "eq": Verdict(False, Counter(differs=3)), "bad": Verdict(True, Counter(fail=1))}
     project = {"a": Verdict(True, inferred=True), "b": Verdict(True, Counter(fail=1)),
                "eq": Verdict(True, Counter(fail=3)), "bad": Verdict(True, Counter(fail=1))}
@@ -196,11 +196,13 @@ def test_kill_rate_survivors_and_wrong_declarations():
     assert "kill rate --profile contract: 1/2 non-equivalent (50%)" in text
     assert "kill rate --profile project: 2/2 non-equivalent (100%)" in text
     assert "survivor: b (survives --profile contract)" in text
-    assert "    c1: differs ..." in text
+    assert ("    c1: out_write_seed_slot_indices[0]: got 9, expected 8 (decided by: project rule "
+            "past-row)") in text.splitlines()
     assert "WRONG DECLARATION: bad is declared equivalent" in text
     assert "  eq: equivalent under contract: x" in text
     assert score.to_json()["mutants"][1]["contract"]["differs"] == [
-        {"case": "c1", "message": "differs ...", "detail": ""}]
+        {"case": "c1", "rules": "decided by: project rule past-row",
+         "first": "out_write_seed_slot_indices[0]: got 9, expected 8"}]
 
 
 def test_all_killed_and_equivalents_killed_under_project_is_a_pass():

@@ -154,3 +154,21 @@ def rule_line(counts: Counter) -> str:
         name = rule if rule in (CONTRACT, WRAPPER) else f"project rule {rule}"
         parts.append(f"{name} ({n})" if len(counts) > 1 or n > 1 else name)
     return "decided by: " + ", ".join(parts)
+
+
+def describe(diff: dict) -> str:
+    """One difference (a :class:`Difference` as plain data: a ``verdict.differences`` entry of a
+    results file) in words: ``out_write_offsets[2]: got 0, expected 3``."""
+    what, got, expected = diff["what"], diff["got"], diff["expected"]
+    at = f"{diff['field']}[{diff['index']}]" if diff["index"] is not None else diff["field"]
+    return {
+        "value": lambda: f"{at}: got {got}, expected {expected}",
+        "never-written": lambda: f"{at}: never written (expected {expected}, got {got})",
+        "written": lambda: f"{at}: must keep {expected}, written {got}",
+        "outside": lambda: f"{at}: written outside the tensor",
+        "input": lambda: f"input {at} modified: {expected} became {got}",
+        "error": lambda: f"wrong error: got {got}",
+        "no-error": lambda: f"no error raised: expected {expected}",
+        "raised": lambda: f"raised on a valid step: {got}",
+        "returned": lambda: f"returned {got}; a launcher returns None",
+    }.get(what, lambda: f"{at}: {what}")()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conformance.engine.verdict import rule_line
+from conformance.engine.verdict import describe, rule_line
 
 PASSED = ("pass", "xpass")
 """Statuses whose planner did everything its case requires (an ``xpass`` is a declared divergence
@@ -19,23 +19,6 @@ that did not show): every error step raised exactly the documented error."""
 ACCEPTED = ("declared",)
 """Statuses a manifest accepts (spec section 8): their error steps count as raised as documented
 (the report names how many such cases a count holds)."""
-
-
-def _what(diff: dict) -> str:
-    """One difference (a ``verdict.differences`` entry) as words."""
-    what, got, expected = diff["what"], diff["got"], diff["expected"]
-    at = f"{diff['field']}[{diff['index']}]" if diff["index"] is not None else diff["field"]
-    return {
-        "value": lambda: f"{at}: got {got}, expected {expected}",
-        "never-written": lambda: f"{at}: never written (expected {expected}, got {got})",
-        "written": lambda: f"{at}: must keep {expected}, written {got}",
-        "outside": lambda: f"{at}: written outside the tensor",
-        "input": lambda: f"input {at} modified: {expected} became {got}",
-        "error": lambda: f"wrong error: got {got}",
-        "no-error": lambda: f"no error raised: expected {expected}",
-        "raised": lambda: f"raised on a valid step: {got}",
-        "returned": lambda: f"returned {got}; a launcher returns None",
-    }.get(what, lambda: f"{at}: {what}")()
 
 
 def summary(result: dict) -> str | None:
@@ -46,7 +29,7 @@ def summary(result: dict) -> str | None:
         return None
     diff = verdict["differences"][0]
     step = f"step {diff['step'] + 1}: " if diff["step"] else ""
-    return step + _what(diff)
+    return step + describe(diff)
 
 
 def more(result: dict) -> int:

@@ -37,7 +37,6 @@ import argparse
 import importlib
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from conformance.engine.verdict import describe, rule_line
 from conformance.paths import REPO_ROOT
 from conformance.robustness.progress import Progress
 
@@ -69,8 +69,8 @@ class Verdict:
     Attributes:
         killed: at least one result with a status in :data:`KILLING`; None when not run.
         statuses: count of each status its results got.
-        differs: (case id, first line of the message, the first line naming what differs) of each
-            result that read ``differs`` or ``not-wrapper``.
+        differs: (case id, the rules that decide its differences, its first difference in words)
+            of each result that read ``differs`` or ``not-wrapper``, from the result's verdict.
         inferred: the kill is taken from the contract run (a superset profile), not run again.
     """
 
@@ -78,21 +78,6 @@ class Verdict:
     statuses: Counter = field(default_factory=Counter)
     differs: list[tuple[str, str, str]] = field(default_factory=list)
     inferred: bool = False
-
-
-def _detail(message: str) -> tuple[str, str]:
-    """(first line, what differs) of a result's message: the line after the judge's ``run k of n``
-    line (with the next one when it is a "wrong error" / "expected ..." pair), else the first
-    later line that says something differs."""
-    lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
-    first = lines[0] if lines else ""
-    runs = [i for i, ln in enumerate(lines) if re.match(r"run \d+ of \d+", ln)]
-    if runs:
-        after = [ln for ln in lines[runs[0] + 1:runs[0] + 4] if not ln.startswith("rerun:")]
-        if after and (after[0] == "wrong error" or after[0].startswith("expected")):
-            return first, " ".join(after[:3] if after[0] == "wrong error" else after[:2])
-        return first, after[0] if after else ""
-    return first, next((ln for ln in lines[1:] if "differ" in ln), "")
 
 
 def judge_results(doc: dict, planners: list[str]) -> dict[str, Verdict]:
@@ -111,8 +96,19 @@ def judge_results(doc: dict, planners: list[str]) -> dict[str, Verdict]:
             verdict.killed = True
         elif status in ("differs", "not-wrapper"):
             verdict.differs.append((result.get("case") or result.get("id"),
-                                    *_detail(result.get("message") or "")))
+                                    *_first_difference(result.get("verdict"))))
     return verdicts
+
+
+def _first_difference(verdict: dict | None) -> tuple[str, str]:
+    """(the rules that decide the differences, the first difference in words) of a result's
+    verdict (``results.schema.json``'s ``verdict``: data, never the message's text); empty
+    strings without one."""
+    if not verdict:
+        return "", ""
+    rules = rule_line(Counter(verdict["by_rule"])) if verdict.get("by_rule") else ""
+    first = describe(verdict["differences"][0]) if verdict.get("differences") else ""
+    return rules, first
 
 
 def check_run(doc: dict | None, exitstatus: int, profile: str) -> None:
@@ -170,7 +166,7 @@ class Score:
             {"mutant": key, "equivalent": reason, **{p: {
                 "killed": self.verdicts[p][key].killed, "inferred": self.verdicts[p][key].inferred,
                 "statuses": dict(self.verdicts[p][key].statuses),
-                "differs": [dict(zip(("case", "message", "detail"), d))
+                "differs": [dict(zip(("case", "rules", "first"), d))
                             for d in self.verdicts[p][key].differs]} for p in PROFILE_NAMES}}
             for key, reason in self.reasons.items()]}
 
@@ -216,8 +212,8 @@ def _why(verdict: Verdict) -> list[str]:
                                or "no results")]
     if not verdict.killed and verdict.statuses and set(verdict.statuses) <= {"pass", "skip"}:
         lines.append("  no case reached its bug (every case passed)")
-    for case, first, what in verdict.differs:
-        lines.append(f"  {case}: {first}" + (f" -- {what}" if what else ""))
+    for case, rules, first in verdict.differs:
+        lines.append(f"  {case}: {first}" + (f" ({rules})" if rules else ""))
     return lines
 
 
