@@ -19,7 +19,8 @@ import sys
 import pytest
 import torch
 
-from conformance.corpus.loader import REPO_ROOT, load_corpus
+from conformance.corpus.loader import load_corpus
+from conformance.paths import REPO_ROOT
 from conformance.engine.runner import ConformanceFailure, Target, run_case
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.plugin.summary import parse as parse_summary

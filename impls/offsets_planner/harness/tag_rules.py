@@ -35,6 +35,7 @@ SCALAR_NAMES = _contract.SCALAR_NAMES
 SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME
 TABLE_NAME = _contract.TABLE_NAME
 LUT_NAME = _contract.LUT_NAME
+VERIFY_CAPACITY_NAME = _contract.VERIFY_CAPACITY_NAME
 SEEDED = {"permuted", "permutation"}
 """Table and LUT generators driven by a splitmix64 seed (README, *Inputs*)."""
 
@@ -123,7 +124,7 @@ def _empty_tensors(case) -> Iterator[bool]:
     """Whether each tensor the case asks for is empty: request arrays, table, LUT, the seed and
     scratch buffers, override shapes, an allocate case's plan capacities."""
     if case.entry == "allocate":
-        yield from (case.allocate.get(k) == 0 for k in ("write_req_capacity", "verify_capacity"))
+        yield from (case.allocate.get(k) == 0 for k in ("write_req_capacity", VERIFY_CAPACITY_NAME))
         return
     rows, cols = table_shape(case.inputs.get(TABLE_NAME) or DEFAULT_TABLE)
     lut = case.inputs.get("lut")
