@@ -38,6 +38,9 @@ def test_runner_reports_a_raise_on_valid_input(tmp_path):
     text = str(excinfo.value)
     assert "raised RuntimeError on a valid input:" in text
     assert "RuntimeError: boom in the kernel" in text
+    assert ("\n    decided by: contract\n      spec §5: every input that passes validation is "
+            "planned (section 6 says what an out-of-contract value gets); no raise after the "
+            "checks\n") in text, text
     assert text.splitlines()[-1].startswith("  rerun: ")  # then the environment the run had
     assert text.splitlines()[-1].endswith(f"pytest conformance/ --planner crashes --cases "
                                           f"{tmp_path} --case c --results reports/out/rerun-c.json")
@@ -73,6 +76,8 @@ def test_runner_error_case_requires_untouched_outputs(tmp_path):
     with pytest.raises(ConformanceFailure) as excinfo:
         run_case(case, Target("w", writes_then_raises, CPU))
     assert "out_verify_enable: 1 element(s) differ, first at index 0" in str(excinfo.value)
+    assert ("    decided by: contract\n      spec §4: the checks run before the launch, so a "
+            "step that must raise writes nothing\n") in str(excinfo.value)
     assert "expected is the poison there" in str(excinfo.value)
 
 

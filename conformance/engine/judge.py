@@ -44,6 +44,9 @@ StepRules = _element_rules.StepRules
 case_rules = _element_rules.case_rules
 contract_clause = _element_rules.contract_clause
 BY_KEY = _section6.BY_KEY
+RAISES_WRITE_NOTHING = ("spec §4: the checks run before the launch, so a step that must raise "
+                        "writes nothing")
+"""The clause of every output element a step that must raise wrote."""
 
 
 class ConformanceFailure(AssertionError):
@@ -93,6 +96,9 @@ class _Judging:
                 return True
             text = (f"raised {raised.class_name} on a valid input:\n{raised.traceback_tail}\n"
                     f"  decided by: {_rule_name(rules.error)}")
+            if rules.error == CONTRACT:
+                text += ("\n    spec §5: every input that passes validation is planned (section 6 "
+                         "says what an out-of-contract value gets); no raise after the checks")
             self.add(at, Difference(k, run, "raised", "error", None, None,
                                     f"{raised.class_name}: {raised.message[:200]}", rules.error),
                      text)
@@ -144,9 +150,14 @@ class _Judging:
                          f"read them")
 
     def outputs(self, at, k: int, run: str, seen: StepObservation, expected: dict,
-                poison: dict, lengths: dict, rules: StepRules) -> None:
-        """Every element of every output allocation equals ``expected`` (guard zones included)."""
+                poison: dict, lengths: dict, rules: StepRules, error_ok: bool = True) -> None:
+        """Every element of every output allocation equals ``expected`` (guard zones included).
+        On a step that must raise and did not raise exactly its error (``error_ok`` False), what
+        it wrote is one line: the writes follow from the error's difference, reported above it,
+        and each is kept as data all the same."""
         guard, bs = seen.guard, self.case.steps[k].bs
+        raises = self.case.steps[k].error is not None
+        wrote: Counter = Counter()  # on a step that must raise: output name -> elements written
         for name in subject_of(self.case).outputs:
             want, got = expected[name], seen.outputs_after[name]
             before = seen.outputs_before.get(name, want)
@@ -166,12 +177,18 @@ class _Judging:
                 diff = Difference(k, run, what, name, index, e, g, rules.rule(name, index), proof)
                 self.add(at, diff, None)
                 counts[diff.rule] += 1
-                clauses[_clause(diff, bs)] = None
-            if counts and at == self.first:
+                clauses[_clause(diff, bs, raises)] = None
+            if counts and raises and not error_ok and at == self.first:
+                wrote[name] = sum(counts.values())
+            elif counts and at == self.first:
                 self.lines.extend(field_diff(name, want, got, offset=guard, length=lengths[name],
                                              poison=poison[name]).splitlines())
                 self.lines.append("  " + rule_line(counts))
                 self.lines.extend(f"    {clause}" for clause in clauses)
+        if wrote:
+            self.lines.append("  and wrote " + ", ".join(f"{n} element(s) of {name}"
+                                                         for name, n in wrote.items()))
+            self.lines.append(f"    {RAISES_WRITE_NOTHING}")
 
     def situations(self, rules_per_step: list[StepRules]) -> None:
         """What the planner did where each section-6 situation shows (spec section 6)."""
@@ -226,12 +243,14 @@ def _error_clause(error_id: str) -> str:
             f"message by the first check that fails, in spec §4's order")
 
 
-def _clause(diff: Difference, bs: int) -> str:
+def _clause(diff: Difference, bs: int, raises: bool = False) -> str:
     """The spec's words for the rule that decides ``diff``, an output element of a step of ``bs``
-    requests: the section-5 clause where the contract decides it, the section-6 situation where a
-    project rule does."""
+    requests (``raises``: a step that must raise): the section-5 clause where the contract decides
+    it, the section-6 situation where a project rule does."""
     if diff.what == "outside":
         return "spec §6: no implementation may ever read or write outside a tensor"
+    if raises:
+        return RAISES_WRITE_NOTHING
     if diff.rule == CONTRACT:
         return contract_clause(diff.field, diff.index, bs)
     row = BY_KEY.get(diff.rule)
@@ -280,7 +299,7 @@ def _judge_launcher(case: Case, seen: Observation, judging: _Judging) -> None:
             continue  # the raise is the difference; what it left unwritten follows from it
         if step.error is None:
             expected = expand_golden(subject, expected, step.expect, step_seen.guard)
-        judging.outputs(at, k, run, step_seen, expected, poison, seen.output_lengths, rules)
+        judging.outputs(at, k, run, step_seen, expected, poison, seen.output_lengths, rules, ok)
     judging.data.error_steps = [{"step": k, "id": case.steps[k].error["id"], "ok": ok}
                                 for k, ok in sorted(error_ok.items())]
     judging.situations(rules_per_step)
