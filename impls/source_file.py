@@ -10,57 +10,97 @@ its spec (``submodule_search_locations``) rather than from importing it, so that
 ``__init__`` of the planner's runs either.
 
 What it pins is that one file as the harness read it: a module that loads other code (another
-module, a file it ``exec``\\ s, a package ``__init__`` that changes its ``__path__`` at run time) runs
-code the digest does not name, as it always could. Two ways for the import to run other code than
-that file's are refused (the module then has no source file here: no digest rather than a false
-one): a spec whose loader is not the standard one reading that very file (a finder's loader could
-run anything while naming the file as its origin), and cached bytecode (``__pycache__``) that the
-import would run instead of compiling the file, whose code is not the file's (a ``.pyc`` planted
-with the file's mtime and size, or an unchecked hash-based one).
+module, a file it ``exec``\\ s, a package ``__init__`` that changes its ``__path__`` at run
+time) runs code the digest does not name, as it always could. Two ways for the import to run
+other code than that file's are refused (the module then has no source file here: no digest
+rather than a false one): a spec whose loader is not the standard one reading that very file (a
+finder's loader could run anything while naming the file as its origin), and cached bytecode
+(``__pycache__``) that the import would run instead of compiling the file, whose code is not the
+file's (a ``.pyc`` planted with the file's mtime and size, or an unchecked hash-based one).
+
+A finder is code, and can answer the lookup otherwise than the import (it sees its caller, or
+keeps state that makes it caller-sensitive): :mod:`impls.known_finders` asks only finders of
+known types, in a known state, while the import system reads as when it was imported, and
+refuses otherwise; :func:`find_source` then gives None (no digest rather than a false one).
 """
 
 from __future__ import annotations
 
 import _imp
 import ast
+import builtins
 import hashlib
 import importlib.machinery
 import importlib.util
+import io
 import marshal
 import os
 import pathlib
 import sys
-import types
+
+from impls.known_finders import Refused, find_spec, intact, is_rewriting_hook, rewriting_module
+
+# --- references taken when this module is imported (before any planner code runs here) --------
+
+_SourceFileLoader = importlib.machinery.SourceFileLoader
+_open = io.open
+_sha256 = hashlib.sha256
+_compile = builtins.compile
+_loads = marshal.loads
+_stat = os.stat
+_cache_from_source = importlib.util.cache_from_source
+_source_hash = importlib.util.source_hash
+_MAGIC = importlib.util.MAGIC_NUMBER
+_SOURCE_SUFFIXES = tuple(importlib.machinery.SOURCE_SUFFIXES)
 
 
 def find_source(module_name: str) -> str | None:
     """The path of the source file (``.py``) the import of ``module_name`` would load (a
     package's ``__init__.py``), or None when no finder finds it, a level is not a package, or it
-    has no source file (a namespace package, an extension module). Nothing is imported."""
+    has no source file (a namespace package, an extension module); None too (no digest rather
+    than a false one) when a finder of an unknown type or state stands before the answer or the
+    import system no longer reads as at this module's import (module docstring). Nothing is
+    imported."""
+    try:
+        if not intact():
+            return None
+        spec = _find(module_name)
+    except Refused:
+        return None
+    if spec is None:
+        return None
+    origin = spec.origin if spec.has_location else None
+    if type(origin) is not str or not origin.endswith(_SOURCE_SUFFIXES):
+        return None
+    loader = spec.loader
+    if type(loader) is not _SourceFileLoader or type(loader.path) is not str \
+            or loader.path != origin:
+        return None  # a loader of the finder's own: what it runs is its choice, not the file
+    try:
+        with _open(origin, "rb") as handle:
+            if not runs_its_source(origin, handle.read()):
+                return None
+    except OSError:
+        return None
+    return origin
+
+
+def _find(module_name: str):
+    """The spec of ``module_name``'s last level, level by level (None: a level is not found or
+    not a package). Raises :class:`Refused`."""
     search, spec = None, None
     parts = module_name.split(".")
     for depth in range(1, len(parts) + 1):
         name = ".".join(parts[:depth])
-        spec = _find_spec(name, search)
+        spec = find_spec(name, search)
         if spec is None:
             return None
         if depth < len(parts):
             search = spec.submodule_search_locations
             if not search:
                 return None
-    origin = spec.origin if spec.has_location else None
-    if not origin or not origin.endswith(tuple(importlib.machinery.SOURCE_SUFFIXES)):
-        return None
-    loader = spec.loader
-    if type(loader) is not importlib.machinery.SourceFileLoader or loader.path != origin:
-        return None  # a loader of the finder's own: what it runs is its choice, not the file
-    try:
-        with open(origin, "rb") as handle:
-            if not runs_its_source(origin, handle.read()):
-                return None
-    except OSError:
-        return None
-    return origin
+            search = list(search)
+    return spec
 
 
 def runs_its_source(path: str, source: bytes) -> bool:
@@ -71,12 +111,12 @@ def runs_its_source(path: str, source: bytes) -> bool:
     mtime and size as the file records them."""
     for level in ("", 1, 2):
         try:
-            with open(importlib.util.cache_from_source(path, optimization=level), "rb") as handle:
+            with _open(_cache_from_source(path, optimization=level), "rb") as handle:
                 data = handle.read()
-            stat = os.stat(path)
+            stat = _stat(path)
         except (OSError, NotImplementedError, ValueError):
             continue
-        if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+        if len(data) < 16 or data[:4] != _MAGIC:
             continue  # the import recompiles it
         flags = int.from_bytes(data[4:8], "little")
         if flags & ~0b11:
@@ -84,78 +124,18 @@ def runs_its_source(path: str, source: bytes) -> bool:
         if flags & 0b1:  # hash-based: checked when its flag says so, or always / never
             mode = _imp.check_hash_based_pycs
             if mode == "always" or (flags & 0b10 and mode != "never"):
-                if data[8:16] != importlib.util.source_hash(source):
+                if data[8:16] != _source_hash(source):
                     continue
         elif (int.from_bytes(data[8:12], "little") != int(stat.st_mtime) & 0xFFFFFFFF
               or int.from_bytes(data[12:16], "little") != stat.st_size & 0xFFFFFFFF):
             continue
         try:
-            if marshal.loads(data[16:]) != compile(source, path, "exec", dont_inherit=True,
-                                                   optimize=level or 0):
+            if _loads(data[16:]) != _compile(source, path, "exec", dont_inherit=True,
+                                             optimize=level or 0):
                 return False
         except Exception:  # noqa: BLE001 - unreadable bytecode, or a source that does not compile
             return False
     return _rewritten_cache_runs_its_source(path, source)
-
-
-_LOADER_NAMES = frozenset({"find_spec", "create_module", "exec_module", "get_code", "get_data",
-                           "load_module", "_find_spec"})
-
-
-def _rewriting_module():
-    """pytest's assertion-rewriting module, when pytest is loaded (else None)."""
-    rewrite = sys.modules.get("_pytest.assertion.rewrite")
-    return rewrite if type(rewrite) is types.ModuleType else None
-
-
-def _is_rewriting_hook(finder) -> bool:
-    """Whether ``finder`` is pytest's assertion-rewriting finder as pytest makes it: of exactly
-    its class, whose loading methods are the ones of pytest's file and whose path finder is the
-    standard one, with no attribute of a loading method's name of its own (an exact dict of exact
-    str keys: a dict subclass or a str subclass key can hide one from a set of names)."""
-    rewrite = _rewriting_module()
-    cls = getattr(rewrite, "AssertionRewritingHook", None)
-    if cls is None or type(finder) is not cls or cls.__module__ != rewrite.__name__:
-        return False
-    if not all(hasattr(rewrite, n) for n in ("get_cache_dir", "PYC_TAIL", "rewrite_asserts")):
-        return False  # a pytest whose bytecode cache this file cannot check: judged as any finder
-    if cls.__dict__.get("_find_spec") != importlib.machinery.PathFinder.find_spec:
-        return False
-    for method in ("find_spec", "create_module", "exec_module"):
-        code = getattr(cls.__dict__.get(method), "__code__", None)
-        if code is None or code.co_filename != rewrite.__file__:
-            return False
-    state = finder.__dict__
-    return (type(state) is dict and all(type(key) is str for key in state)
-            and _LOADER_NAMES.isdisjoint(state))
-
-
-def _find_spec(name: str, search):
-    # pytest's assertion-rewriting finder claims every module of a distribution that has a pytest
-    # plugin when that distribution's metadata is on sys.path (``python -m pytest`` in a checkout
-    # installed with ``pip install -e``: its egg-info sits in the working directory), naming
-    # itself as the loader; it asks the standard path finder (``PathFinder``, not the finders
-    # after it on sys.meta_path) and loads that same source file with its assert statements
-    # rewritten. Where it claims the module, the standard path finder's spec is judged (the
-    # finders after it are never asked by the import); where it does not, the next finder's.
-    # Any other finder's loader is still refused, and so is an instance of that class with a
-    # loading method of its own (what it loads is its choice then).
-    for finder in sys.meta_path:
-        rewriting = _is_rewriting_hook(finder)
-        find = getattr(finder, "find_spec", None)
-        if find is None:
-            continue
-        try:
-            spec = find(name, None if search is None else list(search))
-        except (ImportError, ValueError, OSError):
-            continue
-        if spec is not None and rewriting:
-            standard = importlib.machinery.PathFinder.find_spec(
-                name, None if search is None else list(search))
-            return standard if standard is not None and standard.origin == spec.origin else None
-        if spec is not None:
-            return spec
-    return None
 
 
 def _rewritten_cache_runs_its_source(path: str, source: bytes) -> bool:
@@ -163,8 +143,8 @@ def _rewritten_cache_runs_its_source(path: str, source: bytes) -> bool:
     rewritten bytecode of ``path`` (``__pycache__/NAME.cpython-311-pytest-X.pyc``, trusted on the
     source hash in its header, which anyone can compute) and that bytecode is not the file's code
     with its asserts rewritten."""
-    rewrite = _rewriting_module()
-    configs = [finder.config for finder in sys.meta_path if _is_rewriting_hook(finder)]
+    rewrite = rewriting_module()
+    configs = [finder.config for finder in sys.meta_path if is_rewriting_hook(finder)]
     if rewrite is None or not configs:
         return True
     try:
@@ -172,16 +152,16 @@ def _rewritten_cache_runs_its_source(path: str, source: bytes) -> bool:
         data = (rewrite.get_cache_dir(fn) / (fn.name[:-3] + rewrite.PYC_TAIL)).read_bytes()
     except (OSError, AttributeError, ValueError):
         return True
-    if (len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER
+    if (len(data) < 16 or data[:4] != _MAGIC
             or data[4:8] != b"\x03\x00\x00\x00"
-            or data[8:16] != importlib.util.source_hash(source)[:8]):
+            or data[8:16] != _source_hash(source)[:8]):
         return True  # it rewrites the file afresh
     try:
-        cached = marshal.loads(data[16:])
+        cached = _loads(data[16:])
         for config in configs:
             tree = ast.parse(source, filename=path)
             rewrite.rewrite_asserts(tree, source, path, config)
-            if cached != compile(tree, path, "exec", dont_inherit=True):
+            if cached != _compile(tree, path, "exec", dont_inherit=True):
                 return False
     except Exception:  # noqa: BLE001 - unreadable bytecode, or a source that does not compile
         return False
@@ -197,13 +177,13 @@ def digest(module_name: str, path: str | None) -> dict | None:
     if path is None:
         return None
     try:
-        with open(path, "rb") as handle:
+        with _open(path, "rb") as handle:
             source = handle.read()
     except OSError:
         return None
     if not runs_its_source(path, source):
         return None  # the import would run cached bytecode of other code
-    sha = hashlib.sha256(source).hexdigest()
+    sha = _sha256(source).hexdigest()
     parts = module_name.split(".")
     tail = (*parts, "__init__.py") if os.path.basename(path) == "__init__.py" else \
         (*parts[:-1], parts[-1] + ".py")

@@ -1265,14 +1265,12 @@ class _CallerSensitiveFinder(_LyingFinder):
         return super().find_spec(name, path, target)
 
 
-@pytest.mark.xfail(strict=True, reason="find_source asks the finders of sys.meta_path and judges "
-                   "their answers, but a finder (or a path-entry finder in "
-                   "sys.path_importer_cache) can answer it otherwise than the import: it says "
-                   "nothing to find_source, whose next finder names the benign file (not the "
-                   "rewriting exception's doing; fix: refuse, no digest, while any finder ahead of "
-                   "the one that answers, or the path-entry finder it uses, is not of a known type)")
 def test_a_finder_that_answers_the_import_and_not_find_source_gets_no_digest(tmp_path,
                                                                             monkeypatch):
+    """Attack: a finder first on sys.meta_path that loads another file for the import and says
+    nothing when impls/source_file.py asks, so that the path finder after it names the benign
+    file. Fixed here: a finder of a type find_source does not know, ahead of the answer, refuses
+    the lookup (no digest), and it is never asked."""
     from impls.source_file import find_source
 
     name = _unique("caller_sensitive")
@@ -1280,10 +1278,331 @@ def test_a_finder_that_answers_the_import_and_not_find_source_gets_no_digest(tmp
     benign.write_text(BENIGN)
     other.write_text(HOSTILE)
     monkeypatch.syspath_prepend(str(tmp_path))
+    assert find_source(name) == str(benign)  # without the finder: found and digested
     finder = _CallerSensitiveFinder(name, benign, other, standard=False)
     monkeypatch.setattr(sys, "meta_path", [finder, *sys.meta_path])
     try:
         assert importlib.import_module(name).WHO == "hostile"
     finally:
         sys.modules.pop(name, None)
-    assert find_source(name) in (None, str(other))
+    assert find_source(name) is None
+
+
+# --- finders of known types only (impls/source_file.py) ------------------------------------------
+
+
+def _asked_by_source_file() -> bool:
+    """Whether impls/source_file.py is among the callers (what a caller-sensitive finder asks)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(os.path.join("impls", "source_file.py")):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _two_folders(tmp_path, stem: str):
+    """``(name, benign, other)``: ``first/NAME.py`` hostile and ``second/NAME.py`` benign, both
+    folders first on sys.path (first before second); the benign one is what the path finder
+    names when the first folder's file is hidden from it."""
+    name = _unique(stem)
+    other, benign = tmp_path / "first" / f"{name}.py", tmp_path / "second" / f"{name}.py"
+    for path, text in ((other, HOSTILE), (benign, BENIGN)):
+        path.parent.mkdir()
+        path.write_text(text)
+    return name, benign, other
+
+
+def _imported(name: str) -> str:
+    """``name.WHO`` as this process's import runs it (the module forgotten again)."""
+    try:
+        return importlib.import_module(name).WHO
+    finally:
+        sys.modules.pop(name, None)
+
+
+class _EntryFinder:
+    """A path-entry finder that, for the import, names ``other`` for ``name`` (the standard
+    loader reading it) and says nothing when impls/source_file.py asks."""
+
+    def __init__(self, name: str, other):
+        self.name, self.other = name, str(other)
+
+    def find_spec(self, name, target=None):
+        if name != self.name or _asked_by_source_file():
+            return None
+        return importlib.util.spec_from_file_location(name, self.other)
+
+
+def test_a_path_entry_finder_that_answers_the_import_and_not_find_source_gets_no_digest(
+        tmp_path, monkeypatch):
+    """Attack: the path-entry finder of a folder ahead on sys.path (put in
+    ``sys.path_importer_cache``) names a hostile file for the import and nothing when
+    find_source asks, whose search goes on to the benign file. Fixed here: a path-entry finder
+    of an unknown type before the answer refuses the lookup."""
+    from impls.source_file import find_source
+
+    name = _unique("entry_finder")
+    benign, other = tmp_path / "second" / f"{name}.py", tmp_path / "elsewhere.py"
+    benign.parent.mkdir()
+    benign.write_text(BENIGN)
+    other.write_text(HOSTILE)
+    ahead = tmp_path / "first"
+    ahead.mkdir()
+    monkeypatch.syspath_prepend(str(benign.parent))
+    monkeypatch.syspath_prepend(str(ahead))
+    assert find_source(name) == str(benign)
+    monkeypatch.setattr(sys, "path_importer_cache", dict(sys.path_importer_cache))
+    sys.path_importer_cache[str(ahead)] = _EntryFinder(name, other)
+    assert _imported(name) == "hostile"
+    assert find_source(name) is None
+
+
+class _HidingSet(set):
+    """A directory listing that holds a name for the import and not for impls/source_file.py."""
+
+    def __contains__(self, item):
+        return not _asked_by_source_file() and set.__contains__(self, item)
+
+
+@pytest.mark.parametrize("how", ["listing-set-subclass", "own-find_spec"])
+def test_a_genuine_file_finder_in_a_state_of_its_own_gets_no_digest(tmp_path, monkeypatch, how):
+    """Attack: the standard ``FileFinder`` of the folder ahead, of exactly its type, made
+    caller-sensitive through its state: its listing a set subclass that hides the hostile file
+    from find_source (its mtime kept, so that it is never listed again), or a ``find_spec`` of
+    the instance's own. Fixed here: a FileFinder counts only with an exact dict of plain data
+    and its own attributes."""
+    from impls.source_file import find_source
+
+    name, benign, other = _two_folders(tmp_path, "file_finder_state")
+    monkeypatch.syspath_prepend(str(benign.parent))
+    monkeypatch.syspath_prepend(str(other.parent))
+    assert find_source(name) == str(other)  # the genuine finder: the first folder's file
+    monkeypatch.setattr(sys, "path_importer_cache", dict(sys.path_importer_cache))
+    finder = sys.path_importer_cache[str(other.parent)]
+    assert type(finder) is importlib.machinery.FileFinder
+    if how == "listing-set-subclass":
+        assert f"{name}.py" in finder._path_cache
+        finder._path_cache = _HidingSet(finder._path_cache)
+    else:
+        genuine = finder.find_spec
+        finder.find_spec = lambda n, target=None: (None if _asked_by_source_file() and n == name
+                                                    else genuine(n, target))
+    assert _imported(name) == "hostile"
+    assert find_source(name) is None
+
+
+def _path_isfile_hiding(name: str, real):
+    def path_isfile(path):
+        if _asked_by_source_file() and os.path.basename(os.path.dirname(path)) == "first":
+            return False
+        return real(path)
+    return path_isfile
+
+
+def _find_spec_hiding(name: str, real):
+    def find_spec(cls, fullname, path=None, target=None):
+        if fullname == name and _asked_by_source_file() and path is None:
+            path = [p for p in sys.path if not p.endswith("first")]
+        return real(fullname, path, target)
+    return classmethod(find_spec)
+
+
+@pytest.mark.parametrize("owner, attr, make", [
+    (bootstrap, "_path_isfile", _path_isfile_hiding),
+    (importlib.machinery.PathFinder, "find_spec", _find_spec_hiding),
+], ids=["_bootstrap_external._path_isfile", "PathFinder.find_spec"])
+def test_the_import_systems_own_code_patched_gets_no_digest(tmp_path, monkeypatch, owner, attr,
+                                                            make):
+    """Attack: no finder of its own, the standard ones made caller-sensitive through what they
+    call: the function of ``importlib._bootstrap_external`` the file finder asks whether a file
+    exists, or the class method of the standard path finder, answering impls/source_file.py
+    without the first folder. Fixed here: the import system's modules and classes must read as
+    when impls/source_file.py was imported."""
+    from impls.source_file import find_source
+
+    name, benign, other = _two_folders(tmp_path, "patched_import_system")
+    monkeypatch.syspath_prepend(str(benign.parent))
+    monkeypatch.syspath_prepend(str(other.parent))
+    assert find_source(name) == str(other)
+    monkeypatch.setattr(owner, attr, make(name, getattr(owner, attr)))
+    assert _imported(name) == "hostile"
+    assert find_source(name) is None
+
+
+def test_builtins_import_replaced_gets_no_digest(tmp_path, monkeypatch):
+    """Attack: ``builtins.__import__`` (what every ``import`` statement calls) replaced by one
+    that loads another file for the planner's name; the finders are untouched and name the
+    benign file. Fixed here: no digest while ``__import__`` is not the one of then."""
+    import builtins
+
+    from impls.source_file import find_source
+
+    name = _unique("builtins_import")
+    benign, other = tmp_path / f"{name}.py", tmp_path / "elsewhere.py"
+    benign.write_text(BENIGN)
+    other.write_text(HOSTILE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert find_source(name) == str(benign)
+    real = builtins.__import__
+
+    def hijacked(module, *args, **kwargs):
+        if module != name:
+            return real(module, *args, **kwargs)
+        spec = importlib.util.spec_from_file_location(name, str(other))
+        loaded = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loaded)
+        return loaded
+
+    monkeypatch.setattr(builtins, "__import__", hijacked)
+    assert __import__(name).WHO == "hostile"  # an ``import`` statement's call
+    assert find_source(name) is None
+
+
+class _CallerSensitiveList(list):
+    """``sys.meta_path`` whose iteration leaves its first finder out for impls/source_file.py."""
+
+    def __iter__(self):
+        items = list.__iter__(self)
+        if _asked_by_source_file():
+            next(items)
+        return items
+
+
+def test_a_meta_path_list_that_iterates_otherwise_for_find_source_gets_no_digest(tmp_path,
+                                                                                monkeypatch):
+    """Attack: the lying finder first on a ``sys.meta_path`` of a list subclass whose iteration
+    skips it when impls/source_file.py iterates (the import iterates it too). Fixed here: an
+    exact list or no digest."""
+    from impls.source_file import find_source
+
+    name = _unique("meta_path_list")
+    benign, other = tmp_path / f"{name}.py", tmp_path / "elsewhere.py"
+    benign.write_text(BENIGN)
+    other.write_text(HOSTILE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    finder = _LyingFinder(name, benign, other, standard=True)
+    monkeypatch.setattr(sys, "meta_path", _CallerSensitiveList([finder, *sys.meta_path]))
+    assert _imported(name) == "hostile"
+    assert find_source(name) is None
+
+
+class _Entry(str):
+    """A sys.path entry whose hash differs when impls/source_file.py looks it up: the path
+    finder's cache then has one finder for the import and another for find_source."""
+
+    def __hash__(self):
+        return str.__hash__(self) + (1 if _asked_by_source_file() else 0)
+
+    def __eq__(self, other):
+        return str.__eq__(self, other)
+
+
+def test_a_str_subclass_path_entry_keyed_otherwise_for_find_source_gets_no_digest(tmp_path,
+                                                                                 monkeypatch):
+    """Attack: a sys.path entry of a str subclass whose hash depends on the caller, cached with
+    a path-entry finder that names the hostile file: the import finds it under the entry,
+    find_source misses it and gets the standard finder of that folder (the benign file).
+    Fixed here: every path entry before the answer, and every cache key, an exact str."""
+    from impls.source_file import find_source
+
+    name = _unique("str_entry")
+    benign, other = tmp_path / f"{name}.py", tmp_path / "elsewhere.py"
+    benign.write_text(BENIGN)
+    other.write_text(HOSTILE)
+    entry = _Entry(str(tmp_path))
+    monkeypatch.setattr(sys, "path", [entry, *sys.path])
+    monkeypatch.setattr(sys, "path_importer_cache", dict(sys.path_importer_cache))
+    sys.path_importer_cache[entry] = _EntryFinder(name, other)
+    assert _imported(name) == "hostile"
+    assert find_source(name) is None
+
+
+def _meta_finder(module: str, cls: str):
+    """The instance of ``module.cls`` on this process's sys.meta_path (skip: none here)."""
+    found = [f for f in sys.meta_path if type(f).__module__ == module and type(f).__name__ == cls]
+    if not found:
+        pytest.skip(f"no {module}.{cls} on sys.meta_path here")
+    return found[0]
+
+
+def _spec_of(name: str, other):
+    """A caller-sensitive answer: the hostile file's spec for the import, None for find_source."""
+    if _asked_by_source_file():
+        return None
+    return importlib.util.spec_from_file_location(name, str(other))
+
+
+@pytest.mark.parametrize("module, cls", [("_distutils_hack", "DistutilsMetaFinder"),
+                                         ("_numba_cuda_redirector", "NumbaCudaFinder")])
+def test_a_known_third_party_finder_with_an_answer_of_its_own_gets_no_digest(
+        tmp_path, monkeypatch, module, cls):
+    """Attack: the finders two installed packages put ahead of the path finder at interpreter
+    start (setuptools' distutils shim; numba-cuda's redirector), of their exact types, given an
+    attribute of the instance's own that answers the import and not find_source: the shim's
+    ``spec_for_<name>`` (what its find_spec calls), the redirector's ``find_spec``. Fixed here:
+    such a finder counts only with no attribute of its own that could answer."""
+    from impls.source_file import find_source
+
+    finder = _meta_finder(module, cls)
+    name = _unique("third_party")
+    benign, other = tmp_path / f"{name}.py", tmp_path / "elsewhere.py"
+    benign.write_text(BENIGN)
+    other.write_text(HOSTILE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert find_source(name) == str(benign)  # known, unmodified: passed over, no false alarm
+    if cls == "DistutilsMetaFinder":
+        monkeypatch.setattr(finder, f"spec_for_{name}", lambda: _spec_of(name, other),
+                            raising=False)
+    else:
+        monkeypatch.setattr(finder, "find_spec", lambda n, path, target=None: (
+            _spec_of(n, other) if n == name else None), raising=False)
+    assert _imported(name) == "hostile"
+    assert find_source(name) is None
+
+
+def test_a_finder_after_the_one_that_answers_is_never_asked_and_keeps_the_digest(tmp_path,
+                                                                               monkeypatch):
+    """No false alarm: a finder of an unknown type after the path finder (as a ``.pth`` of an
+    installed package may append one) is never reached when the path finder answers: the
+    benign file is found and digested."""
+    from impls.source_file import digest, find_source
+
+    name = _unique("after_the_answer")
+    benign, other = tmp_path / f"{name}.py", tmp_path / "elsewhere.py"
+    benign.write_text(BENIGN)
+    other.write_text(HOSTILE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, _LyingFinder(name, benign, other,
+                                                                         standard=False)])
+    assert _imported(name) == "benign"
+    assert find_source(name) == str(benign)
+    assert digest(name, str(benign))["sha256"] == _sha(BENIGN)
+
+
+def test_the_editable_install_of_this_checkout_finds_the_builtin_planners_elsewhere(tmp_path):
+    """No false alarm: run from another folder (the checkout not on sys.path), ``impls`` is
+    found by the editable install's finder of this checkout (``pip install -e``, last on
+    sys.meta_path), which find_source knows: the built-in planner's file is found and
+    digested, and so is a package of the checkout's found through its ``MAPPING``."""
+    code = textwrap.dedent("""
+        import json, sys
+        from impls.source_file import digest, find_source
+        editable = [type(f).__name__ if not isinstance(f, type) else f.__name__
+                    for f in sys.meta_path].count("_EditableFinder")
+        path = find_source("impls.offsets_planner.python_planner")
+        print(json.dumps([editable, path, digest("impls.offsets_planner.python_planner", path),
+                          find_source("conformance.bench.floors")]))
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    editable, path, got, floors = json.loads(out.stdout.splitlines()[-1])
+    if not editable:
+        pytest.skip("not an editable install: impls is not found from another folder")
+    planner = REPO_ROOT / "impls" / "offsets_planner" / "python_planner.py"
+    assert path == str(planner) and floors == str(REPO_ROOT / "conformance" / "bench" / "floors.py")
+    assert got == {"module": "impls.offsets_planner.python_planner",
+                   "file": "impls/offsets_planner/python_planner.py",
+                   "sha256": _sha(planner.read_bytes())}
