@@ -7,9 +7,10 @@ at import (a published reward hack: gpu-mode/reference-kernels#162) changes name
 longer reads, and is seen rebinding them.
 
 * :func:`tampered`: which watched names (the clocks, the CUDA event methods, pytest-benchmark's
-  runner and statistics, this module's own checks, and every name another bench module registers
-  with :func:`watch`) no longer hold what they held when bound. The bench checks it after it
-  resolves a planner (before the planner's first call) and after every timed loop.
+  runner and statistics, this module's own checks, every name another bench module registers
+  with :func:`watch`, and every dict entry registered with :func:`watch_entry`: the floors'
+  kernel modules in ``sys.modules``) no longer hold what they held when bound. The bench checks
+  it after it resolves a planner (before the planner's first call) and after every timed loop.
 * The real clock functions are also captured where no rebinding of a name reaches them: as default
   arguments of :func:`synced_ns` and :meth:`RoundClock.__call__`, bound when this module is
   imported (before any planner is). A planner that rebinds a clock and puts it back before the
@@ -23,10 +24,11 @@ longer reads, and is seen rebinding them.
   finite, non-negative time (a NaN or inf timer) is refused.
 
 The bench times a planner in its own process (pytest's): the planner registry's ``get_planner``
-(the corpus subject's ``registry``) imports an external planner's module there, so the planner's code runs beside the clocks, the statistics and
-the re-judging. What it can still do there -- change these functions' default arguments or code
-objects, empty the watch list, replace a round's timer and its bracket together on the heap, read
-the judge's seed -- is outside what this module can see; README "Benchmarks" says so.
+(the corpus subject's ``registry``) imports an external planner's module there, so the planner's
+code runs beside the clocks, the statistics and the re-judging. What it can still do there --
+change these functions' default arguments or code objects, empty the watch list, replace a round's
+timer and its bracket together on the heap, read the judge's seed -- is outside what this module
+can see; README "Benchmarks" says so.
 """
 
 from __future__ import annotations
@@ -73,14 +75,15 @@ _WATCHED = (
     ("pytest_benchmark Stats.min", _pb_stats.Stats, "min"),
     *((f"{__name__}.{name}", _SELF, name)
       for name in ("perf_counter", "perf_counter_ns", "cuda_synchronize", "elapsed_time",
-                   "monotonic_ns", "synced_ns", "tampered", "watch", "loop_mismatch",
-                   "RoundClock")),
+                   "monotonic_ns", "synced_ns", "tampered", "watch", "watch_entry",
+                   "watches", "loop_mismatch", "RoundClock")),
     (f"{__name__}.RoundClock.__call__", "RoundClock", "__call__"),
     (f"{__name__}.RoundClock.rounds_s", "RoundClock", "rounds_s"),
 )
 _WATCH: list[tuple[str, object, str, object]] = []
 """(name, owner, attribute, value when bound) of every watched name: :data:`_WATCHED` at the end
-of this module's import, then what :func:`watch` adds."""
+of this module's import, then what :func:`watch` and :func:`watch_entry` add (for an entry: the
+dict, its key, the object it held)."""
 
 MATCH_REL = 1e-6
 """Relative tolerance between a round as recorded here and as pytest-benchmark stored it."""
@@ -89,7 +92,9 @@ WALL_REL, WALL_ABS_S = 0.02, 50e-6
 + 50 us (the two readings of a bracket are taken one after the other)."""
 
 
-def _value(owner, attr: str):
+def _value(owner, attr):
+    if type(owner) is dict:  # a watched entry (:func:`watch_entry`)
+        return owner.get(attr)
     return vars(owner).get(attr, getattr(owner, attr, None))
 
 
@@ -109,9 +114,23 @@ def watch(module, *names: str) -> None:
         _WATCH.append((f"{module.__name__}.{name}", holder, attr, _value(holder, attr)))
 
 
-def tampered() -> list[str]:
-    """The watched names (module docstring) whose value is no longer the one bound at import."""
-    return [name for name, owner, attr, orig in _WATCH if _value(owner, attr) is not orig]
+def watch_entry(name: str, mapping: dict, key) -> None:
+    """Watch ``mapping[key]`` (an exact dict: ``sys.modules``, a module's record) from now on,
+    reported as ``name``: :func:`tampered` names it once the key holds another object or none."""
+    if type(mapping) is not dict:
+        raise TypeError(f"{name}: watched entries are of exact dicts, not {type(mapping)}")
+    _WATCH.append((name, mapping, key, mapping.get(key)))
+
+
+def watches(owner) -> bool:
+    """Whether a name of ``owner`` (a module or a class) is on the watch list (:func:`watch`)."""
+    return any(holder is owner for _, holder, _, _ in _WATCH)
+
+
+def tampered(_read=_value) -> list[str]:
+    """The watched names (module docstring) whose value is no longer the one bound at import
+    (read by :func:`_value` as bound at import)."""
+    return [name for name, owner, attr, orig in _WATCH if _read(owner, attr) is not orig]
 
 
 def synced_ns(_sync=torch.cuda.synchronize, _ns=time.perf_counter_ns, _cuda=CUDA) -> int:

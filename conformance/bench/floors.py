@@ -21,13 +21,27 @@ Every function here is on the bench's watch list (:func:`conformance.bench.clock
 before any planner is imported): a planner that rebinds one (``floor_call`` made to time extra
 work, say, so that every floor after it is truly slower and its own ratio to the floor shrinks)
 gets every figure after it refused, its own first.
+
+The kernels of ``empty-triton``, ``chain-triton`` and ``chain-numba`` live in modules of this
+folder (:data:`KERNEL_MODULES`). A module is looked up by name in ``sys.modules``, where a planner
+imported before the bench's first import of it could have put one of its own (a slower floor,
+whose seeds are still right), so the bench binds each module once (:func:`bind_kernels`, at
+collection, before any planner is imported), refuses one that is not its own file
+(:class:`FloorModuleError`), and from then on calls the kernels of the module it bound alone
+(:func:`kernel_module`); the ``sys.modules`` entry and the binding are watched
+(:func:`conformance.bench.clocks.watch_entry`): a module replaced there later gets every figure
+after it refused, as a rebound name does.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
-from collections.abc import Callable
-from types import MappingProxyType
+from collections.abc import Callable, Iterable
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from types import MappingProxyType, ModuleType
 
 import torch
 
@@ -61,8 +75,80 @@ def floor_of(planner: str) -> str:
     return FLOOR_OF_PLANNER.get(planner, "torch-op")
 
 
-_TRITON_KERNEL = None
 _NUMBA_KERNEL = None
+KERNEL_MODULES = MappingProxyType({"empty-triton": "conformance.bench.empty_triton",
+                                   "chain-triton": "conformance.bench.chain_triton",
+                                   "chain-numba": "conformance.bench.chain_numba"})
+"""Floor -> the module of its kernels, a file of this folder named as the module's last part
+(read-only and watched)."""
+_BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+_BOUND: dict[str, ModuleType] = {}
+"""Floor -> its kernel module as :func:`kernel_module` bound it (each entry watched)."""
+_MODULE_DICT = ModuleType.__dict__["__dict__"]
+
+
+class FloorModuleError(RuntimeError):
+    """A floor's kernel module in ``sys.modules`` is not the bench's own file: a module put there
+    under its name before the bench imported it. No figure of that floor is measured."""
+
+
+def kernel_module(floor: str) -> ModuleType:
+    """The module of floor ``floor``'s kernels (:data:`KERNEL_MODULES`) as the bench bound it:
+    imported and checked on its first use (:func:`bind_kernels` makes that use come at
+    collection), the same module object on every later call whatever ``sys.modules`` holds then.
+
+    Raises:
+        KeyError: ``floor`` has no kernel module of its own.
+        FloorModuleError: the module the import gives is not the bench's own file.
+        ImportError: the module cannot be imported (its framework is missing).
+    """
+    module = _BOUND.get(floor)
+    return module if module is not None else _bind(floor)
+
+
+def bind_kernels(names: Iterable[str]) -> list[str]:
+    """Bind the kernel module of every floor of ``names`` that has one (:func:`kernel_module`), in
+    order; returns the floors bound. The bench calls it at collection for the floors of the run's
+    planners, before any planner is imported. A module that cannot be imported is left unbound
+    (its floor's test fails on its first use, as the import fails there).
+
+    Raises:
+        FloorModuleError: a module the import gives is not the bench's own file.
+    """
+    bound = []
+    for name in names:
+        if name in KERNEL_MODULES:
+            try:
+                kernel_module(name)
+            except ImportError:
+                continue
+            bound.append(name)
+    return bound
+
+
+def _bind(floor: str) -> ModuleType:
+    """:func:`kernel_module`'s first use: import, check (an exact module whose spec and
+    ``__file__`` name this folder's file of its name, and whose kernels are on the watch list,
+    which its last statement puts them on), then record and watch."""
+    name = KERNEL_MODULES[floor]
+    file = os.path.join(_BENCH_DIR, name.rpartition(".")[2] + ".py")
+    module = importlib.import_module(name)
+    names = _MODULE_DICT.__get__(module) if type(module) is ModuleType else {}
+    spec = names.get("__spec__")
+    origin = spec.origin if type(spec) is ModuleSpec else None
+    if not (type(spec) is ModuleSpec and spec.name == name and origin == file
+            and names.get("__file__") == file and clocks.watches(module)):
+        rel = Path(file).relative_to(Path(_BENCH_DIR).parent.parent).as_posix()
+        raise FloorModuleError(
+            f"floor {floor}: sys.modules[{name!r}] is not the bench's own {rel} (its spec names "
+            f"{origin!r}): a module put there before the bench imported it; no figure of this "
+            "floor is measured")
+    _BOUND[floor] = module
+    clocks.watch_entry(f"sys.modules[{name!r}]", sys.modules, name)
+    clocks.watch_entry(f"{__name__}._BOUND[{floor!r}]", _BOUND, floor)
+    return module
+
+
 CHAIN_BLOCK = 512
 """Lanes per program (Triton) or threads per block (Numba) of a chain kernel whose shape was not
 chosen (:func:`best_chain_shape`: without a GPU, and in the eager and launch modes' first call)."""
@@ -117,13 +203,9 @@ def best_chain_shape(name: str, kw: dict) -> tuple[tuple[int, int | None], dict[
 
 
 def empty_triton_kernel():
-    """The empty Triton kernel (:mod:`conformance.bench.empty_triton`), imported on first use."""
-    global _TRITON_KERNEL
-    if _TRITON_KERNEL is None:
-        from conformance.bench.empty_triton import empty_kernel
-
-        _TRITON_KERNEL = empty_kernel
-    return _TRITON_KERNEL
+    """The empty Triton kernel (:mod:`conformance.bench.empty_triton`, as
+    :func:`kernel_module` bound it)."""
+    return kernel_module("empty-triton").empty_kernel
 
 
 def empty_numba_kernel():
@@ -198,8 +280,7 @@ def chain_call(name: str, kw: dict, shape: tuple[int, int | None] | None = None
     lut = lut if lut is not None else torch.zeros(1, dtype=torch.int64, device=rpi.device)
     grid = max(1, -(-bs // block))
     if name == "chain-triton":
-        from conformance.bench.chain_triton import chain_kernel
-
+        chain_kernel = kernel_module(name).chain_kernel
         args = (rpi, prefix, extend, table, lut, out, bs,
                 table.stride(0), table.shape[0], table.shape[1], lut_len)
         fn = lambda: chain_kernel[(grid,)](*args, BLOCK=block, HAS_LUT=lut_len > 0,  # noqa: E731
@@ -215,9 +296,8 @@ def _numba_chain_call(rpi, prefix, extend, table, lut, out, bs: int, lut_len: in
                       block: int, pointers: bool) -> tuple[Call, Call]:
     """:func:`chain_call` of ``chain-numba``: the array kernel, or with ``pointers`` the
     raw-pointer one (the table C-contiguous, as spec section 4 requires)."""
+    chain_numba = kernel_module("chain-numba")
     from numba import cuda
-
-    from conformance.bench import chain_numba
 
     tensors = (rpi, prefix, extend, table.reshape(-1) if pointers else table, lut, out)
     kernel = chain_numba.chain_pointer_kernel if pointers else chain_numba.chain_kernel
@@ -240,4 +320,5 @@ clocks.watch(sys.modules[__name__], "floor_of", "floor_call", "chain_call", "bes
              "empty_triton_kernel", "empty_numba_kernel", "launch_shape_text", "shape_label",
              "_named", "_numba_chain_call", "POINTERS", "CHAIN_SHAPES", "CHAIN_BLOCK",
              "CHAIN_FLOORS", "SEEDS_NAME", "FLOOR_OF_PLANNER", "FLOOR_MODE", "CHAIN_OF_PLANNER",
-             "CHAIN_PLANNER")
+             "CHAIN_PLANNER", "KERNEL_MODULES", "kernel_module", "bind_kernels", "_bind", "_BOUND",
+             "_BENCH_DIR")

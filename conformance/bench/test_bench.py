@@ -8,9 +8,10 @@
 scenario (``reused``, ``fresh``, ``varying-bs``: how the request tensors arrive) with
 pytest-benchmark's pedantic mode; ``test_floor[floor-mode]`` times an empty floor and
 ``test_chain_floor[chain-mode-bs-workload]`` a dependent-load chain floor
-(:mod:`conformance.bench.floors`); under ``--bench-repeat N`` each id ends in ``-repeat<i>``. Each records its first call separately
-(``extra_info.first_call_us``: compile or cache load + one run, us). Between rounds (untimed)
-request contents are redrawn and outputs re-judged against the pure-Python planner's plan
+(:mod:`conformance.bench.floors`); under ``--bench-repeat N`` each id ends in ``-repeat<i>``.
+Each records its first call separately (``extra_info.first_call_us``: compile or cache load + one
+run, us). Between rounds (untimed) request contents are redrawn and outputs re-judged against the
+pure-Python planner's plan
 (:mod:`conformance.bench.rejudge`, with one call of a judged round drawn at random,
 :mod:`conformance.bench.call_tap`); the rounds are timed by the bench's own clock and checked
 against pytest-benchmark's statistics and the loop's wall clock (:mod:`conformance.bench.clocks`);
@@ -20,7 +21,9 @@ planner is resolved, before its first call, and after each timed loop. What an `
 ``launch`` or ``replay`` benchmark timed is then run once more on poisoned outputs and checked the
 same way (a wrong plan there refuses the figure too). What the harness recorded of each test
 (:mod:`conformance.bench.provenance`) is put back on its entry at session end. No figure is
-asserted against a goal: speed is read from the table.
+asserted against a goal: speed is read from the table. The floors' kernel modules are imported
+at collection, before any planner is (:func:`conformance.bench.floors.bind_kernels`): the floors
+call only those, and one replaced in ``sys.modules`` later is a watched name rebound.
 
 The planner runs in this process (pytest's), not in an isolation worker: a benchmark times the
 planner's calls in process, so resolving an external ``module:attr`` planner here
@@ -63,6 +66,15 @@ def _device_of(planner: str) -> torch.device:
     return resolve_device(availability(planner).device)
 
 
+def _bind_kernels(floor: str, planner: str) -> None:
+    """Bind floor ``floor``'s kernel module now, at collection, before any planner is imported
+    (:func:`conformance.bench.floors.bind_kernels`; a module in ``sys.modules`` that is not the
+    bench's own file stops the run there, :class:`~conformance.bench.floors.FloorModuleError`),
+    when ``planner``, whose framework it runs in, runs here (else its test is skipped)."""
+    if availability(planner).available:
+        floors.bind_kernels([floor])
+
+
 def _scenarios_for(mode: str, wanted: list[str]) -> list[str]:
     """Host modes run every wanted scenario; replay only ``reused`` (one captured set)."""
     return [s for s in wanted if mode in modes.HOST_MODES or s == "reused"]
@@ -97,6 +109,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         for floor in [f for f in floors.FLOORS if f in needed]:
             planner = _FLOOR_PLANNER.get(floor)
             device = _device_of(planner) if planner else resolve_device(default_device())
+            if planner:
+                _bind_kernels(floor, planner)
             for mode in floors.FLOOR_MODES:
                 timer = modes.timer_for(mode, device, modes.REPLAYS_PER_ROUND)
                 params.append(pytest.param(floor, mode, marks=pytest.mark.benchmark(timer=timer),
@@ -108,6 +122,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         needed = {floors.CHAIN_OF_PLANNER.get(p) for p in planners}
         for chain in [c for c in floors.CHAIN_FLOORS if c in needed]:
             device = _device_of(floors.CHAIN_PLANNER[chain])
+            _bind_kernels(chain, floors.CHAIN_PLANNER[chain])
             for mode in floors.FLOOR_MODES:
                 timer = modes.timer_for(mode, device, modes.REPLAYS_PER_ROUND)
                 for bs in sizes:
