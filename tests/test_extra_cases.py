@@ -47,6 +47,10 @@ def test_extra_cases_run_with_the_corpus_and_cases_replaces_it(tmp_path):
     assert proc.returncode == 1
     assert items[f"{OWN}[python]"].outcome == "passed"
     assert items["spec7-no-prefix[missing]"].outcome == "failed"  # not in --cases' folder
+    results = {r["id"]: r for r in json.loads((tmp_path / "results.json").read_text())["results"]}
+    # its rerun lists the cases of the run's folders (a planner 'load' does not exist)
+    assert results["spec7-no-prefix[missing]"]["rerun"].endswith(
+        f"python -m conformance --cases {own} cases"), results["spec7-no-prefix[missing]"]
 
 
 def test_an_extra_case_id_already_in_the_corpus_is_a_load_fault(tmp_path):

@@ -21,6 +21,7 @@ from conformance.robustness.mutants import (
     Score,
     Verdict,
     check_control,
+    check_loaded,
     check_run,
     judge_results,
     list_family,
@@ -193,6 +194,8 @@ def test_kill_rate_survivors_and_wrong_declarations():
     assert score.equivalent_survivors() == []
     assert score.failed()
     text = render(score)
+    assert text.splitlines()[0].split() == ["mutant", "contract", "project", "declared"]
+    assert text.splitlines()[4].split() == ["eq", "SURVIVED", "killed", "equivalent"]
     assert "kill rate --profile contract: 1/2 non-equivalent (50%)" in text
     assert "kill rate --profile project: 2/2 non-equivalent (100%)" in text
     assert "survivor: b (survives --profile contract)" in text
@@ -282,6 +285,21 @@ def test_the_command_end_to_end_on_three_mutants(tmp_path):
     assert [d["case"] for d in clamped["contract"]["differs"]] == ["hazard-prefix-past-row"]
     assert clamped["project"]["killed"] is True
     assert rows["scalars:num_valid_saturates"]["contract"]["statuses"] == {"pass": 2}
+
+
+def test_a_run_with_a_load_fault_is_not_scored():
+    """A ``--case`` id that names no case is a result in the ``load`` column: the run is refused
+    (exit 2 names it), never scored over fewer cases than asked."""
+    doc = {"complete": True, "results": [
+        {"id": "spec7-no-prefix[python]", "planner": "python", "status": "pass", "message": ""},
+        {"id": "hazard-past-row[missing]", "planner": "load", "status": "fail",
+         "message": "--case hazard-past-row: no case has this id\n"}]}
+    with pytest.raises(MutantsError) as excinfo:
+        check_loaded(doc, "contract")
+    assert str(excinfo.value) == (
+        "the contract run did not load the cases as asked (`python -m conformance cases` lists "
+        "them):\n  hazard-past-row[missing]: --case hazard-past-row: no case has this id")
+    check_loaded({"results": doc["results"][:1]}, "contract")  # no fault: nothing raised
 
 
 def test_the_command_refuses_an_unknown_mutant():

@@ -70,7 +70,15 @@ def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None,
 def load_rerun_command(folder: Path, environment: dict[str, str] | None = None) -> str:
     """The command that lists the cases (and load faults) of the case files in ``folder``, safe to
     paste into a shell (see :func:`rerun_command` for ``environment``)."""
-    argv = ["python", "-m", "conformance", "--cases", display_path(folder), "cases"]
+    return list_cases_command([folder], environment)
+
+
+def list_cases_command(folders: list[Path], environment: dict[str, str] | None = None) -> str:
+    """The command that lists the cases (and load faults) of the case files in ``folders`` (the
+    default corpus when empty): what a ``--case`` id that names no case, or a case file that does
+    not load, is rerun with."""
+    argv = ["python", "-m", "conformance",
+            *(word for folder in folders for word in ("--cases", display_path(folder))), "cases"]
     return shell_command(argv, RUN_ENVIRONMENT if environment is None else environment)
 
 

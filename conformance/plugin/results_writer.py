@@ -35,12 +35,12 @@ from conformance.plugin.junit import label_testcase
 from conformance.corpus.corpus_subject import section6 as _section6
 from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, JUDGED, RANK, VERSION
 from conformance.reporting.results_format import write_json_atomic
-from conformance.corpus.entries import PSEUDO_PLANNERS
+from conformance.corpus.entries import LOAD, PSEUDO_PLANNERS
 from conformance.plugin.outcomes import STATUS, outcome
 from conformance.plugin.one_call_items import corpus_planner_names
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.engine.rerun import (RUN_ENVIRONMENT, RUN_SETTINGS, case_dir_arg,
-                                      load_rerun_command, rerun_command)
+                                      list_cases_command, load_rerun_command, rerun_command)
 from conformance.engine.inputs import poison_seed
 from conformance.fingerprint import run_fingerprint
 from conformance.plugin.results_path import (DEFAULT_PATH, default_results_path, is_corpus_item,
@@ -196,7 +196,9 @@ class ResultsWriter:
             entry = self.results[key] = {
                 "id": report.nodeid.split("::", 1)[-1], "case": case, "planner": planner,
                 "status": None, "duration": 0.0, "message": None,
-                "rerun": meta.get("rerun") or rerun_command(case or "?", planner),
+                "rerun": meta.get("rerun") or (
+                    list_cases_command(self.config.getoption("cases", None) or [])
+                    if planner == LOAD else rerun_command(case or "?", planner)),
                 **{k: meta.get(k) for k in ("description", "file", "json_path", "entry",
                                             "source")},
                 "tags": meta.get("tags", []), "error_ids": meta.get("error_ids", []),

@@ -47,6 +47,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from conformance.corpus.entries import LOAD
 from conformance.engine.verdict import describe, rule_line
 from conformance.paths import REPO_ROOT
 from conformance.robustness.progress import Progress
@@ -183,7 +184,7 @@ def render(score: Score) -> str:
     """The readable report: the table, the kill rates, survivors, equivalents and wrong ones."""
     rows = [[key, _cell(score.verdicts["contract"][key]), _cell(score.verdicts["project"][key]),
              "equivalent" if reason else ""] for key, reason in score.reasons.items()]
-    out = [tabulate(rows, headers=["mutant", "contract", "project", ""]), ""]
+    out = [tabulate(rows, headers=["mutant", "contract", "project", "declared"]), ""]
     for profile in PROFILE_NAMES:
         killed, total = score.kill_rate(profile)
         rate = f"{100 * killed / total:.0f}%" if total else "-"
@@ -256,7 +257,20 @@ def run_profile(profile: str, planners: list[str], args, out_dir: Path, progress
     except MutantsError as exc:
         tail = log.read_text(errors="replace").splitlines()[-15:]
         raise MutantsError("\n".join([str(exc), *("  " + ln for ln in tail)])) from None
+    check_loaded(doc, profile)
     return doc
+
+
+def check_loaded(doc: dict, profile: str) -> None:
+    """Raise :class:`MutantsError` when the run has a load fault (a result in the ``load``
+    column: a ``--case`` id that names no case, a case file that does not load): a score over
+    fewer cases than asked would pass for the whole one."""
+    faults = [r for r in doc.get("results", []) if r.get("planner") == LOAD]
+    if faults:
+        said = [f"  {r['id']}: {((r.get('message') or '').strip().splitlines() or [''])[0]}"
+                for r in faults]
+        raise MutantsError("\n".join([f"the {profile} run did not load the cases as asked "
+                                       f"(`python -m conformance cases` lists them):", *said]))
 
 
 def _read(path: Path) -> dict | None:
