@@ -226,6 +226,17 @@ def test_text_and_markdown_formats(capsys):
     md = capsys.readouterr().out
     assert md.startswith("## Conformance\n\n17 results, 6 not passing; run complete")
     assert md.count("<details><summary><b>fail</b>") == 6
+    lines = md.splitlines()
+    run_line = next(line for line in lines if line.startswith("Run: `"))
+    assert re.fullmatch(r"Run: `CONFORMANCE_POISON_SEED=\d+ pytest conformance/ -p no:cacheprovider "
+                        rf"-q --planner python --planner {re.escape(PLANNER)} --results \S+/a\.json "
+                        r"--junitxml=\S+/a\.xml --cases tests/data/report-cases/common --cases "
+                        r"tests/data/report-cases/old-only`", run_line), run_line
+    # what did not pass comes before the tables a reviewer scrolls past
+    headings = [line for line in lines if line.startswith("### ")]
+    assert headings[:1] == ["### Not passing"], headings
+    assert headings.index("### Not passing") < headings.index("### Divergence profile (spec §6)") \
+        < headings.index("### Documented errors x planners")
 
 
 @pytest.mark.parametrize("content, error", [

@@ -269,17 +269,19 @@ def render_text(model: dict) -> str:
 
 
 def render_markdown(model: dict) -> str:
-    """A Markdown summary (for a pull request or a CI job summary)."""
+    """A Markdown summary (for a pull request or a CI job summary): what did not pass first, then
+    what was judged and not failed, then the tables (divergence profile, documented errors,
+    benchmarks)."""
     title = "## Conformance" + (f": {warning(model, code_span)}" if warning(model) else "")
-    out = [title, "", _head(model, code_span), "", _summary_table(model, "github"), "",
-           "### Divergence profile (spec §6)", "",
-           divergence_profile.render(model["divergence"], "github")]
-    out += ["", "### Documented errors x planners", ""]
-    none_expected = no_error_case_line(model["catalog"], code_span)
-    out += [none_expected] if none_expected else [
-        "Per planner: cases whose every step expecting the error raised it exactly / cases "
-        "judged (a crash, timeout or skip is not judged).", "",
-        error_table.render(model["catalog"], model["planners"], "github")]
+    out = [title, "", _head(model, code_span), "", f"Run: {code_span(run_command(model['doc']))}",
+           "", _summary_table(model, "github")]
+    bad = [f for f in model["failures"] if not f["judged"]]
+    if bad:
+        out += ["", "### Not passing", ""]
+        for f in bad:
+            out += [f"<details><summary><b>{f['status']}</b> <code>{html_text(f['id'])}</code>: "
+                    f"{html_text(f['summary'])}</summary>", "", fenced(f["message"] or ""), "",
+                    f"Rerun: {code_span(f['rerun'])}", "", "</details>", ""]
     judged = [r for r in model["doc"]["results"] if r["status"] in JUDGED]
     if judged:
         out += ["", "### Judged, not failed", "", tabulate(
@@ -289,16 +291,17 @@ def render_markdown(model: dict) -> str:
               code_span(rules) if (rules := verdict_view.rules(r)) else ""]
              for r in judged], headers=["status", "test", "why", "what", "rules"],
             tablefmt="github")]
+    out += ["", "### Divergence profile (spec §6)", "",
+            divergence_profile.render(model["divergence"], "github")]
+    out += ["", "### Documented errors x planners", ""]
+    none_expected = no_error_case_line(model["catalog"], code_span)
+    out += [none_expected] if none_expected else [
+        "Per planner: cases whose every step expecting the error raised it exactly / cases "
+        "judged (a crash, timeout or skip is not judged).", "",
+        error_table.render(model["catalog"], model["planners"], "github")]
     if model["bench"]:
         out += ["", "### Benchmarks", *bench_section.goal_lines(model["bench"], "github")]
-    bad = [f for f in model["failures"] if not f["judged"]]
-    if bad:
-        out += ["", "### Not passing", ""]
-        for f in bad:
-            out += [f"<details><summary><b>{f['status']}</b> <code>{html_text(f['id'])}</code>: "
-                    f"{html_text(f['summary'])}</summary>", "", fenced(f["message"] or ""), "",
-                    f"Rerun: {code_span(f['rerun'])}", "", "</details>", ""]
-    return "\n".join(out) + "\n"
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 class PublishError(OSError):
