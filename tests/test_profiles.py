@@ -295,3 +295,17 @@ def test_an_out_of_table_seed_that_proves_no_read_is_not_called_one():
     outside = {"observed": "oob", "verdict": {"situations": {row.key: "outside"}}}
     assert behaviour(other, row) == "gives another seed"
     assert behaviour(outside, row) == "reads out of bounds"
+
+
+def test_a_seed_other_than_the_clamped_one_is_not_called_a_missing_clamp():
+    """A planner that reads the wrong slot (column prefix, not prefix - 1) on a request whose
+    slot is past the LUT gives another seed there; whether it clamps is not what the value shows
+    (spec section 6's lut-clamp row; conformance/reporting/divergence_profile.py)."""
+    result = {"planner": "pkg.mod:launch", "case": "random-swa-lut-clamp-bs-4095",
+              "status": "fail", "observed": "fail", "out_of_contract": ["lut-clamp"],
+              "verdict": {"situations": {"lut-clamp": "other"}}}
+    clean = {**result, "case": "hazard-lut-clamp", "status": "pass", "observed": "pass",
+             "verdict": None}
+    row = next(r for r in divergence_profile.profile([result, clean])["rows"]
+               if r["key"] == "lut-clamp")
+    assert row["cells"] == {"pkg.mod:launch": "gives another seed x1, clamps x1"}

@@ -41,7 +41,7 @@ class Row:
 
 
 ROWS = (
-    Row("lut-clamp", "translated slot >= lut_len", "clamps", "clamps", "does not clamp"),
+    Row("lut-clamp", "translated slot >= lut_len", "clamps", "clamps", "gives another seed"),
     Row("past-row", "prefix_lens[r] - 1 >= max_seq_len", "clamps",
         "reads past the row", "reads past the row"),
     Row("row-out-of-table", "req_pool_indices[r] < 0 or >= max_reqs, active", "no read, seed -1",
