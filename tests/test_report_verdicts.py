@@ -198,3 +198,21 @@ def test_a_run_with_an_error_case_keeps_the_table():
     assert html.count('<span class="bad">not covered</span>') == 21
     assert "error catalog: 1 of 22 ids covered; uncovered: swa-lut-required, contiguous, " in (
         render_text(model))
+
+
+def test_a_case_that_is_its_whole_file_is_named_by_the_file_alone():
+    """The JSON path ``$`` (the file is the case) is left out after the file's name, as the
+    failure text's location does (conformance/corpus/loader.py ``Case.location``)."""
+    doc = copy.deepcopy(load_results(run("d").results))
+    result = next(r for r in doc["results"] if r["id"] == f"hazard-prefix-past-row[{SEED}]")
+    grouped = f"{result['file']} {result['json_path']}"
+    assert result["json_path"].startswith("$.cases[")
+    html = render_html(_model(doc=doc))
+    assert grouped in html
+    for other in doc["results"]:
+        if other["case"] == result["case"]:
+            other["json_path"] = "$"
+    html = render_html(_model(doc=doc))
+    assert not re.search(re.escape(f"{result['file']} $") + r"(?!\.)", html)
+    assert f"<code>{result['file']}</code></p>" in html  # a failure's line
+    assert f"&middot; {result['file']} &middot; spec:" in html  # the case's row
