@@ -216,3 +216,15 @@ def test_a_case_that_is_its_whole_file_is_named_by_the_file_alone():
     assert not re.search(re.escape(f"{result['file']} $") + r"(?!\.)", html)
     assert f"<code>{result['file']}</code></p>" in html  # a failure's line
     assert f"&middot; {result['file']} &middot; spec:" in html  # the case's row
+
+
+def test_a_write_where_nothing_may_be_written_is_described_as_such():
+    """A ``written`` difference's expected value is what the element held (a poison fill's raw
+    integer, or an earlier step's value): the one-line summary says so (engine/verdict.py)."""
+    from conformance.engine.verdict import describe
+
+    diff = {"what": "written", "field": "out_write_offsets", "index": 3,
+            "expected": 3447279313735446665, "got": 0}
+    assert describe(diff) == ("out_write_offsets[3]: written 0, must keep what it held before "
+                              "the call (3447279313735446665: the poison, or an earlier step's "
+                              "value)")

@@ -164,7 +164,8 @@ def describe(diff: dict) -> str:
     return {
         "value": lambda: f"{at}: got {got}, expected {expected}",
         "never-written": lambda: f"{at}: never written (expected {expected}, got {got})",
-        "written": lambda: f"{at}: must keep {expected}, written {got}",
+        "written": lambda: f"{at}: written {got}, must keep what it held before the call "
+                           f"({expected}: the poison, or an earlier step's value)",
         "outside": lambda: f"{at}: written outside the tensor",
         "input": lambda: f"input {at} modified: {expected} became {got}",
         "error": lambda: f"wrong error: got {got}",
