@@ -112,6 +112,20 @@ def test_stale_results_are_named_and_strict_exits_1(tmp_path, capsys):
     assert _report(capsys, path, "--format", "text", "--strict")[0] == 1
 
 
+def test_an_external_planner_without_a_source_digest_is_named_and_strict_exits_1(tmp_path,
+                                                                              capsys):
+    """A run that recorded no digest of an external planner (impls/source_file.py refused) cannot
+    show a change to its code: the report says so instead of staying silent."""
+    doc = load_results(run("a").results)
+    assert doc["fingerprint"]["planners"][PLANNER]["source"]["sha256"]  # a normal run has one
+    doc["fingerprint"]["planners"][PLANNER]["source"] = None
+    path = _write(tmp_path, "undigested.json", doc)
+    code, text, _ = _report(capsys, path, "--format", "text")
+    assert code == 0 and text.splitlines()[0] == (
+        f"NO SOURCE DIGEST of {PLANNER}: a change to its code since the run cannot be seen")
+    assert _report(capsys, path, "--format", "text", "--strict")[0] == 1
+
+
 def test_compare_counts_disappeared_items_as_regressions(tmp_path, capsys):
     old = load_results(run("a").results)
     new = copy.deepcopy(old)

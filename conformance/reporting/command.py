@@ -10,8 +10,10 @@ HTML goes to ``--out`` (default ``reports/report.html``, or ``reports/compare.ht
 
 Exit status: 0 when the report is written; 1 when it is written but the run is incomplete
 (interrupted, killed, stopped early: the report's first line says so), for --compare when either
-side is incomplete (and with --fail-on-regression when there is any regression), and with --strict also when the results are stale (another commit, or a
-planner's source changed since the run); 2 for unusable input or output (one-line error).
+side is incomplete (and with --fail-on-regression when there is any regression), and with
+--strict also when the results are stale (another commit, or a planner's source changed since the
+run) or an external planner has no source digest (a change to it could not be seen); 2 for
+unusable input or output (one-line error).
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def add_report_parser(sub) -> None:
                         "disappeared items), for a CI gate")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when the results are stale (another commit, or a planner's "
-                        "source changed since the run), as for an incomplete run")
+                        "source changed since the run) or an external planner has no source "
+                        "digest, as for an incomplete run")
     p.set_defaults(func=run_report)
 
 
@@ -118,7 +121,8 @@ def run_report(args: argparse.Namespace) -> int:
     warning = report.warning(model)
     if warning:  # also on stderr: Markdown and text may be going to a file
         print(f"warning: {terminal_text(warning)}", file=sys.stderr)  # the file's text: escaped
-    return 1 if model["incomplete"] or (args.strict and model["stale"]) else 0
+    return 1 if model["incomplete"] or (args.strict and (model["stale"] or model["undigested"])) \
+        else 0
 
 
 def _write_report(model: dict, args: argparse.Namespace) -> None:

@@ -51,3 +51,12 @@ def stale_reasons(doc: dict, head: str | None = None) -> list[str]:
     if changed:
         reasons.append(f"source changed since the run: {', '.join(changed)}")
     return reasons
+
+
+def undigested(doc: dict) -> list[str]:
+    """The external planners (``module:attr``) of results ``doc`` for which the run recorded no
+    source digest (``impls/source_file.py`` refused: a finder of an unknown type ahead of the
+    answer, cached bytecode of other code, an unreadable file): a change to their code since the
+    run cannot be seen, so a report says so rather than stay silent."""
+    return [name for name, planner in sorted(doc["fingerprint"]["planners"].items())
+            if ":" in name and not (planner.get("source") or {}).get("sha256")]

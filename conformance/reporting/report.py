@@ -23,7 +23,7 @@ from conformance.reporting import bench_section
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.case_file import printable
 from conformance.corpus.text import kept
-from conformance.reporting.freshness import stale_reasons
+from conformance.reporting.freshness import stale_reasons, undigested
 from conformance.reporting import divergence_profile, error_table, verdict_view
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
@@ -104,7 +104,8 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
     """The page's model: fingerprint, summary, matrix, failures, catalog, hazards, benchmarks, and
     why the results are not a whole run of this checkout (``incomplete``: a reason or None,
     from :func:`~conformance.reporting.results_format.incomplete_reason`; ``stale``: a list,
-    from :func:`~conformance.reporting.freshness.stale_reasons`, empty without ``check_stale``).
+    from :func:`~conformance.reporting.freshness.stale_reasons`, empty without ``check_stale``;
+    ``undigested``: the external planners the run recorded no source digest of).
 
     Raises:
         BenchError: ``bench`` is not a usable pytest-benchmark file.
@@ -160,7 +161,7 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
              "total": len(results), "bad": sum(r["status"] in BAD for r in results),
              "judged": sum(r["status"] in PASSING_JUDGED for r in results)}
     model.update(bench_section.section(bench), incomplete=incomplete_reason(doc),
-                 stale=stale_reasons(doc) if check_stale else [])
+                 stale=stale_reasons(doc) if check_stale else [], undigested=undigested(doc))
     return model
 
 
@@ -173,6 +174,9 @@ def warning(model: dict, quote=str) -> str | None:
         parts.append(f"INCOMPLETE RUN: {model['incomplete']}; only what finished is shown")
     if model["stale"]:
         parts.append(f"STALE RESULTS: {'; '.join(map(quote, model['stale']))}")
+    if model.get("undigested"):
+        parts.append(f"NO SOURCE DIGEST of {', '.join(map(quote, model['undigested']))}: a change "
+                     "to its code since the run cannot be seen")
     return " | ".join(parts) or None
 
 
