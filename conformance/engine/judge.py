@@ -290,9 +290,8 @@ def _judge_launcher(case: Case, seen: Observation, judging: _Judging) -> None:
         expected = step_seen.outputs_before
         if judging.first is None:
             judging.lines = [_where(k, n, r, run)]
+        differences = judging.data.count  # an error step is ok with no difference of its own
         ok = judging.error(at, k, run, step, step_seen.raised, rules)
-        if step.error is not None:
-            error_ok[k] = error_ok.get(k, True) and ok
         judging.returned(at, k, run, step_seen)
         judging.unchanged(at, k, run, step_seen)
         if step.error is None and step_seen.raised is not None:
@@ -300,6 +299,8 @@ def _judge_launcher(case: Case, seen: Observation, judging: _Judging) -> None:
         if step.error is None:
             expected = expand_golden(subject, expected, step.expect, step_seen.guard)
         judging.outputs(at, k, run, step_seen, expected, poison, seen.output_lengths, rules, ok)
+        if step.error is not None:  # raised exactly its error, and wrote or changed nothing
+            error_ok[k] = error_ok.get(k, True) and judging.data.count == differences
     judging.data.error_steps = [{"step": k, "id": case.steps[k].error["id"], "ok": ok}
                                 for k, ok in sorted(error_ok.items())]
     judging.situations(rules_per_step)

@@ -71,7 +71,8 @@ class VerdictData:
         by_rule: {rule: number of differences it decides}, over all of them.
         count: how many differences in all.
         error_steps: one ``{"step", "id", "ok"}`` per step that expects a documented error: whether
-            the planner raised exactly it in every run.
+            the planner raised exactly it in every run with no other difference on that step (it
+            wrote nothing, modified no input: spec section 4's checks come before any write).
         situations: {section-6 row key: what the planner did on the elements where that situation
             shows: ``rule`` (as the project's rule, no difference there), ``other`` (another value),
             ``never-written``, ``outside`` (an access outside a tensor seen there), ``raised``}.
