@@ -58,31 +58,45 @@ def find_source(module_name: str) -> str | None:
     """The path of the source file (``.py``) the import of ``module_name`` would load (a
     package's ``__init__.py``), or None when no finder finds it, a level is not a package, or it
     has no source file (a namespace package, an extension module); None too (no digest rather
-    than a false one) when a finder of an unknown type or state stands before the answer or the
-    import system no longer reads as at this module's import (module docstring). Nothing is
+    than a false one) when the lookup is refused (:func:`lookup` says why). Nothing is
     imported."""
+    return lookup(module_name)[0]
+
+
+REFUSED_FINDER = "a finder of an unknown type or state stands before the answer"
+REFUSED_IMPORT_SYSTEM = "the import system was rebound since the harness started"
+REFUSED_LOADER = "its finder names a loader of its own, not the standard one reading the file"
+REFUSED_BYTECODE = "the import would run cached bytecode that is not the file's code"
+
+
+def lookup(module_name: str) -> tuple[str | None, str | None]:
+    """``(path, None)``: the source file the import of ``module_name`` would load
+    (:func:`find_source`); ``(None, None)``: there is none (not found, not a package, no source
+    file, unreadable); ``(None, why)``: the lookup is refused, ``why`` one of the ``REFUSED_*``
+    reasons (module docstring): a file may be there, but which one the import runs cannot be
+    told. Nothing is imported."""
     try:
         if not intact():
-            return None
+            return None, REFUSED_IMPORT_SYSTEM
         spec = _find(module_name)
     except Refused:
-        return None
+        return None, REFUSED_FINDER
     if spec is None:
-        return None
+        return None, None
     origin = spec.origin if spec.has_location else None
     if type(origin) is not str or not origin.endswith(_SOURCE_SUFFIXES):
-        return None
+        return None, None
     loader = spec.loader
     if type(loader) is not _SourceFileLoader or type(loader.path) is not str \
             or loader.path != origin:
-        return None  # a loader of the finder's own: what it runs is its choice, not the file
+        return None, REFUSED_LOADER  # what a loader of the finder's own runs is its choice
     try:
         with _open(origin, "rb") as handle:
             if not runs_its_source(origin, handle.read()):
-                return None
+                return None, REFUSED_BYTECODE
     except OSError:
-        return None
-    return origin
+        return None, None
+    return origin, None
 
 
 def _find(module_name: str):

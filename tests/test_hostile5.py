@@ -332,21 +332,18 @@ def replaced_beside_bytecode(tmp_path, monkeypatch):
     return name, recorded
 
 
-@pytest.mark.xfail(strict=True, reason="hole: freshness.stale_reasons treats a source the report "
-                   "cannot find as 'gone' (no difference), and find_source answers None alike for "
-                   "a module that is gone and for one it refuses: a planner file changed after the "
-                   "run, with any __pycache__ entry the import would run beside it (stamped with "
-                   "its mtime and size), is not named stale, and --strict exits 0. Fix: "
-                   "find_source should tell 'not found' from 'refused' (a reason), and a refused "
-                   "lookup of a "
-                   "recorded module should read 'source cannot be verified' in the first line and "
-                   "fail --strict")
 def test_a_source_replaced_beside_planted_bytecode_is_named_stale(replaced_beside_bytecode,
                                                                   tmp_path, capsys):
+    """A planner file changed after the run beside bytecode the import would run instead: the
+    lookup is refused now, which the report names (impls/source_file.lookup) rather than read
+    as a file that is gone, and --strict exits 1."""
     name, recorded = replaced_beside_bytecode
     planner = f"{name}:launch"
     code, text = _report(capsys, _results_doc(planner, recorded), tmp_path)
     assert code == 1 and text.startswith("STALE RESULTS") and planner in text.splitlines()[0]
+    assert text.splitlines()[0].endswith(
+        f"source cannot be verified now: {planner} (the import would run cached bytecode that "
+        "is not the file's code)"), text.splitlines()[0]
 
 
 @pytest.fixture(scope="module")

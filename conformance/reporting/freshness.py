@@ -2,7 +2,9 @@
 
 A results file is *stale* when the run's commit differs from the checkout's HEAD, or when a
 planner's source file (recorded with its SHA-256 in the fingerprint) now reads differently: the
-page shows results of other code. The report names a stale file in its first line; with
+page shows results of other code; and when the lookup of a recorded planner's file is refused now
+(:func:`impls.source_file.lookup`: which file the import would run cannot be told), so that a
+change cannot be ruled out. The report names a stale file in its first line; with
 ``--strict`` it also exits non-zero.
 """
 
@@ -12,7 +14,7 @@ import hashlib
 from pathlib import Path
 
 from conformance.fingerprint import head_commit
-from impls.source_file import find_source
+from impls.source_file import find_source, lookup
 
 
 def _sha256(path: Path) -> str | None:
@@ -41,15 +43,21 @@ def stale_reasons(doc: dict, head: str | None = None) -> list[str]:
     reasons = []
     if fp["commit"] and head and fp["commit"] != head:
         reasons.append(f"run at commit {fp['commit'][:12]}, checkout at {head[:12]}")
-    changed = []
+    changed, unverifiable = [], []
     for name, planner in sorted(fp["planners"].items()):
         source = planner.get("source") or {}
-        current = current_file(source["module"]) if source.get("module") else None
-        now = _sha256(current) if current is not None else None
+        if not source.get("module"):
+            continue
+        current, refused = lookup(source["module"])
+        if refused is not None:
+            unverifiable.append(f"{name} ({refused})")
+        now = _sha256(Path(current)) if current is not None else None
         if now is not None and now != source.get("sha256"):
             changed.append(name)
     if changed:
         reasons.append(f"source changed since the run: {', '.join(changed)}")
+    if unverifiable:
+        reasons.append(f"source cannot be verified now: {', '.join(unverifiable)}")
     return reasons
 
 
