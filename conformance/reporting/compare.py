@@ -125,6 +125,7 @@ def compare(old: Path, new: Path) -> dict:
     if old_bench is not None and new_bench is not None:
         model.update(compare_bench.model(old_bench, new_bench))
     model["changed_code"] = changed_code(model["old_fp"], model["new_fp"])
+    model["undigested"] = undigested_code(model["old_fp"], model["new_fp"])
     return model
 
 
@@ -168,6 +169,15 @@ def changed_code(old_fp: dict | None, new_fp: dict | None) -> list[str]:
     return out
 
 
+def undigested_code(old_fp: dict | None, new_fp: dict | None) -> list[str]:
+    """External planners (``module:attr``) of either run with no source digest on one side or
+    both: whether their code changed between the runs cannot be seen."""
+    old_p, new_p = (old_fp or {}).get("planners", {}), (new_fp or {}).get("planners", {})
+    return [name for name in sorted(set(old_p) | set(new_p)) if ":" in name and not all(
+        ((side.get(name) or {}).get("source") or {}).get("sha256")
+        for side in (old_p, new_p) if name in side)]
+
+
 SECTIONS = (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing"),
             ("other_changes", "Other status changes"), ("appeared", "Appeared"),
             ("disappeared", "Disappeared"))
@@ -206,6 +216,9 @@ def headline(model: dict, quote=str) -> str:
         parts.append(bench_line(model))
     if model.get("changed_code"):
         parts.append(f"planner code changed: {', '.join(map(quote, model['changed_code']))}")
+    if model.get("undigested"):
+        parts.append(f"no source digest of {', '.join(map(quote, model['undigested']))}: "
+                     "whether its code changed cannot be seen")
     return "; ".join(p for p in (lead, ", ".join(parts)) if p)
 
 
