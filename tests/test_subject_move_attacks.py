@@ -181,7 +181,7 @@ def test_the_sandboxed_probe_command_ends_with_the_subject_s_probe_module():
         command = list(corpus_subject.registry.PROBE_COMMAND)
     finally:
         corpus_subject.registry.PROBE_COMMAND[:] = before
-    assert command == [sys.executable, "-m", "conformance.robustness.probe_sandbox",
+    assert command == [sys.executable, "-P", "-m", "conformance.robustness.probe_sandbox",
                        "impls.offsets_planner.probe"]
 
 

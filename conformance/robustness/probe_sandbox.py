@@ -45,13 +45,13 @@ def use_for_probes(option: str = "auto", cuda: bool | None = None) -> bool:
         cuda = torch.cuda.is_available()
     if sandbox_mode(option, cuda)[0] == "none":
         return False
-    registry.PROBE_COMMAND[:] = [sys.executable, "-m", __name__, PROBE_MODULE]
+    registry.PROBE_COMMAND[:] = [sys.executable, "-P", "-m", __name__, PROBE_MODULE]
     return True
 
 
 def _exec_probe(module: str, name: str) -> None:
     sandbox.drop_capabilities()
-    os.execv(sys.executable, [sys.executable, "-m", module, name])
+    os.execv(sys.executable, [sys.executable, "-P", "-m", module, name])
 
 
 def _exit_as(status: int) -> None:

@@ -1,6 +1,8 @@
 """The isolation worker's process: started with ``subprocess`` (never ``fork``: CUDA cannot be
 used in a forked child once initialised) in a session of its own, behind a shepherd process that
-is all the planner can see of its parents; its handshake, its log (an unlinked temporary file the
+is all the planner can see of its parents, with ``-P`` (its sys.path the harness's, passed as
+PYTHONPATH, without its working directory first: the planner module it imports is the file the
+harness digests); its handshake, its log (an unlinked temporary file the
 child and a sanitizer around it write to), its death, and what the planner did to its parent.
 Calls and the case protocol are :mod:`conformance.robustness.isolation`'s.
 """
@@ -69,7 +71,7 @@ class WorkerProcess:
         fcntl.fcntl(self.log, fcntl.F_SETFL, fcntl.fcntl(self.log, fcntl.F_GETFL) | os.O_APPEND)
         read_end, write_end = os.pipe()
         ours, theirs = socket_pair()
-        cmd = [*self.prefix, sys.executable, "-m", "conformance.robustness.isolation_worker",
+        cmd = [*self.prefix, sys.executable, "-P", "-m", "conformance.robustness.isolation_worker",
                "--reply-fd", str(write_end), "--sock-fd", str(theirs.fileno()),
                "--sandbox", self.sandbox]
         try:

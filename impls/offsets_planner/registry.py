@@ -280,16 +280,18 @@ def _probe_external(name: str, timeout: float | None) -> tuple[Availability, dic
     return _PROBED[name]
 
 
-PROBE_COMMAND: list[str] = [sys.executable, "-m", "impls.offsets_planner.probe"]
+PROBE_COMMAND: list[str] = [sys.executable, "-P", "-m", "impls.offsets_planner.probe"]
 """The command that probes an external planner (its name appended): :mod:`impls.offsets_planner.probe` in a child.
 A harness may put a launcher of its own in front of it that runs the same probe in a sandbox (the
 pytest plugin does: ``conformance.robustness.probe_sandbox``); it must print what the probe prints
-and exit as it exits."""
+and exit as it exits. ``-P``: the child's sys.path is the harness's (its PYTHONPATH), without its
+working directory put first, so the module it imports is the file the harness digests
+(:mod:`impls.source_file` searches the harness's sys.path)."""
 
 
 def _start_probe(name: str) -> subprocess.Popen:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] +
+    env["PYTHONPATH"] = os.pathsep.join([p or os.getcwd() for p in sys.path] +
                                         [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return subprocess.Popen([*PROBE_COMMAND, name], stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
