@@ -92,20 +92,26 @@ def reference_run(tmp_path_factory):
     return doc, output
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the bench re-judges a planner's outputs against "
-                   "impls/offsets_planner/python_planner.plan_values, whose name rejudge.py "
-                   "watches, but plan_values calls seed_positions / request_offsets / place_seeds "
-                   "/ finish through python_planner's module globals, which no check covers; a "
-                   "planner resolved in the bench's process rebinds seed_positions (two lines) and "
-                   "the reference plans its wrong outputs (no seed read: the dependent table and "
-                   "LUT loads skipped), so every judged call agrees and the figure is published "
-                   "(x python 0.3 here). Fix: judge against a reference the planner cannot reach "
-                   "(a snapshot of python_planner's namespace checked like known_finders.intact, "
-                   "its helpers captured as default arguments, or the plans computed in a child "
-                   "process), or put every python_planner global on the watch list")
+def _tampered_names(reason: str | None, when: str) -> list[str]:
+    """The names a ``timer tampered: NAMES replaced WHEN`` refusal lists, in order."""
+    head, tail = "timer tampered: ", f" replaced {when}"
+    assert reason and reason.startswith(head) and reason.endswith(tail), reason
+    return reason[len(head):-len(tail)].split(", ")
+
+
 def test_a_planner_that_patches_the_reference_planners_helpers_is_refused(reference_run):
-    doc, _ = reference_run
-    assert refused(_plan(doc, f"{BENCH}:agrees_with_patched_reference"))
+    """Caught: every global of impls/offsets_planner/python_planner.py (the helpers
+    ``plan_values`` calls through them) is a watched name (rejudge.py,
+    ``clocks.watch_globals``), so rebinding ``seed_positions`` refuses the planner's figure when
+    it is resolved, as rebinding ``plan_values`` itself does, and every figure after it."""
+    doc, output = reference_run
+    reason = "timer tampered: impls.offsets_planner.python_planner.seed_positions replaced"
+    entry = _plan(doc, f"{BENCH}:agrees_with_patched_reference")
+    assert refused(entry) == f"{reason} when the planner was resolved"
+    assert entry["stats"]["median"] is None
+    assert all(refused(b) and refused(b).startswith(reason) for b in doc["benchmarks"])
+    assert refused(_plan(doc, "python")) == f"{reason} when the planner was resolved"
+    assert f"refused figure: {reason}" in output
 
 
 @pytest.fixture(scope="module")
@@ -132,70 +138,71 @@ def test_a_planner_that_rebinds_the_reference_itself_is_refused(rebinding_run):
 @pytest.fixture(scope="module")
 def floors_run(tmp_path_factory):
     """One bench run of the three floor attacks beside ``triton`` and ``numba-cuda`` (each slows
-    another floor: chain-triton, empty-numba, torch-op). Checked here: the bench timed every
-    slowed floor (the planted calls logged themselves), and each floor's figure holds the sleep."""
-    from tests.planted.hostile5_bench import EXTRA_S
-
+    another floor: chain-triton, empty-numba, torch-op), the three resolved in that order before
+    any floor is timed. Checked here: the bench timed the chain-triton and empty-numba floors
+    with the attacks in place (the planted calls logged themselves), and the torch-op floor with
+    the real ``add_`` it captured at import (no planted call logged: the rebinding never
+    reached it); every floor ran in eager mode."""
     folder = tmp_path_factory.mktemp("floors")
     log = folder / "slowed.log"
     doc, output = _bench(folder, [f"{BENCH}:hooks_chain_triton", f"{BENCH}:fakes_empty_numba",
                                   f"{BENCH}:slows_torch_op", "triton", "numba-cuda"], log)
     slowed = set(log.read_text().splitlines())
-    assert slowed == {"chain-triton floor slowed", "empty-numba floor slowed",
-                      "torch-op floor slowed"}, output[-3000:]
+    assert slowed == {"chain-triton floor slowed", "empty-numba floor slowed"}, output[-3000:]
     floors = {}
     for b in doc["benchmarks"]:
         extra = b["extra_info"]
         if extra.get("floor") and b["params"].get("mode") == "eager":
             floors[extra["floor"]] = b
-    for name in ("chain-triton", "empty-numba", "torch-op"):
-        median = floors[name]["stats"]["median"]
-        assert median is not None and median >= EXTRA_S, (name, median)
+    assert set(floors) == {"empty-triton", "empty-numba", "torch-op", "chain-triton",
+                           "chain-numba"}, sorted(floors)
     return doc, floors
 
 
+_HOOKED = "conformance.bench.chain_triton.chain_kernel.pre_run_hooks"
+_FAKED = "conformance.bench.empty_numba.empty_kernel"
+_ADD = "torch.Tensor.add_"
+_RESOLVED, _AFTER = "when the planner was resolved", "after the bench bound it"
+
+
 @pytest.mark.slow  # one CPU bench run with triton and numba-cuda: about 10 s on 2 cores
-@pytest.mark.xfail(strict=True, reason="hole: the torch-op floor (the floor of python and of "
-                   "every external planner) is x.add_(1) looked up through torch.Tensor at call "
-                   "time; torch.Tensor.add_ is not on the watch list, so a planner that rebinds it "
-                   "at import (sleeping on that one call shape) makes its own floor 2500x slower "
-                   "and its own 'x floor' ratio 0.01, every figure published. Fix: capture "
-                   "torch.Tensor.add_ at the floors' import and call it as a default argument (as "
-                   "call_tap does with fill_), watch the torch callables a floor uses, or time the "
-                   "floors before any planner is imported (or in a child that never imports one)")
 def test_the_torch_op_floor_slowed_through_tensor_add_is_refused(floors_run):
+    """Caught: the torch-op floor calls ``torch.Tensor.add_`` as captured at the floors' import
+    (the rebinding does not slow it: fixture), and ``torch.Tensor.add_`` is a watched name: the
+    planner that rebinds it is refused when it is resolved, and the floor timed after it."""
     doc, floors = floors_run
     assert refused(floors["torch-op"]) and refused(_plan(doc, f"{BENCH}:slows_torch_op"))
+    assert _ADD in _tampered_names(refused(_plan(doc, f"{BENCH}:slows_torch_op")), _RESOLVED)
+    assert _ADD in _tampered_names(refused(floors["torch-op"]), _AFTER)
+    assert floors["torch-op"]["stats"]["median"] is None
 
 
 @pytest.mark.slow  # shares floors_run
-@pytest.mark.xfail(strict=True, reason="hole: the bench binds and watches the chain floor's "
-                   "module and its chain_kernel name (floors.kernel_module, clocks.watch), not the "
-                   "kernel object's state: a planner adds a pre-run hook (Triton's public "
-                   "JITFunction/InterpretedFunction.add_pre_run_hook, one line; an instance 'run' "
-                   "attribute works the same) to the genuine bound kernel, every chain-triton "
-                   "launch sleeps, the floor's seeds stay right, and every triton ratio to the "
-                   "chain floor shrinks (triton's x chain 0.95 here, 3.3 honest, under the "
-                   "interpreter), every figure published. Fix: snapshot each bound kernel's "
-                   "instance state (pre_run_hooks empty, no instance "
-                   "attribute shadowing run / __getitem__ / fn) and refuse a change, or time the "
-                   "floors before any planner is imported")
 def test_a_pre_run_hook_on_the_bound_chain_kernel_is_refused(floors_run):
+    """Caught: each floor kernel's own state (its instance attributes, the items of its hook
+    lists, the class attributes it resolves) is snapshot when its module is imported at
+    collection (``clocks.watch_state``): the hook added to the genuine bound kernel is named the
+    moment the planner is resolved (it is resolved first: the only change then), and every
+    figure after it is refused, the chain floor and ``triton`` among them."""
     doc, floors = floors_run
     assert refused(floors["chain-triton"]) and refused(_plan(doc, "triton"))
+    assert _tampered_names(refused(_plan(doc, f"{BENCH}:hooks_chain_triton")),
+                           _RESOLVED) == [_HOOKED]
+    assert _HOOKED in _tampered_names(refused(floors["chain-triton"]), _AFTER)
 
 
 @pytest.mark.slow  # shares floors_run
-@pytest.mark.xfail(strict=True, reason="hole: floors._NUMBA_KERNEL (the empty Numba kernel, "
-                   "compiled lazily on the floor's first use, after the planners are resolved) is "
-                   "not on the watch list: a planner resolved first sets it to a kernel of its own "
-                   "that sleeps, and the empty-numba floor (numba-cuda's 'x floor') is as slow as "
-                   "it likes, every figure published. Fix: make the kernel at collection beside "
-                   "bind_kernels (a module of its own, empty_numba.py, bound and watched like "
-                   "empty_triton.py) and watch the binding")
 def test_the_empty_numba_floor_set_before_its_first_use_is_refused(floors_run):
+    """Caught: the empty Numba kernel lives in conformance/bench/empty_numba.py, imported, bound
+    and watched at collection like the other floor kernels: the kernel set in its place before
+    the floor's first use (launched by the floor: fixture) is a watched name rebound, refused
+    when the planner is resolved, and every figure after it, the floor and ``numba-cuda``
+    among them."""
     doc, floors = floors_run
     assert refused(floors["empty-numba"]) and refused(_plan(doc, "numba-cuda"))
+    assert _tampered_names(refused(_plan(doc, f"{BENCH}:fakes_empty_numba")),
+                           _RESOLVED) == [_FAKED, _HOOKED]
+    assert _FAKED in _tampered_names(refused(floors["empty-numba"]), _AFTER)
 
 
 # === 3. source digests and the report's freshness check =========================================
@@ -344,8 +351,8 @@ def test_a_source_replaced_beside_planted_bytecode_is_named_stale(replaced_besid
 def shadowed_run(tmp_path_factory):
     """A real corpus run, with the ``pytest`` console script (so the working directory is not on
     the harness's sys.path) from folder A, with folder B on PYTHONPATH; both hold a module of the
-    planner's name: A's plans right, B's is the off-by-one scan. Checked here: the case passes
-    (A's file ran in the worker) and the results file's digest is B's file."""
+    planner's name: A's plans right, B's is the off-by-one scan. Returns the results document,
+    the module name and the two files' SHA-256 (A's, B's)."""
     base = tmp_path_factory.mktemp("shadow")
     here, there = base / "A", base / "B"
     here.mkdir()
@@ -364,26 +371,20 @@ def shadowed_run(tmp_path_factory):
          "--results", str(results)],
         cwd=here, env=env, capture_output=True, text=True, timeout=300)
     doc = json.loads(results.read_text())
-    assert [(r["case"], r["status"]) for r in doc["results"]] == [
-        ("spec7-prefill-and-decodes", "pass")], proc.stdout[-3000:]
-    assert proc.returncode == 0
+    assert doc["complete"], proc.stdout[-3000:]
     return doc, name, _sha(GOOD), _sha(WRONG)
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the probe and the isolation workers start as "
-                   "'python -m ...', which puts their working directory first on sys.path, while "
-                   "the digest is found on the harness's own sys.path (find_source), where the "
-                   "working directory is absent under the pytest console script (or behind entries "
-                   "pytest puts first: a 'pythonpath' ini, --rootdir, a conftest's folder): a "
-                   "module of the planner's name in the working directory is what every case runs, "
-                   "and the results file records the digest of another file on the path (here the "
-                   "off-by-one scan) beside a green run. Fix: start the children with -P "
-                   "(Python 3.11 safe_path) or from a neutral cwd with the harness's exact "
-                   "sys.path, or digest with the children's sys.path (cwd first)")
 def test_the_digest_names_the_file_the_workers_ran(shadowed_run):
-    doc, name, ran, other = shadowed_run
+    """The probe and the isolation workers start with ``-P``: their sys.path is the harness's
+    (PYTHONPATH) without their working directory first, so a module of the planner's name in the
+    working directory is not what the cases run: B's off-by-one scan runs, fails, and is the
+    file the results digest (before, A's right file ran green beside B's digest)."""
+    doc, name, right, wrong = shadowed_run
+    assert [(r["case"], r["status"]) for r in doc["results"]] == [
+        ("spec7-prefill-and-decodes", "fail")]
     source = doc["fingerprint"]["planners"][f"{name}:launch"]["source"]
-    assert source is None or source["sha256"] == ran != other
+    assert source["sha256"] == wrong != right
 
 
 # === 4. the judge's error steps in the results and the report ===================================

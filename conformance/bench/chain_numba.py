@@ -23,7 +23,7 @@ planner does.
 import sys
 
 from conformance.bench import clocks
-from conformance.bench.kernel_modes import numba_simulated
+from conformance.bench.kernel_modes import NUMBA_REBOUND, numba_simulated, watch_kernels
 
 SIMULATED = numba_simulated()  # first: chooses the simulator without CUDA, as the Numba planner does
 
@@ -73,7 +73,9 @@ def chain_pointers(rpi, prefix, extend, table, lut, out, bs, lut_len, rows, cols
 chain_kernel = cuda.jit(chain) if SIMULATED else cuda.jit(SIGNATURE)(chain)
 chain_pointer_kernel = (cuda.jit(chain_pointers) if SIMULATED
                         else cuda.jit(POINTER_SIGNATURE)(chain_pointers))
-clocks.watch(sys.modules[__name__], "chain_kernel", "chain_pointer_kernel", "chain",
-             "chain_pointers", "SIGNATURE", "POINTER_SIGNATURE")
+clocks.watch(sys.modules[__name__], "chain", "chain_pointers", "SIGNATURE", "POINTER_SIGNATURE")
+watch_kernels(sys.modules[__name__], NUMBA_REBOUND, "chain_kernel", "chain_pointer_kernel")
 """Rebinding a kernel here (a slower one, so that every Numba figure's floor is higher and its
-ratio lower) gets every bench figure after it refused (:func:`conformance.bench.clocks.watch`)."""
+ratio lower), or slowing one through its state (an instance ``call``), gets every bench figure
+after it refused (:func:`conformance.bench.clocks.watch`,
+:func:`conformance.bench.kernel_modes.watch_kernels`)."""

@@ -8,8 +8,7 @@ them, with no scan. A module of its own for the reason given in
 
 import sys
 
-from conformance.bench import clocks
-from conformance.bench.kernel_modes import prepare_triton
+from conformance.bench.kernel_modes import TRITON_REBOUND, prepare_triton, watch_kernels
 
 prepare_triton()  # first: chooses the interpreter without CUDA, as the Triton planner does
 
@@ -35,4 +34,5 @@ def chain_kernel(rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr, out_ptr, b
     tl.store(out_ptr + lane, tl.where(has, slot, -1), mask=live)
 
 
-clocks.watch(sys.modules[__name__], "chain_kernel")  # a rebound kernel: every figure after it refused
+# a rebound kernel, or one slowed through its state (a pre-run hook): every figure after it refused
+watch_kernels(sys.modules[__name__], TRITON_REBOUND, "chain_kernel")

@@ -8,9 +8,13 @@ longer reads, and is seen rebinding them.
 
 * :func:`tampered`: which watched names (the clocks, the CUDA event methods, pytest-benchmark's
   runner and statistics, this module's own checks, every name another bench module registers
-  with :func:`watch`, and every dict entry registered with :func:`watch_entry`: the floors'
-  kernel modules in ``sys.modules``) no longer hold what they held when bound. The bench checks
-  it after it resolves a planner (before the planner's first call) and after every timed loop.
+  with :func:`watch`, every global of a module registered with :func:`watch_globals` -- the
+  judge's and the reference planner's, with the builtins their code reads -- and every dict
+  entry registered with :func:`watch_entry`: the floors' kernel modules in ``sys.modules``) no
+  longer hold what they held when bound, and which watched objects' own state changed
+  (:func:`watch_state`: the floors' kernel objects, their hook lists and instance attributes).
+  The bench checks it after it resolves a planner (before the planner's first call) and after
+  every timed loop.
 * The real clock functions are also captured where no rebinding of a name reaches them: as default
   arguments of :func:`synced_ns` and :meth:`RoundClock.__call__`, bound when this module is
   imported (before any planner is). A planner that rebinds a clock and puts it back before the
@@ -33,10 +37,12 @@ can see; README "Benchmarks" says so.
 
 from __future__ import annotations
 
+import builtins
 import os
 import random
 import sys
 import time
+import types
 from collections.abc import Callable
 from math import isfinite
 
@@ -76,9 +82,11 @@ _WATCHED = (
     *((f"{__name__}.{name}", _SELF, name)
       for name in ("perf_counter", "perf_counter_ns", "cuda_synchronize", "elapsed_time",
                    "monotonic_ns", "synced_ns", "tampered", "watch", "watch_entry",
-                   "watches", "loop_mismatch", "RoundClock")),
+                   "watch_globals", "watch_state", "watches", "loop_mismatch", "RoundClock",
+                   "ObjectState", "_value", "_resolve", "_code_reads")),
     (f"{__name__}.RoundClock.__call__", "RoundClock", "__call__"),
     (f"{__name__}.RoundClock.rounds_s", "RoundClock", "rounds_s"),
+    (f"{__name__}.ObjectState.changed", "ObjectState", "changed"),
 )
 _WATCH: list[tuple[str, object, str, object]] = []
 """(name, owner, attribute, value when bound) of every watched name: :data:`_WATCHED` at the end
@@ -122,6 +130,111 @@ def watch_entry(name: str, mapping: dict, key) -> None:
     _WATCH.append((name, mapping, key, mapping.get(key)))
 
 
+def _code_reads(module) -> set[str]:
+    """Every name the code of ``module``'s own functions and classes (methods, nested functions
+    and comprehensions included) reads by name or attribute (``co_names``)."""
+    codes, reads = [], set()
+    for value in list(vars(module).values()):
+        if getattr(value, "__module__", None) != module.__name__:
+            continue
+        members = list(vars(value).values()) if isinstance(value, type) else [value]
+        for member in members:
+            member = getattr(member, "__func__", getattr(member, "fget", member))
+            code = getattr(member, "__code__", None)
+            if type(code) is types.CodeType:
+                codes.append(code)
+    while codes:
+        code = codes.pop()
+        reads.update(code.co_names)
+        codes.extend(c for c in code.co_consts if type(c) is types.CodeType)
+    return reads
+
+
+def watch_globals(module, *also: str) -> None:
+    """Watch every global name of ``module`` (dunder names aside) and ``also`` (dotted names:
+    class attributes, as :func:`watch` takes them), and every builtin its functions read by name:
+    in ``module`` (a global of that name added later would shadow the builtin) and in
+    :mod:`builtins`. For a module whose functions reach one another through its globals (the
+    reference planner the judge calls, the judge itself): a helper rebound there changes what they
+    compute. Names already watched in ``module`` are not added twice."""
+    names = vars(module)
+    reads = _code_reads(module)
+    shadowing = sorted(n for n in reads if n not in names and n in vars(builtins))
+    known = {attr for _, holder, attr, _ in _WATCH if holder is module}
+    watch(module, *(n for n in [*names, *shadowing, *also] if n not in known
+                    and not (n.startswith("__") and n.endswith("__"))))
+    known = {attr for _, holder, attr, _ in _WATCH if holder is builtins}
+    watch(builtins, *(n for n in shadowing if n not in known))
+
+
+_MISSING = object()
+
+
+def _resolve(class_dicts: tuple, name: str):
+    """``name`` as the first of ``class_dicts`` (a class's ``__mro__`` dicts) holding it has it."""
+    for names in class_dicts:
+        if name in names:
+            return names[name]
+    return _MISSING
+
+
+class ObjectState:
+    """What an object the bench calls (a floor's kernel) holds in itself, as when this was made.
+
+    Checked by :meth:`changed`: the object's class and method resolution order; the identity of
+    every instance attribute it had then (``rebound`` aside: names its framework rebinds itself
+    when it first compiles or launches); the items of each of those that is a list (a kernel's
+    pre-run hook list); no instance attribute made since that shadows a class attribute (an
+    instance ``run``); and every class attribute it resolves (any class of its MRO rebinding one).
+    Dicts are not read item by item: a kernel's caches fill as it compiles. A new instance
+    attribute that no class attribute is named as is not checked either (a framework makes
+    some on the first compile).
+    """
+
+    def __init__(self, name: str, obj, rebound=()) -> None:
+        self.name, self.obj, self.rebound = name, obj, frozenset(rebound)
+        self.cls = type(obj)
+        self.mro = self.cls.__mro__
+        self.class_dicts = tuple(vars(k) for k in self.mro)  # live views of each class's dict
+        self.class_names = tuple(sorted({n for d in self.class_dicts for n in d}
+                                        | {"__getattr__"}))
+        self.class_values = tuple(_resolve(self.class_dicts, n) for n in self.class_names)
+        self.shadowable = frozenset(self.class_names)
+        self.attrs = {n: v for n, v in vars(obj).items() if n not in self.rebound}
+        self.lists = {n: tuple(v) for n, v in self.attrs.items() if type(v) is list}
+
+    def changed(self, _type=type, _vars=vars, _len=len, _zip=zip) -> list[str]:
+        """What differs from when this was made: ``__class__``, an instance attribute's name, or
+        ``__class__.NAME`` for a class attribute (empty: nothing)."""
+        obj = self.obj
+        mro = self.cls.__mro__
+        if _type(obj) is not self.cls or _len(mro) != _len(self.mro) or any(
+                a is not b for a, b in _zip(mro, self.mro)):
+            return ["__class__"]
+        now = _vars(obj)
+        out = [n for n, v in self.attrs.items() if now.get(n, _MISSING) is not v]
+        out += [n for n, items in self.lists.items() if n not in out and (
+            _len(now[n]) != _len(items) or any(a is not b for a, b in _zip(now[n], items)))]
+        out += [n for n in now if n in self.shadowable and n not in self.attrs
+                and n not in self.rebound]
+        out += [f"__class__.{n}" for n, v in _zip(self.class_names, self.class_values)
+                if _resolve(self.class_dicts, n) is not v]
+        return out
+
+
+_STATES: list[ObjectState] = []
+"""Every object whose state is watched (:func:`watch_state`)."""
+
+
+def watch_state(name: str, obj, rebound=()) -> None:
+    """Watch ``obj``'s own state from now on (:class:`ObjectState`), reported as ``name``:
+    :func:`tampered` names ``NAME.PART`` for each part changed later (``NAME.pre_run_hooks``,
+    ``NAME.run``). The floors' kernel modules call it at their import for each kernel object
+    (before any planner is imported): a kernel slowed through its state (a pre-run hook, an
+    instance ``run``) while its name still holds it."""
+    _STATES.append(ObjectState(name, obj, rebound))
+
+
 def watches(owner) -> bool:
     """Whether a name of ``owner`` (a module or a class) is on the watch list (:func:`watch`)."""
     return any(holder is owner for _, holder, _, _ in _WATCH)
@@ -129,8 +242,10 @@ def watches(owner) -> bool:
 
 def tampered(_read=_value) -> list[str]:
     """The watched names (module docstring) whose value is no longer the one bound at import
-    (read by :func:`_value` as bound at import)."""
-    return [name for name, owner, attr, orig in _WATCH if _read(owner, attr) is not orig]
+    (read by :func:`_value` as bound at import), then the parts of watched objects' state that
+    changed (:func:`watch_state`)."""
+    return [*(name for name, owner, attr, orig in _WATCH if _read(owner, attr) is not orig),
+            *(f"{state.name}.{part}" for state in _STATES for part in state.changed())]
 
 
 def synced_ns(_sync=torch.cuda.synchronize, _ns=time.perf_counter_ns, _cuda=CUDA) -> int:

@@ -9,8 +9,7 @@ sets it).
 
 import sys
 
-from conformance.bench import clocks
-from conformance.bench.kernel_modes import prepare_triton
+from conformance.bench.kernel_modes import TRITON_REBOUND, prepare_triton, watch_kernels
 
 prepare_triton()  # first: chooses the interpreter without CUDA, as the Triton planner does
 
@@ -24,4 +23,5 @@ def empty_kernel(x_ptr, BLOCK: tl.constexpr):
     pass
 
 
-clocks.watch(sys.modules[__name__], "empty_kernel")  # a rebound kernel: every figure after it refused
+# a rebound kernel, or one slowed through its state (a pre-run hook): every figure after it refused
+watch_kernels(sys.modules[__name__], TRITON_REBOUND, "empty_kernel")

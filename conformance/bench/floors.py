@@ -22,15 +22,20 @@ before any planner is imported): a planner that rebinds one (``floor_call`` made
 work, say, so that every floor after it is truly slower and its own ratio to the floor shrinks)
 gets every figure after it refused, its own first.
 
-The kernels of ``empty-triton``, ``chain-triton`` and ``chain-numba`` live in modules of this
-folder (:data:`KERNEL_MODULES`). A module is looked up by name in ``sys.modules``, where a planner
-imported before the bench's first import of it could have put one of its own (a slower floor,
-whose seeds are still right), so the bench binds each module once (:func:`bind_kernels`, at
-collection, before any planner is imported), refuses one that is not its own file
-(:class:`FloorModuleError`), and from then on calls the kernels of the module it bound alone
-(:func:`kernel_module`); the ``sys.modules`` entry and the binding are watched
+The kernels of ``empty-triton``, ``empty-numba``, ``chain-triton`` and ``chain-numba`` live in
+modules of this folder (:data:`KERNEL_MODULES`). A module is looked up by name in
+``sys.modules``, where a planner imported before the bench's first import of it could have put
+one of its own (a slower floor, whose seeds are still right), so the bench binds each module once
+(:func:`bind_kernels`, at collection, before any planner is imported), refuses one that is not
+its own file (:class:`FloorModuleError`), and from then on calls the kernels of the module it
+bound alone (:func:`kernel_module`); the ``sys.modules`` entry and the binding are watched
 (:func:`conformance.bench.clocks.watch_entry`): a module replaced there later gets every figure
-after it refused, as a rebound name does.
+after it refused, as a rebound name does. Each module puts its kernels' names and the kernel
+objects' own state on the watch list at its import
+(:func:`conformance.bench.kernel_modes.watch_kernels`): a kernel slowed through its state (a
+Triton pre-run hook, an instance ``run`` or ``call``) while its name still holds it is seen too.
+The torch-op floor calls ``torch.Tensor.add_`` as captured at this module's import, and the name
+is watched (:func:`floor_call`).
 """
 
 from __future__ import annotations
@@ -75,8 +80,8 @@ def floor_of(planner: str) -> str:
     return FLOOR_OF_PLANNER.get(planner, "torch-op")
 
 
-_NUMBA_KERNEL = None
 KERNEL_MODULES = MappingProxyType({"empty-triton": "conformance.bench.empty_triton",
+                                   "empty-numba": "conformance.bench.empty_numba",
                                    "chain-triton": "conformance.bench.chain_triton",
                                    "chain-numba": "conformance.bench.chain_numba"})
 """Floor -> the module of its kernels, a file of this folder named as the module's last part
@@ -209,33 +214,26 @@ def empty_triton_kernel():
 
 
 def empty_numba_kernel():
-    """The empty Numba kernel (eagerly compiled on the GPU; lazily in the simulator)."""
-    global _NUMBA_KERNEL
-    if _NUMBA_KERNEL is None:
-        from conformance.bench.kernel_modes import numba_simulated
-
-        simulated = numba_simulated()  # first: chooses the simulator without CUDA
-        from numba import cuda
-
-        def empty(a):
-            pass
-
-        _NUMBA_KERNEL = cuda.jit(empty) if simulated else cuda.jit("void(int64[::1])")(empty)
-    return _NUMBA_KERNEL
+    """The empty Numba kernel (:mod:`conformance.bench.empty_numba`, as :func:`kernel_module`
+    bound it: compiled at its import on the GPU, on its first launch in the simulator)."""
+    return kernel_module("empty-numba").empty_kernel
 
 
 Call = Callable[[], object]
 
 
-def floor_call(name: str, device: torch.device) -> tuple[Call, Call]:
+def floor_call(name: str, device: torch.device, _add=torch.Tensor.add_) -> tuple[Call, Call]:
     """``(eager, capturable)`` zero-argument calls of floor ``name`` on ``device``.
 
     ``capturable`` is the variant a torch CUDA graph can capture (on torch's current stream);
-    for Triton and torch it is the eager call itself.
+    for Triton and torch it is the eager call itself. ``torch-op`` calls ``x.add_(1)`` through
+    ``_add``, the real ``torch.Tensor.add_`` captured when this module is imported (before any
+    planner is): a planner that rebinds ``torch.Tensor.add_`` does not reach the floor (and the
+    name is watched: the rebinding refuses every figure after it).
     """
     if name == "torch-op":
         x = torch.ones(1, device=device)
-        fn = lambda: x.add_(1)  # noqa: E731
+        fn = lambda: _add(x, 1)  # noqa: E731
         return fn, fn
     if name == "empty-triton":
         kernel, marker = empty_triton_kernel(), torch.zeros(1, device=device)
@@ -322,3 +320,4 @@ clocks.watch(sys.modules[__name__], "floor_of", "floor_call", "chain_call", "bes
              "CHAIN_FLOORS", "SEEDS_NAME", "FLOOR_OF_PLANNER", "FLOOR_MODE", "CHAIN_OF_PLANNER",
              "CHAIN_PLANNER", "KERNEL_MODULES", "kernel_module", "bind_kernels", "_bind", "_BOUND",
              "_BENCH_DIR")
+clocks.watch(torch, "Tensor.add_")  # what the torch-op floor stands for: its rebinding refused

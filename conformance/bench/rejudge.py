@@ -25,6 +25,15 @@ other call (gpu-mode/reference-kernels#104) or one whose cache returns stale out
 change in place is judged wrong, and its figure refused. Outputs are read after a device-wide
 synchronisation (the bound ``torch.cuda.synchronize``), so work left on another stream is judged
 once done.
+
+The judge's reference is ``plan_values`` of the corpus subject's pure-Python planner
+(impls/offsets_planner/python_planner.py), called in this process. Every global of that module
+and of this one (each helper ``plan_values`` calls through its module's globals:
+``seed_positions``, ``request_offsets``, ``place_seeds``, ``finish``, ...), every builtin their code
+reads, and the ``torch.Tensor`` methods the judge reads outputs with are on the watch list
+(:func:`conformance.bench.clocks.watch_globals`, bound at this module's import, before any planner
+is imported): a planner that rebinds one so that the reference agrees with its wrong outputs gets
+every figure after it refused, as one that rebinds ``plan_values`` itself does.
 """
 
 from __future__ import annotations
@@ -203,6 +212,11 @@ class RoundJudge:
             self.failure = f"outputs wrong at {what}: {diff}"
 
 
-clocks.watch(sys.modules[__name__], "plan_mismatch", "replan_mismatch", "reference_values",
-             "plan_values", "plain_text", "POISON",
-             "cpu_copy", "refresh", "RoundJudge", "RoundJudge.__call__", "RoundJudge._judge")
+# The judge and the reference it judges with reach their helpers, constants and builtins through
+# their modules' globals: every one is watched, so that a planner that rebinds one (the reference's
+# seed_positions made to plan no seed, say: the reference then agrees with a wrong plan) gets every
+# figure after it refused. The torch callables the judge reads outputs with are watched too.
+clocks.watch_globals(sys.modules[__name__], "RoundJudge.__call__", "RoundJudge._judge")
+clocks.watch_globals(_python_planner)
+clocks.watch(torch, "Tensor.tolist", "Tensor.fill_", "Tensor.__getitem__", "Tensor.__int__",
+             "Tensor.__len__")

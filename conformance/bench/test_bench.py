@@ -23,7 +23,9 @@ same way (a wrong plan there refuses the figure too). What the harness recorded 
 (:mod:`conformance.bench.provenance`) is put back on its entry at session end. No figure is
 asserted against a goal: speed is read from the table. The floors' kernel modules are imported
 at collection, before any planner is (:func:`conformance.bench.floors.bind_kernels`): the floors
-call only those, and one replaced in ``sys.modules`` later is a watched name rebound.
+call only those, one replaced in ``sys.modules`` later is a watched name rebound, and so is a
+change to a kernel object's own state (a pre-run hook, an instance ``run``:
+:func:`conformance.bench.clocks.watch_state`).
 
 The planner runs in this process (pytest's), not in an isolation worker: a benchmark times the
 planner's calls in process, so resolving an external ``module:attr`` planner here

@@ -19,10 +19,12 @@ harness sees it), so that importing this module for another reason patches nothi
   ``add_pre_run_hook``) that sleeps :data:`EXTRA_S` to the bench's own, genuine, bound
   ``chain_kernel`` of ``conformance/bench/chain_triton.py``: the object is the one the bench bound
   and watches, only its state changed, so every ``triton`` ratio to the chain floor shrinks.
-* ``fakes_empty_numba``: plans right; on resolution sets ``conformance.bench.floors._NUMBA_KERNEL``
-  (the empty Numba kernel, compiled lazily on the floor's first use, and not on the watch list) to
-  a kernel of its own that sleeps :data:`EXTRA_S` per launch: the ``empty-numba`` floor of
-  ``numba-cuda`` is slower, so its ``x floor`` ratio shrinks.
+* ``fakes_empty_numba``: plans right; on resolution, before the floor's first use, sets the empty
+  Numba kernel the floor launches (``empty_kernel`` of ``conformance/bench/empty_numba.py``, the
+  module the bench bound at collection; before that module existed, the lazily compiled
+  ``conformance.bench.floors._NUMBA_KERNEL``, on no watch list) to a kernel of its own that sleeps
+  :data:`EXTRA_S` per launch: the ``empty-numba`` floor of ``numba-cuda`` is slower, so its
+  ``x floor`` ratio shrinks.
 
 With ``HOSTILE5_LOG`` set, each slowed floor call appends a line to that file (what the test reads
 to see that the bench timed the slowed floor).
@@ -119,9 +121,9 @@ class _SlowEmptyNumba:
 
 
 def _fake_empty_numba() -> None:
-    from conformance.bench import floors
+    from conformance.bench import empty_numba  # the module the bench bound at collection
 
-    floors._NUMBA_KERNEL = _SlowEmptyNumba()
+    empty_numba.empty_kernel = _SlowEmptyNumba()
 
 
 _ATTACKS = {
