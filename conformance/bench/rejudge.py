@@ -27,7 +27,7 @@ synchronisation (the bound ``torch.cuda.synchronize``), so work left on another 
 once done.
 
 The judge's reference is ``plan_values`` of the corpus subject's pure-Python planner
-(impls/offsets_planner/python_planner.py), called in this process. Every global of that module
+(its package's ``python_planner`` module), called in this process. Every global of that module
 and of this one (each helper ``plan_values`` calls through its module's globals:
 ``seed_positions``, ``request_offsets``, ``place_seeds``, ``finish``, ...), every builtin their code
 reads, and the ``torch.Tensor`` methods the judge reads outputs with are on the watch list
