@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main as cli_main
+from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.corpus.loader import load_corpus
 from conformance.plugin.summary import HEADERS
 from tests.subproc import cli
@@ -118,8 +119,9 @@ def test_one_case_on_python_ends_with_the_summary(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:]
     lines = proc.stdout.splitlines()
     head = lines.index(next(ln for ln in lines if "conformance summary" in ln))
-    assert lines[head + 1].split() == list(HEADERS)
-    assert lines[head + 3].split()[:4] == ["python", "cpu", "1", "0"]
+    assert lines[head + 1] == f"subject {CORPUS_NAME}:"  # each subject's table under its name
+    assert lines[head + 2].split() == list(HEADERS)
+    assert lines[head + 4].split()[:4] == ["python", "cpu", "1", "0"]
     assert re.search(r"\b1 passed\b", lines[-1])
     # report --format text on this one-result file
     proc = cli("report", str(results), "--format", "text")  # in this process: no planner

@@ -99,8 +99,10 @@ def test_differs_and_declared_are_listed_with_their_rules():
         f"err-steps-bs-exceeds-between-valid[{SEED}]": "declared"}
     assert [f["judged"] for f in model["failures"]] == [False, False, True, True]  # bad first
     differs = listed[f"hazard-prefix-past-row[{PAST_ROW}]"]
-    # the case clamps the seed to table[1, 15] = 31; reading past the row gives another value
-    assert re.fullmatch(r"out_write_seed_slot_indices\[0\]: got (\d+), expected 31",
+    # the case clamps the seed to table[1, 15] = 31; reading past the row gives another value;
+    # the summary names request 0's inputs (rpi 1, prefix 20, extend 1), from the verdict's data
+    assert re.fullmatch(r"out_write_seed_slot_indices\[0\]: got (\d+), expected 31 \(request 0: "
+                        r"req_pool_indices 1, prefix_lens 20, extend_seq_lens 1\)",
                         differs["summary"])
     assert differs["summary"] != "out_write_seed_slot_indices[0]: got 31, expected 31"
     assert differs["rules"] == "decided by: project rule past-row (3)"  # runs a, b and plain

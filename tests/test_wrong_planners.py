@@ -23,7 +23,9 @@ from conformance.corpus.loader import load_corpus
 from conformance.paths import REPO_ROOT
 from conformance.engine.runner import ConformanceFailure, Target, run_case
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
+from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.plugin.summary import parse as parse_summary
+from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
 from impls.offsets_planner.python_planner import launch as python_launch
 from tests.planted import wrong_planners as wp
 
@@ -278,10 +280,15 @@ def test_group_case_location_names_file_and_json_path(cases):
 
 
 def test_off_by_one_report_in_full(cases):
-    """The whole report of one failure, as a reader sees it (runs of spaces squeezed)."""
-    text = _failure(cases["spec7-prefill-and-decodes"], "off_by_one_scan")
+    """The whole report of one failure, as a reader sees it (runs of spaces squeezed): under the
+    table, each per-request input at the table's indices (``-`` in the guard zone and at bs)."""
+    case = cases["spec7-prefill-and-decodes"]
+    text = _failure(case, "off_by_one_scan")
     squeezed = [re.sub(" +", " ", line) for line in text.splitlines()]
     squeezed[-1] = re.sub(r"^ rerun: ([A-Z_]+=\S+ )*", " rerun: ", squeezed[-1])  # the environment
+    inputs = [f" {name} - - - " + " ".join(map(str, case.steps[0].inputs[name])) + " -"
+              for name in REQUEST_INPUT_NAMES]  # indices -3..3 of a bs-3 step
+    assert inputs[1] == " prefix_lens - - - 0 4 10 -"
     assert squeezed == [
         "spec7-prefill-and-decodes[tests.planted.wrong_planners:off_by_one_scan] "
         "(cases/offsets-planner/spec/section7-examples.json $.cases[2])",
@@ -291,6 +298,7 @@ def test_off_by_one_report_in_full(cases):
         " index -3 -2 -1 0 1 2 3",
         " expected poison poison poison [0] [8] [9] 10",
         " got poison poison poison [8] [9] [10] 10",
+        *inputs,
         " decided by: contract (3)",
         " spec §5: out_write_offsets[r] = sum of write_len[0..r) for r < bs (an exclusive prefix "
         "sum)",
@@ -438,6 +446,9 @@ def test_pytest_end_to_end_catches_off_by_one():
     summary = out.split("conformance summary")[1].splitlines()[1:]
     summary = summary[:next(i for i, ln in enumerate(summary) if ln.startswith("="))]
     assert max(len(line) for line in summary) <= 120  # the long planner name wraps in its column
+    # the corpus subject's table is headed by its name, as each one-call subject's is by its own
+    table = next(i for i, ln in enumerate(summary) if ln.startswith("planner "))
+    assert summary[table - 1] == f"subject {CORPUS_NAME}:", summary
     row = _summary_row(out, name)
     assert row[1:8] == ["external", "0", "1", "0", "0", "0", "0"]
     assert re.search(r"\b1 failed\b", out.splitlines()[-1]), out.splitlines()[-1]

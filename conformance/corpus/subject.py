@@ -24,6 +24,7 @@ from conformance.corpus.corpus_subject import contract as _contract
 SCRATCH_MIN_LEN = _constants.SCRATCH_MIN_LEN
 LUT_NAME = _contract.LUT_NAME
 OUTPUT_NAMES = _contract.OUTPUT_NAMES
+REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 SCALAR_OUTPUT_NAMES = _contract.SCALAR_OUTPUT_NAMES
 TABLE_NAME = _contract.TABLE_NAME
 output_lengths = _contract.output_lengths
@@ -47,6 +48,8 @@ class Subject:
         buffer_lengths: case -> {output name: length of its tensor}.
         build_tables: (case, device) -> {argument name: tensor or None}: the inputs every step of
             the case shares, from the case's generators (the table and the LUT).
+        request_inputs: the per-request input names (the contract's ``request`` role: one int64
+            per request r, length bs, new every step), in the launcher's order.
     """
 
     name: str
@@ -55,6 +58,18 @@ class Subject:
     defined_lengths: Callable[[int], dict[str, int]]
     buffer_lengths: Callable
     build_tables: Callable
+    request_inputs: tuple[str, ...] = ()
+
+    def by_request(self, output: str) -> bool:
+        """Whether element r of ``output`` is request r's (for r < bs): its defined region grows
+        by exactly one element per request (``defined_lengths``), as a prefix-sum or a per-request
+        output's does; a scalar's, a LUT's or a table's does not."""
+        return self.defined_lengths(2)[output] - self.defined_lengths(1)[output] == 1
+
+    def request_rows(self, inputs: Mapping, bs: int) -> dict[str, list[int]]:
+        """{per-request input name: its values for requests 0..bs-1} of a step's ``inputs`` (the
+        loaded step's, array specs evaluated; an absent input gives an empty row)."""
+        return {name: evaluate(inputs.get(name, []))[:bs] for name in self.request_inputs}
 
     def golden_values(self, golden: Mapping) -> dict[str, list[int]]:
         """{output name: the values a step's golden (``expect``) writes at elements 0..n-1}; array
@@ -86,7 +101,7 @@ def _tables(case, device: torch.device) -> dict[str, torch.Tensor | None]:
 
 
 CORPUS_SUBJECT = Subject(DEFAULT_SUBJECT, OUTPUT_NAMES, SCALAR_OUTPUT_NAMES, golden_lengths,
-                         _buffer_lengths, _tables)
+                         _buffer_lengths, _tables, REQUEST_INPUT_NAMES)
 """The corpus subject's outputs (its contract's sections 3 and 5)."""
 
 SUBJECTS: dict[str, Subject] = {CORPUS_SUBJECT.name: CORPUS_SUBJECT}

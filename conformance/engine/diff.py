@@ -1,7 +1,10 @@
 """Readable diffs of output buffers: which field, the first differing index, expected and got with
-a few neighbours, and what the value means (still poison, or outside the tensor)."""
+a few neighbours, and what the value means (still poison, or outside the tensor); under them, the
+rows a caller gives at the same indices (a request's inputs, for an output indexed by request)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from tabulate import tabulate
 
@@ -26,8 +29,13 @@ def _cell(values: list, i: int, mark: bool, poison: list | None) -> str:
     return f"[{text}]" if mark else text
 
 
+def _input_cell(values: list, index: int) -> str:
+    """``values[index]``, or ``-`` where ``values`` has no such index (no request there)."""
+    return str(values[index]) if 0 <= index < len(values) else "-"
+
+
 def field_diff(field: str, expected: list, got: list, *, offset: int = 0, length: int | None = None,
-               poison: list | None = None) -> str | None:
+               poison: list | None = None, inputs: Mapping[str, list] | None = None) -> str | None:
     """Describe how ``got`` differs from ``expected``, or None when they are equal.
 
     Args:
@@ -36,11 +44,15 @@ def field_diff(field: str, expected: list, got: list, *, offset: int = 0, length
         offset: index in the allocation of the tensor's element 0 (guard zones lie before it).
         length: the tensor's length; indices outside [0, length) are reported as outside the tensor.
         poison: the allocation's poison pattern, to say "still poison" / "should be untouched".
+        inputs: {row label: values by tensor index} shown under ``got`` at the same indices (for
+            an output whose element r is request r's: each per-request input, of length bs); an
+            index outside a row's values (past bs, or in a guard zone) shows ``-``.
 
     Returns:
         A few lines: the count of differing elements, the first one's index relative to the tensor,
         and a small table of expected and got around it (the differing cells in brackets, poison
-        shown as ``poison``; negative indices are the guard zone before the tensor).
+        shown as ``poison``; negative indices are the guard zone before the tensor), then the
+        ``inputs`` rows.
     """
     diffs = differing_indices(expected, got)
     if not diffs:
@@ -65,6 +77,8 @@ def field_diff(field: str, expected: list, got: list, *, offset: int = 0, length
     rows = [["index", *[str(i - offset) for i in range(lo, hi)]],
             ["expected", *[_cell(expected, i, i in marked, poison) for i in range(lo, hi)]],
             ["got", *[_cell(got, i, i in marked, poison) for i in range(lo, hi)]]]
+    rows.extend([label, *[_input_cell(values, i - offset) for i in range(lo, hi)]]
+                for label, values in (inputs or {}).items())
     table = tabulate(rows, tablefmt="plain", stralign="right")
     lines.extend("    " + line for line in table.splitlines())
     return "\n".join(lines)

@@ -12,11 +12,13 @@ of a case whose every step is valid (:mod:`conformance.engine.plain`) -- it comp
   previous state with the golden's defined regions written, nothing else touched (spec section 5).
 
 Each difference is recorded as data (:class:`~conformance.engine.verdict.Difference`) with the rule
-that decides it (the corpus subject's ``element_rules``, spec section 8). When there is any,
-:class:`ConformanceFailure` is raised: ``str()`` is the readable report (case file, step, fields,
-first differing index, the rule and the spec's words for it -- the section-5 clause of a contract
-element, the section-6 situation of a project rule's --, the command that reruns just this case on
-this planner) and
+that decides it (the corpus subject's ``element_rules``, spec section 8), and, for an element of an
+output indexed by request (:meth:`~conformance.corpus.subject.Subject.by_request`), its request's
+inputs. When there is any, :class:`ConformanceFailure` is raised: ``str()`` is the readable report
+(case file, step, fields, first differing index with its neighbours and, under them, the
+per-request inputs at the same indices, the rule and the spec's words for it
+(:mod:`conformance.engine.failure_words`), the command that reruns just this case on this
+planner) and
 ``.verdict`` the data, from which :func:`conformance.engine.verdict.status_of` gives the status.
 """
 
@@ -26,13 +28,14 @@ from collections import Counter
 
 from conformance.corpus.corpus_subject import element_rules as _element_rules
 from conformance.corpus.loader import Case
-from conformance.corpus.corpus_subject import section6 as _section6
 from conformance.corpus.subject import subject_of
 from conformance.engine.diff import differing_indices, field_diff
+from conformance.engine.failure_words import RAISES_WRITE_NOTHING
+from conformance.engine.failure_words import clause as _clause, error_clause as _error_clause
+from conformance.engine.failure_words import rule_name as _rule_name, where as _where
 from conformance.engine.observe import Observation, Raised, StepObservation
 from conformance.engine.outside import outside_proof
 from conformance.engine.rerun import case_dir_arg, rerun_command
-from conformance.engine.plain import PLAIN
 from conformance.engine.steps import expand_golden, runs_of
 from conformance.engine.verdict import Difference, VerdictData, rule_line
 from conformance.corpus.corpus_subject import errors as _errors
@@ -42,11 +45,6 @@ CONTRACT = _element_rules.CONTRACT
 ZERO_D = _element_rules.ZERO_D
 StepRules = _element_rules.StepRules
 case_rules = _element_rules.case_rules
-contract_clause = _element_rules.contract_clause
-BY_KEY = _section6.BY_KEY
-RAISES_WRITE_NOTHING = ("spec §4: the checks run before the launch, so a step that must raise "
-                        "writes nothing")
-"""The clause of every output element a step that must raise wrote."""
 
 
 class ConformanceFailure(AssertionError):
@@ -57,12 +55,6 @@ class ConformanceFailure(AssertionError):
     def __init__(self, text: str, verdict: VerdictData | None = None) -> None:
         super().__init__(text)
         self.verdict = verdict
-
-
-def _rule_name(rule: str) -> str:
-    if rule in BY_KEY:
-        return f"{rule} (spec §6: {BY_KEY[rule].situation})"
-    return rule
 
 
 class _Judging:
@@ -154,16 +146,22 @@ class _Judging:
         """Every element of every output allocation equals ``expected`` (guard zones included).
         On a step that must raise and did not raise exactly its error (``error_ok`` False), what
         it wrote is one line: the writes follow from the error's difference, reported above it,
-        and each is kept as data all the same."""
-        guard, bs = seen.guard, self.case.steps[k].bs
-        raises = self.case.steps[k].error is not None
+        and each is kept as data all the same. An element of an output indexed by request
+        carries its request's inputs, and the table under a field's diff shows them."""
+        subject, step = subject_of(self.case), self.case.steps[k]
+        guard, bs, raises = seen.guard, step.bs, step.error is not None
+        rows: dict[str, list[int]] = {}  # the step's per-request inputs, read at the first diff
         wrote: Counter = Counter()  # on a step that must raise: output name -> elements written
-        for name in subject_of(self.case).outputs:
+        for name in subject.outputs:
             want, got = expected[name], seen.outputs_after[name]
             before = seen.outputs_before.get(name, want)
             counts: Counter = Counter()
             clauses: dict[str, None] = {}  # the spec's words for the differing elements, in order
-            for i in differing_indices(want, got):
+            differing, by_request = differing_indices(want, got), subject.by_request(name)
+            if differing and by_request and not rows:
+                rows = subject.request_rows(step.inputs, bs)
+            shown = rows if by_request else {}
+            for i in differing:
                 index, e, g = i - guard, _at(want, i), _at(got, i)
                 proof = outside_proof(name, index, lengths[name], g)
                 if index < 0 or index >= lengths[name]:
@@ -174,7 +172,9 @@ class _Judging:
                     what = "written"
                 else:
                     what = "value"
-                diff = Difference(k, run, what, name, index, e, g, rules.rule(name, index), proof)
+                request = {n: v[index] for n, v in shown.items() if 0 <= index < len(v)}
+                diff = Difference(k, run, what, name, index, e, g, rules.rule(name, index), proof,
+                                  request or None)
                 self.add(at, diff, None)
                 counts[diff.rule] += 1
                 clauses[_clause(diff, bs, raises)] = None
@@ -182,7 +182,7 @@ class _Judging:
                 wrote[name] = sum(counts.values())
             elif counts and at == self.first:
                 self.lines.extend(field_diff(name, want, got, offset=guard, length=lengths[name],
-                                             poison=poison[name]).splitlines())
+                                             poison=poison[name], inputs=shown).splitlines())
                 self.lines.append("  " + rule_line(counts))
                 self.lines.extend(f"    {clause}" for clause in clauses)
         if wrote:
@@ -233,45 +233,8 @@ class _Judging:
         raise ConformanceFailure("\n".join(lines), self.data)
 
 
-def _error_clause(error_id: str) -> str:
-    """The line that quotes where the expected documented error ``error_id`` comes from (its
-    catalog entry's spec item), or nothing for an id the catalog lacks."""
-    entry = _errors.CATALOG.get(error_id)
-    if entry is None:
-        return ""
-    return (f"\n    spec {entry.spec}: the documented error {error_id!r}, raised as its exact "
-            f"message by the first check that fails, in spec §4's order")
-
-
-def _clause(diff: Difference, bs: int, raises: bool = False) -> str:
-    """The spec's words for the rule that decides ``diff``, an output element of a step of ``bs``
-    requests (``raises``: a step that must raise): the section-5 clause where the contract decides
-    it, the section-6 situation where a project rule does."""
-    if diff.what == "outside":
-        return "spec §6: no implementation may ever read or write outside a tensor"
-    if raises:
-        return RAISES_WRITE_NOTHING
-    if diff.rule == CONTRACT:
-        return contract_clause(diff.field, diff.index, bs)
-    row = BY_KEY.get(diff.rule)
-    return f"spec §6: {row.situation} (this project's column)" if row else f"rule {diff.rule}"
-
-
 def _at(values: list, i: int):
     return values[i] if i < len(values) else None
-
-
-def _where(k: int, n: int, r: int, run: str) -> str:
-    where = f"step {k + 1} of {n}, " if n > 1 else ""
-    if run == PLAIN:
-        return where + ("the plain run (outputs zero-filled, every tensor in an allocation of its "
-                        "own, no poison, no guard zone, as a server hands them over): both "
-                        "poisoned runs matched, so this appeared only on plain buffers")
-    where += f"run {r + 1} of 2 (fresh poison {run!r})"
-    if r:
-        where += (": the first run matched, so the output depends on what the buffers held "
-                  "before, or is nondeterministic")
-    return where
 
 
 def _judge_launcher(case: Case, seen: Observation, judging: _Judging) -> None:

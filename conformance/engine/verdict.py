@@ -49,6 +49,8 @@ class Difference:
         expected, got: the values (ints for elements; one line of text for errors).
         rule: the rule that decides it.
         evidence: why it proves an access outside a tensor (spec §6, last line), or None.
+        inputs: {per-request input name: its value} of request ``index`` where the element is
+            request ``index``'s (an output indexed by request, index < bs), else None.
     """
 
     step: int
@@ -60,6 +62,7 @@ class Difference:
     got: object
     rule: str
     evidence: str | None = None
+    inputs: dict[str, int] | None = None
 
 
 @dataclass
@@ -159,10 +162,11 @@ def rule_line(counts: Counter) -> str:
 
 def describe(diff: dict) -> str:
     """One difference (a :class:`Difference` as plain data: a ``verdict.differences`` entry of a
-    results file) in words: ``out_write_offsets[2]: got 0, expected 3``."""
+    results file) in words: ``out_write_offsets[2]: got 0, expected 3``, then the inputs of its
+    request where it has them: ``(request 2: prefix_lens 4, extend_seq_lens 1)``."""
     what, got, expected = diff["what"], diff["got"], diff["expected"]
     at = f"{diff['field']}[{diff['index']}]" if diff["index"] is not None else diff["field"]
-    return {
+    text = {
         "value": lambda: f"{at}: got {got}, expected {expected}",
         "never-written": lambda: f"{at}: never written (expected {expected}, got {got})",
         "written": lambda: f"{at}: written {got}, must keep what it held before the call "
@@ -174,3 +178,7 @@ def describe(diff: dict) -> str:
         "raised": lambda: f"raised on a valid step: {got}",
         "returned": lambda: f"returned {got}; a launcher returns None",
     }.get(what, lambda: f"{at}: {what}")()
+    inputs = diff.get("inputs")
+    if not inputs or not isinstance(inputs, dict):  # none, or a hand-edited file's other value
+        return text
+    return f"{text} (request {diff['index']}: {', '.join(f'{n} {v}' for n, v in inputs.items())})"
