@@ -143,9 +143,11 @@ def test_a_hazard_tag_that_no_row_of_section_6_explains_is_loaded_with_a_warning
     assert errors == [] and [c.id for c in cases] == ["needless", "past-bs"]
     [warning] = caught  # the write offsets past bs are a row of §6: no warning for past-bs
     assert str(warning.message) == (
-        f"{tmp_path / 'c0.json'}: tagged 'hazard', but the case reaches no row of spec §6 "
-        f"(lut-clamp, past-row, row-out-of-table, window-overflow, zero-extend-read, "
-        f"write-offsets-past-bs); it runs isolated all the same")
+        "case 'needless' is tagged 'hazard', but it reaches no row of spec §6 "
+        "(lut-clamp, past-row, row-out-of-table, window-overflow, zero-extend-read, "
+        "write-offsets-past-bs); it runs isolated all the same")
+    # located at the case file, on its id's line (the file is one line of JSON here)
+    assert (warning.filename, warning.lineno) == (str(tmp_path / "c0.json"), 1)
     assert set(OTHER_ROWS) == {"write-offsets-past-bs"}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.plugin.outcomes import OUTCOMES
 from conformance.plugin.summary import HEADERS, parse as parse_summary, render as render_summary
 
@@ -37,10 +38,15 @@ def test_readme_summary_is_laid_out_as_printed():
     readme = (ROOT / "README.md").read_text().splitlines()
     start = readme.index(next(ln for ln in readme if "conformance summary" in ln)) + 1
     block = readme[start:readme.index("```", start)]
-    # each one-call subject's table follows its name: one table per subject
-    cuts = [block.index("subject canary-plan:"), block.index("subject entries-planner:")]
-    tables = [block[:cuts[0]], block[cuts[0] + 1:cuts[1]], block[cuts[1] + 1:]]
-    for sample, n in zip(tables, (7, 4, 3)):
+    # what the isolated cases ran in (conformance/plugin/tally.py), then one table per subject,
+    # each under its name: the corpus subject's first, then each one-call subject's
+    assert re.fullmatch(r"isolation sandbox: .+; judge .+", block[0]), block[0]
+    heads = [i for i, ln in enumerate(block) if ln.startswith("subject ")]
+    assert [block[i] for i in heads] == [
+        f"subject {CORPUS_NAME}:", "subject canary-plan:", "subject entries-planner:"]
+    assert heads[0] == 1
+    tables = [block[a + 1:b] for a, b in zip(heads, [*heads[1:], len(block)])]
+    for sample, n in zip(tables, (7, 4, 3), strict=True):
         assert sample[0].split() == list(HEADERS) and len(HEADERS) == len(OUTCOMES) + 3
         rows = [[r[0], r[1], *map(int, r[2:-1]), r[-1]] for r in parse_summary(sample).values()]
         assert len(rows) == n

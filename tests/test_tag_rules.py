@@ -14,6 +14,7 @@ import pytest
 
 from conformance.corpus.loader import load_corpus
 from impls.offsets_planner.harness.tag_rules import RULES, TagWarning
+from tests.subproc import run_pytest
 
 LINEAR = {"generator": "linear", "max_reqs": 4, "max_seq_len": 16}
 DTYPE_ERROR = {"error": {"type": "ValueError", "id": "dtype",
@@ -172,8 +173,9 @@ def test_a_tag_the_data_does_not_bear_out_loads_with_a_warning(tmp_path: Path, t
     with pytest.warns(TagWarning) as caught:
         cases, errors = _load(tmp_path, make_bad([tag]))
     assert errors == [] and [(c.id, c.tags) for c in cases] == [("bad", (tag,))]  # it still runs
-    assert [str(w.message) for w in caught] == [
-        f"{tmp_path / 'c0.json'}: case 'bad' is tagged {tag!r}, but {lack}"]
+    # located at the case file (one line of JSON here), not at the harness line that warned
+    assert [(str(w.message), w.filename, w.lineno) for w in caught] == [
+        (f"case 'bad' is tagged {tag!r}, but {lack}", str(tmp_path / "c0.json"), 1)]
 
 
 @pytest.mark.parametrize("tag", sorted(RULE_CASES))
@@ -206,16 +208,56 @@ def test_each_wrong_tag_warns_once_and_a_group_default_is_checked_per_case(tmp_p
         cases, errors = _load(tmp_path, group)
     assert errors == [] and [(c.id, c.tags) for c in cases] == [
         ("g-lut", ("steps", "lut", "padding")), ("g-plain", ("steps", "zero-d"))]
-    where = tmp_path / "c0.json"
+    assert {w.filename for w in caught} == {str(tmp_path / "c0.json")}
     assert [str(w.message) for w in caught] == [
-        f"{where} $.cases[0]: case 'g-lut' is tagged 'steps', but it has one step (the tag means "
+        "$.cases[0]: case 'g-lut' is tagged 'steps', but it has one step (the tag means "
         "several launches over the same output buffers)",
-        f"{where} $.cases[0]: case 'g-lut' is tagged 'padding', but no step's req_pool_indices "
+        "$.cases[0]: case 'g-lut' is tagged 'padding', but no step's req_pool_indices "
         "holds 0 (a padding row)",
-        f"{where} $.cases[1]: case 'g-plain' is tagged 'steps', but it has one step (the tag "
+        "$.cases[1]: case 'g-plain' is tagged 'steps', but it has one step (the tag "
         "means several launches over the same output buffers)",
-        f"{where} $.cases[1]: case 'g-plain' is tagged 'zero-d', but no override gives a tensor "
+        "$.cases[1]: case 'g-plain' is tagged 'zero-d', but no override gives a tensor "
         "the shape [] (a 0-d tensor)"]
+
+
+def test_the_warning_is_located_at_the_case_file_and_the_line_of_its_id(tmp_path: Path):
+    """The warning's location is the case, not the harness: its file and the line of its ``"id"``
+    (what pytest's warnings summary heads it with, and the line it quotes)."""
+    group = {"group": "g", "cases": [_case("g-fine", []), _case("g-wrong", ["steps"])]}
+    where = tmp_path / "group.json"
+    where.write_text(json.dumps(group, indent=2))
+    with pytest.warns(TagWarning) as caught:
+        cases, errors = load_corpus([tmp_path])
+    assert errors == [] and [c.id for c in cases] == ["g-fine", "g-wrong"]
+    [w] = caught
+    assert (w.filename, str(w.message).split(":")[0]) == (str(where), "$.cases[1]")
+    assert where.read_text().splitlines()[w.lineno - 1].strip() == '"id": "g-wrong",'
+    assert "tag_rules.py" not in w.filename and "loader.py" not in w.filename
+
+
+def test_pytest_heads_the_warning_with_the_case_file(tmp_path: Path):
+    """End to end: ``pytest conformance/``'s warnings summary shows the warning at the case file
+    and the line of its id, quoting that line, and names no harness module."""
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    case = _case("e2e-wrong", ["steps"], req_pool_indices=[3], prefix_lens=[0],
+                 extend_seq_lens=[5],  # spec section 7's first example: no prefix, seed -1
+                 expect={"out_verify_offsets_scratch": [0, 0], "out_write_offsets": [0, 5],
+                         "out_write_seed_slot_indices": [-1], "out_verify_num_valid": 0,
+                         "out_verify_enable": 1, "out_write_num_valid_reqs": 1})
+    where = folder / "one.json"
+    where.write_text(json.dumps(case, indent=2))
+    proc, items = run_pytest(tmp_path, "-n", "0", "--cases", str(folder), "--planner", "python")
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert {name: i.outcome for name, i in items.items()} == {"e2e-wrong[python]": "passed"}
+    summary = out[out.index("warnings summary"):out.index("-- Docs")]
+    lines = where.read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if text.strip().startswith('"id"'))
+    assert (f"{where}:{line}: TagWarning: case 'e2e-wrong' is tagged 'steps', but it has one "
+            "step" in summary), out
+    assert '\n    "id": "e2e-wrong",\n' in summary  # the quoted source line is the case's
+    assert "tag_rules.py" not in summary and "loader.py" not in summary
 
 
 def test_a_case_the_hazard_check_refuses_is_not_also_warned_about(tmp_path: Path):

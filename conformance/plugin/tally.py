@@ -69,8 +69,9 @@ def subjects_not_run(config: pytest.Config, builtins: tuple[str, ...]) -> list[s
 
 class Summary:
     """Tallies outcomes per (subject, planner) from test reports (on the controller under xdist)
-    and prints one table per subject at the end of the run: the corpus engine's first (its items
-    carry no ``subject`` property), then each one-call subject's under its name."""
+    and prints one table per subject at the end of the run, each under a ``subject NAME:`` line:
+    the corpus engine's first (its items carry no ``subject`` property; its name is the corpus
+    subject's ``NAME``), then each one-call subject's."""
 
     def __init__(self) -> None:
         self.tally: dict[tuple, Counter] = defaultdict(Counter)
@@ -133,12 +134,12 @@ class Summary:
         if where is not None:  # what isolated cases ran in (conformance.plugin.isolation_options)
             terminalreporter.write_line(terminal_text(f"isolation sandbox: {where}; judge "
                                                       f"{isolation.judge_text()}"))
+        from conformance.corpus.corpus_subject import NAME as CORPUS_NAME, registry
+
         for subject in self.subjects():
-            if subject:
-                terminalreporter.write_line(f"subject {subject}:")
+            terminalreporter.write_line(f"subject {subject or CORPUS_NAME}:")
             for line in summary_lines(self.rows(subject)):
                 terminalreporter.write_line(line)
-        from conformance.corpus.corpus_subject import registry
 
         for line in subjects_not_run(config, tuple(registry.chosen_planners(None))):
             terminalreporter.write_line(terminal_text(line))

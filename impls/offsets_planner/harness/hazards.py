@@ -25,7 +25,6 @@ loader reaches every tag check through this module's role
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator
@@ -35,7 +34,7 @@ import numpy as np
 from conformance.corpus.arrays import evaluate, permutation
 from conformance.corpus.generators import DEFAULT_TABLE, lut_len, table_shape
 from impls.offsets_planner import contract as _contract
-from impls.offsets_planner.harness.tag_rules import TagWarning, tag_fault  # noqa: F401
+from impls.offsets_planner.harness.tag_rules import TagWarning, tag_fault, warn_at  # noqa: F401
 
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME
@@ -198,7 +197,8 @@ def hazard_tag_fault(case, found: list[Finding]) -> tuple[str, str] | None:
     """(JSON path relative to the case, message) when ``case`` reaches a value row of spec
     section 6 (``found``, from :func:`findings`) without the ``hazard`` tag; None otherwise.
     Warns (:class:`HazardTagWarning`) when it carries the tag and reaches no row of section 6 at
-    all (:data:`ROWS` or :data:`OTHER_ROWS`)."""
+    all (:data:`ROWS` or :data:`OTHER_ROWS`), located at the case's file and the line of its id
+    (:func:`impls.offsets_planner.harness.tag_rules.warn_at`)."""
     tagged = HAZARD_TAG in case.tags
     if found and not tagged:
         first = found[0]
@@ -206,7 +206,8 @@ def hazard_tag_fault(case, found: list[Finding]) -> tuple[str, str] | None:
         return ("$.tags", f"values out of contract (spec §6: {rows}; first at {first.where}, "
                           f"{first.detail}) need the {HAZARD_TAG!r} tag")
     if tagged and not found and not _other_rows(case):
-        warnings.warn(HazardTagWarning(
-            f"{case.location}: tagged {HAZARD_TAG!r}, but the case reaches no row of spec §6 "
-            f"({', '.join([*ROWS, *OTHER_ROWS])}); it runs isolated all the same"), stacklevel=3)
+        where = "" if case.json_path == "$" else f"{case.json_path}: "
+        warn_at(case, HazardTagWarning(
+            f"{where}case {case.id!r} is tagged {HAZARD_TAG!r}, but it reaches no row of spec §6 "
+            f"({', '.join([*ROWS, *OTHER_ROWS])}); it runs isolated all the same"))
     return None

@@ -21,7 +21,10 @@ position the kernel computes), ``fuzz`` and ``found`` (where the case came from)
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import re
 import warnings
 from typing import Callable, Iterator
 
@@ -203,12 +206,33 @@ def lacking(case) -> list[tuple[str, str]]:
             for lack in (RULES[tag](case),) if lack is not None]
 
 
+def case_line(case) -> int:
+    """The line of ``case``'s file that holds its ``"id"`` (the first such line), or 1 where the
+    file cannot be read again or holds no such line. Read only when a warning is due."""
+    try:
+        with open(case.path, encoding="utf-8", errors="replace") as file:
+            text = file.read()
+    except OSError:
+        return 1
+    found = re.search(r'"id"\s*:\s*' + re.escape(json.dumps(case.id)), text)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
+
+
+def warn_at(case, warning: Warning) -> None:
+    """Issue ``warning`` located at ``case`` (its file, absolute, and :func:`case_line`) rather
+    than at the harness line that found it: pytest's warnings summary then heads it with the case
+    file and line and quotes that line (the case's ``"id"``)."""
+    warnings.warn_explicit(warning, type(warning), filename=os.path.abspath(case.path),
+                           lineno=case_line(case))
+
+
 def tag_fault(case) -> tuple[str, str] | None:
     """None: the tags of :data:`RULES` never refuse a case. Warns (:class:`TagWarning`) once for
-    each tag of ``case`` whose rule its data fails (:func:`lacking`), naming the case's file and
-    JSON path, its id, the tag and what the data lacks. The loader calls it beside
+    each tag of ``case`` whose rule its data fails (:func:`lacking`), located at the case's file
+    and line (:func:`warn_at`) and naming its JSON path in a group file, its id, the tag and what
+    the data lacks. The loader calls it beside
     :func:`impls.offsets_planner.harness.hazards.hazard_tag_fault`, which has the same shape."""
+    where = "" if case.json_path == "$" else f"{case.json_path}: "
     for tag, lack in lacking(case):
-        warnings.warn(TagWarning(f"{case.location}: case {case.id!r} is tagged {tag!r}, but "
-                                 f"{lack}"), stacklevel=3)
+        warn_at(case, TagWarning(f"{where}case {case.id!r} is tagged {tag!r}, but {lack}"))
     return None
