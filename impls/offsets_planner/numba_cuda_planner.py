@@ -105,6 +105,14 @@ seed block of up to 1024 requests and one scan block for both sides (two scan bl
 corpus's simulator run 1.6x slower; tests/test_numba_cuda_planner.py runs both in the
 simulator, the GPU's corpus runs its own table)."""
 
+JOINT_REPOLL = True
+"""``warp-lookback``'s poll order (:func:`impls.offsets_planner.numba_warp_lookback_kernel.
+build_warp_lookback_kernel`): every earlier block's word not ready yet is polled again in one
+round, all in flight at once, rather than one word at a time. H200, bs 4096, 128-request chunks
+(``reports/gpu/2026-12-05/repoll.txt``, one graph each replayed in turn): 3.68 us against 3.90
+for the one-at-a-time order; publishing the totals before the warp's scan (``early_publish``) was
+3.80 with joint re-polls and 4.34 without, so it stays off."""
+
 _ITEMS = SIM_CHUNK // SIM_THREADS if SIMULATED else 1
 """Most requests one ``blocked`` thread plans (1 on the GPU, 32 in the simulator)."""
 
@@ -125,7 +133,7 @@ def compiled(key: tuple = ("blocked",), use_shuffle: bool = True):
             _name, items, per_lane = key
             fn = build_warp_lookback_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING,
                                             no_seed=NO_SEED, items=items, poll=_poll(),
-                                            per_lane=per_lane)
+                                            per_lane=per_lane, joint_repoll=JOINT_REPOLL)
         elif key[0] == "roles-lookback":
             _name, items, threads, per_lane, seed_tile, chunk = key
             fn = lookback_kernel.build_roles_lookback_kernel(

@@ -56,13 +56,13 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
             fallback.
         slow_carry: every scan block takes the fallback path (tests).
         count_spins: add re-polls and fallbacks to workspace words 1 and 2 (diagnostics).
-        early_publish: (shuffles; a candidate, not yet timed on a GPU) the block's totals by a
-            butterfly reduction, published before the warp's inclusive scan, which then runs
-            while the first polls are out; False (the planner's): the scan first, its last
-            lane's totals published.
-        joint_repoll: (a candidate, not yet timed on a GPU) every word still not ready is polled
-            again in one round, one round trip a round; False (the planner's): a lane waits for
-            each of its words in turn, a round trip each.
+        early_publish: (shuffles; a candidate, slower on the H200: numba_cuda_planner's
+            ``JOINT_REPOLL``) the block's totals by a butterfly reduction, published before the
+            warp's inclusive scan, which then runs while the first polls are out; False (the
+            planner's): the scan first, its last lane's totals published.
+        joint_repoll: (the planner's: numba_cuda_planner's ``JOINT_REPOLL``) every word still
+            not ready is polled again in one round, one round trip a round; False: a lane waits
+            for each of its words in turn, a round trip each.
     """
     chunk_c = WARP * items
     full_mask = 0xFFFFFFFF
