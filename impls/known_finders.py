@@ -13,25 +13,29 @@ this module calls itself is bound then too). The known types:
 
 * on ``sys.meta_path``: the standard library's ``BuiltinImporter``, ``FrozenImporter`` and
   ``PathFinder``; pytest's assertion-rewriting finder (``_pytest.assertion.rewrite``, as pytest
-  makes it); setuptools' ``_distutils_hack.DistutilsMetaFinder`` and numba-cuda's
-  ``_numba_cuda_redirector.NumbaCudaFinder`` (both put there at interpreter start by a ``.pth``
-  file of the installed packages, ahead of ``PathFinder``; the latter refused for a name holding
-  ``numba.cuda``, for which it asks every finder itself); the ``_EditableFinder`` of an editable
-  install of this very checkout (``pip install -e``: its ``MAPPING`` sends ``impls`` to the folder
-  this file is in; last on ``sys.meta_path``, it answers ``impls`` run from another folder);
+  makes it); and the finders a ``.pth`` file of an installed package puts there at interpreter
+  start (:mod:`impls.editable_finders` says which it knows, from which file each rule comes, and
+  how each is asked; virtualenv's: :mod:`impls.virtualenv_finder`): setuptools'
+  ``_distutils_hack.DistutilsMetaFinder``, numba-cuda's ``_numba_cuda_redirector.NumbaCudaFinder``
+  (refused for a name holding ``numba.cuda``), setuptools' ``_EditableFinder`` of each editable
+  install (``pip install -e``) of this checkout or of a module that is exactly setuptools'
+  template for its own ``MAPPING``, and virtualenv's ``_virtualenv._Finder`` (never asked: None
+  but for the names it patches, which are refused);
 * as path-entry finders (``sys.path_importer_cache``; the path finder's search is repeated here
-  entry by entry): ``FileFinder``, ``zipimporter`` and that editable install's
+  entry by entry): ``FileFinder``, ``zipimporter`` and those editable installs'
   ``_EditableNamespaceFinder``; every path entry before the one that answers must be an exact
   ``str``, and so must every key of the cache (a ``str`` subclass hashes as it likes).
 
 Not covered: code that runs in the harness's process after this module's import (the bench
-imports an external planner there) can still rebind this module's own names or its callers'
-(``registry.find_source``), or change a builtin or a library this module does not check; code
-that runs before it (a ``.pth`` file, ``sitecustomize``) can make any finder look known. A path
-hook (``sys.path_hooks``) is code that runs here, as in the import, for a folder the path finder
-has not met yet (only the finder it makes is judged). A path entry of another type (a
-``pathlib.Path`` on ``sys.path``) before the answer costs the digest, as does a third-party
-finder of a known type that was not on ``sys.meta_path`` yet when this module was imported.
+imports an external planner there) can still rebind this module's own names (and those of
+:mod:`impls.editable_finders`, :mod:`impls.virtualenv_finder` and :mod:`impls.finder_data`) or
+its callers' (``registry.find_source``), or change a builtin or a library this module does not
+check; code that runs before it (a ``.pth`` file, ``sitecustomize``) can make any finder look
+known. A path hook (``sys.path_hooks``) is code that runs here, as in the import, for a folder
+the path finder has not met yet (only the finder it makes is judged). A path entry of another
+type (a ``pathlib.Path`` on ``sys.path``) before the answer costs the digest, as does a
+third-party finder of a known type that was not on ``sys.meta_path`` yet when this module was
+imported.
 """
 
 
@@ -42,15 +46,17 @@ import importlib._bootstrap as _bootstrap
 import importlib._bootstrap_external as _bootstrap_external
 import importlib.machinery
 import os
-import pathlib
 import sys
 import types
 import zipimport
 
+from impls import editable_finders as _pth
+from impls.finder_data import namespace as _namespace
+from impls.finder_data import plain_state as _plain_state
+
 # --- references taken when this module is imported (before any planner code runs here) --------
 
 _MODULE_DICT = types.ModuleType.__dict__["__dict__"]
-_CLASS_DICT = type.__dict__["__dict__"]
 _INSTANCE_DICT = object.__getattribute__
 _MODULE = types.ModuleType
 _SourceFileLoader = importlib.machinery.SourceFileLoader
@@ -62,25 +68,15 @@ _ZipImporter = zipimport.zipimporter
 _ModuleSpec = importlib.machinery.ModuleSpec
 _STANDARD_FINDERS = (importlib.machinery.BuiltinImporter, importlib.machinery.FrozenImporter)
 _HERE = os.path.dirname(os.path.abspath(__file__))
-"""This checkout's ``impls`` folder: where an editable install of this very project sends it."""
-_SCALARS = (str, int, float, bool, type(None), bytes)
 _FILE_FINDER_STATE = frozenset(_INSTANCE_DICT(_FileFinder(_HERE, (_SourceFileLoader, [".py"])),
                                               "__dict__"))
 """The attributes a ``FileFinder`` instance has (``path``, ``_loaders``, ``_path_cache``...)."""
 _ZIP_STATE = frozenset({"archive", "prefix", "_files"})
-_NUMBA_STATE = frozenset({"initialized", "numba_path", "numba_cuda_path"})
 _BUILTINS = ("__import__", "type", "len", "all", "any", "getattr", "hasattr", "list", "int",
              "isinstance", "range")
 """``builtins.__import__`` (what an ``import`` statement calls) and the builtins this module
 calls while it judges finders."""
 _BUILTINS_AT_IMPORT = tuple((name, _MODULE_DICT.__get__(builtins)[name]) for name in _BUILTINS)
-
-
-def _namespace(owner):
-    """A module's globals or a class's dict as the interpreter uses them (read past a rebound
-    module ``__class__`` or a metaclass's ``__dict__``, as :mod:`conformance.engine.namespaces`)."""
-    return _MODULE_DICT.__get__(owner) if isinstance(owner, _MODULE) else \
-        _CLASS_DICT.__get__(owner)
 
 
 def _module(name: str):
@@ -89,39 +85,8 @@ def _module(name: str):
     return module if type(module) is _MODULE else None
 
 
-def _finder_class(module_name: str, class_name: str):
-    """The class ``class_name`` of module ``module_name`` when an instance of exactly it is on
-    ``sys.meta_path`` now (None otherwise)."""
-    module = _module(module_name)
-    cls = None if module is None else _namespace(module).get(class_name)
-    if cls is None or not any(type(finder) is cls for finder in list(sys.meta_path)):
-        return None
-    return cls
-
-
-def _this_projects_editable_install():
-    """``(module, _EditableFinder, _EditableNamespaceFinder)`` of setuptools' editable finder of
-    this checkout when it is on ``sys.meta_path`` (``__editable___planner_conformance_*_finder``,
-    whose ``MAPPING`` sends ``impls`` to :data:`_HERE`), else ``(None, None, None)``."""
-    for finder in list(sys.meta_path):
-        if type(finder) is not type:
-            continue
-        module = _module(_namespace(finder).get("__module__", ""))
-        if module is None or not module.__name__.startswith("__editable___planner_conformance_"):
-            continue
-        names = _namespace(module)
-        mapping = names.get("MAPPING")
-        if (names.get("_EditableFinder") is finder and type(mapping) is dict
-                and mapping.get("impls") == _HERE):
-            return module, finder, names.get("_EditableNamespaceFinder")
-    return None, None, None
-
-
 _REWRITE = _module("_pytest.assertion.rewrite")
 _REWRITE_HOOK = None if _REWRITE is None else _namespace(_REWRITE).get("AssertionRewritingHook")
-_DISTUTILS = _finder_class("_distutils_hack", "DistutilsMetaFinder")
-_NUMBA_REDIRECT = _finder_class("_numba_cuda_redirector", "NumbaCudaFinder")
-_EDITABLE_MODULE, _EDITABLE, _EDITABLE_NAMESPACE = _this_projects_editable_install()
 
 
 def _guarded() -> list:
@@ -129,21 +94,21 @@ def _guarded() -> list:
     (:func:`intact`): the import system's own modules (``importlib._bootstrap``,
     ``_bootstrap_external`` and the built-in modules they call: ``posix``, ``_io``, ``marshal``,
     ``_imp``...; ``zipimport``), every class they define, and the known finders' classes (their
-    bases too) and modules; with this checkout's editable finder, ``pathlib``, ``os``,
-    ``os.path`` and ``importlib.machinery`` it calls."""
+    bases too) and modules (with the ones the ``.pth`` files' finders call:
+    :func:`impls.editable_finders.guarded`)."""
+    pth_modules, pth_classes = _pth.guarded()
     modules = [_bootstrap, _bootstrap_external, zipimport]
     for module in (_bootstrap, _bootstrap_external):
         modules += [v for v in _namespace(module).values()
                     if type(v) is _MODULE and v is not sys and v not in modules]
     if _REWRITE is not None:
         modules.append(_REWRITE)
-    if _EDITABLE_MODULE is not None:
-        modules += [_EDITABLE_MODULE, pathlib, os, os.path, importlib.machinery]
+    modules += [module for module in pth_modules if module not in modules]
     owners = list(modules)
     for module in modules:
         owners += [v for v in list(_namespace(module).values()) if isinstance(v, type)
                    and _namespace(v).get("__module__") == module.__name__ and v not in owners]
-    for cls in (_REWRITE_HOOK, _DISTUTILS, _NUMBA_REDIRECT, _EDITABLE, _EDITABLE_NAMESPACE):
+    for cls in (_REWRITE_HOOK, *pth_classes):
         if isinstance(cls, type):
             owners += [c for c in cls.__mro__ if c is not object and c not in owners]
     return owners
@@ -254,27 +219,13 @@ def _ask(finder, name: str, search):
         if spec is None:
             return None
         return standard if standard is not None and standard.origin == spec.origin else None
-    kind = type(finder)
-    if _DISTUTILS is not None and kind is _DISTUTILS:
-        # Its answer is its method spec_for_<name>: none of the instance's own may stand there.
-        state = _INSTANCE_DICT(finder, "__dict__")
-        if type(state) is not dict or not all(type(key) is str and key.startswith("spec_for_")
-                                              and key != "spec_for_" + name for key in state):
-            raise Refused
+    answer = _pth.route(finder, name)
+    if answer is _pth.ASK:
         return finder.find_spec(name, search)
-    if _NUMBA_REDIRECT is not None and kind is _NUMBA_REDIRECT:
-        if "numba.cuda" in name or not _plain_state(finder, _NUMBA_STATE):
-            raise Refused  # for numba.cuda it asks every finder itself, with other paths
-        return finder.find_spec(name, search)
-    if _EDITABLE is not None and finder is _EDITABLE:
-        names = _namespace(_EDITABLE_MODULE)
-        mapping = names["MAPPING"]
-        if not (_plain(mapping) and _plain(names["NAMESPACES"])):
-            raise Refused
-        parent = name.rpartition(".")[0]
-        if name not in mapping and parent in mapping:  # it asks the path finder: asked here
-            return _path_search(name, [mapping[parent]])
-        return finder.find_spec(name, search)
+    if answer is _pth.SILENT:
+        return None
+    if type(answer) is list:  # it asks the path finder in these folders: asked here
+        return _path_search(name, answer)
     raise Refused
 
 
@@ -318,37 +269,12 @@ def _path_search(name: str, search):
 def _known_entry_finder(finder) -> bool:
     """Whether path-entry finder ``finder`` is one whose answer this module can take: a
     ``FileFinder`` or a ``zipimporter`` of exactly that type whose state is plain data (a ``set``
-    subclass cache could hide a file from one caller), or this checkout's editable install's
-    namespace finder."""
+    subclass cache could hide a file from one caller), or a known editable install's namespace
+    finder (:func:`impls.editable_finders.known_entry_finder`)."""
     kind = type(finder)
     if kind is _FileFinder:
         return _plain_state(finder, _FILE_FINDER_STATE, _LOADER_CLASSES)
     if kind is _ZipImporter:
         return _plain_state(finder, _ZIP_STATE)
-    if _EDITABLE_NAMESPACE is not None and finder is _EDITABLE_NAMESPACE:
-        names = _namespace(_EDITABLE_MODULE)
-        return _plain(names["NAMESPACES"]) and _plain(names["MAPPING"])
-    return False
+    return _pth.known_entry_finder(finder)
 
-
-def _plain_state(obj, names: frozenset, classes: tuple = ()) -> bool:
-    """Whether ``obj``'s instance dict is an exact dict whose keys are among ``names`` and whose
-    values are plain data (:func:`_plain`, ``classes`` allowed as values too)."""
-    state = _INSTANCE_DICT(obj, "__dict__")
-    return type(state) is dict and all(type(key) is str and key in names
-                                       and _plain(value, classes) for key, value in state.items())
-
-
-def _plain(value, classes: tuple = (), depth: int = 3) -> bool:
-    """Whether ``value`` is data no method of which is the value's own: a str, int, float,
-    bool, None or bytes, one of ``classes`` itself, or an exact tuple, list, set, frozenset or
-    dict of such (nested ``depth`` deep)."""
-    kind = type(value)
-    if any(kind is scalar for scalar in _SCALARS) or any(value is c for c in classes):
-        return True
-    if depth and (kind is tuple or kind is list or kind is set or kind is frozenset):
-        return all(_plain(item, classes, depth - 1) for item in value)
-    if depth and kind is dict:
-        return all(_plain(k, classes, depth - 1) and _plain(v, classes, depth - 1)
-                   for k, v in value.items())
-    return False

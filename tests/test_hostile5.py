@@ -242,9 +242,11 @@ def _report(capsys, doc: dict, folder: Path) -> tuple[int, str]:
 @pytest.fixture
 def entrant_editable(tmp_path):
     """The entrant's own package installed with ``pip install -e .`` (setuptools' editable
-    finder of its project, made from setuptools' own template, as its ``.pth`` installs it at
-    interpreter start): the module imports, and find_source refuses it (a finder of an unknown
-    type stands before the answer): the run records no digest."""
+    finder of its project, made from setuptools' own template), its finder installed here, after
+    ``impls.known_finders`` was imported: the module imports, and find_source refuses it
+    (impls/editable_finders.py knows only the editable finders on ``sys.meta_path`` when it was
+    imported; put there before, as its ``.pth`` does at interpreter start, this one would be
+    known): the run records no digest."""
     from setuptools.command.editable_wheel import _finder_template
 
     from impls.source_file import find_source
