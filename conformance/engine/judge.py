@@ -92,8 +92,8 @@ class _Judging:
                 text += ("\n    spec §5: every input that passes validation is planned (section 6 "
                          "says what an out-of-contract value gets); no raise after the checks")
             self.add(at, Difference(k, run, "raised", "error", None, None,
-                                    f"{raised.class_name}: {raised.message[:200]}", rules.error),
-                     text)
+                                    f"{raised.class_name}: {raised.message[:200]}", rules.error,
+                                    got_kind=raised.class_name), text)
             return False
         message = want["message"].replace("{device}", self.device)
         expected = f"{want['type']} [{want['id']}] {message!r}"
@@ -113,7 +113,9 @@ class _Judging:
             detail += (f"\n  ({raised.class_name} here is a class of that name, not a subclass "
                        f"of the built-in {want['type']})")
         detail += f"\n  decided by: {_rule_name(rules.error)}{_error_clause(want['id'])}"
-        self.add(at, Difference(k, run, "error", "error", None, expected, got, rules.error), detail)
+        kind = f"{raised.class_name} [{got_id or 'unidentified'}]"
+        self.add(at, Difference(k, run, "error", "error", None, expected, got, rules.error,
+                                got_kind=kind), detail)
         return False
 
     def returned(self, at, k: int, run: str, seen: StepObservation) -> None:

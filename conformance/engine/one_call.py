@@ -168,7 +168,8 @@ def _judge_error(data: VerdictData, error: tuple[str, str], rule: str, error_cla
     want = f"{error_class.__name__} {error_id}: {message}"
     if raised is None:  # where only a project rule raises, returning differs from that rule
         what = "no-error" if rule == "contract" else "error"
-        data.add(Difference(0, run, what, "error", None, want, "returned (no error)", rule))
+        data.add(Difference(0, run, what, "error", None, want, "returned (no error)", rule,
+                            got_kind="no error" if what == "error" else None))
         return False
     base = next(c for c in error_class.__mro__ if c.__module__ == "builtins")
     text = _text(raised)
@@ -180,7 +181,9 @@ def _judge_error(data: VerdictData, error: tuple[str, str], rule: str, error_cla
     ok = exact and (raised_id is None or (type(raised_id) is str and raised_id == error_id))
     if not ok:
         got = f"{type_name(raised)} {_one_line(raised_id)}: {_one_line(raised)}"
-        data.add(Difference(0, run, "error", "error", None, want, got, rule))
+        kind = _one_line(raised_id)[:80] if type(raised_id) is str else "unidentified"
+        data.add(Difference(0, run, "error", "error", None, want, got, rule,
+                            got_kind=f"{type_name(raised)} [{kind}]"))
     return ok
 
 
@@ -277,7 +280,7 @@ def _judge_runs(subject: ModuleType, case: dict, launch, device: torch.device) -
         if at_sync:  # nothing more can be read on this device
             data.add(Difference(0, run, "raised", "error", None, "no error",
                                 f"{type_name(raised)} at synchronize: {_one_line(raised)}",
-                                error_rule))
+                                error_rule, got_kind=type_name(raised)))
             return data
         guarded.judge(data, run)  # refuses a resized allocation before anything reads it
         got = {name: _flat(views[name]) for name in judged}
@@ -287,7 +290,8 @@ def _judge_runs(subject: ModuleType, case: dict, launch, device: torch.device) -
         else:
             if raised is not None:  # the rule of the situation the case reaches, if any
                 data.add(Difference(0, run, "raised", "error", None, "no error",
-                                    f"{type_name(raised)}: {_one_line(raised)}", error_rule))
+                                    f"{type_name(raised)}: {_one_line(raised)}", error_rule,
+                                    got_kind=type_name(raised)))
             elif returned is not None:
                 data.add(Difference(0, run, "returned", "return", None, None,
                                     _repr_line(returned), "contract"))

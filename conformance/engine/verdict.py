@@ -51,6 +51,10 @@ class Difference:
         evidence: why it proves an access outside a tensor (spec §6, last line), or None.
         inputs: {per-request input name: its value} of request ``index`` where the element is
             request ``index``'s (an output indexed by request, index < bs), else None.
+        got_kind: for a raise (``error``, ``raised``), what kind of error it was: its class and,
+            for a wrong error, the documented error id it carries or whose message it has
+            (``ValueError [bs-range]``; ``[unidentified]``: none); ``no error`` where only a
+            project rule raises and the call returned; else None (and in older verdicts).
     """
 
     step: int
@@ -63,6 +67,7 @@ class Difference:
     rule: str
     evidence: str | None = None
     inputs: dict[str, int] | None = None
+    got_kind: str | None = None
 
 
 @dataclass

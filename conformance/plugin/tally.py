@@ -8,13 +8,14 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from conformance.corpus.entries import LOAD, SHARED_PLANNERS
+from conformance.corpus.entries import LOAD, PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.text import terminal_text
 from conformance.corpus.case_file import display_path
 from conformance.engine.rerun import shell_command
 from conformance.plugin.one_call_items import SUBJECTS, corpus_planner_names, planners_of
 from conformance.plugin.outcomes import OUTCOMES, outcome
 from conformance.plugin.summary import render as summary_lines
+from conformance.reporting import failure_groups
 
 NOT_JUDGED = ("skipped", "xfailed", "xpassed", "error")
 """Outcomes of an item whose planner's outputs were not judged (for :func:`failed_everywhere`)."""
@@ -151,3 +152,17 @@ class Summary:
             terminalreporter.write_line(f"{label}: failed includes {parts}"
                                         + (" (oob: compute-sanitizer saw an access outside an "
                                            "allocation)" if counts["oob"] else ""))
+        for line in failure_groups.terminal_lines(run_groups(config)):
+            terminalreporter.write_line(line)
+
+
+def run_groups(config: pytest.Config) -> list[dict]:
+    """The run's failures grouped by their first difference
+    (:func:`conformance.reporting.failure_groups.groups`), from the results writer's records: the
+    data the results file holds, so that the report groups them alike."""
+    writer = config.pluginmanager.get_plugin("conformance-results")
+    records = getattr(writer, "results", None) or {}
+    return failure_groups.groups(
+        [{**r, "planner": f"{r['planner']} ({r['subject']})" if r.get("subject") else r["planner"]}
+         for r in records.values() if r.get("status") is not None],
+        order=lambda name: (name in PSEUDO_PLANNERS, name))  # as the tables: pseudo-planners last

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from conformance.corpus.text import terminal_text
 from conformance.paths import DEFAULT_COMPARE_HTML, DEFAULT_REPORT_HTML, DEFAULT_RESULTS
+from conformance.reporting.publish import PublishError, publish
 from conformance.reporting.results_format import ResultsError, load_results
 
 
@@ -115,7 +116,7 @@ def run_report(args: argparse.Namespace) -> int:
         model = report.build(load_results(args.results), args.bench)
         _write_report(model, args)
     except (ResultsError, BenchError, FileNotFoundError, OutputError, compare.KindsError,
-            report.PublishError) as exc:
+            PublishError) as exc:
         print(f"error: {terminal_text(str(exc))}", file=sys.stderr)
         return 2
     warning = report.warning(model)
@@ -138,5 +139,5 @@ def _write_report(model: dict, args: argparse.Namespace) -> None:
         if args.publish.exists() and not args.publish.is_dir():
             raise OutputError(f"--publish {args.publish}: is a file; name a folder")
         html = report.render_html(model)
-        for path in report.publish(args.publish, args.results, html, args.bench):
+        for path in publish(args.publish, args.results, html, args.bench):
             print(f"published {path}")

@@ -11,7 +11,6 @@ fetched), :func:`render_text` (tabulate) and :func:`render_markdown` print it.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -24,10 +23,9 @@ from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.case_file import printable
 from conformance.corpus.text import kept
 from conformance.reporting.freshness import stale_reasons, undigested
-from conformance.reporting import divergence_profile, error_table, verdict_view
+from conformance.reporting import divergence_profile, error_table, failure_groups, verdict_view
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
-from conformance.reporting.results_format import write_json_atomic, write_text_atomic
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.engine.rerun import POISON_SEED_VARIABLE, RERUN_ENVIRONMENT, shell_command
 
@@ -152,7 +150,8 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
     model = {"doc": doc, "fingerprint": doc["fingerprint"], "planners": planners,
              "summary": summary, "statuses": STATUSES, "bad_statuses": sorted(BAD),
              "judged_statuses": list(PASSING_JUDGED),
-             "rows": rows, "failures": failures,
+             "rows": rows, "failures": failures, "failure_groups": failure_groups.groups(
+                 results, _order, lambda r: anchor("fail", r["case"] or r["id"], r["planner"])),
              "tags": sorted({t for r in results for t in r["tags"]}),
              "catalog": error_table.catalog(results, planners),
              "hazards": [r for r in rows if "hazard" in r["tags"]],
@@ -249,6 +248,7 @@ def render_text(model: dict) -> str:
     escaped, never sent to the terminal."""
     out = [line for line in (warning(model),) if line]
     out += [_head(model), "", _summary_table(model, "simple")]
+    out += ["", *lines] if (lines := failure_groups.terminal_lines(model["failure_groups"])) else []
     for judged, title in ((False, "not passing:"), (True, "judged, not failed:")):
         listed = [f for f in model["failures"] if f["judged"] == judged]
         if listed:
@@ -281,7 +281,8 @@ def render_markdown(model: dict) -> str:
            "", _summary_table(model, "github")]
     bad = [f for f in model["failures"] if not f["judged"]]
     if bad:
-        out += ["", "### Not passing", ""]
+        out += ["", "### Not passing", "", *failure_groups.markdown_lines(model["failure_groups"]),
+                ""]
         for f in bad:
             out += [f"<details><summary><b>{f['status']}</b> <code>{html_text(f['id'])}</code>: "
                     f"{html_text(f['summary'])}</summary>", "", fenced(f["message"] or ""), "",
@@ -306,29 +307,3 @@ def render_markdown(model: dict) -> str:
     if model["bench"]:
         out += ["", "### Benchmarks", *bench_section.goal_lines(model["bench"], "github")]
     return "\n".join(out).rstrip("\n") + "\n"
-
-
-class PublishError(OSError):
-    """A ``--publish`` folder that is, or holds, a symlink where a file would be written."""
-
-
-def publish(directory: Path, results: Path, html: str, bench: Path | None = None) -> list[Path]:
-    """Write ``index.html``, ``results.json`` (and ``bench.json``) into ``directory``, each
-    world-readable (0644 under the usual umask) and each by an atomic replace.
-
-    Raises:
-        PublishError: ``directory`` or one of those names in it is a symlink: nothing is written
-            through a link (a published page must land where the folder is, not where a link
-            points).
-    """
-    names = ["index.html", "results.json", *(["bench.json"] if bench is not None else [])]
-    links = [p for p in (directory, *(directory / n for n in names)) if p.is_symlink()]
-    if links:
-        raise PublishError(f"--publish {directory}: {links[0]} is a symlink; nothing is written "
-                           "through a link")
-    directory.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(directory / "index.html", html)
-    write_json_atomic(directory / "results.json", json.loads(Path(results).read_text()))
-    if bench is not None:
-        write_text_atomic(directory / "bench.json", Path(bench).read_text())
-    return [directory / n for n in names]

@@ -1,0 +1,186 @@
+"""Failures grouped by their first difference, so that N failures of one bug read as one pattern.
+
+Every not-passing result (:data:`~conformance.reporting.results_format.BAD`) of a planner is keyed
+by its verdict's data (:mod:`conformance.engine.verdict`), never by its report's text: the kind
+of its first difference, that is what happened (``what``), to which field, under which rule; for
+a difference about an error, the documented error id its step expects (``error_steps``) and the
+kind of what was raised (``got_kind``); a result with no verdict (a crash, a timeout, a sanitizer
+report, a case error, a declared divergence that passed) by its status alone. The element's index
+and the values are left out of the key: one bug shows at another index in each case.
+
+:func:`groups` builds them from results as the results file holds them (the terminal summary,
+:mod:`conformance.plugin.tally`, from the results writer's records, the same data);
+:func:`terminal_lines` and :func:`markdown_lines` print them, and the HTML report's template reads
+:func:`groups`' data. Case ids and field names come from files a user wrote: each renderer quotes
+them (:func:`~conformance.corpus.case_file.printable`, a code span, Jinja2's autoescape).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+from tabulate import tabulate
+
+from conformance.corpus.case_file import printable
+from conformance.corpus.rule_kinds import CONTRACT, WRAPPER
+from conformance.reporting.markdown import code_span
+from conformance.reporting.results_format import BAD
+
+MAX_PATTERNS = 10
+"""Patterns shown per planner; the rest are counted on one line."""
+MAX_CASES = 5
+"""Case ids shown per pattern; the rest are counted (``and N more``)."""
+WIDTH = 120
+"""The widest terminal line (the conformance summary's)."""
+TITLE = "failures by first difference:"
+MARKDOWN_TITLE = "**By first difference:**"
+"""The line that opens the Markdown table (under the report's ``### Not passing``)."""
+ERRORS = ("error", "no-error", "raised")
+"""Kinds of difference about a step's error (spec section 4) rather than an element."""
+_ELEMENT = {
+    "value": "{field}: another value",
+    "never-written": "{field}: never written",
+    "written": "{field}: written where it must keep what it held",
+    "outside": "{field}: written outside the tensor",
+    "input": "input {field} modified",
+    "returned": "returned a value (a launcher returns None)",
+}
+_NO_VERDICT = {
+    "crash": "crashed", "timeout": "timed out",
+    "oob": "an access outside an allocation (compute-sanitizer)",
+    "error": "an error before a verdict (the case did not run, or the harness failed)",
+    "xpass": "a declared divergence that did not show",
+}
+
+
+def _text(value) -> str | None:
+    """A key part as text (a hand-edited results file may hold any JSON there)."""
+    return None if value is None else str(value)
+
+
+def pattern(result: dict) -> tuple:
+    """The key of a not-passing ``result``: (status, what, field, rule, expected error id, got
+    kind), the last five None where it has no verdict with a difference."""
+    verdict = result.get("verdict")
+    diffs = verdict.get("differences") if isinstance(verdict, dict) else None
+    if not diffs or not isinstance(diffs[0], dict):
+        return (_text(result.get("status")), None, None, None, None, None)
+    first = diffs[0]
+    what = _text(first.get("what"))
+    expected = got = None
+    if what in ERRORS:
+        steps = [s for s in verdict.get("error_steps") or () if isinstance(s, dict)]
+        expected = next((_text(s.get("id")) for s in steps if s.get("step") == first.get("step")),
+                        None)
+        got = _text(first.get("got_kind"))
+    return (_text(result.get("status")), what, _text(first.get("field")),
+            _text(first.get("rule")), expected, got)
+
+
+def _rule_words(rule: str | None) -> str:
+    return rule if rule in (CONTRACT, WRAPPER, None) else f"project rule {rule}"
+
+
+def words(key: tuple) -> str:
+    """A pattern's key in words: ``out_write_offsets: another value (contract)``, ``wrong error:
+    expected [dtype], got TypeError [dtype] (contract)``."""
+    status, what, field, rule, expected, got = key
+    if what is None:
+        return _NO_VERDICT.get(status, f"{status}, with no verdict (its report says why)")
+    want = f"[{expected}]" if expected else "the documented error"
+    if what == "error":
+        text = f"wrong error: expected {want}, got {got or 'another error'}"
+    elif what == "no-error":
+        text = f"no error raised: expected {want}"
+    elif what == "raised":
+        text = f"raised {got or 'an exception'} on a valid step"
+    else:
+        text = _ELEMENT.get(what, "{field}: " + what).format(field=field)
+    text += f" ({_rule_words(rule)})"
+    return text if status == "fail" else f"{status}: {text}"
+
+
+def _natural(text: str) -> tuple:
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text))
+
+
+def groups(results: list[dict], order=None, link=None) -> list[dict]:
+    """One entry per planner with not-passing results, in ``order`` (a sort key of the planner's
+    name; by name without one): ``{"planner", "failed", "patterns", "listed", "more_patterns",
+    "more_cases"}``: every pattern, largest first, and what a report lists of them: the first
+    :data:`MAX_PATTERNS`, then how many patterns and failures it leaves out. Each pattern is
+    ``{"key", "words", "count", "cases", "listed", "more"}``: ``cases`` as ``{"case", "anchor"}``
+    in natural order (``anchor`` from ``link(result)``, or None), the first :data:`MAX_CASES` of
+    them listed, ``more`` left out. A result's ``planner`` is taken as given (the report's label);
+    its case is its ``case`` or, lacking one, its ``id``."""
+    by_planner: dict[str, dict[tuple, list[dict]]] = {}
+    for r in results:
+        if r.get("status") not in BAD:
+            continue
+        case = str(r.get("case") or r.get("id") or "?")
+        entry = {"case": case, "anchor": link(r) if link else None}
+        by_planner.setdefault(str(r["planner"]), {}).setdefault(pattern(r), []).append(entry)
+    out = []
+    for planner in sorted(by_planner, key=order or (lambda p: p)):
+        found = []
+        for key, cases in by_planner[planner].items():
+            cases.sort(key=lambda c: _natural(c["case"]))
+            found.append({"key": key, "words": words(key), "count": len(cases), "cases": cases,
+                          "listed": cases[:MAX_CASES], "more": max(len(cases) - MAX_CASES, 0)})
+        found.sort(key=lambda p: (-p["count"], p["words"]))
+        rest = found[MAX_PATTERNS:]
+        out.append({"planner": planner, "failed": sum(p["count"] for p in found),
+                    "patterns": found, "listed": found[:MAX_PATTERNS], "more_patterns": len(rest),
+                    "more_cases": sum(p["count"] for p in rest)})
+    return out
+
+
+def _count_line(group: dict) -> str:
+    n, k = group["failed"], len(group["patterns"])
+    return (f"{n} failed case{'s' if n != 1 else ''}, {k} pattern{'s' if k != 1 else ''}")
+
+
+def _cases_text(pattern_: dict, quote=str) -> str:
+    more = f" and {pattern_['more']} more" if pattern_["more"] else ""
+    return ", ".join(quote(c["case"]) for c in pattern_["listed"]) + more
+
+
+def terminal_lines(found: list[dict], width: int = WIDTH) -> list[str]:
+    """The terminal block (none without failures): a line per planner, then a line per pattern
+    (count, words, case ids), wrapped at ``width``; every non-printable character escaped."""
+    if not found:
+        return []
+    out = [TITLE]
+    for group in found:
+        out.append(f"  {printable(group['planner'])}  {_count_line(group)}")
+        digits = len(str(group["listed"][0]["count"]))  # the largest
+        for p in group["listed"]:
+            line = f"    {p['count']:>{digits}}  {printable(p['words'])}   " \
+                   f"{printable(_cases_text(p))}"
+            out += textwrap.wrap(line, width, subsequent_indent=" " * (6 + digits),
+                                 break_long_words=False, break_on_hyphens=False)
+        if group["more_patterns"]:
+            out.append(f"    and {group['more_patterns']} more patterns "
+                       f"({group['more_cases']} failed cases)")
+    return out
+
+
+def markdown_lines(found: list[dict]) -> list[str]:
+    """The Markdown lines (none without failures): a title line, then a table with a row per
+    pattern; the planner, the words and each case id a code span (a results file is untrusted
+    text)."""
+    if not found:
+        return []
+    rows = []
+    for group in found:
+        for p in group["listed"]:
+            rows.append([code_span(group["planner"]), p["count"], code_span(p["words"]),
+                         _cases_text(p, code_span)])
+        if group["more_patterns"]:
+            rows.append([code_span(group["planner"]), group["more_cases"],
+                         f"and {group['more_patterns']} more patterns", ""])
+    heads = "; ".join(f"{code_span(g['planner'])}, {_count_line(g)}" for g in found)
+    return [f"{MARKDOWN_TITLE} {heads}", "",
+            tabulate(rows, headers=["planner", "failed", "first difference", "cases"],
+                     tablefmt="github")]

@@ -1,0 +1,35 @@
+"""``python -m conformance report --publish DIR``: the page and the files it was made from, written
+into a folder to serve (``index.html``, ``results.json``, ``bench.json``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conformance.reporting.results_format import write_json_atomic, write_text_atomic
+
+
+class PublishError(OSError):
+    """A ``--publish`` folder that is, or holds, a symlink where a file would be written."""
+
+
+def publish(directory: Path, results: Path, html: str, bench: Path | None = None) -> list[Path]:
+    """Write ``index.html``, ``results.json`` (and ``bench.json``) into ``directory``, each
+    world-readable (0644 under the usual umask) and each by an atomic replace.
+
+    Raises:
+        PublishError: ``directory`` or one of those names in it is a symlink: nothing is written
+            through a link (a published page must land where the folder is, not where a link
+            points).
+    """
+    names = ["index.html", "results.json", *(["bench.json"] if bench is not None else [])]
+    links = [p for p in (directory, *(directory / n for n in names)) if p.is_symlink()]
+    if links:
+        raise PublishError(f"--publish {directory}: {links[0]} is a symlink; nothing is written "
+                           "through a link")
+    directory.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(directory / "index.html", html)
+    write_json_atomic(directory / "results.json", json.loads(Path(results).read_text()))
+    if bench is not None:
+        write_text_atomic(directory / "bench.json", Path(bench).read_text())
+    return [directory / n for n in names]

@@ -1,0 +1,202 @@
+"""Failures grouped by their first difference (``conformance/reporting/failure_groups.py``): at the
+end of the conformance summary and in the Markdown, text and HTML reports, from real runs of
+planted planners; every expectation is computed here from the results file's verdicts."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections import defaultdict
+
+import pytest
+
+from conformance.corpus.loader import load_corpus
+from conformance.reporting import failure_groups
+from conformance.reporting.failure_groups import MARKDOWN_TITLE, MAX_CASES, MAX_PATTERNS, TITLE
+from conformance.reporting.results_format import BAD
+from tests.subproc import cli, run_pytest
+
+TWO_BUGS = "tests.planted.two_bugs:two_bugs"
+SCAN_CASES = ("bs-1025", "bs-2048", "bs-2049", "bs-4095", "bs-4096",
+              "random-decode-prefill-bs-1025")
+"""Batches past 1024 requests: the dropped block carry changes their scans."""
+ERROR_CASES = ("err-contiguous-lut", "err-contiguous-extend-seq-lens",
+               "err-contiguous-out-verify-enable")
+"""Steps that must raise the contiguity error: its message's typo makes it another error."""
+PASSING = "spec7-prefill-and-decodes"
+
+
+@pytest.fixture(scope="module")
+def two_bugs(tmp_path_factory):
+    """A run of the two-bug planner on a few cases: (completed process, results document)."""
+    tmp = tmp_path_factory.mktemp("two-bugs")
+    args = [a for c in (*SCAN_CASES, *ERROR_CASES, PASSING) for a in ("--case", c)]
+    proc, _ = run_pytest(tmp, "-q", "-n", "0", "--planner", TWO_BUGS, *args)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc, json.loads((tmp / "results.json").read_text()), tmp / "results.json"
+
+
+def first_kinds(doc: dict) -> dict[tuple, set[str]]:
+    """{(what, field, rule, expected error id, got kind) of the first difference: the failed cases
+    whose verdict starts with it}, read straight from each result's verdict."""
+    out = defaultdict(set)
+    for r in doc["results"]:
+        if r["status"] not in BAD:
+            continue
+        first = r["verdict"]["differences"][0]
+        expected = next((s["id"] for s in r["verdict"]["error_steps"]
+                         if s["step"] == first["step"]), None) if first["field"] == "error" else None
+        out[(first["what"], first["field"], first["rule"], expected,
+             first.get("got_kind"))].add(r["case"])
+    return dict(out)
+
+
+def block(output: str) -> list[str]:
+    """The failure-groups block of a summary or a text report: from its title to the next
+    section's rule or a blank line."""
+    lines = output.splitlines()
+    start = lines.index(TITLE)
+    end = next(i for i in range(start + 1, len(lines))
+               if lines[i].startswith("=====") or not lines[i].strip())
+    return lines[start:end]
+
+
+def patterns(lines: list[str]) -> list[tuple[int, str, str]]:
+    """(count, words, cases) of each pattern line of a planner's block (wrapped lines joined)."""
+    joined: list[str] = []
+    for line in lines:
+        if re.match(r"    +\d+  ", line):
+            joined.append(line.strip())
+        else:
+            joined[-1] += " " + line.strip()
+    out = []
+    for text in joined:
+        count, rest = text.split("  ", 1)
+        words, cases = rest.split("   ", 1)
+        out.append((int(count), words, cases))
+    return out
+
+
+def test_two_bugs_of_one_planner_are_two_patterns(two_bugs):
+    proc, doc, _ = two_bugs
+    kinds = first_kinds(doc)
+    assert len(kinds) == 2  # one per bug
+    value = next(k for k in kinds if k[0] == "value")
+    error = next(k for k in kinds if k[0] == "error")
+    assert kinds[value] == set(SCAN_CASES) and kinds[error] == set(ERROR_CASES)
+    assert error[3:] == ("contiguous", "ValueError [unidentified]")  # the typo: no catalog id
+    [group] = failure_groups.groups(doc["results"])
+    assert group["planner"] == TWO_BUGS and group["failed"] == sum(map(len, kinds.values()))
+    assert {p["key"][1:]: {c["case"] for c in p["cases"]} for p in group["patterns"]} == kinds
+    assert [p["count"] for p in group["patterns"]] == sorted(map(len, kinds.values()),
+                                                             reverse=True)
+
+
+def test_the_summary_ends_with_the_groups(two_bugs):
+    proc, doc, _ = two_bugs
+    kinds = first_kinds(doc)
+    lines = block(proc.stdout)
+    failed = sum(map(len, kinds.values()))
+    assert lines[1].split() == [TWO_BUGS, str(failed), "failed", "cases,", str(len(kinds)),
+                                "patterns"]
+    rows = patterns(lines[2:])
+    assert len(rows) == len(kinds)
+    for count, words, cases in rows:
+        [key] = [k for k in kinds if (k[0] == "value") == ("another value" in words)]
+        listed = sorted(kinds[key], key=failure_groups._natural)
+        assert count == len(kinds[key])
+        more = len(listed) - MAX_CASES
+        assert cases == ", ".join(listed[:MAX_CASES]) + (f" and {more} more" if more > 0 else "")
+        assert (key[1] in words) if key[0] == "value" else (f"[{key[3]}], got {key[4]}" in words)
+    assert rows[0][1] == "out_verify_offsets_scratch: another value (contract)"
+    # the block sits in the conformance summary, after the table
+    assert proc.stdout.index("conformance summary") < proc.stdout.index(TITLE) \
+        < proc.stdout.index("conformance profile")
+
+
+def test_the_markdown_and_text_reports_show_the_same_groups(two_bugs):
+    _, doc, path = two_bugs
+    kinds = first_kinds(doc)
+    markdown = cli("report", str(path), "--format", "markdown").stdout
+    section = markdown.split(MARKDOWN_TITLE, 1)[1].split("<details>")[0]
+    # under the heading of what did not pass, above every failure's own section
+    assert markdown.index("### Not passing") < markdown.index(MARKDOWN_TITLE) \
+        < markdown.index("<details>")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()
+            if line.startswith(f"| `{TWO_BUGS}`")]
+    assert len(rows) == len(kinds)
+    for planner, count, words, cases in rows:
+        ids = re.findall(r"`([^`]+)`", cases)
+        key = next(k for k, v in kinds.items() if set(ids) <= v)
+        assert int(count) == len(kinds[key]) and len(ids) == min(len(kinds[key]), MAX_CASES)
+    text = cli("report", str(path), "--format", "text").stdout
+    assert block(text) == block(two_bugs[0].stdout)  # the terminal's lines
+
+
+def test_a_passing_run_prints_no_groups(tmp_path):
+    proc, _ = run_pytest(tmp_path, "-q", "-n", "0", "--planner", "python", "--case", PASSING)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "conformance summary" in proc.stdout and TITLE not in proc.stdout
+    results = str(tmp_path / "results.json")
+    assert MARKDOWN_TITLE not in cli("report", results, "--format", "markdown").stdout
+    assert TITLE not in cli("report", results, "--format", "text").stdout
+    page = tmp_path / "page.html"
+    assert cli("report", results, "--out", str(page)).returncode == 0
+    assert 'id="failure-groups"' not in page.read_text()
+
+
+def test_a_hostile_case_id_is_text_in_every_report(tmp_path):
+    """A case file's id is a user's text: the HTML escapes it, Markdown keeps it in code spans."""
+    hostile = "x<script>alert(1)</script>"
+    case = next(c for c in load_corpus()[0] if c.id == PASSING)
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    (folder / "hostile.json").write_text(json.dumps({**case.raw, "id": hostile}))
+    (folder / "plain.json").write_text(json.dumps({**case.raw, "id": "plain"}))
+    proc, _ = run_pytest(tmp_path, "-q", "-n", "0", "--cases", str(folder), "--planner",
+                         "tests.planted.wrong_planners:off_by_one_scan")
+    assert proc.returncode == 1
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert hostile in {r["case"] for r in doc["results"] if r["status"] in BAD}  # it failed
+    assert hostile in "\n".join(block(proc.stdout))  # plain text on the terminal
+    results = str(tmp_path / "results.json")
+    page = tmp_path / "page.html"
+    cli("report", results, "--out", str(page))
+    text = page.read_text()
+    table = text.split('id="failure-groups-table"', 1)[1].split("</table>", 1)[0]
+    assert html.escape(hostile) in table and "<script>alert" not in text
+    markdown = cli("report", results, "--format", "markdown").stdout
+    section = markdown.split(MARKDOWN_TITLE, 1)[1].split("<details>")[0]
+    assert f"`{hostile}`" in section
+    assert hostile not in re.sub(r"`[^`]*`", "", section)  # only inside a code span
+
+
+def test_the_block_is_capped():
+    """Past :data:`MAX_PATTERNS` patterns a planner's block counts the rest; past
+    :data:`MAX_CASES` cases a pattern counts the rest."""
+    fields = [f"out_{k}" for k in range(MAX_PATTERNS + 3)]
+    results = [{"planner": "p", "case": f"c-{f}-{i}", "status": "fail", "verdict": {
+        "differences": [{"step": 0, "what": "value", "field": f, "rule": "contract"}],
+        "error_steps": []}} for n, f in enumerate(fields) for i in range(n + 1)]
+    [group] = failure_groups.groups(results)
+    assert len(group["patterns"]) == len(fields) and len(group["listed"]) == MAX_PATTERNS
+    assert group["more_patterns"] == 3 and group["more_cases"] == 1 + 2 + 3
+    lines = failure_groups.terminal_lines([group])
+    assert lines[-1] == "    and 3 more patterns (6 failed cases)"
+    top = group["listed"][0]
+    assert top["count"] == len(fields) and top["more"] == len(fields) - MAX_CASES
+    assert all(len(line) <= failure_groups.WIDTH for line in lines)
+    assert failure_groups.terminal_lines([]) == [] and failure_groups.markdown_lines([]) == []
+
+
+def _words(what: str, got_kind: str | None = None) -> str:
+    return failure_groups.words(("fail", what, "error", "contract", "dtype", got_kind))
+
+
+def test_an_error_pattern_names_the_kinds_and_a_verdict_without_one_still_reads():
+    assert _words("error", "TypeError [dtype]") == (
+        "wrong error: expected [dtype], got TypeError [dtype] (contract)")
+    assert _words("error") == "wrong error: expected [dtype], got another error (contract)"
+    assert _words("no-error") == "no error raised: expected [dtype] (contract)"
+    assert failure_groups.words(("crash", None, None, None, None, None)) == "crashed"
