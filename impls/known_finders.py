@@ -72,6 +72,8 @@ _FILE_FINDER_STATE = frozenset(_INSTANCE_DICT(_FileFinder(_HERE, (_SourceFileLoa
                                               "__dict__"))
 """The attributes a ``FileFinder`` instance has (``path``, ``_loaders``, ``_path_cache``...)."""
 _ZIP_STATE = frozenset({"archive", "prefix", "_files"})
+_PATH_ISABS = _bootstrap_external._path_isabs
+_PATH_STAT = _bootstrap_external._path_stat
 _BUILTINS = ("__import__", "type", "len", "all", "any", "getattr", "hasattr", "list", "int",
              "isinstance", "range")
 """``builtins.__import__`` (what an ``import`` statement calls) and the builtins this module
@@ -235,7 +237,17 @@ def _path_search(name: str, search):
     path-entry finder asked here only when it is known (:func:`_known_entry_finder`). An entry
     the cache does not hold yet gets its finder from ``sys.path_hooks`` as in the import (the
     path finder's own ``_path_importer_cache``, which caches it for the import too), judged
-    then like any other. Raises :class:`Refused`."""
+    then like any other.
+
+    A relative entry (not the empty one, the working directory) that names a file or folder in
+    the working directory refuses the lookup: its finder here was cached when this process first
+    met it, while a child that imports the planner (the probe, an isolation worker) meets it
+    afresh (``.pth`` files add such an entry again at each start: setuptools' editable install
+    appends its namespace path hook's placeholder, ``__editable__.<dist>-<version>.finder.
+    __path_hook__``, answered by the hook only while no folder of that name exists) and searches
+    a folder of that name with a ``FileFinder``, ahead of every meta-path finder: a folder that
+    planner code run earlier (the probe's import of the planner's package) can create, holding a
+    module this lookup never names. Raises :class:`Refused`."""
     cache = sys.path_importer_cache
     if type(cache) is not dict or not all(type(key) is str for key in cache):
         raise Refused  # a key of its own type can answer one lookup and not another
@@ -246,6 +258,8 @@ def _path_search(name: str, search):
     for entry in list(entries):
         if type(entry) is not str:
             raise Refused
+        if entry and not _PATH_ISABS(entry) and _names_a_path(entry):
+            raise Refused  # a child searches it afresh: see the docstring
         finder = _PathFinder._path_importer_cache(entry)
         if finder is None:
             continue
@@ -264,6 +278,16 @@ def _path_search(name: str, search):
     spec = _ModuleSpec(name, None)
     spec.submodule_search_locations = portions
     return spec
+
+
+def _names_a_path(entry: str) -> bool:
+    """Whether ``entry`` names an existing file or folder (``stat`` as the import system's own
+    ``_path_stat``, bound at import)."""
+    try:
+        _PATH_STAT(entry)
+    except OSError:
+        return False
+    return True
 
 
 def _known_entry_finder(finder) -> bool:

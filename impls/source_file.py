@@ -63,6 +63,26 @@ def find_source(module_name: str) -> str | None:
     return lookup(module_name)[0]
 
 
+def child_pythonpath(inherited: str | None) -> str:
+    """The ``PYTHONPATH`` of a child that must import a planner module as this process would (the
+    probe, an isolation worker: both start with ``-P``): this process's ``sys.path``, its empty
+    entry (the working directory) as the working directory's path, then ``inherited`` (the
+    environment's own ``PYTHONPATH``, may be None or empty).
+
+    A relative entry other than the empty one is left out: the interpreter makes the entries it
+    starts with absolute (``site.removeduppaths``), so a relative one was added after start: by
+    a ``.pth`` file (setuptools' editable install appends the placeholder of its namespace path
+    hook, ``__editable__.<dist>-<version>.finder.__path_hook__``, which its hook answers by that
+    exact string) or at run time. Here its finder was cached when this process met it; a child
+    given it on ``PYTHONPATH`` makes it absolute against its own working directory and searches
+    that folder with a fresh finder, ahead of every meta-path finder: a folder a planner's code
+    can create, holding a module the digest never read. The child's own ``.pth`` files add the
+    placeholder again as they did here."""
+    entries = [os.getcwd() if entry == "" else entry for entry in sys.path
+               if isinstance(entry, str) and (entry == "" or os.path.isabs(entry))]
+    return os.pathsep.join([*entries, inherited or ""]).rstrip(os.pathsep)
+
+
 REFUSED_FINDER = "a finder of an unknown type or state stands before the answer"
 REFUSED_IMPORT_SYSTEM = "the import system was rebound since the harness started"
 REFUSED_LOADER = "its finder names a loader of its own, not the standard one reading the file"

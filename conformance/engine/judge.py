@@ -37,7 +37,7 @@ from conformance.engine.observe import Observation, Raised, StepObservation
 from conformance.engine.outside import outside_proof
 from conformance.engine.rerun import case_dir_arg, rerun_command
 from conformance.engine.steps import expand_golden, runs_of
-from conformance.engine.verdict import Difference, VerdictData, rule_line
+from conformance.engine.verdict import Difference, VerdictData, error_kind, rule_line
 from conformance.corpus.corpus_subject import errors as _errors
 
 identify = _errors.identify
@@ -113,7 +113,8 @@ class _Judging:
             detail += (f"\n  ({raised.class_name} here is a class of that name, not a subclass "
                        f"of the built-in {want['type']})")
         detail += f"\n  decided by: {_rule_name(rules.error)}{_error_clause(want['id'])}"
-        kind = f"{raised.class_name} [{got_id or 'unidentified'}]"
+        kind = error_kind(raised.class_name, not type_ok and raised.class_name == want["type"],
+                          got_id, raised.message != message and got_id == want["id"])
         self.add(at, Difference(k, run, "error", "error", None, expected, got, rules.error,
                                 got_kind=kind), detail)
         return False

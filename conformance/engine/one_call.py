@@ -54,7 +54,7 @@ import torch
 from conformance.engine.allocations import Allocations
 from conformance.engine.inputs import poison_values, run_seed, stale_plan_values
 from conformance.engine.namespaces import restore_changed, snapshot, type_name
-from conformance.engine.verdict import Difference, VerdictData
+from conformance.engine.verdict import Difference, VerdictData, error_kind
 
 PLAIN = "plain"
 RUNS = ("a", "b", PLAIN)
@@ -181,9 +181,12 @@ def _judge_error(data: VerdictData, error: tuple[str, str], rule: str, error_cla
     ok = exact and (raised_id is None or (type(raised_id) is str and raised_id == error_id))
     if not ok:
         got = f"{type_name(raised)} {_one_line(raised_id)}: {_one_line(raised)}"
-        kind = _one_line(raised_id)[:80] if type(raised_id) is str else "unidentified"
+        kind = _one_line(raised_id)[:80] if type(raised_id) is str else None
+        fake = not issubclass(type(raised), base) and type_name(raised) == base.__name__
+        other_message = not (text is not None and str.__eq__(text, message))
         data.add(Difference(0, run, "error", "error", None, want, got, rule,
-                            got_kind=f"{type_name(raised)} [{kind}]"))
+                            got_kind=error_kind(type_name(raised), fake, kind,
+                                                other_message and kind == error_id)))
     return ok
 
 

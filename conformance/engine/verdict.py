@@ -53,8 +53,9 @@ class Difference:
             request ``index``'s (an output indexed by request, index < bs), else None.
         got_kind: for a raise (``error``, ``raised``), what kind of error it was: its class and,
             for a wrong error, the documented error id it carries or whose message it has
-            (``ValueError [bs-range]``; ``[unidentified]``: none); ``no error`` where only a
-            project rule raises and the call returned; else None (and in older verdicts).
+            (``ValueError [bs-range]``; ``[unidentified]``: none; :func:`error_kind` says how
+            a kind that would read as the expected one is told apart); ``no error`` where only
+            a project rule raises and the call returned; else None (and in older verdicts).
     """
 
     step: int
@@ -68,6 +69,18 @@ class Difference:
     evidence: str | None = None
     inputs: dict[str, int] | None = None
     got_kind: str | None = None
+
+
+def error_kind(class_name: str, fake_builtin: bool, error_id: str | None,
+               other_message: bool) -> str:
+    """A wrong error's ``got_kind``: ``CLASS [ID]`` (``[unidentified]`` for no id), with what
+    makes a raise that carries the expected class name and id still another error: a class of
+    the built-in's name that is not a subclass of it (``ValueError (not the built-in) [dtype]``),
+    the documented id with another message (``ValueError [dtype], another message``). Without
+    them the kind would read as the documented error in every grouping of failures."""
+    name = f"{class_name} (not the built-in)" if fake_builtin else class_name
+    kind = f"{name} [{error_id or 'unidentified'}]"
+    return f"{kind}, another message" if other_message else kind
 
 
 @dataclass

@@ -35,6 +35,7 @@ from conformance.robustness.isolation_worker import MARK
 from conformance.robustness.sanitizer import AccessError, parse_memcheck
 from conformance.robustness.shared_tensors import send
 from conformance.robustness.worker_process import WorkerProcess, _json_or_none
+from impls.source_file import child_pythonpath
 
 DEFAULT_TIMEOUT = 60.0
 SETTLE_SECONDS = 0.2
@@ -73,14 +74,13 @@ def should_isolate(tags: tuple[str, ...], planner: str, isolate: bool, no_isolat
 
 def worker_env(planner: str, cuda: bool) -> dict[str, str]:
     """The worker's environment: the parent's, with this interpreter's ``sys.path`` on
-    ``PYTHONPATH`` (an empty entry, the working directory, by its name: the worker starts with
+    ``PYTHONPATH`` (:func:`impls.source_file.child_pythonpath`: the worker starts with
     ``-P``), faulthandler on, and ``TRITON_INTERPRET=1`` for an external planner when torch
     sees no CUDA device and the variable is unset (a Triton kernel then runs under the interpreter
     instead of failing with "0 active drivers")."""
     env = dict(os.environ)
     env.pop(POISON_SEED_VARIABLE, None)  # the planner never learns the fills' seed
-    env["PYTHONPATH"] = os.pathsep.join([p or os.getcwd() for p in sys.path] +
-                                        [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
     env["PYTHONFAULTHANDLER"] = "1"
     if is_external(planner) and not cuda:
         env.setdefault("TRITON_INTERPRET", "1")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from impls.offsets_planner.contract import Launcher
-from impls.source_file import digest, find_source
+from impls.source_file import child_pythonpath, digest, find_source
 
 __all__ = ["Availability", "BUILTIN_MODULES", "Launcher", "PlannerUnavailable", "UnknownPlanner",
            "availability", "bind", "builtin_module", "builtin_names", "chosen_planners",
@@ -291,8 +291,7 @@ working directory put first, so the module it imports is the file the harness di
 
 def _start_probe(name: str) -> subprocess.Popen:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([p or os.getcwd() for p in sys.path] +
-                                        [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
     return subprocess.Popen([*PROBE_COMMAND, name], stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
                             start_new_session=True)
