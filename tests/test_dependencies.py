@@ -10,6 +10,7 @@ pytest-benchmark failed every pytest run of its environment (``PluginImportFailu
 from __future__ import annotations
 
 import importlib.metadata as metadata
+import os
 import subprocess
 import sys
 import tomllib
@@ -69,20 +70,26 @@ def _project():
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
-def test_a_plain_install_loads_the_plugin_into_any_pytest_run(tmp_path):
-    """A pytest run of an unrelated test file, with the plugin loaded as the entry point loads it
-    and every module of a distribution a plain install would not bring made unimportable: it
-    collects the test (exit 0), bench plugin included."""
+def _plain_install_run(tmp_path: Path, also_blocked: set[str] = frozenset()):
+    """``(completed process, blocked names)``: a pytest run collecting an unrelated test file,
+    with the plugin loaded as the entry point loads it and every module of a distribution a
+    plain install would not bring (and ``also_blocked``) unimportable."""
     project = _project()
     runtime = _closure(project["dependencies"]) | {canonicalize_name(project["name"])}
-    blocked = _not_installed_by(runtime)
-    assert {"pytest_benchmark", "xdist", "hypothesis"} & blocked == {"xdist", "hypothesis"}
+    blocked = _not_installed_by(runtime) | set(also_blocked)
     (tmp_path / "test_mine.py").write_text("def test_mine():\n    assert 1 + 1 == 2\n")
-    env = {**__import__("os").environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     env.pop("PYTEST_ADDOPTS", None)
     out = subprocess.run([sys.executable, "-c", BLOCKER, ",".join(sorted(blocked)),
                           str(tmp_path / "test_mine.py")], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=300)
+    return out, blocked
+
+
+def test_a_plain_install_loads_the_plugin_into_any_pytest_run(tmp_path):
+    """The run collects the test (exit 0), the bench's plugin loaded with the harness's."""
+    out, blocked = _plain_install_run(tmp_path)
+    assert {"pytest_benchmark", "xdist", "hypothesis"} & blocked == {"xdist", "hypothesis"}
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "1 test collected" in out.stdout, out.stdout[-2000:]
 
@@ -90,14 +97,6 @@ def test_a_plain_install_loads_the_plugin_into_any_pytest_run(tmp_path):
 def test_without_pytest_benchmark_among_them_the_same_run_fails(tmp_path):
     """The check above can fail: with pytest-benchmark blocked as well (as when it was a ``dev``
     extra only), the same run stops at the plugin's import."""
-    project = _project()
-    runtime = _closure(project["dependencies"]) | {canonicalize_name(project["name"])}
-    blocked = _not_installed_by(runtime) | {"pytest_benchmark"}
-    (tmp_path / "test_mine.py").write_text("def test_mine():\n    assert 1 + 1 == 2\n")
-    env = {**__import__("os").environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    env.pop("PYTEST_ADDOPTS", None)
-    out = subprocess.run([sys.executable, "-c", BLOCKER, ",".join(sorted(blocked)),
-                          str(tmp_path / "test_mine.py")], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)
+    out, _ = _plain_install_run(tmp_path, {"pytest_benchmark"})
     assert out.returncode != 0
     assert "PluginImportFailure: conformance.bench.plugin" in out.stdout + out.stderr
