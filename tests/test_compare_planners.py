@@ -43,8 +43,11 @@ def test_different_planner_sets_are_named_not_counted_as_regressions(tmp_path, c
     assert cli_main(["report", "--compare", str(a), str(b), "--format", "text"]) == 0
     text = capsys.readouterr().out
     assert (f"the runs ran different planners (only in OLD: {PLANNER}; only in NEW: "
-            f"tests.planted.report_planners:other): compared on the {len(sets['both'])} "
-            f"planner(s) both ran, {2 * mine} item(s) of the others left out") in text
+            f"tests.planted.report_planners:other): compared on the 1 planner(s) both ran "
+            f"(python), {2 * mine} item(s) of the others left out") in text
+    assert sets["compared"] == ["python"] and text.splitlines()[2].startswith(
+        f"not compared: OLD ran {PLANNER} only, NEW ran tests.planted.report_planners:other "
+        f"only (6 of NEW's items of those not passing, with no baseline); no regressions ")
 
 
 def test_fail_on_regression_exits_1(tmp_path, capsys):

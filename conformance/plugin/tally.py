@@ -165,4 +165,5 @@ def run_groups(config: pytest.Config) -> list[dict]:
     return failure_groups.groups(
         [{**r, "planner": f"{r['planner']} ({r['subject']})" if r.get("subject") else r["planner"]}
          for r in records.values() if r.get("status") is not None],
-        order=lambda name: (name in PSEUDO_PLANNERS, name))  # as the tables: pseudo-planners last
+        order=lambda name: (name in PSEUDO_PLANNERS, name),  # as the tables: pseudo-planners last
+        profile=config.getoption("profile", None))

@@ -10,9 +10,11 @@ HTML goes to ``--out`` (default ``reports/report.html``, or ``reports/compare.ht
 
 Exit status: 0 when the report is written; 1 when it is written but the run is incomplete
 (interrupted, killed, stopped early: the report's first line says so), for --compare when either
-side is incomplete (and with --fail-on-regression when there is any regression), and with
---strict also when the results are stale (another commit, or a planner's source changed since the
-run) or an external planner has no source digest (a change to it could not be seen); 2 for
+side is incomplete (and with --fail-on-regression when there is any regression, when no planner
+was compared, or when a planner only NEW ran has items not passing), and with
+--strict also when the results are stale (another commit, a planner's source changed since the
+run, or a recorded source that cannot be checked now: its module not importable here, its lookup
+refused) or an external planner has no source digest (a change to it could not be seen); 2 for
 unusable input or output (one-line error).
 """
 
@@ -44,11 +46,12 @@ def add_report_parser(sub) -> None:
                    help="compare two runs: results files, benchmark files or --publish folders")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="with --compare: exit 1 when there are regressions (newly failing or "
-                        "disappeared items), for a CI gate")
+                        "disappeared items), when no planner was compared, or when a planner "
+                        "only NEW ran has items not passing, for a CI gate")
     p.add_argument("--strict", action="store_true",
-                   help="exit 1 when the results are stale (another commit, or a planner's "
-                        "source changed since the run) or an external planner has no source "
-                        "digest, as for an incomplete run")
+                   help="exit 1 when the results are stale (another commit, a planner's "
+                        "source changed since the run or not verifiable now) or an external "
+                        "planner has no source digest, as for an incomplete run")
     p.set_defaults(func=run_report)
 
 
@@ -107,7 +110,9 @@ def run_report(args: argparse.Namespace) -> int:
             else:
                 fmt = "github" if args.format == "markdown" else "simple"
                 _emit(compare.render_markdown(model, fmt), args.out, None)
-            failed = args.fail_on_regression and compare.regressions(model)
+            failed = compare.gate(model) if args.fail_on_regression else []
+            if failed:  # also on stderr: the comparison may be going to a file
+                print(f"--fail-on-regression: {'; '.join(failed)}", file=sys.stderr)
             return 1 if model["incomplete"] or failed else 0
         if args.results.is_dir():  # a --publish folder: its results.json (and bench.json)
             folder, args.results = args.results, args.results / "results.json"

@@ -8,7 +8,9 @@ by test id (``case-id[planner]``):
 * **newly passing**: the reverse;
 * **other changes**: any other status change (pass -> skip, fail -> crash, ...);
 * **appeared** / **disappeared**: in one run only, among the planners both runs ran (runs of
-  different planners say so, :func:`planner_sets`, and compare only the common ones);
+  different planners say so, :func:`planner_sets`, and compare only the common ones: the headline
+  first names each planner only one side ran, and never says "no regressions" when no planner,
+  the shared validator/allocator/load rows aside, was compared);
 * **benchmarks moved**: beyond the noise bound the two sides' repeats or rounds support
   (:mod:`conformance.reporting.bench_noise`); the headline says how many figures could be judged
   and the repeats and rounds each side had; figures refused on a side, or in one file only, are
@@ -17,7 +19,8 @@ by test id (``case-id[planner]``):
 The headline leads with the regressions: newly failing and disappeared items (a case whose file
 became malformed, or that a run never reached), each side whose run is incomplete
 (:func:`~conformance.reporting.results_format.incomplete_reason`), and benchmark figures refused
-in NEW or missing from NEW.
+in NEW or missing from NEW. ``--fail-on-regression`` (:func:`gate`) fails on those, and also
+when no planner was compared or a planner only NEW ran has items not passing (no baseline).
 
 Rendered as HTML (``compare.html.j2``), Markdown for a pull-request comment, or text.
 """
@@ -30,6 +33,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from conformance.corpus.case_file import printable
+from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.reporting import bench_figures as report_bench
 from conformance.reporting import compare_bench
 from conformance.reporting.compare_bench import bench_line
@@ -132,17 +136,23 @@ def compare(old: Path, new: Path) -> dict:
 def planner_sets(old: dict, new: dict) -> dict:
     """The planners each run selected (its fingerprint's ``planners``): ``only_old`` and
     ``only_new`` (their items are left out, ``left_out`` counts them) and ``both``; the shared
-    pseudo planners (validator, allocator, load) always count as both. Runs of different planners
-    are told apart instead of counting every item of a planner one run never selected as a
-    regression; a selected planner whose items an incomplete run never reached still counts."""
+    pseudo planners (validator, allocator, load) always count as both. ``compared``: the planners
+    of ``both`` other than those pseudo planners (empty: no planner was compared);
+    ``new_only_bad``: NEW's items of ``only_new`` planners that do not pass (they have no
+    baseline). Runs of different planners are told apart instead of counting every item of a
+    planner one run never selected as a regression; a selected planner whose items an incomplete
+    run never reached still counts."""
     def selected(doc: dict) -> set[str]:
         return set(((doc.get("fingerprint") or {}).get("planners") or {}))
 
     old_p, new_p = selected(old), selected(new)
     only = (old_p - new_p) | (new_p - old_p)
     seen = {r.get("planner") for doc in (old, new) for r in doc["results"]}
-    return {"both": sorted(p for p in seen - only if p), "only_old": sorted(old_p - new_p),
-            "only_new": sorted(new_p - old_p),
+    both = sorted(p for p in seen - only if p)
+    return {"both": both, "compared": [p for p in both if p not in PSEUDO_PLANNERS],
+            "only_old": sorted(old_p - new_p), "only_new": sorted(new_p - old_p),
+            "new_only_bad": sum(1 for r in new["results"] if r.get("planner") in new_p - old_p
+                                and r["status"] in BAD),
             "left_out": sum(1 for doc in (old, new) for r in doc["results"]
                             if r.get("planner") in only)}
 
@@ -154,8 +164,30 @@ def planner_line(model: dict) -> str:
         return ""
     only = "; ".join(f"only in {side}: {', '.join(sets[key])}" for side, key in
                      (("OLD", "only_old"), ("NEW", "only_new")) if sets[key])
-    return (f"the runs ran different planners ({only}): compared on the {len(sets['both'])} "
-            f"planner(s) both ran, {sets['left_out']} item(s) of the others left out")
+    on = f"the {len(sets['compared'])} planner(s) both ran ({', '.join(sets['compared'])})" \
+        if sets["compared"] else "no planner (only the shared validator/allocator rows)"
+    return (f"the runs ran different planners ({only}): compared on {on}, "
+            f"{sets['left_out']} item(s) of the others left out")
+
+
+def not_compared(model: dict, quote=str) -> str:
+    """The headline's first part when a planner of one side has no counterpart on the other:
+    ``not compared: OLD ran A only, NEW ran B only``, with the count of NEW's items of those
+    planners that do not pass (empty when both ran the same planners)."""
+    sets = model.get("planner_sets")
+    if not sets or not (sets["only_old"] or sets["only_new"]):
+        return ""
+    sides = ", ".join(f"{side} ran {', '.join(map(quote, sets[key]))} only" for side, key in
+                      (("OLD", "only_old"), ("NEW", "only_new")) if sets[key])
+    bad = f" ({sets['new_only_bad']} of NEW's items of those not passing, with no baseline)" \
+        if sets["new_only_bad"] else ""
+    return f"not compared: {sides}{bad}"
+
+
+def nothing_compared(model: dict) -> bool:
+    """Both sides hold results and no planner (the shared pseudo planners aside) ran on both."""
+    sets = model.get("planner_sets")
+    return bool(model["has_results"] and sets is not None and not sets["compared"])
 
 
 def changed_code(old_fp: dict | None, new_fp: dict | None) -> list[str]:
@@ -195,18 +227,41 @@ def regressions(model: dict) -> int:
     return found + len(model["incomplete"]) + compare_bench.regressions(model)
 
 
+def gate(model: dict) -> list[str]:
+    """Why ``--fail-on-regression`` fails (empty: it passes): any regression
+    (:func:`regressions`); no planner compared (the shared pseudo planners aside: a gate that
+    compared nothing cannot pass); NEW's items of a planner OLD did not run that do not pass
+    (failures with no baseline are never taken for "not a regression")."""
+    why = []
+    if regressions(model):
+        why.append(f"{regressions(model)} regression(s)")
+    if nothing_compared(model):
+        why.append("no planner compared")
+    if model.get("planner_sets") and model["planner_sets"]["new_only_bad"]:
+        why.append(f"{model['planner_sets']['new_only_bad']} item(s) not passing of a planner "
+                   "only NEW ran (no baseline)")
+    return why
+
+
 def headline(model: dict, quote=str) -> str:
-    """One line: the regressions first (or "no regressions"), then the count of each other kind
-    of change; ``quote`` renders the planner names read from the files (a code span each in
-    Markdown)."""
+    """One line: the planners only one side ran (:func:`not_compared`), then the regressions (or
+    "no regressions", or "NO PLANNER COMPARED" when no planner ran on both sides), then the count
+    of each other kind of change; ``quote`` renders the planner names read from the files (a code
+    span each in Markdown)."""
     titles = dict(SECTIONS)
     bad = [f"{side} run INCOMPLETE ({reason})" for side, reason in model["incomplete"].items()]
     if model["has_results"]:
         bad += [f"{len(model[k])} {titles[k].lower()}" for k in REGRESSIONS]
     bad += compare_bench.regression_parts(model)
     count = regressions(model)
-    lead = f"{count} regression(s): {', '.join(bad)}" if count else \
-        f"no regressions ({', '.join(bad)})" if bad else ""
+    if count:
+        lead = f"{count} regression(s): {', '.join(bad)}"
+    elif nothing_compared(model):  # never "no regressions" of runs that share no planner
+        lead = f"NO PLANNER COMPARED: regressions cannot be told ({', '.join(bad)})"
+    else:
+        lead = f"no regressions ({', '.join(bad)})" if bad else ""
+    parts = [not_compared(model, quote), lead] if not_compared(model) else [lead]
+    lead = "; ".join(p for p in parts if p)
     parts = []
     if model["has_results"]:
         parts += [f"{len(model[k])} {title.lower()}" for k, title in SECTIONS

@@ -2,10 +2,11 @@
 
 A results file is *stale* when the run's commit differs from the checkout's HEAD, or when a
 planner's source file (recorded with its SHA-256 in the fingerprint) now reads differently: the
-page shows results of other code; and when the lookup of a recorded planner's file is refused now
-(:func:`impls.source_file.lookup`: which file the import would run cannot be told), so that a
-change cannot be ruled out. The report names a stale file in its first line; with
-``--strict`` it also exits non-zero.
+page shows results of other code; and when a recorded planner's file cannot be checked now, so
+that a change cannot be ruled out: its lookup is refused (:func:`impls.source_file.lookup`: which
+file the import would run cannot be told), its module is not found here (as when the run had a
+``PYTHONPATH`` this report lacks: the reason names the run's), or its file cannot be read. The
+report names a stale file in its first line; with ``--strict`` it also exits non-zero.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ def stale_reasons(doc: dict, head: str | None = None) -> list[str]:
     """What in the checkout differs from the run of results ``doc`` (empty: not stale).
 
     ``head`` is the checkout's commit (default :func:`conformance.fingerprint.head_commit`); an
-    unknown commit on either side is not a difference, nor is a source file that is gone.
+    unknown commit on either side is not a difference. A recorded source that cannot be checked
+    now (lookup refused, module not found here, file unreadable) is named as unverifiable, never
+    taken for unchanged.
     """
     fp = doc["fingerprint"]
     head = head_commit() if head is None else head
@@ -51,14 +54,37 @@ def stale_reasons(doc: dict, head: str | None = None) -> list[str]:
         current, refused = lookup(source["module"])
         if refused is not None:
             unverifiable.append(f"{name} ({refused})")
-        now = _sha256(Path(current)) if current is not None else None
-        if now is not None and now != source.get("sha256"):
+            continue
+        if current is None:
+            unverifiable.append(f"{name} ({not_found(source['module'], doc)})")
+            continue
+        now = _sha256(Path(current))
+        if now is None:
+            unverifiable.append(f"{name} (its file {current} cannot be read now)")
+        elif now != source.get("sha256"):
             changed.append(name)
     if changed:
         reasons.append(f"source changed since the run: {', '.join(changed)}")
     if unverifiable:
         reasons.append(f"source cannot be verified now: {', '.join(unverifiable)}")
     return reasons
+
+
+def run_pythonpath(doc: dict) -> str | None:
+    """The ``PYTHONPATH`` the run of results ``doc`` had (its ``environment``), or None."""
+    env = doc.get("environment")
+    value = env.get("PYTHONPATH") if isinstance(env, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def not_found(module: str, doc: dict) -> str:
+    """Why the recorded source of ``module`` cannot be checked when the module is not found now
+    (:func:`impls.source_file.lookup` answers ``(None, None)``), with the run's ``PYTHONPATH``
+    to report under where the results file recorded one."""
+    pythonpath = run_pythonpath(doc)
+    hint = f"run with the PYTHONPATH of the run: {pythonpath}" if pythonpath else \
+        "the run recorded no PYTHONPATH"
+    return f"{module} is not importable here ({hint})"
 
 
 def undigested(doc: dict) -> list[str]:

@@ -1,0 +1,241 @@
+"""``python -m conformance report`` never says more than it checked (README, *Reports*):
+
+* a planner whose recorded source cannot be checked now because its module is not importable in
+  the report's process (the run had a ``PYTHONPATH`` the report lacks) is named in the first line
+  of every format, with the run's ``PYTHONPATH``, and ``--strict`` exits 1
+  (conformance/reporting/freshness.py);
+* ``--compare`` of runs whose planners differ says first which planner each side ran alone, never
+  says "no regressions" when no planner was compared, and ``--fail-on-regression`` fails when no
+  planner was compared or a planner only NEW ran does not pass (conformance/reporting/compare.py).
+
+The results files are real ``pytest conformance/`` runs of two cases, with an external planner
+package ``fukpp`` on ``PYTHONPATH`` (as a user runs their own planner): ``fukpp.planner`` is the
+pure-Python planner, ``fukpp.broken`` plans nothing (fails every case).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.subproc import CHILD_ADDOPTS
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ("spec7-prefill-and-decodes", "spec7-lut-shift")
+GOOD, BROKEN = "fukpp.planner:launch", "fukpp.broken:launch"
+
+
+def _env(pythonpath: Path | None) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
+                        "PYTHONPATH")}
+    env["PYTEST_ADDOPTS"] = CHILD_ADDOPTS
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    return env
+
+
+def _package(folder: Path) -> Path:
+    """``folder/pp/fukpp`` with the two planners; returns ``folder/pp``."""
+    pkg = folder / "pp" / "fukpp"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "planner.py").write_text("from impls.offsets_planner.python_planner import launch\n")
+    (pkg / "broken.py").write_text("def launch(**kwargs):\n    return None\n")
+    return folder / "pp"
+
+
+def _run(pp: Path, results: Path, *planners: str) -> dict:
+    args = [a for p in planners for a in ("--planner", p)] + \
+        [a for c in CASES for a in ("--case", c)]
+    proc = subprocess.run([sys.executable, "-m", "pytest", "conformance/", "-p",
+                           "no:cacheprovider", "-q", *args, "--results", str(results)],
+                          cwd=ROOT, env=_env(pp), capture_output=True, text=True, timeout=300)
+    doc = json.loads(results.read_text())
+    assert doc["complete"], proc.stdout[-3000:] + proc.stderr[-3000:]
+    return doc
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """{name: results path}: ``A`` (fukpp.planner only), ``B`` (fukpp.broken only), ``pA`` and
+    ``pB`` (each with ``python`` too); and the ``PYTHONPATH`` folder of the runs."""
+    base = tmp_path_factory.mktemp("never_lies")
+    pp = _package(base)
+    planners = {"A": (GOOD,), "B": (BROKEN,), "pA": ("python", GOOD), "pB": ("python", BROKEN)}
+    paths = {}
+    for name, chosen in planners.items():
+        paths[name] = base / f"{name}.json"
+        doc = _run(pp, paths[name], *chosen)
+        statuses = {r["id"]: r["status"] for r in doc["results"]}
+        assert statuses == {f"{c}[{p}]": "fail" if p == BROKEN else "pass"
+                            for c in CASES for p in chosen}, statuses
+        assert doc["environment"]["PYTHONPATH"] == str(pp)
+    return paths, pp
+
+
+def _report(*args: str, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "conformance", "report", *args], cwd=ROOT,
+                          env=_env(pythonpath), capture_output=True, text=True, timeout=120)
+
+
+# === 1. a recorded source whose module is not importable now ====================================
+
+
+def test_the_run_recorded_the_planner_s_relative_source(runs):
+    paths, _ = runs
+    source = json.loads(paths["A"].read_text())["fingerprint"]["planners"][GOOD]["source"]
+    assert (source["module"], source["file"]) == ("fukpp.planner", "fukpp/planner.py")
+
+
+def test_an_edited_planner_not_importable_at_report_time_is_named_not_passed(runs, tmp_path):
+    """The user's case: run with ``PYTHONPATH=PP``, edit the planner, report without it."""
+    paths, pp = runs
+    results = tmp_path / "results.json"
+    shutil.copy(paths["A"], results)
+    doc = json.loads(results.read_text())
+    mine = tmp_path / "pp"
+    shutil.copytree(pp, mine)
+    (mine / "fukpp" / "planner.py").write_text(
+        "from impls.offsets_planner.python_planner import launch  # edited\n")
+    doc["environment"]["PYTHONPATH"] = str(mine)  # as if the run had been made with this copy
+    results.write_text(json.dumps(doc))
+
+    with_path = _report(str(results), "--format", "text", "--strict", pythonpath=mine)
+    assert with_path.returncode == 1
+    assert with_path.stdout.splitlines()[0] == (
+        f"STALE RESULTS: source changed since the run: {GOOD}")
+
+    expected = (f"STALE RESULTS: source cannot be verified now: {GOOD} (fukpp.planner is not "
+                f"importable here (run with the PYTHONPATH of the run: {mine}))")
+    strict = _report(str(results), "--format", "text", "--strict")
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert strict.stdout.splitlines()[0] == expected
+    assert strict.stderr == f"warning: {expected}\n"
+    plain = _report(str(results), "--format", "text")
+    assert plain.returncode == 0 and plain.stdout.splitlines()[0] == expected
+
+
+def test_not_importable_is_named_in_markdown_and_html(runs, tmp_path):
+    paths, pp = runs
+    reason = (f"source cannot be verified now: {GOOD} (fukpp.planner is not importable here "
+              f"(run with the PYTHONPATH of the run: {pp}))")
+    md = _report(str(paths["A"]), "--format", "markdown", "--strict")
+    assert md.returncode == 1
+    assert md.stdout.splitlines()[0] == f"## Conformance: STALE RESULTS: `{reason}`"
+    page = tmp_path / "report.html"
+    html = _report(str(paths["A"]), "--out", str(page), "--strict")
+    assert html.returncode == 1
+    text = page.read_text()
+    assert f"<title>STALE RESULTS: {reason} - Conformance report" in text
+    assert f'<p id="warning" class="banner">STALE RESULTS: {reason}</p>' in text
+
+
+def test_a_planner_importable_at_report_time_is_not_flagged(runs):
+    paths, pp = runs
+    proc = _report(str(paths["A"]), "--format", "text", "--strict", pythonpath=pp)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("2 results, 0 not passing; run complete") and proc.stderr == ""
+
+
+def test_a_run_without_a_recorded_pythonpath_says_so(runs):
+    from conformance.reporting.freshness import stale_reasons
+
+    paths, _ = runs
+    doc = json.loads(paths["pA"].read_text())
+    del doc["environment"]["PYTHONPATH"]
+    assert stale_reasons(doc, head=doc["fingerprint"]["commit"]) == [
+        f"source cannot be verified now: {GOOD} (fukpp.planner is not importable here (the run "
+        "recorded no PYTHONPATH))"]  # python's source is found and unchanged: not named
+
+
+# === 2. --compare of runs that share no planner =================================================
+
+
+def _compare(old: Path, new: Path, *more: str) -> subprocess.CompletedProcess:
+    return _report("--compare", str(old), str(new), "--format", "text", *more)
+
+
+def test_runs_of_different_external_planners_only_are_not_called_clean(runs):
+    paths, _ = runs
+    proc = _compare(paths["A"], paths["B"])
+    assert proc.returncode == 0, proc.stderr  # it renders; the gate is --fail-on-regression
+    lines = proc.stdout.splitlines()
+    assert lines[2] == (
+        f"not compared: OLD ran {GOOD} only, NEW ran {BROKEN} only (2 of NEW's items of those "
+        "not passing, with no baseline); NO PLANNER COMPARED: regressions cannot be told "
+        "(0 newly failing, 0 disappeared); 0 newly passing, 0 other status changes, 0 appeared, "
+        "0 unchanged")
+    assert lines[4] == (f"the runs ran different planners (only in OLD: {GOOD}; only in NEW: "
+                        f"{BROKEN}): compared on no planner (only the shared validator/allocator "
+                        "rows), 4 item(s) of the others left out")
+    assert "no regressions" not in proc.stdout
+    gate = _compare(paths["A"], paths["B"], "--fail-on-regression")
+    assert gate.returncode == 1
+    assert gate.stderr == ("--fail-on-regression: no planner compared; 2 item(s) not passing of "
+                           "a planner only NEW ran (no baseline)\n")
+
+
+def test_nothing_compared_fails_the_gate_even_when_new_passes(runs):
+    paths, _ = runs
+    gate = _compare(paths["B"], paths["A"], "--fail-on-regression")
+    assert gate.returncode == 1
+    assert gate.stdout.splitlines()[2].startswith(
+        f"not compared: OLD ran {BROKEN} only, NEW ran {GOOD} only; NO PLANNER COMPARED: "
+        "regressions cannot be told (0 newly failing, 0 disappeared); ")
+    assert gate.stderr == "--fail-on-regression: no planner compared\n"
+
+
+def test_a_new_planner_s_failures_fail_the_gate_when_python_alone_was_compared(runs):
+    paths, _ = runs
+    proc = _compare(paths["pA"], paths["pB"], "--fail-on-regression")
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[2] == (
+        f"not compared: OLD ran {GOOD} only, NEW ran {BROKEN} only (2 of NEW's items of those "
+        "not passing, with no baseline); no regressions (0 newly failing, 0 disappeared); "
+        "0 newly passing, 0 other status changes, 0 appeared, 2 unchanged")
+    assert lines[4] == (f"the runs ran different planners (only in OLD: {GOOD}; only in NEW: "
+                        f"{BROKEN}): compared on the 1 planner(s) both ran (python), 4 item(s) "
+                        "of the others left out")
+    assert proc.stderr == ("--fail-on-regression: 2 item(s) not passing of a planner only NEW "
+                           "ran (no baseline)\n")
+
+
+def test_a_new_planner_that_passes_with_python_compared_passes_the_gate(runs):
+    paths, _ = runs
+    proc = _compare(paths["pB"], paths["pA"], "--fail-on-regression")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[2].startswith(
+        f"not compared: OLD ran {BROKEN} only, NEW ran {GOOD} only; no regressions "
+        "(0 newly failing, 0 disappeared); ")
+    assert proc.stderr == ""
+
+
+def test_runs_of_the_same_planners_say_nothing_of_it(runs):
+    paths, _ = runs
+    proc = _compare(paths["pB"], paths["pB"], "--fail-on-regression")
+    assert proc.returncode == 0 and proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    assert lines[2] == ("no regressions (0 newly failing, 0 disappeared); 0 newly passing, "
+                        "0 other status changes, 0 appeared, 4 unchanged")
+    assert "not compared" not in proc.stdout and "different planners" not in proc.stdout
+
+
+def test_not_compared_leads_markdown_and_html(runs, tmp_path):
+    paths, _ = runs
+    md = _report("--compare", str(paths["A"]), str(paths["B"]), "--format", "markdown")
+    assert md.stdout.splitlines()[2].startswith(
+        f"not compared: OLD ran `{GOOD}` only, NEW ran `{BROKEN}` only (2 of NEW's items of "
+        "those not passing, with no baseline); NO PLANNER COMPARED: ")
+    page = tmp_path / "compare.html"
+    _report("--compare", str(paths["A"]), str(paths["B"]), "--out", str(page))
+    assert (f'<p id="headline">not compared: OLD ran {GOOD} only, NEW ran {BROKEN} only (2 of '
+            "NEW&#39;s items of those not passing, with no baseline); NO PLANNER COMPARED: "
+            in page.read_text())
