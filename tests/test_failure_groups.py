@@ -200,3 +200,97 @@ def test_an_error_pattern_names_the_kinds_and_a_verdict_without_one_still_reads(
     assert _words("error") == "wrong error: expected [dtype], got another error (contract)"
     assert _words("no-error") == "no error raised: expected [dtype] (contract)"
     assert failure_groups.words(("crash", None, None, None, None, None)) == "crashed"
+
+
+SEED_COLUMN_PREFIX = "tests.planted.mutants.seeds:seed_column_prefix"
+"""Reads the seed at column prefix instead of prefix - 1: on a clamping LUT case some of its wrong
+seeds sit where the LUT clamps (project rule ``lut-clamp``), the others where the contract
+decides."""
+LUT_CLAMP_CASE = "random-swa-lut-clamp-bs-4095"
+
+
+def _seed_difference(index: int, rule: str, expected: int, got: int) -> dict:
+    return {"step": 0, "run": "a", "what": "value", "field": "out_write_seed_slot_indices",
+            "index": index, "expected": expected, "got": got, "rule": rule, "evidence": None,
+            "inputs": None, "got_kind": None}
+
+
+def _lut_clamp_then_contract(planner: str, **extra) -> dict:
+    """A failed result whose first difference a project rule decides (``lut-clamp``) and a later
+    one the contract, as the seed-column bug gives on ``random-swa-lut-clamp-bs-4095``."""
+    diffs = [_seed_difference(178, "lut-clamp", 5099, 5096),
+             _seed_difference(302, "contract", 4471, 4470),
+             _seed_difference(1499, "lut-clamp", 5099, 5097)]
+    return {"planner": planner, "case": LUT_CLAMP_CASE, "status": "fail", **extra, "verdict": {
+        "differences": diffs, "by_rule": {"lut-clamp": 2, "contract": 1}, "count": 3,
+        "error_steps": [], "situations": {}, "outside": None, "by_kind": {}}}
+
+
+def _key_rule(results: list[dict], **kwargs) -> str:
+    [group] = failure_groups.groups(results, **kwargs)
+    [found] = group["patterns"]
+    return found["key"][3]
+
+
+def test_a_case_is_grouped_under_a_rule_it_was_judged_on():
+    """Under ``--profile contract`` (an external planner's default) a project rule's difference
+    never fails a case: the case is filed under its first contract difference. A built-in planner,
+    a one-call subject's result and a run judged on ``project`` are judged on the project rules
+    too: their first difference keys them."""
+    external = _lut_clamp_then_contract(SEED_COLUMN_PREFIX)
+    assert _key_rule([external]) == "contract"
+    assert _key_rule([external], profile="contract") == "contract"
+    [group] = failure_groups.groups([external])
+    assert group["patterns"][0]["words"] == "out_write_seed_slot_indices: another value (contract)"
+    assert failure_groups.key_difference(external)["index"] == 302
+    assert _key_rule([external], profile="project") == "lut-clamp"
+    assert _key_rule([external], profile="all") == "lut-clamp"
+    assert _key_rule([_lut_clamp_then_contract("python")]) == "lut-clamp"  # built-in: all
+    assert _key_rule([_lut_clamp_then_contract("python", subject="entries-planner")]) \
+        == "lut-clamp"
+    # a manifest named it and its observed status stayed: judged on every rule
+    assert _key_rule([_lut_clamp_then_contract(SEED_COLUMN_PREFIX,
+                                               divergence="m.json $.divergences[0]: ...")]) \
+        == "lut-clamp"
+
+
+def test_with_no_judged_difference_kept_the_first_difference_keys_it():
+    """A failure whose kept differences no judged rule decides (its contract ones past the kept
+    sample, or a hand-edited file) still has a key: its first difference."""
+    result = _lut_clamp_then_contract(SEED_COLUMN_PREFIX)
+    result["verdict"]["differences"] = [d for d in result["verdict"]["differences"]
+                                        if d["rule"] != "contract"]
+    assert _key_rule([result]) == "lut-clamp"
+    result["verdict"]["differences"][0]["rule"] = None  # hand-edited: no rule at all
+    assert _key_rule([result]) is None
+
+
+def test_a_real_lut_clamp_failure_is_grouped_under_the_contract(tmp_path):
+    """The finding, end to end: the seed-column bug on a clamping LUT case, judged on the contract
+    (an external planner's default profile); its verdict's first difference is a ``lut-clamp``
+    one, yet the summary and the reports file it under the contract, which failed it."""
+    proc, _ = run_pytest(tmp_path, "-q", "-n", "0", "--planner", SEED_COLUMN_PREFIX,
+                         "--case", LUT_CLAMP_CASE)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = tmp_path / "results.json"
+    [result] = json.loads(results.read_text())["results"]
+    diffs = result["verdict"]["differences"]
+    assert result["status"] == "fail" and diffs[0]["rule"] == "lut-clamp"  # the finding's data
+    contract = next(d for d in diffs if d["rule"] == "contract")
+    expected = f"{contract['field']}: another value (contract)"
+    lines = block(proc.stdout)
+    assert patterns(lines[2:]) == [(1, expected, LUT_CLAMP_CASE)]
+    assert "project rule" not in "\n".join(lines)
+    assert block(cli("report", str(results), "--format", "text").stdout) == lines
+    markdown = cli("report", str(results), "--format", "markdown").stdout
+    section = markdown.split(MARKDOWN_TITLE, 1)[1].split("<details>")[0]
+    assert f"`{expected}`" in section and "project rule" not in section
+
+
+def test_a_report_reads_the_profile_from_the_run_arguments():
+    """The report's groups take the run's ``--profile`` from its recorded arguments."""
+    assert failure_groups.run_profile(["conformance/", "--profile", "project"]) == "project"
+    assert failure_groups.run_profile(["--profile=all", "-q"]) == "all"
+    assert failure_groups.run_profile(["--profile", "all", "--profile", "contract"]) == "contract"
+    assert failure_groups.run_profile(["-q"]) is None
+    assert failure_groups.run_profile(None) is None

@@ -2,7 +2,10 @@
 
 Every not-passing result (:data:`~conformance.reporting.results_format.BAD`) of a planner is keyed
 by its verdict's data (:mod:`conformance.engine.verdict`), never by its report's text: the kind
-of its first difference, that is what happened (``what``), to which field, under which rule; for
+of its first difference that a rule the result was judged on decides (:func:`key_difference`: an
+external planner's project-rule difference never fails a case under ``--profile contract``, so a
+case that failed on the contract is filed under its first contract difference, not under an
+earlier project-rule one), that is what happened (``what``), to which field, under which rule; for
 a difference about an error, the documented error id its step expects (``error_steps``) and the
 kind of what was raised (``got_kind``); a result with no verdict (a crash, a timeout, a sanitizer
 report, a case error, a declared divergence that passed) by its status alone. The element's index
@@ -23,10 +26,17 @@ import textwrap
 from tabulate import tabulate
 
 from conformance.corpus.case_file import printable
-from conformance.corpus.rule_kinds import CONTRACT, WRAPPER
+from conformance.corpus.corpus_subject import registry as _registry
+from conformance.corpus.rule_kinds import CONTRACT, WRAPPER, kind_of
+from conformance.engine.verdict import PROFILES
 from conformance.reporting.markdown import code_span
 from conformance.reporting.results_format import BAD
 
+DEFAULT_PROFILE = "contract"
+"""What an external planner's result is taken to have been judged on when the caller names no
+profile: ``--profile``'s default (:mod:`conformance.plugin.profiles`; a results record does not
+carry its profile). A contract difference fails a case under every profile, so the key it gives
+always names a rule that can fail the case."""
 MAX_PATTERNS = 10
 """Patterns shown per planner; the rest are counted on one line."""
 MAX_CASES = 5
@@ -59,14 +69,40 @@ def _text(value) -> str | None:
     return None if value is None else str(value)
 
 
-def pattern(result: dict) -> tuple:
-    """The key of a not-passing ``result``: (status, what, field, rule, expected error id, got
-    kind), the last five None where it has no verdict with a difference."""
+def judged_kinds(result: dict, profile: str | None = None) -> tuple[str, ...]:
+    """The rule kinds ``result`` was judged on (spec section 8), as
+    :meth:`conformance.plugin.profiles.ProfileJudge.judged_pins` chose them: every kind for a
+    built-in planner and a one-call subject's (``subject``), and for a result a manifest names
+    (``divergence``: a declared divergence that showed another outcome keeps its observed status,
+    judged on every rule); else ``profile``'s (:data:`DEFAULT_PROFILE` when None or unknown)."""
+    if result.get("subject") or result.get("divergence") \
+            or str(result.get("planner")) in _registry.builtin_names():
+        return PROFILES["all"]
+    return PROFILES.get(profile or DEFAULT_PROFILE, PROFILES[DEFAULT_PROFILE])
+
+
+def key_difference(result: dict, profile: str | None = None) -> dict | None:
+    """The difference that keys a not-passing ``result``: its first one (verdict order) whose rule
+    is one the result was judged on (:func:`judged_kinds`; the contract's always are), else its
+    first one; None without a verdict or a difference."""
     verdict = result.get("verdict")
     diffs = verdict.get("differences") if isinstance(verdict, dict) else None
-    if not diffs or not isinstance(diffs[0], dict):
+    diffs = [d for d in diffs if isinstance(d, dict)] if isinstance(diffs, list) else []
+    if not diffs:
+        return None
+    judged = judged_kinds(result, profile)
+    return next((d for d in diffs if isinstance(d.get("rule"), str)
+                 and (d["rule"] == CONTRACT or kind_of(d["rule"]) in judged)), diffs[0])
+
+
+def pattern(result: dict, profile: str | None = None) -> tuple:
+    """The key of a not-passing ``result``: (status, what, field, rule, expected error id, got
+    kind) of its :func:`key_difference`, the last five None where it has no verdict with a
+    difference; ``profile``: what an external planner was judged on (:func:`judged_kinds`)."""
+    first = key_difference(result, profile)
+    if first is None:
         return (_text(result.get("status")), None, None, None, None, None)
-    first = diffs[0]
+    verdict = result["verdict"]
     what = _text(first.get("what"))
     expected = got = None
     if what in ERRORS:
@@ -105,7 +141,21 @@ def _natural(text: str) -> tuple:
     return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text))
 
 
-def groups(results: list[dict], order=None, link=None) -> list[dict]:
+def run_profile(args) -> str | None:
+    """The ``--profile`` a run was given, read from its recorded arguments (a results file's
+    ``args``: ``--profile NAME`` or ``--profile=NAME``, the last one wins), or None."""
+    found = None
+    args = list(args or [])
+    for i, arg in enumerate(args):
+        if arg == "--profile" and i + 1 < len(args):
+            found = args[i + 1]
+        elif isinstance(arg, str) and arg.startswith("--profile="):
+            found = arg.split("=", 1)[1]
+    return found
+
+
+def groups(results: list[dict], order=None, link=None,
+           profile: str | None = None) -> list[dict]:
     """One entry per planner with not-passing results, in ``order`` (a sort key of the planner's
     name; by name without one): ``{"planner", "failed", "patterns", "listed", "more_patterns",
     "more_cases"}``: every pattern, largest first, and what a report lists of them: the first
@@ -113,14 +163,17 @@ def groups(results: list[dict], order=None, link=None) -> list[dict]:
     ``{"key", "words", "count", "cases", "listed", "more"}``: ``cases`` as ``{"case", "anchor"}``
     in natural order (``anchor`` from ``link(result)``, or None), the first :data:`MAX_CASES` of
     them listed, ``more`` left out. A result's ``planner`` is taken as given (the report's label);
-    its case is its ``case`` or, lacking one, its ``id``."""
+    its case is its ``case`` or, lacking one, its ``id``; ``profile``: the run's ``--profile``, what
+    an external planner's results were judged on (:func:`pattern`; default
+    :data:`DEFAULT_PROFILE`)."""
     by_planner: dict[str, dict[tuple, list[dict]]] = {}
     for r in results:
         if r.get("status") not in BAD:
             continue
         case = str(r.get("case") or r.get("id") or "?")
         entry = {"case": case, "anchor": link(r) if link else None}
-        by_planner.setdefault(str(r["planner"]), {}).setdefault(pattern(r), []).append(entry)
+        by_planner.setdefault(str(r["planner"]), {}).setdefault(pattern(r, profile),
+                                                                []).append(entry)
     out = []
     for planner in sorted(by_planner, key=order or (lambda p: p)):
         found = []

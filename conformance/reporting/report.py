@@ -151,7 +151,8 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
              "summary": summary, "statuses": STATUSES, "bad_statuses": sorted(BAD),
              "judged_statuses": list(PASSING_JUDGED),
              "rows": rows, "failures": failures, "failure_groups": failure_groups.groups(
-                 results, _order, lambda r: anchor("fail", r["case"] or r["id"], r["planner"])),
+                 results, _order, lambda r: anchor("fail", r["case"] or r["id"], r["planner"]),
+                 failure_groups.run_profile(doc.get("args"))),
              "tags": sorted({t for r in results for t in r["tags"]}),
              "catalog": error_table.catalog(results, planners),
              "hazards": [r for r in rows if "hazard" in r["tags"]],
