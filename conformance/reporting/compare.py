@@ -157,10 +157,17 @@ def planner_sets(old: dict, new: dict) -> dict:
                             if r.get("planner") in only)}
 
 
+def _different_sets(model: dict) -> dict | None:
+    """The model's ``planner_sets`` when a planner of one side has no counterpart on the other,
+    else None."""
+    sets = model.get("planner_sets")
+    return sets if sets and (sets["only_old"] or sets["only_new"]) else None
+
+
 def planner_line(model: dict) -> str:
     """One line when the two runs ran different planners (empty when they ran the same)."""
-    sets = model.get("planner_sets")
-    if not sets or not (sets["only_old"] or sets["only_new"]):
+    sets = _different_sets(model)
+    if sets is None:
         return ""
     only = "; ".join(f"only in {side}: {', '.join(sets[key])}" for side, key in
                      (("OLD", "only_old"), ("NEW", "only_new")) if sets[key])
@@ -174,8 +181,8 @@ def not_compared(model: dict, quote=str) -> str:
     """The headline's first part when a planner of one side has no counterpart on the other:
     ``not compared: OLD ran A only, NEW ran B only``, with the count of NEW's items of those
     planners that do not pass (empty when both ran the same planners)."""
-    sets = model.get("planner_sets")
-    if not sets or not (sets["only_old"] or sets["only_new"]):
+    sets = _different_sets(model)
+    if sets is None:
         return ""
     sides = ", ".join(f"{side} ran {', '.join(map(quote, sets[key]))} only" for side, key in
                       (("OLD", "only_old"), ("NEW", "only_new")) if sets[key])
