@@ -26,6 +26,7 @@ from html import escape
 from pathlib import Path
 
 from conformance.reporting import bench_repeats
+from conformance.reporting.file_text import read_file_text
 from conformance.reporting.goal_records import GOAL_FIELDS, GOALS_KEY, GoalRecordError, goal_cell
 from conformance.reporting.goal_records import goal_records
 
@@ -155,7 +156,7 @@ def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
             (:func:`~conformance.reporting.goal_records.goal_records`).
     """
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(read_file_text(path))
         benches = bench_repeats.checked(doc["benchmarks"])
         rows = [_row(b) for b in bench_repeats.merge(benches)]
         repeats = bench_repeats.repeats(benches)

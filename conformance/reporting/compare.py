@@ -37,6 +37,7 @@ from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.reporting import bench_figures as report_bench
 from conformance.reporting import compare_bench
 from conformance.reporting.compare_bench import bench_line
+from conformance.reporting.file_text import read_file_text
 from conformance.reporting.report import what_went_wrong
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, incomplete_reason, load_results
@@ -56,7 +57,7 @@ def load_side(path: Path) -> tuple[dict | None, list | None, str]:
             bench = report_bench.load_bench(path / "bench.json")[0]
     else:
         try:
-            doc = json.loads(path.read_text())
+            doc = json.loads(read_file_text(path))
         except (OSError, ValueError):
             doc = None
         if isinstance(doc, dict) and "benchmarks" in doc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from conformance.reporting.file_text import read_file_text
 from conformance.reporting.results_format import write_json_atomic, write_text_atomic
 
 
@@ -29,7 +30,7 @@ def publish(directory: Path, results: Path, html: str, bench: Path | None = None
                            "through a link")
     directory.mkdir(parents=True, exist_ok=True)
     write_text_atomic(directory / "index.html", html)
-    write_json_atomic(directory / "results.json", json.loads(Path(results).read_text()))
+    write_json_atomic(directory / "results.json", json.loads(read_file_text(results)))
     if bench is not None:
-        write_text_atomic(directory / "bench.json", Path(bench).read_text())
+        write_text_atomic(directory / "bench.json", read_file_text(bench))
     return [directory / n for n in names]

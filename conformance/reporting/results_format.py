@@ -15,6 +15,7 @@ import jsonschema
 
 from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.paths import RESULTS_SCHEMA_PATH
+from conformance.reporting.file_text import read_file_text
 
 __all__ = ["BAD", "FINISHED_EXIT_CODES", "FORMAT", "JUDGED", "PSEUDO_PLANNERS", "RANK", "STATUSES",
            "STATUS_TABLE", "VERSION", "ResultsError", "incomplete_reason", "load_results",
@@ -73,11 +74,11 @@ def load_results(path: Path) -> dict:
     """
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_file_text(path))
     except IsADirectoryError as exc:
         raise ResultsError(f"{path}: is a folder, not a results file") from exc
     except OSError as exc:
-        raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
+        raise ResultsError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise ResultsError(f"{path}: byte {exc.start}: not UTF-8 ({exc.reason}): not a results "
                            f"file") from exc

@@ -99,5 +99,7 @@ EB_EXTRA=()
 [ -n "${UPSTREAM_ENTRIES:-}" ] && EB_EXTRA=(--upstream-entries "$UPSTREAM_ENTRIES")
 run entries-bench "${TEB:-330}" "$PY" -m impls.entries_planner.harness.entries --out "$W" --device cuda \
   --budget-s "${EB_BUDGET:-240}" ${EB_EXTRA[@]+"${EB_EXTRA[@]}"}
+# Results and bench files over 100 kB are kept gzipped (report and report --compare read .json.gz).
+find "$W" -name "*.json" -size +100k -exec gzip -9n {} +
 step "done"
 tar -czf "$OUT/evidence.tgz" -C "$W" .
