@@ -51,3 +51,24 @@ def test_field_diff_outside_the_tensor_and_poison():
         ["index", "-2", "-1", "0", "1", "2", "3"],
         ["expected", "poison", "poison", "1", "[2]", "poison", "poison"],
         ["got", "poison", "poison", "1", "[3]", "poison", "poison"]]
+
+
+def test_field_diff_shows_the_first_element_of_each_other_rule():
+    """A project-rule element before a contract one: the contract's first element gets a table of
+    its own under its heading, so the rule a case is judged on is in view (spec section 8)."""
+    expected = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+    got = [7, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 99, 13, 14, 15]
+    text = field_diff("out_write_seed_slot_indices", expected, got,
+                      also={"first under project rule lut-clamp": 0, "first under contract": 12})
+    lines = text.splitlines()
+    assert lines[0] == "out_write_seed_slot_indices: 2 element(s) differ, first at index 0"
+    assert [line.split() for line in lines[1:4]] == [
+        ["index", "0", "1", "2", "3"], ["expected", "[0]", "1", "2", "3"],
+        ["got", "[7]", "1", "2", "3"]]
+    assert lines[4] == "  first under contract: index 12"
+    assert [line.split() for line in lines[5:]] == [
+        ["index", "9", "10", "11", "12", "13", "14", "15"],
+        ["expected", "9", "10", "11", "[12]", "13", "14", "15"],
+        ["got", "9", "10", "11", "[99]", "13", "14", "15"]]
+    # the first element's own rule is not shown twice; no other rule, no other table
+    assert field_diff("f", [1, 2], [1, 3], also={"first under contract": 1}).count("index") == 2

@@ -278,6 +278,9 @@ def test_a_real_lut_clamp_failure_is_grouped_under_the_contract(tmp_path):
     assert result["status"] == "fail" and diffs[0]["rule"] == "lut-clamp"  # the finding's data
     contract = next(d for d in diffs if d["rule"] == "contract")
     expected = f"{contract['field']}: another value (contract)"
+    # the failure's diff shows the contract's first element beside the first one (a lut-clamp one)
+    shown = [line.strip() for line in proc.stdout.splitlines()]
+    assert f"first under contract: index {contract['index']}" in shown
     lines = block(proc.stdout)
     assert patterns(lines[2:]) == [(1, expected, LUT_CLAMP_CASE)]
     assert "project rule" not in "\n".join(lines)

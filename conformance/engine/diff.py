@@ -35,7 +35,8 @@ def _input_cell(values: list, index: int) -> str:
 
 
 def field_diff(field: str, expected: list, got: list, *, offset: int = 0, length: int | None = None,
-               poison: list | None = None, inputs: Mapping[str, list] | None = None) -> str | None:
+               poison: list | None = None, inputs: Mapping[str, list] | None = None,
+               also: Mapping[str, int] | None = None) -> str | None:
     """Describe how ``got`` differs from ``expected``, or None when they are equal.
 
     Args:
@@ -47,6 +48,10 @@ def field_diff(field: str, expected: list, got: list, *, offset: int = 0, length
         inputs: {row label: values by tensor index} shown under ``got`` at the same indices (for
             an output whose element r is request r's: each per-request input, of length bs); an
             index outside a row's values (past bs, or in a guard zone) shows ``-``.
+        also: {heading: allocation index} of further differing elements to show, each with a
+            table of its own under its heading (the judge gives the first element of each other
+            rule, so that the rule a case is judged on is in view even when an element of another
+            comes first).
 
     Returns:
         A few lines: the count of differing elements, the first one's index relative to the tensor,
@@ -66,6 +71,20 @@ def field_diff(field: str, expected: list, got: list, *, offset: int = 0, length
     elif index >= n:
         where += f" (outside the tensor: {index - n + 1} past its end, length {n})"
     lines = [f"{field}: {len(diffs)} element(s) differ, first at {where}"]
+    marked = set(diffs)
+    lines.extend(_around(first, expected, got, offset, marked, poison, inputs))
+    for heading, at in (also or {}).items():
+        if at != first:
+            lines.append(f"  {heading}: index {at - offset}")
+            lines.extend(_around(at, expected, got, offset, marked, poison, inputs))
+    return "\n".join(lines)
+
+
+def _around(first: int, expected: list, got: list, offset: int, marked: set[int],
+            poison: list | None, inputs: Mapping[str, list] | None) -> list[str]:
+    """What the poison says at allocation index ``first``, then the table of expected, got and
+    the ``inputs`` rows over its :data:`NEIGHBOURS` (see :func:`field_diff`)."""
+    lines = []
     if poison is not None and first < len(got) and first < len(poison):
         if got[first] == poison[first]:
             lines.append("  got is still the poison there: the planner never wrote this element")
@@ -73,7 +92,6 @@ def field_diff(field: str, expected: list, got: list, *, offset: int = 0, length
             lines.append("  expected is the poison there: the planner must not write this element")
     lo = max(first - NEIGHBOURS, 0)
     hi = min(first + NEIGHBOURS + 1, max(len(expected), len(got)))
-    marked = set(diffs)
     rows = [["index", *[str(i - offset) for i in range(lo, hi)]],
             ["expected", *[_cell(expected, i, i in marked, poison) for i in range(lo, hi)]],
             ["got", *[_cell(got, i, i in marked, poison) for i in range(lo, hi)]]]
@@ -81,4 +99,4 @@ def field_diff(field: str, expected: list, got: list, *, offset: int = 0, length
                 for label, values in (inputs or {}).items())
     table = tabulate(rows, tablefmt="plain", stralign="right")
     lines.extend("    " + line for line in table.splitlines())
-    return "\n".join(lines)
+    return lines

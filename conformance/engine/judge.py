@@ -37,7 +37,7 @@ from conformance.engine.observe import Observation, Raised, StepObservation
 from conformance.engine.outside import outside_proof
 from conformance.engine.rerun import case_dir_arg, rerun_command
 from conformance.engine.steps import expand_golden, runs_of
-from conformance.engine.verdict import Difference, VerdictData, error_kind, rule_line
+from conformance.engine.verdict import Difference, VerdictData, error_kind, rule_line, rule_name
 from conformance.corpus.corpus_subject import errors as _errors
 
 identify = _errors.identify
@@ -160,6 +160,7 @@ class _Judging:
             before = seen.outputs_before.get(name, want)
             counts: Counter = Counter()
             clauses: dict[str, None] = {}  # the spec's words for the differing elements, in order
+            firsts: dict[str, int] = {}  # rule -> allocation index of its first differing element
             differing, by_request = differing_indices(want, got), subject.by_request(name)
             if differing and by_request and not rows:
                 rows = subject.request_rows(step.inputs, bs)
@@ -180,12 +181,16 @@ class _Judging:
                                   request or None)
                 self.add(at, diff, None)
                 counts[diff.rule] += 1
+                firsts.setdefault(diff.rule, i)
                 clauses[_clause(diff, bs, raises)] = None
             if counts and raises and not error_ok and at == self.first:
                 wrote[name] = sum(counts.values())
             elif counts and at == self.first:
                 self.lines.extend(field_diff(name, want, got, offset=guard, length=lengths[name],
-                                             poison=poison[name], inputs=shown).splitlines())
+                                             poison=poison[name], inputs=shown,
+                                             also={f"first under {rule_name(r)}": i
+                                                   for r, i in firsts.items()}
+                                             ).splitlines())
                 self.lines.append("  " + rule_line(counts))
                 self.lines.extend(f"    {clause}" for clause in clauses)
         if wrote:

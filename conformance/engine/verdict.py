@@ -169,11 +169,16 @@ def status_of(verdict: VerdictData | None, judged: tuple[str, ...]) -> tuple[str
     return "not-wrapper", rules
 
 
+def rule_name(rule: str) -> str:
+    """A rule as reports name it: ``contract``, ``wrapper`` or ``project rule past-row``."""
+    return rule if rule in (CONTRACT, WRAPPER) else f"project rule {rule}"
+
+
 def rule_line(counts: Counter) -> str:
     """``decided by: contract (3), project rule past-row (1)`` for a report."""
     parts = []
     for rule, n in sorted(counts.items(), key=lambda kv: (kv[0] != CONTRACT, kv[0])):
-        name = rule if rule in (CONTRACT, WRAPPER) else f"project rule {rule}"
+        name = rule_name(rule)
         parts.append(f"{name} ({n})" if len(counts) > 1 or n > 1 else name)
     return "decided by: " + ", ".join(parts)
 
