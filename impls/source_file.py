@@ -43,6 +43,7 @@ from impls.known_finders import Refused, find_spec, intact, is_rewriting_hook, r
 # --- references taken when this module is imported (before any planner code runs here) --------
 
 _SourceFileLoader = importlib.machinery.SourceFileLoader
+_FileFinder = importlib.machinery.FileFinder
 _open = io.open
 _sha256 = hashlib.sha256
 _compile = builtins.compile
@@ -95,6 +96,61 @@ def lookup(module_name: str) -> tuple[str | None, str | None]:
     file, unreadable); ``(None, why)``: the lookup is refused, ``why`` one of the ``REFUSED_*``
     reasons (module docstring): a file may be there, but which one the import runs cannot be
     told. Nothing is imported."""
+    origin, refused = origin_of(module_name)
+    if origin is None:
+        return None, refused
+    try:
+        with _open(origin, "rb") as handle:
+            if not runs_its_source(origin, handle.read()):
+                return None, REFUSED_BYTECODE
+    except OSError:
+        return None, None
+    return origin, None
+
+
+def lookup_in(module_name: str, folders: list[str]) -> tuple[str | None, str | None]:
+    """:func:`lookup` of ``module_name`` in ``folders`` alone, as the standard path finder would
+    search them ahead of everything else (a run's ``PYTHONPATH``, read back by a report): each
+    level's folders asked in turn by a plain :class:`importlib.machinery.FileFinder` for source
+    files, a namespace package's portions gathered. Nothing is imported and nothing is added to
+    ``sys.path``, so a module planted in those folders is never run by the asking process."""
+    search = [f for f in folders if isinstance(f, str) and os.path.isabs(f)]
+    parts = module_name.split(".")
+    spec = None
+    for depth in range(1, len(parts) + 1):
+        name, spec, portions = ".".join(parts[:depth]), None, []
+        for folder in search:
+            found = _FileFinder(folder, (_SourceFileLoader, list(_SOURCE_SUFFIXES))).find_spec(name)
+            if found is None:
+                continue
+            if found.loader is None:  # a namespace package's portion
+                portions.extend(found.submodule_search_locations or [])
+                continue
+            spec = found
+            break
+        if spec is None and not (portions and depth < len(parts)):
+            return None, None
+        if depth < len(parts):
+            search = portions if spec is None else list(spec.submodule_search_locations or [])
+            if not search:
+                return None, None
+    origin = spec.origin
+    if type(origin) is not str or not origin.endswith(_SOURCE_SUFFIXES):
+        return None, None
+    try:
+        with _open(origin, "rb") as handle:
+            if not runs_its_source(origin, handle.read()):
+                return None, REFUSED_BYTECODE
+    except OSError:
+        return None, None
+    return origin, None
+
+
+def origin_of(module_name: str) -> tuple[str | None, str | None]:
+    """:func:`lookup` without its bytecode check (which compiles the file): ``(path, None)``, the
+    source file the import's finder names with the standard loader; ``(None, None)`` or
+    ``(None, why)`` as :func:`lookup`. A cheap first look, for callers that only keep some
+    modules (:mod:`impls.source_imports`) and :func:`lookup` those."""
     try:
         if not intact():
             return None, REFUSED_IMPORT_SYSTEM
@@ -110,12 +166,6 @@ def lookup(module_name: str) -> tuple[str | None, str | None]:
     if type(loader) is not _SourceFileLoader or type(loader.path) is not str \
             or loader.path != origin:
         return None, REFUSED_LOADER  # what a loader of the finder's own runs is its choice
-    try:
-        with _open(origin, "rb") as handle:
-            if not runs_its_source(origin, handle.read()):
-                return None, REFUSED_BYTECODE
-    except OSError:
-        return None, None
     return origin, None
 
 

@@ -1,8 +1,8 @@
 """``python -m conformance report`` never says more than it checked (README, *Reports*):
 
-* a planner whose recorded source cannot be checked now because its module is not importable in
-  the report's process (the run had a ``PYTHONPATH`` the report lacks) is named in the first line
-  of every format, with the run's ``PYTHONPATH``, and ``--strict`` exits 1
+* a planner's recorded source is looked up in the run's recorded ``PYTHONPATH`` without importing
+  from it (so the report needs no ``PYTHONPATH`` and runs nothing planted there); one found
+  nowhere is named in the first line of every format, and ``--strict`` exits 1
   (conformance/reporting/freshness.py);
 * ``--compare`` of runs whose planners differ says first which planner each side ran alone, never
   says "no regressions" when no planner was compared, and ``--fail-on-regression`` fails when no
@@ -94,8 +94,10 @@ def test_the_run_recorded_the_planner_s_relative_source(runs):
     assert (source["module"], source["file"]) == ("fukpp.planner", "fukpp/planner.py")
 
 
-def test_an_edited_planner_not_importable_at_report_time_is_named_not_passed(runs, tmp_path):
-    """The user's case: run with ``PYTHONPATH=PP``, edit the planner, report without it."""
+def test_an_edited_planner_is_found_in_the_run_s_pythonpath_without_setting_it(runs, tmp_path):
+    """The user's case: run with ``PYTHONPATH=PP``, edit the planner, report without it: the
+    report reads the planner's file from the run's recorded ``PYTHONPATH`` (importing nothing
+    from it) and names the change; with that folder gone, it cannot verify, and says so."""
     paths, pp = runs
     results = tmp_path / "results.json"
     shutil.copy(paths["A"], results)
@@ -107,13 +109,13 @@ def test_an_edited_planner_not_importable_at_report_time_is_named_not_passed(run
     doc["environment"]["PYTHONPATH"] = str(mine)  # as if the run had been made with this copy
     results.write_text(json.dumps(doc))
 
-    with_path = _report(str(results), "--format", "text", "--strict", pythonpath=mine)
-    assert with_path.returncode == 1
-    assert with_path.stdout.splitlines()[0] == (
-        f"STALE RESULTS: source changed since the run: {GOOD}")
+    strict = _report(str(results), "--format", "text", "--strict")
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert strict.stdout.splitlines()[0] == f"STALE RESULTS: source changed since the run: {GOOD}"
 
+    shutil.rmtree(mine)
     expected = (f"STALE RESULTS: source cannot be verified now: {GOOD} (fukpp.planner is not "
-                f"importable here (run with the PYTHONPATH of the run: {mine}))")
+                f"found here nor in the run's PYTHONPATH {mine})")
     strict = _report(str(results), "--format", "text", "--strict")
     assert strict.returncode == 1, strict.stdout + strict.stderr
     assert strict.stdout.splitlines()[0] == expected
@@ -122,26 +124,57 @@ def test_an_edited_planner_not_importable_at_report_time_is_named_not_passed(run
     assert plain.returncode == 0 and plain.stdout.splitlines()[0] == expected
 
 
-def test_not_importable_is_named_in_markdown_and_html(runs, tmp_path):
-    paths, pp = runs
-    reason = (f"source cannot be verified now: {GOOD} (fukpp.planner is not importable here "
-              f"(run with the PYTHONPATH of the run: {pp}))")
-    md = _report(str(paths["A"]), "--format", "markdown", "--strict")
+def _moved(paths: dict, tmp_path: Path) -> tuple[Path, str]:
+    """Run A's results with its recorded ``PYTHONPATH`` pointing at a folder that is not there."""
+    doc = json.loads(paths["A"].read_text())
+    gone = str(tmp_path / "gone")
+    doc["environment"]["PYTHONPATH"] = gone
+    results = tmp_path / "moved.json"
+    results.write_text(json.dumps(doc))
+    return results, gone
+
+
+def test_not_found_is_named_in_markdown_and_html(runs, tmp_path):
+    paths, _ = runs
+    results, gone = _moved(paths, tmp_path)
+    reason = (f"source cannot be verified now: {GOOD} (fukpp.planner is not found here nor in "
+              f"the run&#39;s PYTHONPATH {gone})")
+    md = _report(str(results), "--format", "markdown", "--strict")
     assert md.returncode == 1
-    assert md.stdout.splitlines()[0] == f"## Conformance: STALE RESULTS: `{reason}`"
+    assert md.stdout.splitlines()[0] == (
+        f"## Conformance: STALE RESULTS: `{reason.replace('&#39;', chr(39))}`")
     page = tmp_path / "report.html"
-    html = _report(str(paths["A"]), "--out", str(page), "--strict")
+    html = _report(str(results), "--out", str(page), "--strict")
     assert html.returncode == 1
     text = page.read_text()
     assert f"<title>STALE RESULTS: {reason} - Conformance report" in text
     assert f'<p id="warning" class="banner">STALE RESULTS: {reason}</p>' in text
 
 
-def test_a_planner_importable_at_report_time_is_not_flagged(runs):
-    paths, pp = runs
-    proc = _report(str(paths["A"]), "--format", "text", "--strict", pythonpath=pp)
+def test_a_planner_in_the_run_s_pythonpath_is_not_flagged(runs):
+    paths, _ = runs
+    proc = _report(str(paths["A"]), "--format", "text", "--strict")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("2 results, 0 not passing; run complete") and proc.stderr == ""
+
+
+def test_a_module_planted_in_the_run_s_pythonpath_never_runs_in_the_report(runs, tmp_path):
+    """A planner can write files into its own folder (on the run's ``PYTHONPATH``); the report
+    reads that folder for the digest only, so a planted ``tabulate.py`` (which the report's
+    process imports at start) is never imported there."""
+    paths, pp = runs
+    folder = tmp_path / "pp"
+    shutil.copytree(pp, folder)
+    marker = tmp_path / "ran"
+    (folder / "tabulate.py").write_text(f"open({str(marker)!r}, 'w').close()\n"
+                                        "raise SystemExit('planted tabulate ran')\n")
+    doc = json.loads(paths["B"].read_text())
+    doc["environment"]["PYTHONPATH"] = str(folder)
+    results = tmp_path / "b.json"
+    results.write_text(json.dumps(doc))
+    proc = _report(str(results), "--format", "text", "--strict")
+    assert not marker.exists()
+    assert proc.stdout.startswith("2 results, 2 not passing; run complete"), proc.stdout + proc.stderr
 
 
 def test_a_run_without_a_recorded_pythonpath_says_so(runs):
@@ -151,8 +184,8 @@ def test_a_run_without_a_recorded_pythonpath_says_so(runs):
     doc = json.loads(paths["pA"].read_text())
     del doc["environment"]["PYTHONPATH"]
     assert stale_reasons(doc, head=doc["fingerprint"]["commit"]) == [
-        f"source cannot be verified now: {GOOD} (fukpp.planner is not importable here (the run "
-        "recorded no PYTHONPATH))"]  # python's source is found and unchanged: not named
+        f"source cannot be verified now: {GOOD} (fukpp.planner is not found here and the run "
+        "recorded no PYTHONPATH)"]  # python's source is found and unchanged: not named
 
 
 # === 2. --compare of runs that share no planner =================================================

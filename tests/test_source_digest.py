@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_builtin_planner_source_is_its_module_file():
     got = source_digest("python")
     path = ROOT / "impls" / "offsets_planner" / "python_planner.py"
+    assert "impls.offsets_planner.validate" in {e["module"] for e in got.pop("imports")}
     assert got == {"module": "impls.offsets_planner.python_planner", "file": "impls/offsets_planner/python_planner.py",
                    "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     assert "/" + got["file"] in str(path)  # relative to the import root: no machine's path

@@ -13,7 +13,7 @@ Exit status: 0 when the report is written; 1 when it is written but the run is i
 side is incomplete (and with --fail-on-regression when there is any regression, when no planner
 was compared, or when a planner only NEW ran has items not passing), and with
 --strict also when the results are stale (another commit, a planner's source changed since the
-run, or a recorded source that cannot be checked now: its module not importable here, its lookup
+run, or a recorded source that cannot be checked now: its module found neither in the run's PYTHONPATH nor here, its lookup
 refused) or an external planner has no source digest (a change to it could not be seen); 2 for
 unusable input or output (one-line error).
 """

@@ -37,6 +37,7 @@ from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.reporting import bench_figures as report_bench
 from conformance.reporting import compare_bench
 from conformance.reporting.compare_bench import bench_line
+from conformance.reporting.code_changes import changed_code, undigested_code
 from conformance.reporting.file_text import read_file_text
 from conformance.reporting.report import what_went_wrong
 from conformance.reporting.markdown import code_span, fenced, html_text
@@ -196,26 +197,6 @@ def nothing_compared(model: dict) -> bool:
     """Both sides hold results and no planner (the shared pseudo planners aside) ran on both."""
     sets = model.get("planner_sets")
     return bool(model["has_results"] and sets is not None and not sets["compared"])
-
-
-def changed_code(old_fp: dict | None, new_fp: dict | None) -> list[str]:
-    """Planners present in both runs whose source file differs (by SHA-256): "name (old -> new)"."""
-    old_p, new_p = (old_fp or {}).get("planners", {}), (new_fp or {}).get("planners", {})
-    out = []
-    for name in sorted(set(old_p) & set(new_p)):
-        a, b = old_p[name].get("source"), new_p[name].get("source")
-        if a and b and a["sha256"] != b["sha256"]:
-            out.append(f"{name} ({a['sha256'][:12]} -> {b['sha256'][:12]})")
-    return out
-
-
-def undigested_code(old_fp: dict | None, new_fp: dict | None) -> list[str]:
-    """External planners (``module:attr``) of either run with no source digest on one side or
-    both: whether their code changed between the runs cannot be seen."""
-    old_p, new_p = (old_fp or {}).get("planners", {}), (new_fp or {}).get("planners", {})
-    return [name for name in sorted(set(old_p) | set(new_p)) if ":" in name and not all(
-        ((side.get(name) or {}).get("source") or {}).get("sha256")
-        for side in (old_p, new_p) if name in side)]
 
 
 SECTIONS = (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing"),

@@ -4,18 +4,22 @@ A results file is *stale* when the run's commit differs from the checkout's HEAD
 planner's source file (recorded with its SHA-256 in the fingerprint) now reads differently: the
 page shows results of other code; and when a recorded planner's file cannot be checked now, so
 that a change cannot be ruled out: its lookup is refused (:func:`impls.source_file.lookup`: which
-file the import would run cannot be told), its module is not found here (as when the run had a
-``PYTHONPATH`` this report lacks: the reason names the run's), or its file cannot be read. The
-report names a stale file in its first line; with ``--strict`` it also exits non-zero.
+file the import would run cannot be told), its module is found neither in the run's recorded
+``PYTHONPATH`` nor by this process, or its file cannot be read. Beside the planner's own file,
+the local modules it imports are checked alike (:mod:`impls.source_imports`). A report never needs
+the run's ``PYTHONPATH`` set: it reads those folders without importing from them
+(:func:`find_recorded`). The report names a stale file in its first line; with ``--strict`` it
+also exits non-zero.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 from conformance.fingerprint import head_commit
-from impls.source_file import find_source, lookup
+from impls.source_file import find_source, lookup, lookup_in
 
 
 def _sha256(path: Path) -> str | None:
@@ -51,7 +55,7 @@ def stale_reasons(doc: dict, head: str | None = None) -> list[str]:
         source = planner.get("source") or {}
         if not source.get("module"):
             continue
-        current, refused = lookup(source["module"])
+        current, refused = find_recorded(source["module"], doc)
         if refused is not None:
             unverifiable.append(f"{name} ({refused})")
             continue
@@ -63,11 +67,58 @@ def stale_reasons(doc: dict, head: str | None = None) -> list[str]:
             unverifiable.append(f"{name} (its file {current} cannot be read now)")
         elif now != source.get("sha256"):
             changed.append(name)
+        else:
+            moved, unsure = changed_imports(source.get("imports") or [], doc)
+            if moved:
+                changed.append(f"{name} (its import{'s' * (len(moved) > 1)} {', '.join(moved)})")
+            if unsure:
+                unverifiable.append(f"{name} (its import{'s' * (len(unsure) > 1)} "
+                                    f"{', '.join(unsure)})")
     if changed:
         reasons.append(f"source changed since the run: {', '.join(changed)}")
     if unverifiable:
         reasons.append(f"source cannot be verified now: {', '.join(unverifiable)}")
     return reasons
+
+
+def changed_imports(imports: list[dict], doc: dict) -> tuple[list[str], list[str]]:
+    """``(changed, unverifiable)`` module names among a recorded source's ``imports``
+    (:func:`impls.source_imports.local_imports`): changed when the file the import would load now
+    reads differently or is not found; unverifiable when the run could not pin it (null digest),
+    its lookup is refused now, or its file cannot be read."""
+    changed, unsure = [], []
+    for entry in imports:
+        module = entry.get("module")
+        if not isinstance(module, str):
+            continue
+        if not entry.get("sha256"):
+            unsure.append(f"{module}: not pinned by the run")
+            continue
+        current, refused = find_recorded(module, doc)
+        if refused is not None:
+            unsure.append(f"{module}: {refused}")
+        elif current is None:
+            changed.append(f"{module} (gone)")
+        elif (now := _sha256(Path(current))) is None:
+            unsure.append(f"{module}: cannot be read now")
+        elif now != entry["sha256"]:
+            changed.append(module)
+    return changed, unsure
+
+
+def find_recorded(module: str, doc: dict) -> tuple[str | None, str | None]:
+    """The file importing ``module`` would load as the run of results ``doc`` imported it:
+    searched first in the folders of the run's recorded ``PYTHONPATH`` (which stood ahead of the
+    rest of its path), without adding them to this process's path
+    (:func:`impls.source_file.lookup_in`: nothing planted there is ever imported here), then
+    by this process's own import system (:func:`impls.source_file.lookup`). ``(path, None)``,
+    ``(None, None)`` (not found) or ``(None, why)`` (refused)."""
+    pythonpath = run_pythonpath(doc)
+    if pythonpath:
+        found = lookup_in(module, pythonpath.split(os.pathsep))
+        if found != (None, None):
+            return found
+    return lookup(module)
 
 
 def run_pythonpath(doc: dict) -> str | None:
@@ -78,13 +129,12 @@ def run_pythonpath(doc: dict) -> str | None:
 
 
 def not_found(module: str, doc: dict) -> str:
-    """Why the recorded source of ``module`` cannot be checked when the module is not found now
-    (:func:`impls.source_file.lookup` answers ``(None, None)``), with the run's ``PYTHONPATH``
-    to report under where the results file recorded one."""
+    """Why the recorded source of ``module`` cannot be checked when it is found neither in the
+    run's recorded ``PYTHONPATH`` nor by this process (:func:`find_recorded`)."""
     pythonpath = run_pythonpath(doc)
-    hint = f"run with the PYTHONPATH of the run: {pythonpath}" if pythonpath else \
-        "the run recorded no PYTHONPATH"
-    return f"{module} is not importable here ({hint})"
+    where = f"nor in the run's PYTHONPATH {pythonpath}" if pythonpath else \
+        "and the run recorded no PYTHONPATH"
+    return f"{module} is not found here {where}"
 
 
 def undigested(doc: dict) -> list[str]:

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import torch
 
 from impls.offsets_planner.contract import Launcher
-from impls.source_file import child_pythonpath, digest, find_source
+from impls.source_file import child_pythonpath, find_source
+from impls.source_imports import digest_with_imports as digest
 
 __all__ = ["Availability", "BUILTIN_MODULES", "Launcher", "PlannerUnavailable", "UnknownPlanner",
            "availability", "bind", "builtin_module", "builtin_names", "chosen_planners",
