@@ -11,7 +11,6 @@ import datetime
 import hashlib
 import importlib
 import importlib.metadata
-import importlib.util
 import json
 import os
 import platform
@@ -20,6 +19,7 @@ import subprocess
 import torch
 
 from conformance.paths import INSTALLED, REPO_ROOT
+from impls.planner_path import find_planner_source
 
 PROVENANCE_ATTR = "__planner_conformance__"
 """Attribute of the synthetic top package (``sglang/__init__.py``) naming release, wheel and stand-ins;
@@ -124,19 +124,17 @@ def upstream_release(planner: str) -> dict | None:
     otherwise.
 
     Nothing is imported: the planner's code runs only in isolation children, so the top package
-    is found on ``sys.path`` (:func:`importlib.util.find_spec` of a top-level name executes
-    nothing) and its ``__init__.py`` is read as text."""
+    is found as a planner's child finds it (:func:`impls.planner_path.find_planner_source`:
+    ``sys.path``, then the planner folders; nothing executed) and its ``__init__.py`` is read as
+    text."""
     top = planner.partition(":")[0].split(".")[0]
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
+    origin = find_planner_source(top)[0] if top.isidentifier() else None
+    if not origin or not origin.endswith("__init__.py"):
         return None
-    if spec is None or not spec.origin or not spec.origin.endswith("__init__.py"):
-        return None
-    claimed = _claimed_provenance(spec.origin)
+    claimed = _claimed_provenance(origin)
     if claimed is None:
         return None
-    root = os.path.dirname(os.path.dirname(os.path.abspath(spec.origin)))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(origin)))
     record = claimed.get("record", {})
     loaded = {}
     for rel in sorted(record):

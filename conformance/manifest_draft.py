@@ -69,7 +69,8 @@ def draft(docs: list[tuple[Path, dict]], pattern: str, argv: list[str],
     upstream's does reads outside the table (:func:`flat_read_outside_table`): what it returns
     there changes from run to run, so their divergence declares every outcome of such a read
     (``fail`` or ``oob`` for a value, ``crash`` or ``oob`` for a crash), and is drafted even where
-    the case's pin already calls a value difference ``differs``.
+    the case's pin already calls a value difference ``differs``. Its ``sources`` are the source
+    digests the runs recorded for those planners: the manifest applies to those files only.
 
     Returns:
         (manifest document, warnings about results not drafted).
@@ -113,7 +114,10 @@ def draft(docs: list[tuple[Path, dict]], pattern: str, argv: list[str],
         entry["status"] = statuses[0] if len(statuses) == 1 else statuses
         divergences.append(entry)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    shas = sorted({(src or {}).get("sha256") for run in sources
+                   for src in run["planner_source"].values()} - {None})
     manifest = {"planner": pattern,
+                **({"sources": shas} if shas else {}),
                 "description": f"Known divergences of {pattern}, drafted from "
                                f"{len(docs)} run(s); review every reason before trusting it.",
                 "provenance": {"command": shlex.join(["python", "-m", "conformance", *argv]),

@@ -17,6 +17,7 @@ import ast
 import inspect
 import json
 import pprint
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -33,6 +34,7 @@ from conformance.engine.inputs import (GUARD, OUTPUT_DTYPES, POISONS, SCALAR_DEF
                                        TABLE_GUARD_GARBAGE, TAIL, TAIL_GARBAGE, build_tables,
                                        output_lengths)
 from conformance.corpus.corpus_subject import contract as _contract
+from impls.source_file import PLANNER_PATH_ENV
 from conformance.engine.rerun import RUN_ENVIRONMENT, shell_command
 from conformance.corpus.corpus_subject import registry as _registry
 
@@ -224,7 +226,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)
-        env = {k: v for k, v in RUN_ENVIRONMENT.items() if k == "PYTHONPATH"}  # finds the planner
+        # the script imports the planner itself (it is a bug report, not a verdict): its folders
+        # on the script's PYTHONPATH
+        path = [p for p in (RUN_ENVIRONMENT.get("PYTHONPATH"),
+                            RUN_ENVIRONMENT.get(PLANNER_PATH_ENV)) if p]
+        env = {"PYTHONPATH": os.pathsep.join(path)} if path else {}
         print(f"wrote {args.out}: run it with  {shell_command(['python', str(args.out)], env)}",
               file=sys.stderr)
     return 0

@@ -64,6 +64,20 @@ def find_source(module_name: str) -> str | None:
     return lookup(module_name)[0]
 
 
+PLANNER_PATH_ENV = "CONFORMANCE_PLANNER_PATH"
+"""Folders (``os.pathsep``-separated) that hold external planners' modules: given to the
+processes that import a planner (the probe, the isolation workers: :func:`child_pythonpath`),
+searched for its source without importing (:mod:`impls.planner_path`), never put on the judge's
+own ``sys.path``."""
+
+
+def planner_folders() -> list[str]:
+    """The folders of ``$CONFORMANCE_PLANNER_PATH``, each made absolute (against the working
+    directory), empty entries dropped."""
+    value = os.environ.get(PLANNER_PATH_ENV, "")
+    return [os.path.abspath(entry) for entry in value.split(os.pathsep) if entry]
+
+
 def child_pythonpath(inherited: str | None) -> str:
     """The ``PYTHONPATH`` of a child that must import a planner module as this process would (the
     probe, an isolation worker: both start with ``-P``): this process's ``sys.path``, its empty
@@ -78,10 +92,11 @@ def child_pythonpath(inherited: str | None) -> str:
     given it on ``PYTHONPATH`` makes it absolute against its own working directory and searches
     that folder with a fresh finder, ahead of every meta-path finder: a folder a planner's code
     can create, holding a module the digest never read. The child's own ``.pth`` files add the
-    placeholder again as they did here."""
+    placeholder again as they did here. The planner folders (:func:`planner_folders`) come last:
+    the child finds a planner there as :func:`impls.planner_path.find_planner_source` does."""
     entries = [os.getcwd() if entry == "" else entry for entry in sys.path
                if isinstance(entry, str) and (entry == "" or os.path.isabs(entry))]
-    return os.pathsep.join([*entries, inherited or ""]).rstrip(os.pathsep)
+    return os.pathsep.join(p for p in [*entries, inherited or "", *planner_folders()] if p)
 
 
 REFUSED_FINDER = "a finder of an unknown type or state stands before the answer"

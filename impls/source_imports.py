@@ -12,7 +12,7 @@ transitively, that is imported from the same folder as the planner (its *import 
   against the module's package, and ``importlib.import_module("x")`` / ``__import__("x")`` with a
   literal name; the packages above each module (their ``__init__.py`` runs at import) too;
 * each name looked up as the import would (:func:`impls.source_file.lookup`: the same finders,
-  the same refusals); a module whose import root differs (the standard library, an installed
+  the same refusals; then in ``$CONFORMANCE_PLANNER_PATH``, as a planner's child finds it); a module whose import root differs (the standard library, an installed
   distribution, a virtual environment inside the checkout) is not the entrant's code and is left
   out;
 * a local module whose file cannot be pinned (lookup refused, cached bytecode of other code,
@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import os
 
-from impls.source_file import digest, lookup, origin_of
+from impls.source_file import digest, lookup, lookup_in, origin_of, planner_folders
 
 __all__ = ["MAX_IMPORTS", "digest_with_imports", "import_root", "local_imports"]
 
@@ -128,6 +128,10 @@ def local_imports(module_name: str, path: str) -> list[dict]:
                 if import_root(name, where) != root:
                     continue  # not the entrant's code: another folder on the path
                 where, refused = lookup(name)
+            elif refused is None and planner_folders():  # a child finds it there
+                where, refused = lookup_in(name, planner_folders())
+                if where is not None and import_root(name, where) != root:
+                    continue
             if refused is not None:
                 if name.split(".")[0] == module_name.split(".")[0]:
                     found[name] = {"module": name, "file": None, "sha256": None}

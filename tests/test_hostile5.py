@@ -352,7 +352,7 @@ def test_a_source_replaced_beside_planted_bytecode_is_named_stale(replaced_besid
 @pytest.fixture(scope="module")
 def shadowed_run(tmp_path_factory):
     """A real corpus run, with the ``pytest`` console script (so the working directory is not on
-    the harness's sys.path) from folder A, with folder B on PYTHONPATH; both hold a module of the
+    the harness's sys.path) from folder A, with folder B the planner folder; both hold a module of the
     planner's name: A's plans right, B's is the off-by-one scan. Returns the results document,
     the module name and the two files' SHA-256 (A's, B's)."""
     base = tmp_path_factory.mktemp("shadow")
@@ -365,7 +365,8 @@ def shadowed_run(tmp_path_factory):
     results = base / "results.json"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS",
                                                             "PYTEST_XDIST_WORKER")}
-    env["PYTHONPATH"] = os.pathsep.join([str(there), str(ROOT)])
+    env["PYTHONPATH"] = str(ROOT)
+    env["CONFORMANCE_PLANNER_PATH"] = str(there)
     proc = subprocess.run(
         [str(Path(sys.executable).with_name("pytest")), str(ROOT / "conformance"), "--rootdir",
          str(ROOT), "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q",
@@ -379,7 +380,7 @@ def shadowed_run(tmp_path_factory):
 
 def test_the_digest_names_the_file_the_workers_ran(shadowed_run):
     """The probe and the isolation workers start with ``-P``: their sys.path is the harness's
-    (PYTHONPATH) without their working directory first, so a module of the planner's name in the
+    (PYTHONPATH, then the planner folders) without their working directory first, so a module of the planner's name in the
     working directory is not what the cases run: B's off-by-one scan runs, fails, and is the
     file the results digest (before, A's right file ran green beside B's digest)."""
     doc, name, right, wrong = shadowed_run

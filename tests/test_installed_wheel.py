@@ -46,9 +46,9 @@ def _env() -> dict:
     return env
 
 
-def _run(argv: list, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([str(a) for a in argv], cwd=cwd, env=_env(), capture_output=True,
-                          text=True, timeout=timeout)
+def _run(argv: list, cwd: Path, timeout: float = 300, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in argv], cwd=cwd, env={**_env(), **extra},
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def _check(proc: subprocess.CompletedProcess, code: int = 0) -> subprocess.CompletedProcess:
@@ -80,8 +80,10 @@ class Installed:
         (self.work / "mycases" / "own.json").write_text(json.dumps(case_doc(EXTRA_ID)))
 
     def pytest(self, *args: str) -> subprocess.CompletedProcess:
-        return _run([self.python, "-m", "pytest", "--pyargs", "conformance", "-p", "no:cacheprovider",
-                     "-q", *args], cwd=self.work)
+        """README's command: ``CONFORMANCE_PLANNER_PATH=. python -P -m pytest --pyargs conformance``
+        (the folder holds the planner; ``-P``: not on pytest's own path)."""
+        return _run([self.python, "-P", "-m", "pytest", "--pyargs", "conformance", "-p",
+                     "no:cacheprovider", "-q", *args], cwd=self.work, CONFORMANCE_PLANNER_PATH=".")
 
     def cli(self, *args: str) -> subprocess.CompletedProcess:
         return _run([self.python, "-m", "conformance", *args], cwd=self.work)
@@ -180,9 +182,10 @@ def test_a_wrong_external_planner_fails_with_a_rerun_from_that_folder(installed)
     assert all("out_write_offsets" in r["message"] for r in by_case.values())
     words = shlex.split(by_case[EXTRA_ID]["rerun"])
     words = words[next(i for i, w in enumerate(words) if "=" not in w):]  # past NAME=value
-    assert words[:5] == ["python", "-m", "pytest", "--pyargs", "conformance"]
+    assert words[:6] == ["python", "-P", "-m", "pytest", "--pyargs", "conformance"]
+    assert "CONFORMANCE_PLANNER_PATH=." in by_case[EXTRA_ID]["rerun"]
     assert "--cases mycases --case external-no-prefix" in " ".join(words)
-    again = installed.pytest(*words[5:])  # the rerun line, run from the same folder
+    again = installed.pytest(*words[6:])  # the rerun line, run from the same folder
     _check(again, 1)
     assert "1 failed" in again.stdout
 

@@ -1,6 +1,6 @@
 """``python -m conformance report`` never says more than it checked (README, *Reports*):
 
-* a planner's recorded source is looked up in the run's recorded ``PYTHONPATH`` without importing
+* a planner's recorded source is looked up in the run's recorded planner folders without importing
   from it (so the report needs no ``PYTHONPATH`` and runs nothing planted there); one found
   nowhere is named in the first line of every format, and ``--strict`` exits 1
   (conformance/reporting/freshness.py);
@@ -9,7 +9,7 @@
   planner was compared or a planner only NEW ran does not pass (conformance/reporting/compare.py).
 
 The results files are real ``pytest conformance/`` runs of two cases, with an external planner
-package ``fukpp`` on ``PYTHONPATH`` (as a user runs their own planner): ``fukpp.planner`` is the
+package ``fukpp`` in ``CONFORMANCE_PLANNER_PATH`` (as a user runs their own planner): ``fukpp.planner`` is the
 pure-Python planner, ``fukpp.broken`` plans nothing (fails every case).
 """
 
@@ -34,10 +34,10 @@ GOOD, BROKEN = "fukpp.planner:launch", "fukpp.broken:launch"
 def _env(pythonpath: Path | None) -> dict:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
-                        "PYTHONPATH")}
+                        "PYTHONPATH", "CONFORMANCE_PLANNER_PATH")}
     env["PYTEST_ADDOPTS"] = CHILD_ADDOPTS
     if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
+        env["CONFORMANCE_PLANNER_PATH"] = str(pythonpath)
     return env
 
 
@@ -65,7 +65,7 @@ def _run(pp: Path, results: Path, *planners: str) -> dict:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """{name: results path}: ``A`` (fukpp.planner only), ``B`` (fukpp.broken only), ``pA`` and
-    ``pB`` (each with ``python`` too); and the ``PYTHONPATH`` folder of the runs."""
+    ``pB`` (each with ``python`` too); and the planner folder of the runs."""
     base = tmp_path_factory.mktemp("never_lies")
     pp = _package(base)
     planners = {"A": (GOOD,), "B": (BROKEN,), "pA": ("python", GOOD), "pB": ("python", BROKEN)}
@@ -76,7 +76,7 @@ def runs(tmp_path_factory):
         statuses = {r["id"]: r["status"] for r in doc["results"]}
         assert statuses == {f"{c}[{p}]": "fail" if p == BROKEN else "pass"
                             for c in CASES for p in chosen}, statuses
-        assert doc["environment"]["PYTHONPATH"] == str(pp)
+        assert doc["environment"]["CONFORMANCE_PLANNER_PATH"] == str(pp)
     return paths, pp
 
 
@@ -95,8 +95,8 @@ def test_the_run_recorded_the_planner_s_relative_source(runs):
 
 
 def test_an_edited_planner_is_found_in_the_run_s_pythonpath_without_setting_it(runs, tmp_path):
-    """The user's case: run with ``PYTHONPATH=PP``, edit the planner, report without it: the
-    report reads the planner's file from the run's recorded ``PYTHONPATH`` (importing nothing
+    """The user's case: run with ``CONFORMANCE_PLANNER_PATH=PP``, edit the planner, report without it: the
+    report reads the planner's file from the run's recorded planner folder (importing nothing
     from it) and names the change; with that folder gone, it cannot verify, and says so."""
     paths, pp = runs
     results = tmp_path / "results.json"
@@ -106,7 +106,7 @@ def test_an_edited_planner_is_found_in_the_run_s_pythonpath_without_setting_it(r
     shutil.copytree(pp, mine)
     (mine / "fukpp" / "planner.py").write_text(
         "from impls.offsets_planner.python_planner import launch  # edited\n")
-    doc["environment"]["PYTHONPATH"] = str(mine)  # as if the run had been made with this copy
+    doc["environment"]["CONFORMANCE_PLANNER_PATH"] = str(mine)  # as if the run had been made with this copy
     results.write_text(json.dumps(doc))
 
     strict = _report(str(results), "--format", "text", "--strict")
@@ -115,7 +115,7 @@ def test_an_edited_planner_is_found_in_the_run_s_pythonpath_without_setting_it(r
 
     shutil.rmtree(mine)
     expected = (f"STALE RESULTS: source cannot be verified now: {GOOD} (fukpp.planner is not "
-                f"found here nor in the run's PYTHONPATH {mine})")
+                f"found here nor in the run's folders {mine})")
     strict = _report(str(results), "--format", "text", "--strict")
     assert strict.returncode == 1, strict.stdout + strict.stderr
     assert strict.stdout.splitlines()[0] == expected
@@ -125,10 +125,10 @@ def test_an_edited_planner_is_found_in_the_run_s_pythonpath_without_setting_it(r
 
 
 def _moved(paths: dict, tmp_path: Path) -> tuple[Path, str]:
-    """Run A's results with its recorded ``PYTHONPATH`` pointing at a folder that is not there."""
+    """Run A's results with its recorded planner folder pointing at a folder that is not there."""
     doc = json.loads(paths["A"].read_text())
     gone = str(tmp_path / "gone")
-    doc["environment"]["PYTHONPATH"] = gone
+    doc["environment"]["CONFORMANCE_PLANNER_PATH"] = gone
     results = tmp_path / "moved.json"
     results.write_text(json.dumps(doc))
     return results, gone
@@ -138,7 +138,7 @@ def test_not_found_is_named_in_markdown_and_html(runs, tmp_path):
     paths, _ = runs
     results, gone = _moved(paths, tmp_path)
     reason = (f"source cannot be verified now: {GOOD} (fukpp.planner is not found here nor in "
-              f"the run&#39;s PYTHONPATH {gone})")
+              f"the run&#39;s folders {gone})")
     md = _report(str(results), "--format", "markdown", "--strict")
     assert md.returncode == 1
     assert md.stdout.splitlines()[0] == (
@@ -159,7 +159,7 @@ def test_a_planner_in_the_run_s_pythonpath_is_not_flagged(runs):
 
 
 def test_a_module_planted_in_the_run_s_pythonpath_never_runs_in_the_report(runs, tmp_path):
-    """A planner can write files into its own folder (on the run's ``PYTHONPATH``); the report
+    """A planner can write files into its own folder (the run's ``CONFORMANCE_PLANNER_PATH``); the report
     reads that folder for the digest only, so a planted ``tabulate.py`` (which the report's
     process imports at start) is never imported there."""
     paths, pp = runs
@@ -169,7 +169,7 @@ def test_a_module_planted_in_the_run_s_pythonpath_never_runs_in_the_report(runs,
     (folder / "tabulate.py").write_text(f"open({str(marker)!r}, 'w').close()\n"
                                         "raise SystemExit('planted tabulate ran')\n")
     doc = json.loads(paths["B"].read_text())
-    doc["environment"]["PYTHONPATH"] = str(folder)
+    doc["environment"]["CONFORMANCE_PLANNER_PATH"] = str(folder)
     results = tmp_path / "b.json"
     results.write_text(json.dumps(doc))
     proc = _report(str(results), "--format", "text", "--strict")
@@ -182,10 +182,10 @@ def test_a_run_without_a_recorded_pythonpath_says_so(runs):
 
     paths, _ = runs
     doc = json.loads(paths["pA"].read_text())
-    del doc["environment"]["PYTHONPATH"]
+    del doc["environment"]["CONFORMANCE_PLANNER_PATH"]
     assert stale_reasons(doc, head=doc["fingerprint"]["commit"]) == [
         f"source cannot be verified now: {GOOD} (fukpp.planner is not found here and the run "
-        "recorded no PYTHONPATH)"]  # python's source is found and unchanged: not named
+        "recorded no PYTHONPATH or CONFORMANCE_PLANNER_PATH)"]  # python's source is found and unchanged: not named
 
 
 # === 2. --compare of runs that share no planner =================================================
@@ -272,3 +272,25 @@ def test_not_compared_leads_markdown_and_html(runs, tmp_path):
     assert (f'<p id="headline">not compared: OLD ran {GOOD} only, NEW ran {BROKEN} only (2 of '
             "NEW&#39;s items of those not passing, with no baseline); NO PLANNER COMPARED: "
             in page.read_text())
+
+
+def test_a_planner_folder_on_pythonpath_is_refused_before_the_planner_runs(tmp_path):
+    """The folder of an external planner on the judge's own import path (PYTHONPATH) is refused
+    with the fix, before the probe imports anything (impls/planner_path.py): a module there, or
+    one the planner writes there, would run in pytest's process."""
+    pp = _package(tmp_path)
+    marker = tmp_path / "imported"
+    (pp / "fukpp" / "loud.py").write_text(f"open({str(marker)!r}, 'w').close()\n"
+                                          "def launch(**kwargs):\n    return None\n")
+    env = _env(None)
+    env["PYTHONPATH"] = str(pp)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider",
+                           "-q", "--planner", "fukpp.loud:launch", "--case", CASES[0],
+                           "--results", str(tmp_path / "r.json")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert (f"planner 'fukpp.loud:launch' is imported from {pp.resolve()}, a folder on the judge's "
+            "own import path") in proc.stderr
+    assert f"CONFORMANCE_PLANNER_PATH={pp.resolve()} pytest conformance/ --planner " \
+        "fukpp.loud:launch" in proc.stderr
+    assert not marker.exists()

@@ -250,6 +250,7 @@ def test_the_source_digest_is_read_by_the_harness_not_taken_from_the_probe():
 
     _, source = _forged_probe()
     path = REPO / "tests" / "planted" / "forges_probe.py"
+    assert "tests.planted" in {e["module"] for e in source.pop("imports")}  # its packages' files
     assert source == {"module": "tests.planted.forges_probe",
                       "file": "tests/planted/forges_probe.py",
                       "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}

@@ -17,6 +17,7 @@ never a crash.
 from __future__ import annotations
 
 import fnmatch
+import sys
 import importlib.metadata
 import json
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from packaging.version import InvalidVersion, Version
 from conformance.corpus.case_file import CaseFileError
 from conformance.paths import DIVERGENCES_DIRNAME
 from conformance.corpus.corpus_subject import DIVERGENCES_SCHEMA_PATH
+from impls.source_file import planner_folders
 
 DECLARABLE = ("fail", "crash", "oob")
 """Statuses a divergence may declare (the schema's enum)."""
@@ -77,11 +79,13 @@ class Divergence:
 
 
 def installed_release(distribution: str) -> str | None:
-    """The version of ``distribution`` that ``importlib.metadata`` finds on sys.path, or None."""
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    """The version of ``distribution`` that ``importlib.metadata`` finds on sys.path, then in the
+    planner folders (``$CONFORMANCE_PLANNER_PATH``, where ``python -m conformance upstream`` lays
+    a release out; metadata is read, nothing imported), or None."""
+    for found in importlib.metadata.distributions(name=distribution,
+                                                  path=[*sys.path, *planner_folders()]):
+        return found.version
+    return None
 
 
 def in_releases(distribution: str, releases: str) -> bool:
@@ -102,9 +106,16 @@ class Manifest:
     planner: str
     description: str
     divergences: tuple[Divergence, ...]
+    sources: frozenset[str] | None = None
 
-    def names(self, planner: str) -> bool:
-        return fnmatch.fnmatchcase(planner, self.planner)
+    def names(self, planner: str, source_sha256: str | None = None) -> bool:
+        """Whether this manifest is about ``planner``: its name matches the pattern and, where
+        the manifest lists ``sources``, the SHA-256 of the planner's module file (the digest the
+        harness computed itself, never the planner's word) is one of them: a divergence is
+        declared for the code it was reviewed against, not for any module of a matching name."""
+        if not fnmatch.fnmatchcase(planner, self.planner):
+            return False
+        return self.sources is None or source_sha256 in self.sources
 
 
 @cache
@@ -149,7 +160,8 @@ def load_manifest(path: Path) -> tuple[Manifest | None, CaseFileError | None]:
                                   else tuple(status), Path(path), f"$.divergences[{i}]",
                                   releases, distribution if releases is not None else None))
     entries.sort(key=lambda d: d.case is None)  # a case id wins over a tag
-    return Manifest(Path(path), doc["planner"], doc["description"], tuple(entries)), None
+    sources = frozenset(doc["sources"]) if "sources" in doc else None
+    return Manifest(Path(path), doc["planner"], doc["description"], tuple(entries), sources), None
 
 
 def manifest_files(cases_dir: Path) -> list[Path]:
@@ -188,9 +200,11 @@ def unknown_cases(manifests: list[Manifest], case_ids: set[str]) -> list[CaseFil
 
 
 def find_divergence(manifests: list[Manifest], planner: str, case_id: str,
-                    tags: tuple[str, ...] | list[str]) -> Divergence | None:
-    """The first divergence declared for ``case_id`` on ``planner`` (by id before by tag)."""
-    found = [d for m in manifests if m.names(planner) for d in m.divergences
+                    tags: tuple[str, ...] | list[str],
+                    source_sha256: str | None = None) -> Divergence | None:
+    """The first divergence declared for ``case_id`` on ``planner`` whose module file has
+    ``source_sha256`` (:meth:`Manifest.names`; by id before by tag)."""
+    found = [d for m in manifests if m.names(planner, source_sha256) for d in m.divergences
              if d.applies(case_id, tags)]
     found.sort(key=lambda d: d.case is None)
     return found[0] if found else None

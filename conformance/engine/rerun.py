@@ -16,8 +16,10 @@ from conformance.corpus.loader import Case
 from conformance.paths import INSTALLED, RESULTS_RELPATH
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.corpus.corpus_subject import ENV as CORPUS_SUBJECT_ENV
+from impls.source_file import PLANNER_PATH_ENV
 
-RERUN_ENVIRONMENT = ("PYTHONPATH", "TRITON_INTERPRET", "NUMBA_ENABLE_CUDASIM", CORPUS_SUBJECT_ENV)
+RERUN_ENVIRONMENT = ("PYTHONPATH", PLANNER_PATH_ENV, "TRITON_INTERPRET", "NUMBA_ENABLE_CUDASIM",
+                     CORPUS_SUBJECT_ENV)
 """Variables a rerun carries when the run had them: where an external planner's module is found,
 the Triton interpreter / Numba CUDA simulator switches, and the corpus subject the run chose
 (:data:`conformance.corpus.corpus_subject.ENV`, where a checkout holds several)."""
@@ -33,11 +35,11 @@ drew), set by the pytest plugin at configure time; added when a command carries 
 environment."""
 RERUN_RESULTS = RESULTS_RELPATH.parent / "rerun-{case}.json"
 """Where a rerun writes its results file, so it never replaces the full run's."""
-CORPUS_COMMAND = ["python", "-m", "pytest", "--pyargs", "conformance"] if INSTALLED else \
+CORPUS_COMMAND = ["python", "-P", "-m", "pytest", "--pyargs", "conformance"] if INSTALLED else \
     ["pytest", "conformance/"]
 """The pytest command that runs the corpus: from the checkout's root, or with an installed wheel
-from any folder (``python -m`` puts that folder on ``sys.path``, for a ``module:callable``
-planner that lives there)."""
+from any folder (``-P``: that folder, which may hold the planner, stays off pytest's own path; the
+planner is found through ``$CONFORMANCE_PLANNER_PATH``, which the rerun carries)."""
 
 
 def shell_command(argv: list[str], environment: dict[str, str] | None = None) -> str:

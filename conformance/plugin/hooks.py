@@ -51,6 +51,8 @@ from conformance.corpus.entries import LOAD, SHARED_PLANNERS, planner_name_error
 from conformance.engine.inputs import new_poison_seed, poison_seed, set_poison_seed
 from conformance.engine.rerun import POISON_SEED_VARIABLE, RUN_SETTINGS
 from conformance.plugin.tally import Summary
+from conformance.paths import REPO_ROOT
+from impls.planner_path import judge_path_fault
 from conformance.plugin import one_call_items as subjects
 from conformance.robustness.in_process import (
     PlannerEscape,
@@ -147,6 +149,10 @@ def pytest_configure_node(node) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     _use_poison_seed(config)
     timeout = config.getoption("isolate_timeout")
+    for name in config.getoption("planner"):  # before any of its code runs, in the probe or here
+        fault = judge_path_fault(name, trusted=(str(REPO_ROOT),)) if ":" in name else None
+        if fault:
+            raise pytest.UsageError(fault)
     probe_all(config.getoption("planner"), timeout)  # external planners: in children, at once
     one_call = subjects.one_call_planner_names(config) - set(builtin_names())
     for name in config.getoption("planner"):

@@ -110,6 +110,15 @@ class ProfileJudge:
         else:
             self.manifests, self.faults = load_manifests(self.dirs, config.getoption("manifest"))
         self.results: dict[str, dict] = {}
+        self.digests: dict[str, str | None] = {}
+
+    def source_sha256(self, planner: str) -> str | None:
+        """The SHA-256 of ``planner``'s module file as the harness read it (the run's source
+        digest, the registry's ``source_digest``), kept per planner: what a
+        manifest's ``sources`` are matched against."""
+        if planner not in self.digests:
+            self.digests[planner] = (_registry.source_digest(planner) or {}).get("sha256")
+        return self.digests[planner]
 
     def judged_pins(self, planner: str, item=None) -> tuple[str, ...]:
         """The pins ``planner`` is judged on: all for a built-in (a one-call subject's planners
@@ -154,7 +163,8 @@ class ProfileJudge:
         case, planner = item.case, item.planner
         report.conformance_observed = observed
         text = report.longreprtext if report.failed else ""
-        divergence = find_divergence(self.manifests, planner, case.id, case.tags)
+        divergence = find_divergence(self.manifests, planner, case.id, case.tags,
+                                     self.source_sha256(planner))
         if divergence is not None:
             where = f"{divergence.manifest.name} {divergence.json_path}"
             report.conformance_divergence = f"{where}: {divergence.describe()}"
@@ -224,7 +234,7 @@ class ProfileJudge:
             tr.write_line(f"external planners judged on: {'+'.join(PROFILES[self.profile])} "
                           f"(--profile {self.profile})")
         for m in self.manifests:
-            if any(m.names(name) for name in ran):  # only manifests that apply to this run
+            if any(m.names(name, self.source_sha256(name)) for name in ran):  # applied ones
                 tr.write_line(f"manifest {m.path.name}: planner {m.planner}, "
                               f"{len(m.divergences)} declared divergence(s)")
         if config.getoption("no_manifests"):

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from conformance.fingerprint import head_commit
-from impls.source_file import find_source, lookup, lookup_in
+from impls.source_file import PLANNER_PATH_ENV, find_source, lookup, lookup_in
 
 
 def _sha256(path: Path) -> str | None:
@@ -109,16 +109,24 @@ def changed_imports(imports: list[dict], doc: dict) -> tuple[list[str], list[str
 def find_recorded(module: str, doc: dict) -> tuple[str | None, str | None]:
     """The file importing ``module`` would load as the run of results ``doc`` imported it:
     searched first in the folders of the run's recorded ``PYTHONPATH`` (which stood ahead of the
-    rest of its path), without adding them to this process's path
+    rest of its path) and ``$CONFORMANCE_PLANNER_PATH``, without adding them to this process's path
     (:func:`impls.source_file.lookup_in`: nothing planted there is ever imported here), then
     by this process's own import system (:func:`impls.source_file.lookup`). ``(path, None)``,
     ``(None, None)`` (not found) or ``(None, why)`` (refused)."""
-    pythonpath = run_pythonpath(doc)
-    if pythonpath:
-        found = lookup_in(module, pythonpath.split(os.pathsep))
-        if found != (None, None):
-            return found
+    for folders in (run_pythonpath(doc), run_planner_path(doc)):
+        if folders:
+            found = lookup_in(module, folders.split(os.pathsep))
+            if found != (None, None):
+                return found
     return lookup(module)
+
+
+def run_planner_path(doc: dict) -> str | None:
+    """The planner folders (``$CONFORMANCE_PLANNER_PATH``) the run of results ``doc`` had, or
+    None."""
+    env = doc.get("environment")
+    value = env.get(PLANNER_PATH_ENV) if isinstance(env, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 def run_pythonpath(doc: dict) -> str | None:
@@ -130,10 +138,10 @@ def run_pythonpath(doc: dict) -> str | None:
 
 def not_found(module: str, doc: dict) -> str:
     """Why the recorded source of ``module`` cannot be checked when it is found neither in the
-    run's recorded ``PYTHONPATH`` nor by this process (:func:`find_recorded`)."""
-    pythonpath = run_pythonpath(doc)
-    where = f"nor in the run's PYTHONPATH {pythonpath}" if pythonpath else \
-        "and the run recorded no PYTHONPATH"
+    run's recorded folders nor by this process (:func:`find_recorded`)."""
+    folders = os.pathsep.join(f for f in (run_pythonpath(doc), run_planner_path(doc)) if f)
+    where = f"nor in the run's folders {folders}" if folders else \
+        "and the run recorded no PYTHONPATH or CONFORMANCE_PLANNER_PATH"
     return f"{module} is not found here {where}"
 
 

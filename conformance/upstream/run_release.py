@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from impls.source_file import PLANNER_PATH_ENV
 from conformance.paths import REPO_ROOT
 from conformance.upstream.release_tree import ReleaseLayoutError, ReleaseTree, build_tree, verify_tree
 from conformance.upstream.wheel import FetchError, RecordError, fetch_wheel, open_wheel
@@ -40,10 +41,12 @@ class ReleaseRun:
 
 
 def release_env(tree: ReleaseTree) -> dict[str, str]:
-    """The environment a run of ``tree``'s launcher needs: its folder, then this checkout, on
-    PYTHONPATH (before anything already there)."""
-    path = [str(tree.site), str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    """The environment a run of ``tree``'s launcher needs: its folder as the planner folder
+    (``$CONFORMANCE_PLANNER_PATH``: the children that import the release find it, the judge's own
+    import path never holds it, :mod:`impls.planner_path`), this checkout on PYTHONPATH (before
+    anything already there)."""
+    path = [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path), PLANNER_PATH_ENV: str(tree.site)}
 
 
 def prepare(release: str, cache: Path, wheel: Path | None = None) -> ReleaseRun:
@@ -66,7 +69,7 @@ def _shown(command: list[str], tree: ReleaseTree) -> str:
     root = str(REPO_ROOT) + os.sep
     words = ["python" if c == sys.executable else c[len(root):] if c.startswith(root) else c
              for c in command]
-    return f"PYTHONPATH={site}:$PWD " + " ".join(shlex.quote(w) for w in words)
+    return f"{PLANNER_PATH_ENV}={site} PYTHONPATH=$PWD " + " ".join(shlex.quote(w) for w in words)
 
 
 def run_corpus(run: ReleaseRun, out_dir: Path, pytest_args: list[str] = (),

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import torch
 
 from impls.offsets_planner.contract import Launcher
-from impls.source_file import child_pythonpath, find_source
+from impls.planner_path import PLANNER_PATH_ENV, add_to_this_process, find_planner_source
+from impls.source_file import child_pythonpath
 from impls.source_imports import digest_with_imports as digest
 
 __all__ = ["Availability", "BUILTIN_MODULES", "Launcher", "PlannerUnavailable", "UnknownPlanner",
@@ -211,11 +212,12 @@ def no_driver_hint() -> str:
 def _load_external(name: str) -> Launcher:
     module_name, _, attr = name.partition(":")
     prepare_external_import()
+    add_to_this_process()  # this process runs the planner's code anyway (bench, unisolated fuzz)
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # any import-time failure is the user's module, report it plainly
-        hint = (f" (is the folder that holds {module_name.split('.')[0]!r} on PYTHONPATH, or the "
-                "package installed?)" if isinstance(exc, ModuleNotFoundError)
+        hint = (f" (is the folder that holds {module_name.split('.')[0]!r} in "
+                f"{PLANNER_PATH_ENV}, or the package installed?)" if isinstance(exc, ModuleNotFoundError)
                 and exc.name is not None and module_name.startswith(exc.name)
                 and module_name.split(".")[0].isidentifier() else "")
         raise UnknownPlanner(f"cannot import {module_name!r} for planner {name!r}: "
@@ -340,7 +342,7 @@ def _finish_probe(name: str, proc: subprocess.Popen, since: float,
         doc = json.loads(answers[-1])
         available = bool(doc["available"])
         return (Availability(available, doc["mode"], default_device(), doc["reason"]),
-                digest(module, find_source(module)) if available else None)
+                digest(module, find_planner_source(module)[0]) if available else None)
     except (IndexError, ValueError, KeyError, TypeError):
         return (Availability(False, None, default_device(),
                              f"cannot import {module!r} for planner {name!r}: the import ended "
