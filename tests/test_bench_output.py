@@ -24,8 +24,13 @@ def _bench(scenario: str, bs: int, median_us: float, rounds: int, spread: float 
                       "rounds": rounds}}
 
 
-def _write(path: Path, benches: list[dict]) -> Path:
-    path.write_text(json.dumps({"benchmarks": benches, "datetime": "2026-12-01"}))
+def _write(path: Path, benches: list[dict], planners: dict | None = None) -> Path:
+    """A pytest-benchmark file of ``benches``; ``planners``: its fingerprint's planners (with
+    their source digests), as the bench records them."""
+    doc = {"benchmarks": benches, "datetime": "2026-12-01"}
+    if planners is not None:
+        doc["machine_info"] = {"planners": planners}
+    path.write_text(json.dumps(doc))
     return path
 
 
@@ -73,10 +78,13 @@ def test_compare_says_how_many_rounds_each_side_had(tmp_path: Path, capsys):
 def test_text_report_rows_carry_scenario_bs_range_and_rounds(tmp_path: Path, capsys):
     from tests.report_runs import run
 
+    results = run("a").results
+    judged = json.loads(results.read_text())["fingerprint"]["planners"]  # the same python planner
     bench = _write(tmp_path / "b.json", [_bench("reused", 1, 178.51, 9),
                                          _bench("fresh", 1, 192.42, 9),
-                                         _bench("varying-bs", 64, 300.0, 9, bs_range=[1, 64])])
-    assert cli_main(["report", str(run("a").results), "--bench", str(bench),
+                                         _bench("varying-bs", 64, 300.0, 9, bs_range=[1, 64])],
+                   {"python": judged["python"]})
+    assert cli_main(["report", str(results), "--bench", str(bench),
                      "--format", "text"]) in (0, 1)
     lines = capsys.readouterr().out.splitlines()
     head = next(i for i, ln in enumerate(lines) if ln.split()[:4] == ["planner", "mode",

@@ -175,12 +175,26 @@ def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
     except GoalRecordError as exc:
         raise BenchError(str(exc)) from exc
     info = {"datetime": doc.get("datetime"), "version": doc.get("version"), "repeats": repeats,
-            "goals": goals}
+            "goals": goals, "sources": bench_sources(doc)}
     for section in ("machine_info", "commit_info"):
         for k, v in (doc.get(section) or {}).items():
             if isinstance(v, (str, int, float, bool)) and k not in info:
                 info[k] = v
     return rows, info
+
+
+def bench_sources(doc: dict) -> dict[str, str | None]:
+    """{planner: SHA-256 of its module file} as the bench's fingerprint recorded it
+    (``machine_info.planners[NAME].source.sha256``; None where it recorded none)."""
+    planners = (doc.get("machine_info") or {}).get("planners")
+    if not isinstance(planners, dict):
+        return {}
+    out = {}
+    for name, entry in planners.items():
+        source = entry.get("source") if isinstance(entry, dict) else None
+        sha = source.get("sha256") if isinstance(source, dict) else None
+        out[str(name)] = sha if isinstance(sha, str) else None
+    return out
 
 
 def format_ratio(value: float | None) -> str:
@@ -208,7 +222,8 @@ def table(rows: list[BenchRow]) -> list[dict]:
         if r.refused:
             out.append({"key": r.key, "planner": r.planner, "mode": r.mode,
                         "scenario": r.scenario or "-", "bs": r.bs_label,
-                        "p50": f"refused: {r.refused}", "min": "-", "iqr": "-",
+                        "p50": r.refused if r.refused.startswith("withheld: ")
+                        else f"refused: {r.refused}", "min": "-", "iqr": "-",
                         "spread": "-", "repeats": r.repeats, "rounds": r.rounds,
                         "floor": r.floor, "ratio": "", "chain": ""})
             continue

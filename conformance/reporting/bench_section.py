@@ -9,19 +9,25 @@ escapes control characters.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from tabulate import tabulate
 
 from conformance.reporting import bench_figures, bench_repeats
 from conformance.reporting.markdown import code_span
+from conformance.reporting.results_format import BAD
 
 
-def section(path: Path | None) -> dict:
+def section(path: Path | None, judged: dict | None = None) -> dict:
     """``{"bench": None}`` without a file, else ``{"bench": {...}}``: ``file``, ``info`` (the
     machine and commit fields), ``table`` (:func:`~conformance.reporting.bench_figures.table`),
     ``plots`` (``(mode, svg)`` pairs), ``goals`` (each record with its ``measured`` cell),
-    ``repeats`` and ``judged_on`` (the line above the goal table).
+    ``repeats``, ``judged_on`` (the line above the goal table) and ``withheld``.
+
+    ``judged`` is the results file the page reports (its fingerprint and results): a planner it
+    judged whose figures cannot stand beside its verdicts is ``withheld`` (:func:`withheld`):
+    its rows read ``withheld: REASON`` in place of a figure, and so does a goal measured on it.
 
     Raises:
         BenchError: ``path`` is not a usable pytest-benchmark file.
@@ -29,11 +35,44 @@ def section(path: Path | None) -> dict:
     if path is None:
         return {"bench": None}
     rows, info = bench_figures.load_bench(path)
+    held = withheld(info["sources"], {r.planner for r in rows if not r.floor}, judged)
+    rows = [replace(r, refused=f"withheld: {held[r.planner]}") if r.planner in held else r
+            for r in rows]
     goals = [dict(g, measured=bench_figures.goal_cell(g)) for g in info["goals"] or []]
+    for g in goals:
+        named = [p for p in held if g.get("where") and p in str(g["where"]).split()]
+        if named:
+            g["verdict"] = f"withheld: {named[0]} {held[named[0]]}"
     return {"bench": {"file": str(path), "info": info, "table": bench_figures.table(rows),
                       "plots": bench_figures.plots(rows), "goals": goals,
-                      "repeats": info["repeats"],
+                      "repeats": info["repeats"], "withheld": held,
                       "judged_on": bench_repeats.judged_on(info["repeats"])}}
+
+
+def withheld(bench_sources: dict[str, str | None], benched: set[str],
+             judged: dict | None) -> dict[str, str]:
+    """{planner: why its figures are not shown} for each planner of the bench that the results
+    ``judged`` also ran: the bench ran other code (its recorded source digest differs from the
+    run's, or one of them recorded none), or the run judged some of its cases not passing (a
+    figure from a planner whose outputs are wrong is not published)."""
+    if judged is None:
+        return {}
+    sources = {n: (p.get("source") or {}).get("sha256")
+               for n, p in judged["fingerprint"]["planners"].items()}
+    failing: dict[str, int] = {}
+    for r in judged["results"]:
+        if r["status"] in BAD and not r.get("subject"):
+            failing[r["planner"]] = failing.get(r["planner"], 0) + 1
+    out = {}
+    for planner in sorted(benched & set(sources)):
+        ran, bench = sources[planner], bench_sources.get(planner)
+        if ran != bench:
+            out[planner] = ("the benchmark ran other code than this run judged (source "
+                            f"{(bench or 'not recorded')[:12]} vs {(ran or 'not recorded')[:12]})")
+        elif failing.get(planner):
+            out[planner] = (f"{failing[planner]} case(s) not passing in this run: a wrong "
+                            "planner's figures are not published")
+    return out
 
 
 def goal_lines(bench: dict, fmt: str) -> list[str]:

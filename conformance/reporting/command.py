@@ -13,9 +13,10 @@ Exit status: 0 when the report is written; 1 when it is written but the run is i
 side is incomplete (and with --fail-on-regression when there is any regression, when no planner
 was compared, or when a planner only NEW ran has items not passing), and with
 --strict also when the results are stale (another commit, a planner's source changed since the
-run, or a recorded source that cannot be checked now: its module found neither in the run's PYTHONPATH nor here, its lookup
-refused) or an external planner has no source digest (a change to it could not be seen); 2 for
-unusable input or output (one-line error).
+run, or a recorded source that cannot be checked now: its module found neither in the run's
+folders nor here, its lookup refused), an external planner has no source digest (a change to it
+could not be seen), or a benchmark's figures are withheld (the bench ran other code than the run
+judged, or the run judged the planner wrong); 2 for unusable input or output (one-line error).
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def add_report_parser(sub) -> None:
                         "only NEW ran has items not passing, for a CI gate")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when the results are stale (another commit, a planner's "
-                        "source changed since the run or not verifiable now) or an external "
-                        "planner has no source digest, as for an incomplete run")
+                        "source changed since the run or not verifiable now), an external "
+                        "planner has no source digest, or benchmark figures are withheld, as for "
+                        "an incomplete run")
     p.set_defaults(func=run_report)
 
 
@@ -127,8 +129,9 @@ def run_report(args: argparse.Namespace) -> int:
     warning = report.warning(model)
     if warning:  # also on stderr: Markdown and text may be going to a file
         print(f"warning: {terminal_text(warning)}", file=sys.stderr)  # the file's text: escaped
-    return 1 if model["incomplete"] or (args.strict and (model["stale"] or model["undigested"])) \
-        else 0
+    held = (model.get("bench") or {}).get("withheld")
+    return 1 if model["incomplete"] or (args.strict and (model["stale"] or model["undigested"]
+                                                         or held)) else 0
 
 
 def _write_report(model: dict, args: argparse.Namespace) -> None:

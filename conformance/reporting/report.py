@@ -160,7 +160,7 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
                  [r for r in results if r.get("out_of_contract") is not None]),
              "total": len(results), "bad": sum(r["status"] in BAD for r in results),
              "judged": sum(r["status"] in PASSING_JUDGED for r in results)}
-    model.update(bench_section.section(bench), incomplete=incomplete_reason(doc),
+    model.update(bench_section.section(bench, doc), incomplete=incomplete_reason(doc),
                  stale=stale_reasons(doc) if check_stale else [], undigested=undigested(doc))
     return model
 
@@ -177,6 +177,10 @@ def warning(model: dict, quote=str) -> str | None:
     if model.get("undigested"):
         parts.append(f"NO SOURCE DIGEST of {', '.join(map(quote, model['undigested']))}: a change "
                      "to its code since the run cannot be seen")
+    held = (model.get("bench") or {}).get("withheld")
+    if held:
+        parts.append("BENCHMARK FIGURES WITHHELD: " + "; ".join(
+            f"{quote(name)}: {quote(why)}" for name, why in held.items()))
     return " | ".join(parts) or None
 
 
