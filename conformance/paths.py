@@ -88,3 +88,30 @@ def kept_files(paths) -> list[Path]:
         if not inside or linked:
             kept.append(path)
     return kept
+
+COMMITTED_EVIDENCE = ("reports/upstream", "reports/gpu")
+"""Folders of a checkout that hold committed, reviewed evidence (upstream's releases judged, the
+GPU runs): no command writes into them (:func:`committed_evidence`); new evidence is written
+under ``reports/out/`` and copied in by hand."""
+
+
+def committed_evidence(path: Path) -> str | None:
+    """The committed evidence folder (:data:`COMMITTED_EVIDENCE`, relative) that ``path`` lies in
+    (links resolved), or None; always None for an installed wheel, which has none."""
+    if INSTALLED:
+        return None
+    resolved = Path(path).resolve()
+    for folder in COMMITTED_EVIDENCE:
+        if resolved.is_relative_to((REPO_ROOT / folder).resolve()):
+            return folder
+    return None
+
+
+def evidence_fault(option: str, path: Path) -> str | None:
+    """``OPTION PATH: is inside ...`` when ``path`` lies in committed evidence, else None."""
+    folder = committed_evidence(path)
+    if folder is None:
+        return None
+    return (f"{option} {path}: is inside the committed evidence folder {folder}/, which no "
+            "command writes: write under reports/out/ and copy what you reviewed")
+

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 from pathlib import Path
 
 from conformance.paths import BENCH_DIR, DEFAULT_BENCH_JSON, OUTPUT_ROOT
@@ -72,6 +73,13 @@ def pytest_args(args: argparse.Namespace) -> list[str]:
 def run_bench(args: argparse.Namespace) -> int:
     import pytest
 
+    from conformance.paths import evidence_fault
+
+    for option, path in (("--json", args.json), ("--report", args.report)):
+        fault = evidence_fault(option, path) if path is not None else None
+        if fault:
+            print(f"error: {fault}", file=sys.stderr)
+            return 2
     args.json.parent.mkdir(parents=True, exist_ok=True)
     code = int(pytest.main(pytest_args(args)))
     if code == 0:

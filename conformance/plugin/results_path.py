@@ -18,7 +18,7 @@ import pytest
 from conformance.corpus.case_file import display_path
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.fingerprint import run_fingerprint
-from conformance.paths import CASES_ROOT, INSTALLED, PACKAGE_DIR, REPO_ROOT, RESULTS_RELPATH
+from conformance.paths import CASES_ROOT, INSTALLED, committed_evidence, PACKAGE_DIR, REPO_ROOT, RESULTS_RELPATH
 from conformance.reporting.results_format import FORMAT, VERSION, write_json_atomic
 
 DEFAULT_PATH = RESULTS_RELPATH
@@ -47,10 +47,14 @@ def _arg_path(config: pytest.Config, arg: str) -> Path:
 
 
 def not_a_results_path(path: Path, cases: list[Path]) -> str | None:
-    """Why the run must not write its results to ``path``, or None: a path inside a case folder
+    """Why the run must not write its results to ``path``, or None: a path inside committed
+    evidence (:func:`conformance.paths.committed_evidence`) or a case folder
     (``cases``, default every subject's folder: the repository's ``cases/``), or an existing file
     that is not a results file (a case file, a report, anything a user keeps): never replaced."""
     resolved = path.resolve()
+    if committed_evidence(path):
+        return (f"is inside the committed evidence folder {committed_evidence(path)}/: a run "
+                "never writes there (name a path under reports/out/)")
     for folder in cases or [CASES_ROOT]:
         if resolved.is_relative_to(folder.resolve()):
             return f"is inside the case folder {display_path(folder)}: a run never writes there"

@@ -26,8 +26,9 @@ import sys
 from pathlib import Path
 
 from conformance.corpus.text import terminal_text
-from conformance.paths import DEFAULT_COMPARE_HTML, DEFAULT_REPORT_HTML, DEFAULT_RESULTS
+from conformance.paths import DEFAULT_COMPARE_HTML, DEFAULT_REPORT_HTML, DEFAULT_RESULTS, evidence_fault
 from conformance.reporting.publish import PublishError, publish
+from conformance.reporting.report_files import GENERATOR, is_report_file
 from conformance.reporting.results_format import ResultsError, load_results
 
 
@@ -61,13 +62,24 @@ class OutputError(OSError):
     """``--out`` (or ``--publish``) names a place the report cannot be written to."""
 
 
-def _emit(text: str, out: Path | None, default: Path | None) -> None:
+def _emit(text: str, out: Path | None, default: Path | None, kind: str = "html") -> None:
     target = out or default
     if target is None:
         sys.stdout.write(text)
         return
     if target.is_dir():
         raise OutputError(f"--out {target}: is a folder; name a file (or use --publish DIR)")
+    fault = evidence_fault("--out", target)
+    if fault:
+        raise OutputError(fault)
+    if target.exists() and not is_report_file(target):
+        raise OutputError(f"--out {target}: exists and is not a report this command wrote (no "
+                          f"{GENERATOR!r} line): a file you keep is never replaced; name a new "
+                          "file or remove it")
+    if kind == "markdown":
+        text = text.rstrip("\n") + f"\n\n<!-- {GENERATOR} -->\n"
+    elif kind == "text":
+        text = text.rstrip("\n") + f"\n\n({GENERATOR})\n"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
@@ -111,7 +123,7 @@ def run_report(args: argparse.Namespace) -> int:
                 _emit(compare.render_html(model), args.out, DEFAULT_COMPARE_HTML)
             else:
                 fmt = "github" if args.format == "markdown" else "simple"
-                _emit(compare.render_markdown(model, fmt), args.out, None)
+                _emit(compare.render_markdown(model, fmt), args.out, None, args.format)
             failed = compare.gate(model) if args.fail_on_regression else []
             if failed:  # also on stderr: the comparison may be going to a file
                 print(f"--fail-on-regression: {'; '.join(failed)}", file=sys.stderr)
@@ -138,9 +150,9 @@ def _write_report(model: dict, args: argparse.Namespace) -> None:
     from conformance.reporting import report
 
     if args.format == "text":
-        _emit(report.render_text(model), args.out, None)
+        _emit(report.render_text(model), args.out, None, "text")
     elif args.format == "markdown":
-        _emit(report.render_markdown(model), args.out, None)
+        _emit(report.render_markdown(model), args.out, None, "markdown")
     elif args.out or not args.publish:
         _emit(report.render_html(model), args.out, DEFAULT_REPORT_HTML)
     if args.publish:

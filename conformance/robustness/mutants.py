@@ -49,7 +49,7 @@ from tabulate import tabulate
 
 from conformance.corpus.entries import LOAD
 from conformance.engine.verdict import describe, rule_line
-from conformance.paths import REPO_ROOT
+from conformance.paths import REPO_ROOT, evidence_fault
 from conformance.robustness.progress import Progress
 
 DEFAULT_FAMILY = "tests.planted.mutants"
@@ -353,6 +353,10 @@ def list_family(module_name: str) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    fault = evidence_fault("--json", Path(args.json)) if args.json else None
+    if fault:  # before the run, not after an hour of it
+        print(f"error: {fault}", file=sys.stderr)
+        return 2
     try:
         if args.list:
             print(list_family(args.family))
