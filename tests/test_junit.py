@@ -39,3 +39,16 @@ def test_testcases_are_named_by_case_id_and_grouped_by_case_file(name):
         cases[f"err-dtype-prefix-lens[{PLANNER}]"]
     assert failing.find("failure") is not None
     assert cases["spec7-no-prefix[python]"].get("classname") == f"{COMMON}.a-spec"
+
+
+def test_a_one_call_subject_s_testcases_are_grouped_by_a_relative_case_file(tmp_path):
+    """A one-call subject's case file (JSON Lines) is named relative to the checkout, as the
+    corpus's are, never by its absolute path (which changes with the checkout's folder)."""
+    from tests.subproc import run_pytest
+
+    proc, _ = run_pytest(tmp_path, "--subject", "entries-planner", "--planner", "python",
+                         "--case", "entries-error-rank")
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    names = {case.get("classname") for case in root.iter("testcase")}
+    assert names and all(n.startswith("cases.entries-planner.") for n in names), (names, proc.stdout[-2000:])
+    assert not any(n.endswith(("jsonl", "json")) for n in names)

@@ -148,8 +148,14 @@ def test_a_toy_subject_from_scratch_is_judged_by_pytest_conformance(toy):
     import subprocess
 
     from tests.subproc import REPO, _env
-    again = subprocess.run(command, shell=True, cwd=REPO, env=_env(), capture_output=True,
-                           text=True, timeout=300)  # the printed line, pasted as it is
+    written = REPO / "reports" / "out" / "rerun-toy-basic.json"  # the rerun's own results file
+    existed = written.exists()
+    try:
+        again = subprocess.run(command, shell=True, cwd=REPO, env=_env(), capture_output=True,
+                               text=True, timeout=300)  # the printed line, pasted as it is
+    finally:
+        if not existed:
+            written.unlink(missing_ok=True)
     assert again.returncode == 1, again.stdout[-2000:] + again.stderr[-2000:]
     assert "run a: out[3]: expected 5, got 6 (value; rule contract)" in again.stdout
     assert "1 failed" in again.stdout

@@ -266,6 +266,14 @@ def case_files(directory: Path) -> list[Path]:
                   and DIVERGENCES_DIRNAME not in p.relative_to(directory).parts[:-1])
 
 
+def misnamed_files(directory: Path) -> list[Path]:
+    """Files below ``directory`` named ``*.json`` in another case (``b.JSON``), which
+    :func:`case_files` does not load: each is a load fault, never silence."""
+    return sorted(p for p in directory.rglob("*") if p.suffix.lower() == ".json"
+                  and p.suffix != ".json" and p.is_file()
+                  and DIVERGENCES_DIRNAME not in p.relative_to(directory).parts[:-1])
+
+
 def skipped_folders(directory: Path) -> list[Path]:
     """Symlinks to folders below ``directory``, which :func:`case_files` does not follow (a link
     could loop, or lead out of the corpus): each is a load fault, never silence."""
@@ -289,6 +297,9 @@ def load_corpus(directories: list[Path] | None = None) -> tuple[list[Case], list
                                                "files are not loaded (name the folder with "
                                                "--cases, or copy it in)")
                       for link in skipped_folders(directory))
+        errors.extend(CaseFileError(path, "$", f"named {path.suffix!r}: case files end in "
+                                               "'.json' (lowercase); not loaded")
+                      for path in misnamed_files(directory))
         for path in case_files(directory):
             loaded, faults = load_file(path)
             errors.extend(faults)

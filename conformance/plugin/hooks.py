@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -185,9 +186,13 @@ class CorpusFile(pytest.File):
         config.stash[LOADED_CASES] = (dirs, {case.id for case in cases})
         wanted = set(config.getoption("case"))
         for error in errors:
+            name = printable(f"{display_path(error.path)}@{error.json_path}[load]")
             if not wanted or error.case_id in wanted:
-                name = printable(f"{display_path(error.path)}@{error.json_path}[load]")
                 yield CaseFileItem.from_parent(self, name=name, error=error)
+            else:  # not run, never hidden: a warning at the faulty file
+                warnings.warn_explicit(UnselectedFaultWarning(
+                    f"{name}: not run (--case selects other cases): {printable(error.message)}"),
+                    UnselectedFaultWarning, filename=os.path.abspath(error.path), lineno=1)
         one_call, one_call_ids = subjects.collect(
             self, wanted, lambda name, text: CaseFileItem.from_parent(self, name=name, text=text))
         for twice in sorted(one_call_ids & {case.id for case in cases}):
@@ -210,6 +215,11 @@ class CorpusFile(pytest.File):
                 yield CaseItem.from_parent(self, name=f"{case.id}[{name}]", case=case,
                                            planner=name, avail=avail)
         yield from one_call
+
+
+class UnselectedFaultWarning(UserWarning):
+    """A case file fault that ``--case`` left unselected: shown in the warnings summary, so that a
+    run of a few cases never hides a file of the corpus that does not load."""
 
 
 class CaseFileItem(pytest.Item):

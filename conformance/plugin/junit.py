@@ -24,8 +24,10 @@ except ImportError:  # a pytest without it: pytest's own names stay
 
 
 def classname(file: str) -> str:
-    """The JUnit classname of the case file ``file`` (a display path): dotted, no ``.json``."""
-    return file.removesuffix(".json").replace("\\", "/").strip("/").replace("/", ".")
+    """The JUnit classname of the case file ``file`` (a display path): dotted, no ``.json`` or
+    ``.jsonl`` (a one-call subject's JSON Lines)."""
+    stem = file.removesuffix(".jsonl").removesuffix(".json")
+    return stem.replace("\\", "/").strip("/").replace("/", ".")
 
 
 def label_testcase(config: pytest.Config, report: pytest.TestReport, meta: dict) -> None:

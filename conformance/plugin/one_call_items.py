@@ -11,6 +11,7 @@ from types import ModuleType, SimpleNamespace
 import pytest
 import torch
 
+from conformance.corpus.case_file import display_path
 from conformance.corpus.subjects import SubjectError, case_folder, discover
 from conformance.engine.rerun import rerun_command
 from conformance.corpus.text import terminal_text
@@ -137,7 +138,7 @@ class OneCallItem(pytest.Item):
     def case_meta(self) -> dict:
         """What the results file keeps of this item (``results_writer.case_meta``'s keys)."""
         c = self.case
-        return {"case": c.id, "description": c.description, "file": str(c.path),
+        return {"case": c.id, "description": c.description, "file": display_path(c.path),
                 "json_path": f"line {c.line}", "entry": "launcher", "source": c.data.get("source"),
                 "tags": list(c.tags),  # the project rule a case pins is a tag
                 "pins": "project" if c.data.get("pins") else None,  # its kind (results schema)
