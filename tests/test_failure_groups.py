@@ -11,6 +11,7 @@ from collections import defaultdict
 
 import pytest
 
+from conformance.corpus.text import natural_key
 from conformance.corpus.loader import load_corpus
 from conformance.reporting import failure_groups
 from conformance.reporting.failure_groups import MARKDOWN_TITLE, MAX_CASES, MAX_PATTERNS, TITLE
@@ -104,7 +105,7 @@ def test_the_summary_ends_with_the_groups(two_bugs):
     assert len(rows) == len(kinds)
     for count, words, cases in rows:
         [key] = [k for k in kinds if (k[0] == "value") == ("another value" in words)]
-        listed = sorted(kinds[key], key=failure_groups._natural)
+        listed = sorted(kinds[key], key=natural_key)
         assert count == len(kinds[key])
         more = len(listed) - MAX_CASES
         assert cases == ", ".join(listed[:MAX_CASES]) + (f" and {more} more" if more > 0 else "")
@@ -297,3 +298,12 @@ def test_a_report_reads_the_profile_from_the_run_arguments():
     assert failure_groups.run_profile(["--profile", "all", "--profile", "contract"]) == "contract"
     assert failure_groups.run_profile(["-q"]) is None
     assert failure_groups.run_profile(None) is None
+
+
+def test_a_case_with_two_failed_results_is_listed_once():
+    """Two load faults of one case are two failures of one pattern, its id listed once."""
+    fault = {"planner": "load", "case": "my-bad-len", "status": "fail", "verdict": None}
+    [group] = failure_groups.groups([fault, dict(fault)])
+    [found] = group["patterns"]
+    assert found["count"] == 2 and [c["case"] for c in found["listed"]] == ["my-bad-len"]
+    assert group["failed"] == 2

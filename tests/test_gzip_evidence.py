@@ -61,3 +61,4 @@ def test_compare_reads_gzipped_runs():
     assert model["has_results"] and model["unchanged"] == 711
     assert model["newly_failing"] == [] and model["newly_passing"] == []
     assert sorted(model["planner_sets"]["only_old"]) == ["triton", "triton-bound"]
+

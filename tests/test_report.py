@@ -298,3 +298,14 @@ def test_the_page_names_its_subjects_and_the_corpus_subjects_catalog():
                        {"subject": ["not", "a", "name"]}, "not a result"]}
     assert run_subjects(doc) == ["canary-plan", "entries-planner", "offsets-planner"]
     assert run_subjects({"results": []}) == []
+
+
+def test_compare_lists_cases_in_natural_order():
+    """Ids with numbers read in their numbers' order (bs-1, bs-128, bs-1025), never as text."""
+    from conformance.corpus.text import natural_key
+
+    ids = ["random-bs-1025", "random-bs-128", "random-bs-1", "random-bs-64"]
+    assert sorted(ids, key=natural_key) == ["random-bs-1", "random-bs-64", "random-bs-128",
+                                            "random-bs-1025"]
+    assert sorted(["$.cases[10]", "$.cases[2]", None], key=natural_key) == [
+        None, "$.cases[2]", "$.cases[10]"]

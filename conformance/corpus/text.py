@@ -10,10 +10,12 @@ and says how long it was.
 
 from __future__ import annotations
 
+import re
+
 from conformance.corpus.limits import MAX_KEPT_MESSAGE
 from conformance.corpus.case_file import printable
 
-__all__ = ["MAX_KEPT_MESSAGE", "kept", "printable", "terminal_text"]
+__all__ = ["MAX_KEPT_MESSAGE", "kept", "natural_key", "printable", "terminal_text"]
 
 
 def kept(text: str | None, limit: int = MAX_KEPT_MESSAGE) -> str | None:
@@ -28,3 +30,11 @@ def terminal_text(text: str) -> str:
     """``text`` (cut by :func:`kept`) for the terminal: each line through
     :func:`~conformance.corpus.case_file.printable`, line breaks kept."""
     return "\n".join(printable(line) for line in (kept(text) or "").split("\n"))
+
+
+def natural_key(text: str | None) -> tuple:
+    """A sort key that orders the numbers inside ids and paths by value (``bs-1``, ``bs-128``,
+    ``bs-1025``; ``$.cases[2]`` before ``$.cases[10]``): the digit runs as ints, the rest as text,
+    alternating, so that two keys always compare."""
+    return tuple(int(t) if i % 2 else t for i, t in enumerate(re.split(r"(\d+)", text or "")))
+

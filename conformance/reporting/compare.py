@@ -32,6 +32,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from conformance.corpus.text import natural_key
 from conformance.corpus.case_file import printable
 from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.reporting import bench_figures as report_bench
@@ -125,7 +126,7 @@ def compare(old: Path, new: Path) -> dict:
                     sections["other_changes"].append(e)
         sections["disappeared"] = [_entry(o) for k, o in before.items() if k not in after]
         for entries in sections.values():
-            entries.sort(key=lambda e: e["id"])
+            entries.sort(key=lambda e: natural_key(e["id"]))
         model.update(sections, has_results=True, unchanged=sum(
             1 for k, r in after.items() if k in before and before[k]["status"] == r["status"]))
     if old_bench is not None and new_bench is not None:

@@ -20,11 +20,11 @@ them (:func:`~conformance.corpus.case_file.printable`, a code span, Jinja2's aut
 
 from __future__ import annotations
 
-import re
 import textwrap
 
 from tabulate import tabulate
 
+from conformance.corpus.text import natural_key
 from conformance.corpus.case_file import printable
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.corpus.rule_kinds import CONTRACT, WRAPPER, kind_of
@@ -137,9 +137,6 @@ def words(key: tuple) -> str:
     return text if status == "fail" else f"{status}: {text}"
 
 
-def _natural(text: str) -> tuple:
-    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text))
-
 
 def run_profile(args) -> str | None:
     """The ``--profile`` a run was given, read from its recorded arguments (a results file's
@@ -160,8 +157,8 @@ def groups(results: list[dict], order=None, link=None,
     name; by name without one): ``{"planner", "failed", "patterns", "listed", "more_patterns",
     "more_cases"}``: every pattern, largest first, and what a report lists of them: the first
     :data:`MAX_PATTERNS`, then how many patterns and failures it leaves out. Each pattern is
-    ``{"key", "words", "count", "cases", "listed", "more"}``: ``cases`` as ``{"case", "anchor"}``
-    in natural order (``anchor`` from ``link(result)``, or None), the first :data:`MAX_CASES` of
+    ``{"key", "words", "count", "cases", "listed", "more"}``: ``count`` its failed results,
+    ``cases`` its distinct cases as ``{"case", "anchor"}`` in natural order (``anchor`` from ``link(result)``, or None), the first :data:`MAX_CASES` of
     them listed, ``more`` left out. A result's ``planner`` is taken as given (the report's label);
     its case is its ``case`` or, lacking one, its ``id``; ``profile``: the run's ``--profile``, what
     an external planner's results were judged on (:func:`pattern`; default
@@ -177,9 +174,12 @@ def groups(results: list[dict], order=None, link=None,
     out = []
     for planner in sorted(by_planner, key=order or (lambda p: p)):
         found = []
-        for key, cases in by_planner[planner].items():
-            cases.sort(key=lambda c: _natural(c["case"]))
-            found.append({"key": key, "words": words(key), "count": len(cases), "cases": cases,
+        for key, entries in by_planner[planner].items():
+            unique: dict[str, dict] = {}  # a case failed twice (two load faults) is listed once
+            for entry in entries:
+                unique.setdefault(entry["case"], entry)
+            cases = sorted(unique.values(), key=lambda c: natural_key(c["case"]))
+            found.append({"key": key, "words": words(key), "count": len(entries), "cases": cases,
                           "listed": cases[:MAX_CASES], "more": max(len(cases) - MAX_CASES, 0)})
         found.sort(key=lambda p: (-p["count"], p["words"]))
         rest = found[MAX_PATTERNS:]

@@ -21,7 +21,7 @@ from conformance.corpus.corpus_subject import errors as _catalog
 from conformance.reporting import bench_section
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.case_file import printable
-from conformance.corpus.text import kept
+from conformance.corpus.text import kept, natural_key
 from conformance.reporting.freshness import stale_reasons, undigested
 from conformance.reporting import divergence_profile, error_table, failure_groups, verdict_view
 from conformance.reporting.markdown import code_span, fenced, html_text
@@ -45,9 +45,6 @@ def _order(name: str) -> tuple:
         return (0, builtin.index(name), name)
     return (2, PSEUDO_PLANNERS.index(name), name) if name in PSEUDO_PLANNERS else (1, 0, name)
 
-
-def _natural(text: str | None) -> tuple:
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text or ""))
 
 
 PASSING_JUDGED = tuple(s for s in JUDGED if s not in BAD)
@@ -144,9 +141,9 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
         row["rank"] = min(STATUSES.index(s) for s in statuses)
         row["statuses"] = " ".join(sorted(set(statuses)))
     rows = sorted(cases.values(), key=lambda r: (r["rank"], r["file"] or "",
-                                                 _natural(r["json_path"]), r["case"]))
+                                                 natural_key(r["json_path"]), r["case"]))
     failures.sort(key=lambda f: (f["judged"], _order(f["planner"]), f["file"] or "",
-                                 _natural(f["json_path"])))
+                                 natural_key(f["json_path"])))
     model = {"doc": doc, "fingerprint": doc["fingerprint"], "planners": planners,
              "summary": summary, "statuses": STATUSES, "bad_statuses": sorted(BAD),
              "judged_statuses": list(PASSING_JUDGED),
