@@ -21,6 +21,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from conformance.paths import new_file_fault, write_new
 from conformance.corpus.jsonfmt import dumps
 from conformance.corpus.manifest import DECLARABLE
 from conformance.corpus.loader import load_corpus
@@ -70,7 +71,8 @@ def draft(docs: list[tuple[Path, dict]], pattern: str, argv: list[str],
     there changes from run to run, so their divergence declares every outcome of such a read
     (``fail`` or ``oob`` for a value, ``crash`` or ``oob`` for a crash), and is drafted even where
     the case's pin already calls a value difference ``differs``. Its ``sources`` are the source
-    digests the runs recorded for those planners: the manifest applies to those files only.
+    digests the runs recorded for those planners, their files' and their local imports': the
+    manifest applies to that code only.
 
     Returns:
         (manifest document, warnings about results not drafted).
@@ -114,8 +116,8 @@ def draft(docs: list[tuple[Path, dict]], pattern: str, argv: list[str],
         entry["status"] = statuses[0] if len(statuses) == 1 else statuses
         divergences.append(entry)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    shas = sorted({(src or {}).get("sha256") for run in sources
-                   for src in run["planner_source"].values()} - {None})
+    shas = sorted({f.get("sha256") for run in sources for src in run["planner_source"].values()
+                   for f in [src or {}, *((src or {}).get("imports") or [])]} - {None})
     manifest = {"planner": pattern,
                 **({"sources": shas} if shas else {}),
                 "description": f"Known divergences of {pattern}, drafted from "
@@ -134,9 +136,9 @@ def run(args: argparse.Namespace) -> int:
         except ResultsError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-    if args.out is not None and args.out.exists():
-        print(f"error: {args.out} exists; a reviewed manifest is never overwritten (remove it or "
-              f"choose another --out)", file=sys.stderr)
+    fault = new_file_fault("--out", args.out) if args.out is not None else None
+    if fault:  # a reviewed manifest is never overwritten
+        print(f"error: {fault}", file=sys.stderr)
         return 2
     cases, _ = load_corpus(args.cases or None)
     outside = {c.id for c in cases if flat_read_outside_table(c)}
@@ -150,8 +152,12 @@ def run(args: argparse.Namespace) -> int:
     if args.out is None:
         sys.stdout.write(text)
     else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+        try:
+            write_new(args.out, text)
+        except FileExistsError:
+            print(f"error: --out {args.out}: appeared while drafting; not overwritten",
+                  file=sys.stderr)
+            return 2
         print(f"wrote {len(manifest['divergences'])} divergence(s) to {args.out}; review each "
               f"reason (REVIEW: marks those to decide)", file=sys.stderr)
     return 0

@@ -115,3 +115,26 @@ def evidence_fault(option: str, path: Path) -> str | None:
     return (f"{option} {path}: is inside the committed evidence folder {folder}/, which no "
             "command writes: write under reports/out/ and copy what you reviewed")
 
+
+def new_file_fault(option: str, path: Path) -> str | None:
+    """Why a command that writes only new files (a repro script, a manifest draft) must not
+    write ``path``: inside committed evidence, or already there (a link too, dangling or not):
+    a file someone kept is never replaced. None when it may be created."""
+    fault = evidence_fault(option, path)
+    if fault is None and os.path.lexists(path):
+        fault = (f"{option} {path}: exists; a file you keep is never overwritten (remove it or "
+                 "choose another path)")
+    return fault
+
+
+def write_new(path: Path, text: str) -> None:
+    """Create ``path`` (and its folder) with ``text``, failing if anything appeared there since
+    :func:`new_file_fault` looked (exclusive create: never through a link, never over a file).
+
+    Raises:
+        FileExistsError: something is there now.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "x", encoding="utf-8") as handle:
+        handle.write(text)
+

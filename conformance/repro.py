@@ -35,6 +35,7 @@ from conformance.engine.inputs import (GUARD, OUTPUT_DTYPES, POISONS, SCALAR_DEF
                                        output_lengths)
 from conformance.corpus.corpus_subject import contract as _contract
 from impls.source_file import PLANNER_PATH_ENV
+from conformance.paths import new_file_fault, write_new
 from conformance.engine.rerun import RUN_ENVIRONMENT, shell_command
 from conformance.corpus.corpus_subject import registry as _registry
 
@@ -224,8 +225,15 @@ def run(args: argparse.Namespace) -> int:
     if args.out is None:
         sys.stdout.write(text)
     else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+        fault = new_file_fault("--out", args.out)
+        if fault is None:
+            try:
+                write_new(args.out, text)
+            except FileExistsError:
+                fault = f"--out {args.out}: appeared meanwhile; not overwritten"
+        if fault:
+            print(f"error: {fault}", file=sys.stderr)
+            return 2
         # the script imports the planner itself (it is a bug report, not a verdict): its folders
         # on the script's PYTHONPATH
         path = [p for p in (RUN_ENVIRONMENT.get("PYTHONPATH"),

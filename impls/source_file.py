@@ -44,6 +44,10 @@ from impls.known_finders import Refused, find_spec, intact, is_rewriting_hook, r
 
 _SourceFileLoader = importlib.machinery.SourceFileLoader
 _FileFinder = importlib.machinery.FileFinder
+_LOADERS = ((importlib.machinery.ExtensionFileLoader, list(importlib.machinery.EXTENSION_SUFFIXES)),
+            (importlib.machinery.SourceFileLoader, list(importlib.machinery.SOURCE_SUFFIXES)),
+            (importlib.machinery.SourcelessFileLoader, list(importlib.machinery.BYTECODE_SUFFIXES)))
+"""The loaders the import's own path hook gives each folder's finder, in its order."""
 _open = io.open
 _sha256 = hashlib.sha256
 _compile = builtins.compile
@@ -103,6 +107,8 @@ REFUSED_FINDER = "a finder of an unknown type or state stands before the answer"
 REFUSED_IMPORT_SYSTEM = "the import system was rebound since the harness started"
 REFUSED_LOADER = "its finder names a loader of its own, not the standard one reading the file"
 REFUSED_BYTECODE = "the import would run cached bytecode that is not the file's code"
+REFUSED_NO_SOURCE = ("the import would load no source file (bytecode alone, or an extension "
+                     "module): the code that runs cannot be read")
 
 
 def lookup(module_name: str) -> tuple[str | None, str | None]:
@@ -114,28 +120,46 @@ def lookup(module_name: str) -> tuple[str | None, str | None]:
     origin, refused = origin_of(module_name)
     if origin is None:
         return None, refused
-    try:
-        with _open(origin, "rb") as handle:
-            if not runs_its_source(origin, handle.read()):
-                return None, REFUSED_BYTECODE
-    except OSError:
-        return None, None
-    return origin, None
+    return _runs_its_file(origin)
 
 
 def lookup_in(module_name: str, folders: list[str]) -> tuple[str | None, str | None]:
     """:func:`lookup` of ``module_name`` in ``folders`` alone, as the standard path finder would
-    search them ahead of everything else (a run's ``PYTHONPATH``, read back by a report): each
-    level's folders asked in turn by a plain :class:`importlib.machinery.FileFinder` for source
-    files, a namespace package's portions gathered. Nothing is imported and nothing is added to
-    ``sys.path``, so a module planted in those folders is never run by the asking process."""
+    search them (a run's ``PYTHONPATH`` or planner folders, read back by a report; the planner
+    folders, where a planner's child finds it): :func:`_spec_in`, then the checks of
+    :func:`lookup` (a module the import would load from bytecode or an extension is refused:
+    :data:`REFUSED_NO_SOURCE`). Nothing is imported and nothing is added to ``sys.path``, so a
+    module planted in those folders is never run by the asking process."""
+    spec = _spec_in(module_name, folders)
+    if spec is None:
+        return None, None
+    origin = spec.origin
+    if type(origin) is not str:
+        return None, None
+    if type(spec.loader) is not _SourceFileLoader or not origin.endswith(_SOURCE_SUFFIXES):
+        return None, REFUSED_NO_SOURCE
+    return _runs_its_file(origin)
+
+
+def location_in(module_name: str, folders: list[str]) -> str | None:
+    """The file the import of ``module_name`` from ``folders`` would load, of any kind (source,
+    bytecode, extension), or None: where it lies, not what it runs."""
+    spec = _spec_in(module_name, folders)
+    return spec.origin if spec is not None and isinstance(spec.origin, str) else None
+
+
+def _spec_in(module_name: str, folders: list[str]):
+    """The spec the standard path finder gives ``module_name`` in ``folders`` (absolute ones),
+    level by level: each folder asked in turn by a plain :class:`importlib.machinery.FileFinder`
+    with the import's own loaders (extension modules, source, bytecode; a package before a
+    module), a namespace package's portions gathered. None when a level is not found."""
     search = [f for f in folders if isinstance(f, str) and os.path.isabs(f)]
     parts = module_name.split(".")
     spec = None
     for depth in range(1, len(parts) + 1):
         name, spec, portions = ".".join(parts[:depth]), None, []
         for folder in search:
-            found = _FileFinder(folder, (_SourceFileLoader, list(_SOURCE_SUFFIXES))).find_spec(name)
+            found = _FileFinder(folder, *_LOADERS).find_spec(name)
             if found is None:
                 continue
             if found.loader is None:  # a namespace package's portion
@@ -144,14 +168,18 @@ def lookup_in(module_name: str, folders: list[str]) -> tuple[str | None, str | N
             spec = found
             break
         if spec is None and not (portions and depth < len(parts)):
-            return None, None
+            return None
         if depth < len(parts):
             search = portions if spec is None else list(spec.submodule_search_locations or [])
             if not search:
-                return None, None
-    origin = spec.origin
-    if type(origin) is not str or not origin.endswith(_SOURCE_SUFFIXES):
-        return None, None
+                return None
+    return spec
+
+
+def _runs_its_file(origin: str) -> tuple[str | None, str | None]:
+    """``(origin, None)`` when importing ``origin`` runs its own code, ``(None,
+    REFUSED_BYTECODE)`` when cached bytecode of other code would run, ``(None, None)`` when it
+    cannot be read."""
     try:
         with _open(origin, "rb") as handle:
             if not runs_its_source(origin, handle.read()):
@@ -175,13 +203,28 @@ def origin_of(module_name: str) -> tuple[str | None, str | None]:
     if spec is None:
         return None, None
     origin = spec.origin if spec.has_location else None
-    if type(origin) is not str or not origin.endswith(_SOURCE_SUFFIXES):
-        return None, None
+    if type(origin) is not str:
+        return None, None  # built in, frozen, a namespace package: no file
+    if not origin.endswith(_SOURCE_SUFFIXES):
+        return None, REFUSED_NO_SOURCE
     loader = spec.loader
     if type(loader) is not _SourceFileLoader or type(loader.path) is not str \
             or loader.path != origin:
         return None, REFUSED_LOADER  # what a loader of the finder's own runs is its choice
     return origin, None
+
+
+def location_of(module_name: str) -> str | None:
+    """The file the import of ``module_name`` would load, of any kind (source, bytecode,
+    extension), found as :func:`lookup` finds it, or None (not found, no file, refused)."""
+    try:
+        if not intact():
+            return None
+        spec = _find(module_name)
+    except Refused:
+        return None
+    origin = spec.origin if spec is not None and spec.has_location else None
+    return origin if type(origin) is str else None
 
 
 def _find(module_name: str):

@@ -28,7 +28,8 @@ from __future__ import annotations
 import ast
 import os
 
-from impls.source_file import digest, lookup, lookup_in, origin_of, planner_folders
+from impls.source_file import (REFUSED_NO_SOURCE, digest, location_in, location_of, lookup, lookup_in,
+                               origin_of, planner_folders)
 
 __all__ = ["MAX_IMPORTS", "digest_with_imports", "import_root", "local_imports"]
 
@@ -42,7 +43,7 @@ def import_root(module_name: str, path: str) -> str:
     """The folder ``module_name`` is imported from, given its source file ``path``: ``path`` less
     one folder per dotted part (and the ``__init__.py`` of a package)."""
     root = os.path.dirname(os.path.abspath(path))
-    depth = module_name.count(".") + (os.path.basename(path) == "__init__.py")
+    depth = module_name.count(".") + os.path.basename(path).startswith("__init__.")
     for _ in range(depth):
         root = os.path.dirname(root)
     return root
@@ -102,6 +103,7 @@ def local_imports(module_name: str, path: str) -> list[dict]:
     packages above it included, the planner itself not. ``file`` / ``sha256`` are null where the
     file cannot be pinned (see the module docstring)."""
     root = import_root(module_name, path)
+    top = module_name.split(".")[0]
     seen = {module_name}
     queue = [(module_name, path)]
     found: dict[str, dict] = {}
@@ -123,26 +125,33 @@ def local_imports(module_name: str, path: str) -> list[dict]:
             if name in seen or len(found) >= MAX_IMPORTS:
                 continue
             seen.add(name)
-            where, refused = origin_of(name)
-            if refused is None and where is not None:
-                if import_root(name, where) != root:
-                    continue  # not the entrant's code: another folder on the path
-                where, refused = lookup(name)
-            elif refused is None and planner_folders():  # a child finds it there
-                where, refused = lookup_in(name, planner_folders())
-                if where is not None and import_root(name, where) != root:
-                    continue
-            if refused is not None:
-                if name.split(".")[0] == module_name.split(".")[0]:
-                    found[name] = {"module": name, "file": None, "sha256": None}
-                continue
-            if where is None:
-                continue
-            entry = digest(name, where)
+            where, refused, local = _place(name, root)
+            if not local and (refused is None or name.split(".")[0] != top):
+                continue  # not found, elsewhere on the path, or refused outside its package
+            entry = digest(name, where) if where is not None else None
             found[name] = entry or {"module": name, "file": None, "sha256": None}
             if entry is not None:
                 queue.append((name, where))
     return [found[name] for name in sorted(found)]
+
+
+def _place(name: str, root: str) -> tuple[str | None, str | None, bool]:
+    """Module ``name`` as a planner's child finds it (this process's import system, then the
+    planner folders): ``(source file, None, True)`` under ``root``; ``(None, why, True)`` under
+    ``root`` but not pinnable (bytecode or an extension alone, cached bytecode of other code:
+    recorded with a null digest, never left out); ``(None, why, False)`` when the lookup is
+    refused before its place can be told; ``(None, None, False)`` when not found or elsewhere."""
+    located = location_of(name)
+    check = lookup
+    if located is None and planner_folders():
+        located = location_in(name, planner_folders())
+        check = lambda n: lookup_in(n, planner_folders())  # noqa: E731
+    if located is None:
+        refused = origin_of(name)[1]
+        return None, refused if refused != REFUSED_NO_SOURCE else None, False
+    if import_root(name, located) != root:
+        return None, None, False
+    return (*check(name), True)
 
 
 def digest_with_imports(module_name: str, path: str | None) -> dict | None:

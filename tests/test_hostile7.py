@@ -98,7 +98,10 @@ def test_the_report_with_the_runs_pythonpath_runs_no_planner_code(shadow_folder,
                        addopts="-p no:hypothesispytest")
     out = proc.stdout[-3000:] + proc.stderr[-2000:]
     assert proc.returncode == 1 and _statuses(results) == ["fail"], out
-    assert (shadow_folder / "tabulate.py").exists(), out  # the probe wrote it
+    if not (shadow_folder / "tabulate.py").exists():  # the sandbox kept the folder read-only:
+        from tests.planted.hostile7_shadow import PAYLOAD  # plant it as an unsandboxed probe would
+
+        (shadow_folder / "tabulate.py").write_text(PAYLOAD)
     page = tmp_path / "report.md"
     rep = subprocess.run([sys.executable, "-m", "conformance", "report", str(results),
                           "--format", "markdown", "--out", str(page)],
@@ -175,12 +178,19 @@ def test_a_manifest_applies_to_the_files_it_lists_only(tmp_path):
     assert fault is None
     name = "sglang.kernels.ops.kv_canary.plan.offsets_kernel:launch_plan_offsets_kernel"
     released = "b2de9670740afb283edc8b6c33c8e77698a6d4f255fde30469b68d94dff7c800"  # 0.5.20, 0.5.23
-    assert manifest.names(name, released)
-    assert not manifest.names(name, "0" * 64) and not manifest.names(name, None)
-    assert not manifest.names("mine:launch", released)
+    utils = "d4f55a6637cf5d75ee6b32d0a26b7a60fff8d69d38b26f40653c45d7243fb11e"  # plan/utils.py
+    source = {"sha256": released, "imports": [{"module": "u", "file": "u.py", "sha256": utils}]}
+    assert manifest.names(name, source)
+    assert not manifest.names(name, {**source, "sha256": "0" * 64}) and not manifest.names(name)
+    other_kernel = {"sha256": released, "imports": [{"module": "u", "file": "u.py",
+                                                      "sha256": "0" * 64}]}
+    assert not manifest.names(name, other_kernel)  # the reviewed file beside another kernel
+    unpinned = {"sha256": released, "imports": [{"module": "u", "file": None, "sha256": None}]}
+    assert not manifest.names(name, unpinned)
+    assert not manifest.names("mine:launch", source)
     doc = json.loads(upstream.read_text())
     del doc["sources"]
     bare = tmp_path / "bare.json"
     bare.write_text(json.dumps(doc))
     manifest, fault = load_manifest(bare)
-    assert fault is None and manifest.names(name, None) and manifest.names(name, "0" * 64)
+    assert fault is None and manifest.names(name, None) and manifest.names(name, other_kernel)

@@ -183,7 +183,7 @@ def test_a_wrong_external_planner_fails_with_a_rerun_from_that_folder(installed)
     words = shlex.split(by_case[EXTRA_ID]["rerun"])
     words = words[next(i for i, w in enumerate(words) if "=" not in w):]  # past NAME=value
     assert words[:6] == ["python", "-P", "-m", "pytest", "--pyargs", "conformance"]
-    assert "CONFORMANCE_PLANNER_PATH=." in by_case[EXTRA_ID]["rerun"]
+    assert f"CONFORMANCE_PLANNER_PATH={installed.work} " in by_case[EXTRA_ID]["rerun"]  # absolute
     assert "--cases mycases --case external-no-prefix" in " ".join(words)
     again = installed.pytest(*words[6:])  # the rerun line, run from the same folder
     _check(again, 1)

@@ -50,7 +50,7 @@ def test_other_code_or_a_failing_planner_is_withheld(tmp_path, capsys):
     code, out, err = _report(results, bench, capsys=capsys)
     assert code == 0  # shown, and said; --strict fails it
     ran = judged["python"]["source"]["sha256"][:12]
-    python_why = f"the benchmark ran other code than this run judged (source eeeeeeeeeeee vs {ran})"
+    python_why = f"the benchmark ran other code than this run judged (eeeeeeeeeeee -> {ran})"
     planner_why = "6 case(s) not passing in this run: a wrong planner's figures are not published"
     assert err == (f"warning: BENCHMARK FIGURES WITHHELD: python: {python_why}; {PLANNER}: "
                    f"{planner_why}\n")
@@ -65,7 +65,13 @@ def test_a_bench_that_recorded_no_digest_is_withheld_for_a_judged_planner():
     doc = {"fingerprint": {"planners": {"python": {"source": {"sha256": "a" * 64}}}},
            "results": []}
     assert bench_section.withheld({}, {"python", "triton"}, doc) == {
-        "python": "the benchmark ran other code than this run judged (source not recorded vs "
-                  "aaaaaaaaaaaa)"}  # triton: not judged by this run, its figures stand
-    assert bench_section.withheld({"python": "a" * 64}, {"python"}, doc) == {}
+        "python": "the benchmark ran other code than this run judged (not recorded -> "
+                  "aaaaaaaaaaaa)",
+        "triton": "not judged by this run: a figure stands beside no verdict of it"}
+    assert bench_section.withheld({"python": {"sha256": "a" * 64}}, {"python"}, doc) == {}
+    kernel = {"sha256": "a" * 64, "imports": [{"module": "k", "file": "k.py", "sha256": "b" * 64}]}
+    swapped = {**kernel, "imports": [{"module": "k", "file": "k.py", "sha256": "c" * 64}]}
+    doc["fingerprint"]["planners"]["python"]["source"] = kernel
+    assert bench_section.withheld({"python": swapped}, {"python"}, doc) == {
+        "python": "the benchmark ran other code than this run judged (its imports k)"}
     assert bench_section.withheld({}, {"python"}, None) == {}

@@ -108,14 +108,19 @@ class Manifest:
     divergences: tuple[Divergence, ...]
     sources: frozenset[str] | None = None
 
-    def names(self, planner: str, source_sha256: str | None = None) -> bool:
+    def names(self, planner: str, source: dict | None = None) -> bool:
         """Whether this manifest is about ``planner``: its name matches the pattern and, where
-        the manifest lists ``sources``, the SHA-256 of the planner's module file (the digest the
-        harness computed itself, never the planner's word) is one of them: a divergence is
-        declared for the code it was reviewed against, not for any module of a matching name."""
+        the manifest lists ``sources``, the planner's code is code it lists: the SHA-256 of its
+        module file and of every local module it imports (``source``: the digest the harness
+        computed itself, :func:`impls.source_imports.digest_with_imports`, never the planner's
+        word) are each one of them. A divergence is declared for the code it was reviewed
+        against, not for a module of a matching name, nor for that file beside another kernel."""
         if not fnmatch.fnmatchcase(planner, self.planner):
             return False
-        return self.sources is None or source_sha256 in self.sources
+        if self.sources is None:
+            return True
+        files = [source or {}, *((source or {}).get("imports") or [])]
+        return all(isinstance(f, dict) and f.get("sha256") in self.sources for f in files)
 
 
 @cache
@@ -201,10 +206,10 @@ def unknown_cases(manifests: list[Manifest], case_ids: set[str]) -> list[CaseFil
 
 def find_divergence(manifests: list[Manifest], planner: str, case_id: str,
                     tags: tuple[str, ...] | list[str],
-                    source_sha256: str | None = None) -> Divergence | None:
-    """The first divergence declared for ``case_id`` on ``planner`` whose module file has
-    ``source_sha256`` (:meth:`Manifest.names`; by id before by tag)."""
-    found = [d for m in manifests if m.names(planner, source_sha256) for d in m.divergences
+                    source: dict | None = None) -> Divergence | None:
+    """The first divergence declared for ``case_id`` on ``planner`` whose code is ``source``
+    (:meth:`Manifest.names`; by id before by tag)."""
+    found = [d for m in manifests if m.names(planner, source) for d in m.divergences
              if d.applies(case_id, tags)]
     found.sort(key=lambda d: d.case is None)
     return found[0] if found else None

@@ -16,7 +16,7 @@ from conformance.corpus.loader import Case
 from conformance.paths import INSTALLED, RESULTS_RELPATH
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.corpus.corpus_subject import ENV as CORPUS_SUBJECT_ENV
-from impls.source_file import PLANNER_PATH_ENV
+from impls.source_file import PLANNER_PATH_ENV, planner_folders
 
 RERUN_ENVIRONMENT = ("PYTHONPATH", PLANNER_PATH_ENV, "TRITON_INTERPRET", "NUMBA_ENABLE_CUDASIM",
                      CORPUS_SUBJECT_ENV)
@@ -24,8 +24,10 @@ RERUN_ENVIRONMENT = ("PYTHONPATH", PLANNER_PATH_ENV, "TRITON_INTERPRET", "NUMBA_
 the Triton interpreter / Numba CUDA simulator switches, and the corpus subject the run chose
 (:data:`conformance.corpus.corpus_subject.ENV`, where a checkout holds several)."""
 RUN_ENVIRONMENT = {name: os.environ[name] for name in RERUN_ENVIRONMENT if name in os.environ}
+if PLANNER_PATH_ENV in RUN_ENVIRONMENT:  # absolute: a report or rerun elsewhere finds the same
+    RUN_ENVIRONMENT[PLANNER_PATH_ENV] = os.pathsep.join(planner_folders())
 """Those of :data:`RERUN_ENVIRONMENT` this process started with (taken when the harness is
-imported, before any planner sets its own)."""
+imported, before any planner sets its own; the planner folders made absolute)."""
 POISON_SEED_VARIABLE = "CONFORMANCE_POISON_SEED"
 """The variable a rerun sets to the run's poison seed (read, then removed from the environment, by
 the pytest plugin, so that no child it starts inherits it; ``--poison-seed`` wins over it)."""

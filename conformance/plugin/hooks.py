@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import shlex
 import warnings
 from pathlib import Path
 
@@ -50,7 +51,7 @@ from conformance.engine.runner import (
 )
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS, planner_name_error
 from conformance.engine.inputs import new_poison_seed, poison_seed, set_poison_seed
-from conformance.engine.rerun import POISON_SEED_VARIABLE, RUN_SETTINGS
+from conformance.engine.rerun import CORPUS_COMMAND, POISON_SEED_VARIABLE, RUN_SETTINGS
 from conformance.plugin.tally import Summary
 from conformance.paths import REPO_ROOT
 from impls.planner_path import judge_path_fault
@@ -151,7 +152,8 @@ def pytest_configure(config: pytest.Config) -> None:
     _use_poison_seed(config)
     timeout = config.getoption("isolate_timeout")
     for name in config.getoption("planner"):  # before any of its code runs, in the probe or here
-        fault = judge_path_fault(name, trusted=(str(REPO_ROOT),)) if ":" in name else None
+        fault = judge_path_fault(name, (str(REPO_ROOT),), shlex.join(CORPUS_COMMAND)) \
+            if ":" in name else None
         if fault:
             raise pytest.UsageError(fault)
     probe_all(config.getoption("planner"), timeout)  # external planners: in children, at once

@@ -110,14 +110,14 @@ class ProfileJudge:
         else:
             self.manifests, self.faults = load_manifests(self.dirs, config.getoption("manifest"))
         self.results: dict[str, dict] = {}
-        self.digests: dict[str, str | None] = {}
+        self.digests: dict[str, dict | None] = {}
 
-    def source_sha256(self, planner: str) -> str | None:
-        """The SHA-256 of ``planner``'s module file as the harness read it (the run's source
-        digest, the registry's ``source_digest``), kept per planner: what a
+    def source(self, planner: str) -> dict | None:
+        """``planner``'s code as the harness read it (the run's source digest, the registry's
+        ``source_digest``: its file's and its local imports' SHA-256), kept per planner: what a
         manifest's ``sources`` are matched against."""
         if planner not in self.digests:
-            self.digests[planner] = (_registry.source_digest(planner) or {}).get("sha256")
+            self.digests[planner] = _registry.source_digest(planner)
         return self.digests[planner]
 
     def judged_pins(self, planner: str, item=None) -> tuple[str, ...]:
@@ -164,7 +164,7 @@ class ProfileJudge:
         report.conformance_observed = observed
         text = report.longreprtext if report.failed else ""
         divergence = find_divergence(self.manifests, planner, case.id, case.tags,
-                                     self.source_sha256(planner))
+                                     self.source(planner))
         if divergence is not None:
             where = f"{divergence.manifest.name} {divergence.json_path}"
             report.conformance_divergence = f"{where}: {divergence.describe()}"
@@ -234,7 +234,7 @@ class ProfileJudge:
             tr.write_line(f"external planners judged on: {'+'.join(PROFILES[self.profile])} "
                           f"(--profile {self.profile})")
         for m in self.manifests:
-            if any(m.names(name, self.source_sha256(name)) for name in ran):  # applied ones
+            if any(m.names(name, self.source(name)) for name in ran):  # applied ones
                 tr.write_line(f"manifest {m.path.name}: planner {m.planner}, "
                               f"{len(m.divergences)} declared divergence(s)")
         if config.getoption("no_manifests"):

@@ -183,17 +183,17 @@ def load_bench(path: Path) -> tuple[list[BenchRow], dict]:
     return rows, info
 
 
-def bench_sources(doc: dict) -> dict[str, str | None]:
-    """{planner: SHA-256 of its module file} as the bench's fingerprint recorded it
-    (``machine_info.planners[NAME].source.sha256``; None where it recorded none)."""
+def bench_sources(doc: dict) -> dict[str, dict | None]:
+    """{planner: its recorded source digest} as the bench's fingerprint recorded it
+    (``machine_info.planners[NAME].source``: ``sha256`` and ``imports``; None where it recorded
+    none)."""
     planners = (doc.get("machine_info") or {}).get("planners")
     if not isinstance(planners, dict):
         return {}
     out = {}
     for name, entry in planners.items():
         source = entry.get("source") if isinstance(entry, dict) else None
-        sha = source.get("sha256") if isinstance(source, dict) else None
-        out[str(name)] = sha if isinstance(sha, str) else None
+        out[str(name)] = source if isinstance(source, dict) else None
     return out
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from conformance.reporting import bench_figures, bench_repeats
+from conformance.reporting.code_changes import code_difference
 from conformance.reporting.markdown import code_span
 from conformance.reporting.results_format import BAD
 
@@ -49,30 +50,31 @@ def section(path: Path | None, judged: dict | None = None) -> dict:
                       "judged_on": bench_repeats.judged_on(info["repeats"])}}
 
 
-def withheld(bench_sources: dict[str, str | None], benched: set[str],
+def withheld(bench_sources: dict[str, dict | None], benched: set[str],
              judged: dict | None) -> dict[str, str]:
-    """{planner: why its figures are not shown} for each planner of the bench that the results
-    ``judged`` also ran: the bench ran other code (its recorded source digest differs from the
-    run's, or one of them recorded none), or the run judged some of its cases not passing (a
-    figure from a planner whose outputs are wrong is not published)."""
+    """{planner: why its figures are not shown}, for each planner of the bench: the results
+    ``judged`` did not run it (its outputs were judged only on the bench's own workload), or the
+    bench ran other code (its recorded source digest, the file's and its
+    local imports', differs from the run's, or one of them recorded none), or the run judged some
+    of its cases not passing (a figure from a planner whose outputs are wrong is not
+    published)."""
     if judged is None:
         return {}
-    sources = {n: (p.get("source") or {}).get("sha256")
-               for n, p in judged["fingerprint"]["planners"].items()}
+    sources = {n: p.get("source") for n, p in judged["fingerprint"]["planners"].items()}
     failing: dict[str, int] = {}
     for r in judged["results"]:
         if r["status"] in BAD and not r.get("subject"):
             failing[r["planner"]] = failing.get(r["planner"], 0) + 1
-    out = {}
+    out = {planner: "not judged by this run: a figure stands beside no verdict of it"
+           for planner in benched - set(sources)}
     for planner in sorted(benched & set(sources)):
-        ran, bench = sources[planner], bench_sources.get(planner)
-        if ran != bench:
-            out[planner] = ("the benchmark ran other code than this run judged (source "
-                            f"{(bench or 'not recorded')[:12]} vs {(ran or 'not recorded')[:12]})")
+        other = code_difference(bench_sources.get(planner), sources[planner])
+        if other:
+            out[planner] = f"the benchmark ran other code than this run judged ({other})"
         elif failing.get(planner):
             out[planner] = (f"{failing[planner]} case(s) not passing in this run: a wrong "
                             "planner's figures are not published")
-    return out
+    return dict(sorted(out.items()))
 
 
 def goal_lines(bench: dict, fmt: str) -> list[str]:

@@ -3,24 +3,33 @@ the source digests their fingerprints recorded (:mod:`impls.source_imports`)."""
 
 from __future__ import annotations
 
-__all__ = ["changed_code", "undigested_code"]
+__all__ = ["changed_code", "code_difference", "undigested_code"]
 
 
 def changed_code(old_fp: dict | None, new_fp: dict | None) -> list[str]:
-    """Planners present in both runs whose source file differs (by SHA-256): "name (old -> new)";
-    or, their files alike, whose local imports differ where both runs recorded them: "name (its
-    imports a.b, a.c)"."""
+    """Planners present in both runs whose recorded code differs (:func:`code_difference`):
+    "name (old -> new)" for the file, "name (its imports a.b, a.c)" for its local imports."""
     old_p, new_p = (old_fp or {}).get("planners", {}), (new_fp or {}).get("planners", {})
     out = []
     for name in sorted(set(old_p) & set(new_p)):
         a, b = old_p[name].get("source"), new_p[name].get("source")
-        if a and b and a["sha256"] != b["sha256"]:
-            out.append(f"{name} ({a['sha256'][:12]} -> {b['sha256'][:12]})")
-        elif a and b and "imports" in a and "imports" in b and _imports(a) != _imports(b):
-            moved = sorted(m for m in set(_imports(a)) | set(_imports(b))
-                           if _imports(a).get(m) != _imports(b).get(m))
-            out.append(f"{name} (its imports {', '.join(moved)})")
+        if a and b and (how := code_difference(a, b)):
+            out.append(f"{name} ({how})")
     return out
+
+
+def code_difference(a: dict | None, b: dict | None) -> str | None:
+    """How recorded source digest ``b`` differs from ``a``, or None: the file's SHA-256
+    (``1111aaaa2222 -> 3333bbbb4444``, ``not recorded`` for a missing one), else the local
+    imports whose digests differ, where both recorded their imports (``its imports a.b``)."""
+    sa, sb = (a or {}).get("sha256"), (b or {}).get("sha256")
+    if not sa or not sb or sa != sb:
+        return f"{(sa or 'not recorded')[:12]} -> {(sb or 'not recorded')[:12]}"
+    if "imports" not in a or "imports" not in b:
+        return None
+    mine, theirs = _imports(a), _imports(b)
+    moved = sorted(m for m in set(mine) | set(theirs) if mine.get(m) != theirs.get(m))
+    return f"its imports {', '.join(moved)}" if moved else None
 
 
 def _imports(source: dict) -> dict:

@@ -28,7 +28,7 @@ from pathlib import Path
 from conformance.corpus.text import terminal_text
 from conformance.paths import DEFAULT_COMPARE_HTML, DEFAULT_REPORT_HTML, DEFAULT_RESULTS, evidence_fault
 from conformance.reporting.publish import PublishError, publish
-from conformance.reporting.report_files import GENERATOR, is_report_file
+from conformance.reporting.report_files import GENERATOR, LAST_LINES, is_report_file
 from conformance.reporting.results_format import ResultsError, load_results
 
 
@@ -77,9 +77,9 @@ def _emit(text: str, out: Path | None, default: Path | None, kind: str = "html")
                           f"{GENERATOR!r} line): a file you keep is never replaced; name a new "
                           "file or remove it")
     if kind == "markdown":
-        text = text.rstrip("\n") + f"\n\n<!-- {GENERATOR} -->\n"
+        text = text.rstrip("\n") + f"\n\n{LAST_LINES[0]}\n"
     elif kind == "text":
-        text = text.rstrip("\n") + f"\n\n({GENERATOR})\n"
+        text = text.rstrip("\n") + f"\n\n{LAST_LINES[1]}\n"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)

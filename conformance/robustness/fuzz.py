@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.paths import evidence_fault
 from conformance.robustness.probe_sandbox import use_for_probes
 from conformance.corpus.case_file import display_path
 from conformance.corpus.loader import Case, make_case
@@ -303,6 +304,10 @@ def main(args) -> int:
         0 with no divergence, 1 with any, 2 when a planner cannot run here, the golden
         process failed, or a found case could not be written (one-line error).
     """
+    fault = evidence_fault("--out", args.out)
+    if fault:  # before the run, not after it
+        print(f"error: {fault}", file=sys.stderr)
+        return 2
     try:
         result = fuzz(args.planner, args.n, args.seed, out=args.out, max_found=args.max_found,
                       progress=not args.no_progress, isolate=args.isolate,

@@ -126,14 +126,22 @@ def private_proc() -> str | None:
 def protected_paths() -> list[str]:
     """The folders a sandboxed process must not write: the harness's checkout (or, installed, the
     site-packages folder that holds it: the corpus, the harness's code, ``reports/``, the
-    ``__pycache__`` folders pytest reads next) and the interpreter's prefixes and site-packages
-    (the bytecode of every module pytest imports later). Existing folders, outermost first."""
+    ``__pycache__`` folders pytest reads next), the interpreter's prefixes and site-packages
+    (the bytecode of every module pytest imports later), and every other folder on this
+    process's import path (``PYTHONPATH`` entries, the planner folders: a module written into
+    one is imported by the judge or a later child; ``tests/test_hostile8.py``) but the root and
+    the temporary folder, where the sandboxed process keeps its own files. Existing folders,
+    outermost first."""
     import site
+    import tempfile
 
     from conformance.paths import REPO_ROOT
 
+    temporary = os.path.realpath(tempfile.gettempdir())
+    on_path = {p for p in (os.path.realpath(e) for e in sys.path if isinstance(e, str) and e)
+               if p != "/" and not (temporary == p or temporary.startswith(p.rstrip("/") + "/"))}
     found = {str(REPO_ROOT), sys.prefix, sys.base_prefix, sys.exec_prefix,
-             *site.getsitepackages(), site.getusersitepackages()}
+             *site.getsitepackages(), site.getusersitepackages(), *on_path}
     found = sorted((os.path.realpath(p) for p in found if p and os.path.isdir(p)), key=len)
     return [p for i, p in enumerate(found)
             if not any(p == q or p.startswith(q.rstrip("/") + "/") for q in found[:i])]
