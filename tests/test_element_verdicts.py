@@ -60,3 +60,21 @@ def test_its_error_table_is_all_green(whole_run):
     cells = [row["cells"][SEED_COLUMN] for row in catalog(doc["results"], [SEED_COLUMN])
              if SEED_COLUMN in row["cells"]]
     assert len(cells) >= 14 and all(c["ok"] and c["failed"] == 0 for c in cells)
+
+
+def test_a_wrong_defined_element_equal_to_what_it_held_is_a_value(tmp_path):
+    """A step's defined element whose right value equals what it held from an earlier step, and
+    which the planner writes wrong, is ``value`` (another value), never ``written`` (must keep
+    what it held), which is for elements the step does not define."""
+    import json
+
+    from tests.subproc import run_pytest
+
+    planner = "tests.planted.wrong_planners:single_request_total_plus_one"
+    proc, _ = run_pytest(tmp_path, "--planner", planner, "--case", "err-steps-dtype-between-valid")
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    [result] = json.loads((tmp_path / "results.json").read_text())["results"]
+    kinds = {(d["step"], d["field"], d["index"], d["what"], d["expected"], d["got"])
+             for d in result["verdict"]["differences"]}
+    assert kinds == {(2, "out_write_offsets", 1, "value", 1, 2)}
+    assert "written where it must keep" not in proc.stdout

@@ -154,6 +154,7 @@ class _Judging:
         subject, step = subject_of(self.case), self.case.steps[k]
         guard, bs, raises = seen.guard, step.bs, step.error is not None
         rows: dict[str, list[int]] = {}  # the step's per-request inputs, read at the first diff
+        defined = {} if raises else subject.defined_lengths(bs)  # what the step's golden writes
         wrote: Counter = Counter()  # on a step that must raise: output name -> elements written
         for name in subject.outputs:
             want, got = expected[name], seen.outputs_after[name]
@@ -172,8 +173,8 @@ class _Judging:
                     what = "outside"
                 elif g == _at(before, i) and e != g:
                     what, proof = "never-written", None  # still what it held: nothing was read
-                elif e == _at(before, i):
-                    what = "written"
+                elif e == _at(before, i) and not 0 <= index < defined.get(name, 0):
+                    what = "written"  # must keep what it held (a defined element is a value)
                 else:
                     what = "value"
                 request = {n: v[index] for n, v in shown.items() if 0 <= index < len(v)}

@@ -99,6 +99,16 @@ def off_by_one_scan(**kwargs) -> None:
     _store_all(kwargs, p)
 
 
+def single_request_total_plus_one(**kwargs) -> None:
+    """Bug: a batch of one request writes its total ``out_write_offsets[1]`` one too many: a
+    wrong value inside the defined region, also where the right value equals what the element
+    held before the call (an earlier larger batch left it there)."""
+    p = _plan(kwargs)
+    _store_all(kwargs, p)
+    if p["plan"].bs == 1:
+        kwargs["out_write_offsets"][1] += 1
+
+
 def writes_offsets_past_bs(**kwargs) -> None:
     """Bug: writes ``out_write_offsets[bs + 1]`` (the total again), one element past the defined
     region [0, bs], whenever the tensor has room for it (a mask of ``r <= bs + 1``)."""
