@@ -565,8 +565,13 @@ def test_a_module_that_rewrites_itself_in_the_probe_gets_no_digest_of_the_rewrit
     of itself (the import of any later process runs it) and leaves a benign file of the same size
     and mtime. Fixed here (the bytecode check of impls/source_file.py): no digest, rather than the
     benign file's."""
+    from impls.offsets_planner import registry
     from impls.offsets_planner.registry import source_digest
 
+    # the probe without its sandbox, which now keeps the module's folder read-only (the rewrite
+    # would fail there): the bytecode check is what this test is about
+    monkeypatch.setattr(registry, "PROBE_COMMAND",
+                        [sys.executable, "-m", "impls.offsets_planner.probe"])
     name = _unique("self_rewriting")
     path = tmp_path / f"{name}.py"
     path.write_text(SELF_REWRITING)
@@ -719,7 +724,8 @@ if os.environ.get("GUARDED_SWAP") == "1" and not os.path.exists(os.path.join(_he
 '''
 
 
-def _swap_attack(tmp_path, monkeypatch) -> tuple[dict | None, str, str, bool]:
+def _swap_attack(tmp_path, monkeypatch, sandboxed: bool = False
+                 ) -> tuple[dict | None, str, str, bool]:
     """(the digest, what a later import runs, the hostile file's text, whether the module's
     process swapped the link back) of a module whose top level, in the probe, points its
     symlinked file at a benign one and leaves a process that points it back once the harness has
@@ -737,7 +743,8 @@ def _swap_attack(tmp_path, monkeypatch) -> tuple[dict | None, str, str, bool]:
         got = source_digest(f"{name}:launch")
     finally:
         (tmp_path / "go").touch()
-    assert (tmp_path / "swapped").exists()  # the probe ran the module's top level
+    # the probe ran the module's top level (in the sandbox its folder is read-only: no swap)
+    assert sandboxed or (tmp_path / "swapped").exists()
     for _ in range(100):
         if (tmp_path / "done").exists():
             break
@@ -748,8 +755,9 @@ def _swap_attack(tmp_path, monkeypatch) -> tuple[dict | None, str, str, bool]:
 def test_a_symlink_swapped_back_by_a_process_the_probe_left_is_stopped_by_the_sandbox(
         tmp_path, monkeypatch):
     """Where the probe runs in the sandbox (its PID namespace: ``--sandbox auto`` on a machine
-    without CUDA, as this test process's plugin set it up), the process the module left dies
-    with the probe: the link stays on the file the harness read, which is what later imports."""
+    without CUDA, as this test process's plugin set it up), the module's folder is read-only: its
+    swap fails, its import with it, and no digest is recorded (a process it left would die with
+    the probe too)."""
     from impls.offsets_planner import registry
 
     from tests.test_sandbox import namespaces_here
@@ -758,9 +766,9 @@ def test_a_symlink_swapped_back_by_a_process_the_probe_left_is_stopped_by_the_sa
             or not namespaces_here():
         pytest.skip("the probe runs without its sandbox's namespaces here (CUDA, not Linux, or "
                     "the kernel refuses them)")
-    got, runs, _, swapped_back = _swap_attack(tmp_path, monkeypatch)
-    assert not swapped_back and runs == "benign"
-    assert got["sha256"] == _sha(BENIGN)
+    got, runs, hostile_text, swapped_back = _swap_attack(tmp_path, monkeypatch, sandboxed=True)
+    assert not swapped_back and runs == "hostile" and not (tmp_path / "swapped").exists()
+    assert got is None  # its write into the read-only folder raised: the import failed, no digest
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the module forks a process that outlives "

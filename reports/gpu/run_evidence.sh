@@ -34,7 +34,8 @@
 #
 # Expects torch, triton, numba, numba-cuda, pytest, pytest-benchmark, tabulate, jinja2, hypothesis
 # and jsonschema importable (numba-cuda 0.30 needs numpy < 2.5: docs/numba-numpy.md), and, for
-# step 4, upstream's sglang package on PYTHONPATH. Each step has its own timeout and exit code; a
+# step 4, upstream's sglang package installed or its folder in CONFORMANCE_PLANNER_PATH (never on
+# PYTHONPATH: a planner's folder on the judge's path is refused). Each step has its own timeout and exit code; a
 # failing step does not stop the others. Everything lands in $OUT/evidence.tgz plus a log.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -64,7 +65,8 @@ run corpus-builtins "${TC:-200}" "$PY" -m pytest conformance/ -q -p no:cacheprov
   --planner python --results "$W/corpus-builtins.json"
 run memcheck-builtins "${TM:-240}" "$PY" -m pytest conformance/ -q -p no:cacheprovider "${SANITIZED[@]}" \
   --sanitize memcheck --isolate-timeout 300 --results "$W/memcheck-builtins.json"
-if "$PY" -c "import sglang.kernels.ops.kv_canary.plan.offsets_kernel" 2>/dev/null; then
+if PYTHONPATH="$PYTHONPATH${CONFORMANCE_PLANNER_PATH:+:$CONFORMANCE_PLANNER_PATH}" "$PY" -c \
+    "import sglang.kernels.ops.kv_canary.plan.offsets_kernel" 2>/dev/null; then
   run memcheck-upstream "${TU:-200}" "$PY" -m pytest conformance/ -q -p no:cacheprovider \
     --planner "$UPSTREAM" --sanitize memcheck --isolate-timeout 300 --results "$W/memcheck-upstream.json"
   if [ -f "$W/memcheck-upstream.json" ]; then
