@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import sys
 
-from impls.source_file import PLANNER_PATH_ENV, lookup, lookup_in, origin_of, planner_folders
+from impls.source_file import PLANNER_PATH_ENV, lookup, origin_of, planner_folders
+from impls.folder_lookup import lookup_in
 from impls.source_imports import import_root
 
 __all__ = ["PLANNER_PATH_ENV", "add_to_this_process", "find_planner_source", "judge_path_fault"]
@@ -26,7 +27,7 @@ __all__ = ["PLANNER_PATH_ENV", "add_to_this_process", "find_planner_source", "ju
 def find_planner_source(module_name: str) -> tuple[str | None, str | None]:
     """The source file importing ``module_name`` loads in a planner's child: found by this
     process's import system (:func:`impls.source_file.lookup`), else in the planner folders
-    (:func:`impls.source_file.lookup_in`, nothing imported). ``(path, None)``, ``(None, None)``
+    (:func:`impls.folder_lookup.lookup_in`, nothing imported). ``(path, None)``, ``(None, None)``
     (not found) or ``(None, why)`` (lookup refused)."""
     found = lookup(module_name)
     if found == (None, None) and planner_folders():

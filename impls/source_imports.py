@@ -28,8 +28,9 @@ from __future__ import annotations
 import ast
 import os
 
-from impls.source_file import (REFUSED_NO_SOURCE, digest, location_in, location_of, lookup, lookup_in,
-                               origin_of, planner_folders)
+from impls.folder_lookup import location_in, lookup_in
+from impls.source_file import (REFUSED_NO_SOURCE, digest, location_of, lookup, origin_of,
+                               planner_folders)
 
 __all__ = ["MAX_IMPORTS", "digest_with_imports", "import_root", "local_imports"]
 

@@ -7,7 +7,7 @@ Each test asserts what the harness must do. Attacks that worked when this review
 fixed since (the fix after the arrow):
 
 1. a package of sourceless bytecode (``h8twin/__init__.pyc``) beside the digested ``h8twin.py``:
-   the import runs the package, :func:`impls.source_file.lookup_in` (source loaders only) reads
+   the import runs the package, :func:`impls.folder_lookup.lookup_in` (source loaders only) reads
    the file; a manifest reviewed against that file declares the bytecode's failures;
 2. a launcher whose kernel module is sourceless bytecode (``h8kern.pyc``): no import recorded,
    so ``report --strict`` calls the run fresh after the kernel changed -> a local module with
@@ -99,7 +99,7 @@ def test_a_bytecode_package_beside_the_digested_file_borrows_no_manifest(tmp_pat
     """Attack: the folder holds ``h8twin.py`` (a correct planner, the file a manifest was
     reviewed against) and a folder ``h8twin/`` whose ``__init__.pyc`` is the inclusive scan,
     compiled, without source. The import finds the package first (its ``__init__`` with any
-    loader's suffix); the harness's :func:`impls.source_file.lookup_in` asks a FileFinder with
+    loader's suffix); the harness's :func:`impls.folder_lookup.lookup_in` asks a FileFinder with
     the source loader only, skips the package and digests ``h8twin.py``. The manifest's
     ``sources`` match that digest and the wrong code's failure read ``declared``. The digest must
     name no file the import does not run: no digest (no manifest applies), the failure stands."""

@@ -19,7 +19,8 @@ import os
 from pathlib import Path
 
 from conformance.fingerprint import head_commit
-from impls.source_file import PLANNER_PATH_ENV, find_source, lookup, lookup_in
+from impls.folder_lookup import lookup_in
+from impls.source_file import PLANNER_PATH_ENV, find_source, lookup
 
 
 def _sha256(path: Path) -> str | None:
@@ -110,7 +111,7 @@ def find_recorded(module: str, doc: dict) -> tuple[str | None, str | None]:
     """The file importing ``module`` would load as the run of results ``doc`` imported it:
     searched first in the folders of the run's recorded ``PYTHONPATH`` (which stood ahead of the
     rest of its path) and ``$CONFORMANCE_PLANNER_PATH``, without adding them to this process's path
-    (:func:`impls.source_file.lookup_in`: nothing planted there is ever imported here), then
+    (:func:`impls.folder_lookup.lookup_in`: nothing planted there is ever imported here), then
     by this process's own import system (:func:`impls.source_file.lookup`). ``(path, None)``,
     ``(None, None)`` (not found) or ``(None, why)`` (refused)."""
     for folders in (run_pythonpath(doc), run_planner_path(doc)):
