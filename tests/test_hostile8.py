@@ -38,8 +38,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 PLANTED = ROOT / "tests" / "planted"
 CASE = "spec7-prefill-and-decodes"  # the inclusive scan fails it (tests/planted/wrong_planners.py)
