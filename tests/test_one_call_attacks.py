@@ -290,6 +290,9 @@ def test_deterministic_algorithms_toggled_in_a_call_do_not_blind_later_judgement
     from conformance.paths import REPO_ROOT
 
     code = ("from tests.test_one_call_attacks import _torch_state_attack; import torch; "
+            "from tests.conftest import FIXED_POISON_SEED; "
+            "from conformance.engine.inputs import set_poison_seed; "
+            "set_poison_seed(FIXED_POISON_SEED); "  # the exact differences: the fixture's seed
             "_torch_state_attack(lambda: torch.use_deterministic_algorithms(True), "
             "lambda: torch.use_deterministic_algorithms(False)); print('judged')")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,
@@ -315,3 +318,22 @@ def test_a_default_device_of_meta_stops_the_judgement_rather_than_passing():
             judge(ENTRIES, VALID[ENTRIES.NAME], launch)  # run b's build, after run a's call
     finally:
         torch.set_default_device(None)
+
+
+def test_a_defined_element_written_wrong_over_a_fill_equal_to_its_value_is_another_value():
+    """Seed 668 gives the plain run a stale-plan fill equal to the right value of
+    ``out_verify_expected_positions[0]``: the planner's wrong write there is another value (the
+    element is defined), not ``written`` (kept for elements the step does not define), as in
+    conformance/engine/judge.py."""
+    from conformance.engine.inputs import _POISON_CACHE, poison_seed, set_poison_seed
+
+    before = poison_seed()
+    set_poison_seed(668)
+    _POISON_CACHE.clear()
+    try:
+        later = judge(ENTRIES, VALID[ENTRIES.NAME], wrong.shifted_position)
+    finally:
+        set_poison_seed(before)
+        _POISON_CACHE.clear()
+    assert [(d.run, d.what, d.field, d.index, d.expected, d.got) for d in later.differences] == [
+        (run, "value", POSITION, 0, 0, 1) for run in RUNS]
