@@ -36,6 +36,8 @@ CANDIDATES = [
     ("triton", "roles-lookback", {"tile": 32, "scan_tile": 64, "joined": True}),
     ("triton", "roles-lookback", {"tile": 32, "scan_tile": 64, "joined": True,
                                   "early_poll": True}),
+    ("triton", "roles-lookback", {"tile": 32, "scan_tile": 64, "joined": True,
+                                  "early_poll": True, "epoch_load": True}),
     ("numba", "single", {}), ("numba", "blocked", {"chunk": 512}),
     ("numba", "lookback", {"chunk": 512}), ("numba", "lookback-pid", {"chunk": 512}),
     ("numba", "lookback-packed", {"chunk": 512}), ("numba", "roles", {"scans": 2}),
@@ -45,6 +47,7 @@ CANDIDATES = [
     ("numba", "warp-lookback", {"chunk": 256}),
     ("numba", "warp-lookback", {"chunk": 128, "slow_carry": True}),
     ("numba", "warp-lookback", {"chunk": 256, "joint_repoll": True}),  # early_publish: shuffles only
+    ("numba", "warp-lookback", {"chunk": 256, "joint_repoll": True, "epoch_load": True}),
 ]
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]
@@ -359,16 +362,20 @@ def _roles_lookback_layout(framework: str):
     return nop.workspace(CPU, "roles-lookback"), nrl.SETS_AT, nrl.SET_WORDS
 
 
-@pytest.mark.parametrize(("framework", "design"), [("triton", "roles-lookback"),
-                                                   ("numba", "roles-lookback"),
-                                                   ("numba", "warp-lookback")])
-def test_roles_lookback_double_buffers(framework, design):
+@pytest.mark.parametrize(("framework", "design", "epoch_load"),
+                         [("triton", "roles-lookback", False), ("triton", "roles-lookback", True),
+                          ("numba", "roles-lookback", False), ("numba", "warp-lookback", False),
+                          ("numba", "warp-lookback", True)])
+def test_roles_lookback_double_buffers(framework, design, epoch_load):
     """After each ``roles-lookback`` (or ``warp-lookback``, same workspace) launch the epoch (word
     0 >> 16) is one further and the ticket
     count 0; the set it used holds, per scan tile, READY | the low and high 32 bits of its verify
     and write totals (from the pure-Python planner's offsets); the other set, the next launch's,
-    is all zeros, also where an earlier, wider launch had written."""
+    is all zeros, also where an earlier, wider launch had written. ``epoch_load``: the epoch read
+    by a load, the ticket drawn last: the same workspace after every launch."""
     config = {"scan_tile": 128} if framework == "triton" else {"chunk": 128}
+    if epoch_load:
+        config["epoch_load"] = True
     ws, sets, words = _roles_lookback_layout(framework)
     for k, bs in enumerate((1000, 300, 5, 777)):
         epoch = int(ws[0]) >> 16
@@ -420,7 +427,8 @@ def last_program_first(monkeypatch):
                         lambda self, x, y, z: forward(self, self.grid_dim[0] - 1 - x, y, z))
 
 
-def test_roles_lookback_fallback_when_earlier_tiles_never_show(last_program_first):
+@pytest.mark.parametrize("epoch_load", [False, True])
+def test_roles_lookback_fallback_when_earlier_tiles_never_show(last_program_first, epoch_load):
     """Programs last to first: every scan program's polls time out and it takes the fallback (the
     carry from the request vectors): exact, launch after launch, and the workspace stays valid
     (epoch one further a launch, count 0). (A ticket count thrown off, by two launches that
@@ -432,6 +440,7 @@ def test_roles_lookback_fallback_when_earlier_tiles_never_show(last_program_firs
     for k in range(3):
         epoch = int(ws[0]) >> 16
         kw = random_case(500 - 100 * (k % 2), 130 + k, "swa")
-        assert_same(plan("triton", "roles-lookback", {"tile": 32, "scan_tile": 128}, kw),
+        assert_same(plan("triton", "roles-lookback", {"tile": 32, "scan_tile": 128,
+                                                      "epoch_load": epoch_load}, kw),
                     expected(kw), kw)
         assert int(ws[0]) == (epoch + 1) << 16

@@ -113,6 +113,11 @@ round, all in flight at once, rather than one word at a time. H200, bs 4096, 128
 for the one-at-a-time order; publishing the totals before the warp's scan (``early_publish``) was
 3.80 with joint re-polls and 4.34 without, so it stays off."""
 
+EPOCH_LOAD = False
+"""``warp-lookback``'s epoch: False, from the result of the ticket's atomic, drawn beside the
+run's loads; True, from a volatile load of word 0 there, the ticket drawn after the block's
+outputs (:func:`impls.offsets_planner.numba_warp_lookback_kernel.build_warp_lookback_kernel`)."""
+
 _ITEMS = SIM_CHUNK // SIM_THREADS if SIMULATED else 1
 """Most requests one ``blocked`` thread plans (1 on the GPU, 32 in the simulator)."""
 
@@ -133,7 +138,8 @@ def compiled(key: tuple = ("blocked",), use_shuffle: bool = True):
             _name, items, per_lane = key
             fn = build_warp_lookback_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING,
                                             no_seed=NO_SEED, items=items, poll=_poll(),
-                                            per_lane=per_lane, joint_repoll=JOINT_REPOLL)
+                                            per_lane=per_lane, joint_repoll=JOINT_REPOLL,
+                                            epoch_load=EPOCH_LOAD)
         elif key[0] == "roles-lookback":
             _name, items, threads, per_lane, seed_tile, chunk = key
             fn = lookback_kernel.build_roles_lookback_kernel(

@@ -8,7 +8,8 @@ least one), then ``ceil(bs / 32)`` seed blocks, lane t of seed block s planning 
 ``s * 32 + t`` (the chain of dependent loads, as in ``roles-lookback``). Scan block j plans requests
 ``[j * 32 * items, (j + 1) * 32 * items)``, lane t a run of ``items`` consecutive ones:
 
-* lane 0 draws the ticket (an atomic on word 0, issued beside the run's loads);
+* lane 0 draws the ticket (an atomic on word 0, issued beside the run's loads; ``epoch_load``:
+  it reads word 0 there instead and draws the ticket after the block's outputs);
 * each lane sums its run; one warp inclusive scan (shuffles) gives every lane its base within the
   block and the block's totals (lane 31's, broadcast);
 * lane ``k`` < 4 publishes word ``k`` of the block's totals (``READY | 32 bits``, plain stores,
@@ -40,7 +41,7 @@ WARP = 32
 def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int, items: int,
                                poll, per_lane: int, slow_carry: bool = False,
                                count_spins: bool = False, early_publish: bool = False,
-                               joint_repoll: bool = False):
+                               joint_repoll: bool = False, epoch_load: bool = False):
     """The kernel's Python function (for ``cuda.jit``), with the signature of
     :data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE` (its ``chunk`` argument is
     ignored: a scan block's requests are ``32 * items``, a compile-time constant). Launch it with
@@ -63,6 +64,11 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
         joint_repoll: (the planner's: numba_cuda_planner's ``JOINT_REPOLL``) every word still
             not ready is polled again in one round, one round trip a round; False: a lane waits
             for each of its words in turn, a round trip each.
+        epoch_load: (a candidate) lane 0 reads the epoch from word 0 with a volatile load beside
+            the run's loads and draws its ticket only after the block's outputs, so that the
+            ticket's atomic is off the path to them (the read and the ticket are one thread's, in
+            program order on one word: the epoch cannot advance before every block of the
+            launch has read it); False (the planner's): the ticket's own result gives the epoch.
     """
     chunk_c = WARP * items
     full_mask = 0xFFFFFFFF
@@ -89,7 +95,10 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
             return
         drawn = 0
         if lane == 0:
-            drawn = cuda.atomic.add(ws, 0, 1)  # beside the run's loads: used after them
+            if epoch_load:
+                drawn = poll(ws, 0)  # the epoch; the ticket is drawn last
+            else:
+                drawn = cuda.atomic.add(ws, 0, 1)  # beside the run's loads: used after them
         lo = b * chunk_c
         begin = lo + lane * items
         vlen = cuda.local.array(items, np.int64)
@@ -163,8 +172,8 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
             tot = tot_w if lane >= 2 else tot_v
             half = tot >> 32 & 0xFFFFFFFF if lane & 1 else tot & 0xFFFFFFFF
             ws[mine + 4 * b + lane] = (1 << 32) | half
-        if lane == 0 and (ticket & 0xFFFF) == nscan - 1:  # last ticket: next epoch, count 0
-            cuda.atomic.add(ws, 0, 65536 - nscan)
+        if not epoch_load and lane == 0 and (ticket & 0xFFFF) == nscan - 1:  # last ticket:
+            cuda.atomic.add(ws, 0, 65536 - nscan)  # next epoch, count back to 0
         acc_v = 0
         acc_w = 0
         missing = 1 if slow_carry or 4 * b > WARP * per_lane else 0
@@ -274,5 +283,9 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
         while c < ((b + 1) * SET_WORDS + nscan - 1) // nscan:  # for the next launch: the words
             ws[other + c] = 0  # c with c * nscan // SET_WORDS == b
             c += WARP
+        if epoch_load and lane == 0:  # the ticket last: the epoch read above came first
+            drawn = cuda.atomic.add(ws, 0, 1)
+            if (drawn & 0xFFFF) == nscan - 1:  # last ticket: next epoch, count back to 0
+                cuda.atomic.add(ws, 0, 65536 - nscan)
 
     return plan_warp_lookback

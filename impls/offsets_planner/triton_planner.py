@@ -209,6 +209,11 @@ On the H200 the best early-poll config ran 3.19 / 3.37 us at bs 1024 / 4096 agai
 for the same config polling after its scan (one sweep, 2026-12-04; its successor's figures:
 ``reports/gpu/2026-12-04-a/``)."""
 
+EPOCH_LOAD: bool = False
+"""The look-back design's ``EPOCH_LOAD``: its scan programs read the epoch with a load beside their
+request loads and draw their ticket after their outputs, rather than take the epoch from the
+ticket's atomic before publishing (:mod:`impls.offsets_planner.triton_roles_lookback`)."""
+
 _COMPILED: dict[tuple, object] = {}  # Prepared.key -> compiled kernel
 _GPU = MODE == "gpu"
 _MULTI_GPU = _GPU and torch.cuda.device_count() > 1
@@ -307,9 +312,9 @@ def _prepare_design(plan: LaunchPlan, buffers: BufferSet) -> Prepared:
                                                                           scan_tile, warps)
         tensors = (*buffers.tensors, ws)
         tail = (*ints, block, scan_tile, tile, plan.has_swa_lut, max(2, block // scan_tile),
-                False, True, EARLY_POLL)  # SLOW_CARRY off; JOINED: one reduction and scan
+                False, True, EARLY_POLL, EPOCH_LOAD)  # SLOW_CARRY off; JOINED: one reduction
         key = (device, "roles-lookback", block, scan_tile, tile, plan.has_swa_lut, warps,
-               EARLY_POLL)
+               EARLY_POLL, EPOCH_LOAD)
     prep = Prepared(tail, grid, key, device, tensors, _design_kernel(design[0]), warps)
     prep.provisional = provisional
     return prep

@@ -8,7 +8,10 @@ grid is the scan programs first (program j scans tile j), then the seed programs
 
 * draws a ticket (``atomic_add`` on word 0, relaxed, issued after its request loads; word 0 is
   ``epoch << 16 | tickets``, and the program that draws the last ticket adds
-  ``(1 << 16) - scan programs``: the epoch advances, the count returns to 0);
+  ``(1 << 16) - scan programs``: the epoch advances, the count returns to 0); with
+  ``EPOCH_LOAD`` it reads word 0 with a volatile load beside its request loads instead and draws
+  the ticket after its outputs (each thread's load has returned before the barrier that precedes
+  the ticket, so no program of the launch can see the next epoch);
 * publishes its tile's two int64 totals as four words ``READY | 32 bits`` into set ``epoch & 1``
   with plain stores (each word its own flag and single-copy atomic: no fence, no flag-then-value
   round trip; global stores go through to L2, where the volatile polls read);
@@ -51,29 +54,35 @@ if triton is not None:
     def _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
                    enable_ptr, reqs_ptr, ws_ptr, j, nscan, bs, window, capacity,
                    BLOCK: tl.constexpr, STILE: tl.constexpr, NPROG: tl.constexpr,
-                   SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr, EARLY_POLL: tl.constexpr):
+                   SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr, EARLY_POLL: tl.constexpr,
+                   EPOCH_LOAD: tl.constexpr):
         start = j.to(tl.int64) * STILE
         lane = start + tl.arange(0, STILE)
         live = lane < bs
+        if EPOCH_LOAD:  # the epoch by a load beside the request loads; the ticket comes last
+            epoch = tl.load(ws_ptr, volatile=True) >> 16
         _r, _p, _a, verify_len, write_len = tp._lengths(
             rpi_ptr, prefix_ptr, extend_ptr, lane, live, window)
-        # after the loads are issued: a scalar atomic's result reaches the program through a
-        # barrier, which would hold the loads back by a round trip if it came first
-        ticket = tl.atomic_add(ws_ptr, 1, sem="relaxed")
+        if not EPOCH_LOAD:
+            # after the loads are issued: a scalar atomic's result reaches the program through a
+            # barrier, which would hold the loads back by a round trip if it came first
+            ticket = tl.atomic_add(ws_ptr, 1, sem="relaxed")
+            epoch = ticket >> 16
         if JOINED:  # both sides as [STILE, 2]: one reduction and one scan for the two
             lens = tl.join(verify_len, write_len)
             own_v, own_w = tl.split(tl.sum(lens, axis=0))
         else:
             own_v = tl.sum(verify_len, axis=0)
             own_w = tl.sum(write_len, axis=0)
-        mine = _SETS_AT_C + (((ticket >> 16) & 1) * _SET_WORDS_C)
-        other = _SETS_AT_C + ((((ticket >> 16) + 1) & 1) * _SET_WORDS_C)
+        mine = _SETS_AT_C + ((epoch & 1) * _SET_WORDS_C)
+        other = _SETS_AT_C + (((epoch + 1) & 1) * _SET_WORDS_C)
         k = tl.arange(0, 4)
         total = tl.where(k < 2, own_v + k * 0, own_w + k * 0)
         half = tl.where((k & 1) == 0, total & 0xFFFFFFFF, (total >> 32) & 0xFFFFFFFF)
         tl.store(ws_ptr + mine + j * 4 + k, half | (1 << 32))  # global stores reach L2
-        if (ticket & 0xFFFF) == nscan - 1:  # the last ticket: next epoch, count back to 0
-            tl.atomic_add(ws_ptr, 65536 - nscan, sem="relaxed")
+        if not EPOCH_LOAD:
+            if (ticket & 0xFFFF) == nscan - 1:  # the last ticket: next epoch, count back to 0
+                tl.atomic_add(ws_ptr, 65536 - nscan, sem="relaxed")
         w = tl.arange(0, NPROG * 4)
         before = (w // 4) < j
         if EARLY_POLL:  # in flight while the tile is scanned
@@ -118,6 +127,13 @@ if triton is not None:
             tl.store(reqs_ptr, bs.to(tl.int32))
         c = tl.arange(0, _SET_WORDS_C)  # after the outputs: the other set, for the next launch
         tl.store(ws_ptr + other + c, c * 0, mask=(c * nscan.to(tl.int32)) // _SET_WORDS_C == j)
+        if EPOCH_LOAD:  # every thread's epoch load has returned (its zeroing store's address
+            # needs it) before this barrier, and so before the ticket: the epoch cannot advance
+            # before every program of this launch has read it
+            tl.debug_barrier()
+            ticket = tl.atomic_add(ws_ptr, 1, sem="relaxed")
+            if (ticket & 0xFFFF) == nscan - 1:  # the last ticket: next epoch, count back to 0
+                tl.atomic_add(ws_ptr, 65536 - nscan, sem="relaxed")
 
     @triton.jit(do_not_specialize=tp._INT_ARGS, do_not_specialize_on_alignment=tp._PTR_ARGS)
     def _roles_lookback_kernel(
@@ -127,14 +143,14 @@ if triton is not None:
         lut_len: tl.int64, window: tl.int64, capacity: tl.int64,
         BLOCK: tl.constexpr, STILE: tl.constexpr, TILE: tl.constexpr, HAS_LUT: tl.constexpr,
         NPROG: tl.constexpr, SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr,
-        EARLY_POLL: tl.constexpr = False,
+        EARLY_POLL: tl.constexpr = False, EPOCH_LOAD: tl.constexpr = False,
     ):
         pid = tl.program_id(0)
         nscan = tl.maximum(tl.cdiv(bs, STILE), 1)
         if pid < nscan:
             _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
                        enable_ptr, reqs_ptr, ws_ptr, pid, nscan, bs, window, capacity, BLOCK,
-                       STILE, NPROG, SLOW_CARRY, JOINED, EARLY_POLL)
+                       STILE, NPROG, SLOW_CARRY, JOINED, EARLY_POLL, EPOCH_LOAD)
         else:
             triton_roles._seed_part(rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
                                     seed_ptr, pid - nscan, bs, stride0, max_reqs, max_seq_len,
@@ -173,13 +189,15 @@ def shape(bs: int, tile: int | None, scan_tile: int | None, num_warps: int | Non
 
 def launch(args: tuple, *, bs: int, tile: int | None, scan_tile: int | None,
            num_warps: int | None, has_lut: bool, slow_carry: bool = False, joined: bool = False,
-           early_poll: bool = False):
+           early_poll: bool = False, epoch_load: bool = False):
     """Launch on ``args`` (the five inputs, the six outputs, then the seven int64 scalars of
     :func:`impls.offsets_planner.triton_one_pass.plan_launch`); the workspace is this module's.
     ``slow_carry``: every scan program takes the path of a missing earlier tile (for tests);
     ``joined``: a scan program reduces and scans both sides as one [STILE, 2] tensor and sums the
     earlier tiles' four words in one reduction (fewer block-wide barriers; a sweep candidate);
-    ``early_poll``: the first poll of the earlier tiles' words goes out before the tile's scan."""
+    ``early_poll``: the first poll of the earlier tiles' words goes out before the tile's scan;
+    ``epoch_load``: a scan program reads the epoch with a load issued beside its request loads and
+    draws its ticket last, after its outputs (the ticket's atomic off the path to them)."""
     block, scan_tile, tile, warps, grid = shape(bs, tile, scan_tile, num_warps)
     ws = workspace(args[0].device)
     nprog = max(2, block // scan_tile)
@@ -187,4 +205,5 @@ def launch(args: tuple, *, bs: int, tile: int | None, scan_tile: int | None,
                                            STILE=scan_tile, TILE=tile, HAS_LUT=has_lut,
                                            NPROG=nprog, SLOW_CARRY=slow_carry,
                                            JOINED=joined, EARLY_POLL=early_poll,
+                                           EPOCH_LOAD=epoch_load,
                                            num_warps=warps)
