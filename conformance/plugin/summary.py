@@ -18,6 +18,7 @@ import tabulate as tabulate_module
 from tabulate import tabulate
 
 from conformance.plugin.outcomes import OUTCOMES, STATUS
+from conformance.reporting.results_format import JUDGED_MEANING
 
 WIDTH = 120
 """The widest line the summary prints (a terminal of 120 columns)."""
@@ -25,9 +26,9 @@ WIDTH = 120
 HEADERS: tuple[str, ...] = ("planner", "mode", *(STATUS[o] for o in OUTCOMES), "seconds")
 """The table's column headers, in order."""
 
-LEGEND = ("pass..error: pytest's outcomes; oob, differs, not-wrapper, declared: judged statuses "
-          "(reports/README.md)")
-"""One line under the table that says what the count columns are."""
+LEGEND = ("pass..error: pytest's outcomes; judged: "
+          + "; ".join(f"{s}, {meaning}" for s, meaning in JUDGED_MEANING.items()))
+"""What the count columns are, under the table (one paragraph: :func:`legend_lines` wraps it)."""
 
 _GAP = 2  # tabulate's "simple" format: two spaces between columns
 _MIN_MODE = 12
@@ -87,7 +88,7 @@ def render(rows: list[list], width: int = WIDTH) -> list[str]:
         table = tabulate(rows, headers=HEADERS, tablefmt="simple")
     finally:
         tabulate_module.MIN_PADDING = padding
-    return [*table.splitlines(), LEGEND]
+    return [*table.splitlines(), *note_lines(LEGEND, max(width, 60))]
 
 
 def parse(lines: list[str]) -> dict[str, list[str]]:
@@ -98,7 +99,7 @@ def parse(lines: list[str]) -> dict[str, list[str]]:
     spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[rule])]
     rows: list[list[str]] = []
     for line in lines[rule + 1:]:
-        if not line.strip() or line == LEGEND:
+        if not line.strip() or line.startswith(LEGEND[:20]):
             break
         cells = [line[a:b + 1].strip() for a, b in spans]
         if rows and not any(cells[2:]):  # a continuation line of a wrapped name or mode

@@ -17,8 +17,8 @@ from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.paths import RESULTS_SCHEMA_PATH
 from conformance.reporting.file_text import read_file_text
 
-__all__ = ["BAD", "FINISHED_EXIT_CODES", "FORMAT", "JUDGED", "PSEUDO_PLANNERS", "RANK", "STATUSES",
-           "STATUS_TABLE", "VERSION", "ResultsError", "incomplete_reason", "load_results",
+__all__ = ["BAD", "FINISHED_EXIT_CODES", "FORMAT", "JUDGED", "PSEUDO_PLANNERS", "JUDGED_MEANING", "RANK",
+           "STATUSES", "STATUS_TABLE", "VERSION", "ResultsError", "incomplete_reason", "load_results",
            "write_json_atomic", "write_text_atomic"]
 
 FORMAT, VERSION = "planner-conformance-results", 1
@@ -50,7 +50,15 @@ BAD = frozenset(name for name, bad, _ in STATUS_TABLE if bad)
 """Statuses that count as not passing."""
 RANK = {name: rank for name, _, rank in STATUS_TABLE}
 """How a result's status is kept across test phases: a teardown error replaces a pass."""
-JUDGED = ("oob", "differs", "not-wrapper", "declared")
+JUDGED_MEANING = {
+    "oob": "an access outside a tensor seen",
+    "differs": "a difference only a project rule decides",
+    "not-wrapper": "one only the wrapper's check decides",
+    "declared": "a divergence a manifest declares",
+}
+"""What each status :mod:`conformance.plugin.profiles` gives means, in a few words (spec section 8;
+the terminal summary's legend and the report say it with these words)."""
+JUDGED = tuple(JUDGED_MEANING)
 """Statuses :mod:`conformance.plugin.profiles` gives (spec section 8)."""
 FINISHED_EXIT_CODES = (0, 1)
 """pytest's exit codes of a run that ran every collected item (all passed / some failed)."""
