@@ -5,7 +5,8 @@ A planner module is often a thin launcher: the kernel lives in a sibling module 
 run "the same code" after the kernel changed. So beside the planner's own file
 (:func:`impls.source_file.digest`), a run records every module its source imports, statically and
 transitively, that is imported from the same folder as the planner (its *import root*: the
-``sys.path`` entry the planner's package or module sits in), each with its file's SHA-256:
+``sys.path`` entry the planner's package or module sits in) or from any other folder of
+``$CONFORMANCE_PLANNER_PATH`` (all of them the entrant's), each with its file's SHA-256:
 
 * read from each file's syntax tree (:mod:`ast`), never by importing it: ``import a.b``,
   ``from a import b`` (``a``, and ``a.b`` where that is a module), relative imports resolved
@@ -100,10 +101,11 @@ def imported_names(module_name: str, path: str, source: bytes) -> list[str]:
 
 def local_imports(module_name: str, path: str) -> list[dict]:
     """``[{"module", "file", "sha256"}]`` of every module ``module_name`` (source file ``path``)
-    imports from its own import root, transitively, sorted by module name; the planner's own
+    imports from its own import root or a planner folder, transitively, sorted by module name; the planner's own
     packages above it included, the planner itself not. ``file`` / ``sha256`` are null where the
     file cannot be pinned (see the module docstring)."""
-    root = import_root(module_name, path)
+    roots = {os.path.realpath(import_root(module_name, path)),
+             *(os.path.realpath(folder) for folder in planner_folders())}
     top = module_name.split(".")[0]
     seen = {module_name}
     queue = [(module_name, path)]
@@ -126,7 +128,7 @@ def local_imports(module_name: str, path: str) -> list[dict]:
             if name in seen or len(found) >= MAX_IMPORTS:
                 continue
             seen.add(name)
-            where, refused, local = _place(name, root)
+            where, refused, local = _place(name, roots)
             if not local and (refused is None or name.split(".")[0] != top):
                 continue  # not found, elsewhere on the path, or refused outside its package
             entry = digest(name, where) if where is not None else None
@@ -136,10 +138,11 @@ def local_imports(module_name: str, path: str) -> list[dict]:
     return [found[name] for name in sorted(found)]
 
 
-def _place(name: str, root: str) -> tuple[str | None, str | None, bool]:
+def _place(name: str, roots: set[str]) -> tuple[str | None, str | None, bool]:
     """Module ``name`` as a planner's child finds it (this process's import system, then the
-    planner folders): ``(source file, None, True)`` under ``root``; ``(None, why, True)`` under
-    ``root`` but not pinnable (bytecode or an extension alone, cached bytecode of other code:
+    planner folders): ``(source file, None, True)`` with its import root among ``roots`` (real
+    paths: the planner's own and every planner folder); ``(None, why, True)`` there but not
+    pinnable (bytecode or an extension alone, cached bytecode of other code:
     recorded with a null digest, never left out); ``(None, why, False)`` when the lookup is
     refused before its place can be told; ``(None, None, False)`` when not found or elsewhere."""
     located = location_of(name)
@@ -150,7 +153,7 @@ def _place(name: str, root: str) -> tuple[str | None, str | None, bool]:
     if located is None:
         refused = origin_of(name)[1]
         return None, refused if refused != REFUSED_NO_SOURCE else None, False
-    if import_root(name, located) != root:
+    if os.path.realpath(import_root(name, located)) not in roots:
         return None, None, False
     return (*check(name), True)
 

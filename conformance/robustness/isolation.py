@@ -113,10 +113,16 @@ class Worker(WorkerProcess):
         self.cases += 1
         offset = self.log_size()
         # the worker can read its own log: no case id or file ever goes there
-        os.write(self.log, f"{MARK} case {self.cases} ===\n".encode())
+        mark = f"{MARK} case {self.cases} ===\n".encode()
+        os.write(self.log, mark)
         answer = observe_in(self, request, time.monotonic() + timeout, timeout)
         if sanitized:
             answer["access_errors"] = [e.to_json() for e in self._access_errors(offset)]
+        if self.log_size() < offset or os.pread(self.log, len(mark), offset) != mark:
+            # the log is appended to only: its case mark moved or went with a truncation
+            answer = {"status": "crash", "reason": "the worker's log (its stdout and stderr, where "
+                      "a sanitizer reports) shrank or was rewritten during the case: truncated "
+                      "from inside the worker, so what was printed there is lost", "tail": ""}
         if answer["status"] in ("crash", "timeout") or answer.get("state_changed"):
             self.kill()
             self.spawn()

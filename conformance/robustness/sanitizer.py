@@ -97,15 +97,18 @@ def parse_memcheck(text: str) -> tuple[list[AccessError], int | None]:
     """The access errors in compute-sanitizer memcheck output ``text``, and the ERROR SUMMARY count
     (None when the text has no summary line, e.g. a section cut at a case boundary).
 
-    Lines that do not start with ``=========`` (the program's own output) are ignored.
+    Lines without ``=========`` (the program's own output) are ignored; a line is read from its
+    last ``=========``, since the program shares the log and text it left without a newline runs
+    into the sanitizer's next line (one write, so never into the middle of it).
     """
     errors: list[AccessError] = []
     summary = None
     current: AccessError | None = None
     for raw in text.splitlines():
-        line = raw.rstrip()
-        if not line.startswith(PREFIX):
+        at = raw.rfind(PREFIX)
+        if at < 0:
             continue
+        line = raw[at:].rstrip()
         if m := _SUMMARY.match(line):
             summary, current = int(m["count"]), None
         elif m := _HEAD.match(line):
