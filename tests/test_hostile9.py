@@ -216,9 +216,11 @@ def test_a_profile_hook_left_by_the_planner_does_not_slow_the_floors(tmp_path):
                    "through numpy (no torch version bump) and restored within the call compares "
                    "equal, and the version counters are the worker's word anyway "
                    "(conformance/engine/judge.py:_Judging.unchanged); the contract's 'inputs are "
-                   "read-only' is not enforced (fix: map the input storages read-only in the "
-                   "worker -- a second, PROT_READ mmap of the shm fd, or mprotect via ctypes in "
-                   "shared_tensors.Receiver._value -- so the write faults and is a crash verdict)")
+                   "read-only' is not enforced (fix: input storages the worker cannot map "
+                   "writable -- a memfd the judge seals with F_SEAL_FUTURE_WRITE once it has "
+                   "filled it, mapped read-only in shared_tensors.Receiver._value -- so the write "
+                   "faults and is a crash verdict; an mprotect in the worker alone is no fix, the "
+                   "planner can mprotect the pages back)")
 def test_an_input_used_as_scratch_through_numpy_and_restored_fails_in_the_corpus_engine(tmp_path):
     results = tmp_path / "results.json"
     proc = _corpus_run(None, results, "--planner",
