@@ -123,8 +123,10 @@ def test_a_planner_that_slows_the_round_timer_unseen_is_refused_by_the_wall_cloc
                                  "--bench-scenario", "reused")
     (mine,) = _planner_benches(doc)
     reason = refused(mine) or ""
-    assert code == 1 and re.match(r"wall clock: (\d+) of \1 rounds disagree; round 0 is ",
-                                  reason), reason
+    m = re.match(r"wall clock: (\d+) of (\d+) rounds disagree; round \d+ is ", reason)
+    # a majority of the rounds decides (clocks.loop_mismatch): on a loaded machine one round's
+    # brackets may come out otherwise
+    assert code == 1 and m and 2 * int(m[1]) > int(m[2]), reason
     assert mine["stats"]["median"] is None
     # a quarter-speed clock: the timer reads ~1/4 of the independent bracket
     figure, wall = (float(x.split(" us")[0]) for x in reason.split(" is ")[1].split(", "))
