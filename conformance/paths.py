@@ -29,6 +29,11 @@ PACKAGED_DATA = Path(str(files("conformance") / "data")).resolve()
 """The package data of an installed wheel: ``cases/``, ``reports/``, ``spec/`` (see ``setup.py``)."""
 INSTALLED = PACKAGED_DATA.is_dir()
 """Whether this is an installed wheel (the data travel with the code), not a checkout."""
+FROM_ELSEWHERE = INSTALLED or Path.cwd().resolve() != PACKAGE_DIR.parent.resolve()
+"""Whether this process started outside the checkout's root (an installed wheel, or an editable
+install run with ``python -P -m pytest --pyargs conformance`` from the planner's own folder): the
+commands it prints then name the corpus by ``--pyargs`` and its files by absolute paths (taken at
+import, before anything changes the working directory)."""
 DATA_ROOT = PACKAGED_DATA if INSTALLED else REPO_ROOT
 """Where the corpus and the schemas are read from."""
 CASES_ROOT = DATA_ROOT / "cases"

@@ -139,8 +139,10 @@ def render(case: Case, planner: str, command: str, note: str = "") -> str:
              "written_by": command}
     doc = ('"""Repro of one conformance case on one planner: ABOUT below says which, what\n'
            "the case is and the rule it checks.\n\n"
-           "Standalone: needs torch and the planner's module only. Exit 0 and PASS when the\n"
-           "planner meets the case; exit 1 and every difference printed when it does not.\n"
+           "Standalone: needs torch and the planner's module only, imported as any module is:\n"
+           "run it with the planner's folder on PYTHONPATH (PYTHONPATH=FOLDER python THIS_FILE).\n"
+           "Exit 0 and PASS when the planner meets the case; exit 1 and every difference\n"
+           "printed when it does not; exit 2 when the planner cannot be imported.\n"
            '"""\n')
     poisons = [{_dtype_name(k): v for k, v in POISONS[run].items()} for run in POISONS]
     dtypes = {name: _dtype_name(d) for name, d in OUTPUT_DTYPES.items()}
@@ -175,9 +177,10 @@ def render(case: Case, planner: str, command: str, note: str = "") -> str:
             "    os.environ.setdefault(\"NUMBA_ENABLE_CUDASIM\", \"1\")\n"
             "try:\n"
             f"    from {module} import {attr.split('.')[0]} as planner  # noqa: E402\n"
-            "except ImportError as exc:  # no verdict: say so, and where to read how to get it\n"
-            "    print(f\"cannot import the planner's module: {exc}; this file's docstring says \"\n"
-            "          \"how to get it\", file=sys.stderr)\n"
+            "except ImportError as exc:  # no verdict: say so, and how to get the module\n"
+            "    print(f\"cannot import the planner's module: {exc}; run this file with the \"\n"
+            "          \"planner's folder on PYTHONPATH (PYTHONPATH=FOLDER python THIS_FILE)\",\n"
+            "          file=sys.stderr)\n"
             "    sys.exit(2)\n")
     if "." in attr:
         head += f"planner = planner.{attr.split('.', 1)[1]}\n"

@@ -36,6 +36,7 @@ class _Case:
         self.inputs = {} if scratch_len is None else {"scratch_len": scratch_len}
 
 
+@pytest.mark.usefixtures("fixed_poison_seed")  # distinct values: ~1 seed in 2e6 draws a repeat
 def test_inputs_have_garbage_tails_and_outputs_guard_zones():
     step = _Step(req_pool_indices=[1, 0], prefix_lens=[3, 4], extend_seq_lens=[5, 6])
     table = torch.zeros(2, 2, dtype=torch.int32)
@@ -66,6 +67,7 @@ def test_inputs_have_garbage_tails_and_outputs_guard_zones():
         .view.numel() == 7
 
 
+@pytest.mark.usefixtures("fixed_poison_seed")  # int32 "a" within 4129 of 2**31: ~1 seed in 260,000
 def test_poisons_differ_and_fit_their_dtypes():
     for dtype, bits in ((torch.int64, 64), (torch.int32, 32)):
         a, b = POISONS["a"][dtype], POISONS["b"][dtype]

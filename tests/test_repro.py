@@ -69,7 +69,8 @@ def test_repro_without_the_planners_module_says_so_and_gives_no_verdict(tmp_path
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "cannot import the planner's module: No module named 'tests'" in proc.stderr
-    assert "docstring says how to get it" in proc.stderr
+    assert ("run this file with the planner's folder on PYTHONPATH "
+            "(PYTHONPATH=FOLDER python THIS_FILE)") in proc.stderr
     assert "PASS" not in proc.stdout and "FAIL" not in proc.stdout
 
 

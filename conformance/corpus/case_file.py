@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from conformance.corpus.limits import MAX_CASE_FILE_BYTES
-from conformance.paths import INSTALLED, REPO_ROOT
+from conformance.paths import FROM_ELSEWHERE, REPO_ROOT
 
 MAX_NESTING = 32
 """Deepest nesting of a case file's JSON; deeper files are refused before the schema check (the
@@ -56,11 +56,15 @@ def printable(text: str) -> str:
 
 
 def display_path(path: Path) -> str:
-    """``path`` relative to the repository when it lies inside it; from an installed wheel,
-    relative to the current directory when it lies there (else as given)."""
+    """``path`` relative to the repository when it lies inside it and the run started at its root;
+    otherwise (an installed wheel, a run started elsewhere) relative to the current directory when
+    it lies there, else absolute."""
     try:
-        return str(path.resolve().relative_to(Path.cwd() if INSTALLED else REPO_ROOT))
-    except (OSError, ValueError):
+        resolved = path.resolve()
+        return str(resolved.relative_to(Path.cwd() if FROM_ELSEWHERE else REPO_ROOT))
+    except ValueError:
+        return str(resolved) if FROM_ELSEWHERE else str(path)
+    except OSError:
         return str(path)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from conformance.corpus.entries import SHARED_PLANNERS
 from conformance.corpus.case_file import display_path
 from conformance.corpus.loader import Case
-from conformance.paths import INSTALLED, RESULTS_RELPATH
+from conformance.paths import FROM_ELSEWHERE, RESULTS_RELPATH
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.corpus.corpus_subject import ENV as CORPUS_SUBJECT_ENV
 from impls.source_file import PLANNER_PATH_ENV, planner_folders
@@ -37,11 +37,12 @@ drew), set by the pytest plugin at configure time; added when a command carries 
 environment."""
 RERUN_RESULTS = RESULTS_RELPATH.parent / "rerun-{case}.json"
 """Where a rerun writes its results file, so it never replaces the full run's."""
-CORPUS_COMMAND = ["python", "-P", "-m", "pytest", "--pyargs", "conformance"] if INSTALLED else \
-    ["pytest", "conformance/"]
-"""The pytest command that runs the corpus: from the checkout's root, or with an installed wheel
-from any folder (``-P``: that folder, which may hold the planner, stays off pytest's own path; the
-planner is found through ``$CONFORMANCE_PLANNER_PATH``, which the rerun carries)."""
+CORPUS_COMMAND = ["python", "-P", "-m", "pytest", "--pyargs", "conformance"] if FROM_ELSEWHERE \
+    else ["pytest", "conformance/"]
+"""The pytest command that runs the corpus: from the checkout's root, or (an installed wheel, an
+editable install run from another folder) from any folder (``-P``: that folder, which may hold
+the planner, stays off pytest's own path; the planner is found through
+``$CONFORMANCE_PLANNER_PATH``, which the rerun carries)."""
 
 
 def shell_command(argv: list[str], environment: dict[str, str] | None = None) -> str:

@@ -23,6 +23,8 @@ PROFILES = {"contract": ("contract",), "project": ("contract", "project"),
             "all": ("contract", "project", "wrapper")}
 """What each ``--profile`` judges: the rule kinds of spec section 8 whose differences fail a case.
 Built-in planners are judged on ``all``; an external one on ``contract`` unless a run asks for more."""
+DEFAULT_PROFILE = "contract"
+"""What an external planner is judged on when a run names no ``--profile``."""
 FAILING = ("fail", "oob")
 """Statuses :func:`status_of` gives a case that fails."""
 KEPT = 64

@@ -40,7 +40,7 @@ import pytest
 
 from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifests, unknown_cases
-from conformance.engine.verdict import PROFILES, VerdictData, status_of
+from conformance.engine.verdict import DEFAULT_PROFILE, PROFILES, VerdictData, status_of
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.plugin.one_call_items import judges_corpus
 from conformance.plugin.summary import WIDTH
@@ -49,7 +49,6 @@ from conformance.corpus.corpus_subject import registry as _registry
 
 builtin_names = _registry.builtin_names
 
-DEFAULT_PROFILE = "contract"
 DIFFERS = {"project": "differs", "wrapper": "not-wrapper"}
 """The status of a difference on a case whose pin the planner is not judged on."""
 PASSING = {"declared": "D", "differs": "d", "not-wrapper": "w"}

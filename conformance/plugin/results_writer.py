@@ -228,6 +228,8 @@ class ResultsWriter:
             names = [n for n in names if n not in PSEUDO_PLANNERS]
             self.fingerprint = run_fingerprint(names, _registry.availability, _registry.source_digest)
             self.fingerprint["poison_seed"] = poison_seed()  # the run's fills (reruns set it)
+            # what an external planner was judged on (built-ins: every rule; spec section 8)
+            self.fingerprint["profile"] = self.config.getoption("profile", None)
         isolation = self.config.pluginmanager.get_plugin("conformance-isolation")
         if isolation is not None:  # what the isolated cases ran in (conformance.plugin.isolation_options)
             self.fingerprint["sandbox"] = isolation.sandbox_text()

@@ -28,15 +28,10 @@ from conformance.corpus.text import natural_key
 from conformance.corpus.case_file import printable
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.corpus.rule_kinds import CONTRACT, WRAPPER, kind_of
-from conformance.engine.verdict import PROFILES
+from conformance.engine.verdict import DEFAULT_PROFILE, PROFILES
 from conformance.reporting.markdown import code_span
 from conformance.reporting.results_format import BAD
 
-DEFAULT_PROFILE = "contract"
-"""What an external planner's result is taken to have been judged on when the caller names no
-profile: ``--profile``'s default (:mod:`conformance.plugin.profiles`; a results record does not
-carry its profile). A contract difference fails a case under every profile, so the key it gives
-always names a rule that can fail the case."""
 MAX_PATTERNS = 10
 """Patterns shown per planner; the rest are counted on one line."""
 MAX_CASES = 5

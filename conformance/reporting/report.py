@@ -19,6 +19,7 @@ from tabulate import tabulate
 from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.corpus.corpus_subject import errors as _catalog
 from conformance.reporting import bench_section
+from conformance.engine.verdict import DEFAULT_PROFILE, PROFILES
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.case_file import printable
 from conformance.corpus.text import kept, natural_key
@@ -144,12 +145,14 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
                                                  natural_key(r["json_path"]), r["case"]))
     failures.sort(key=lambda f: (f["judged"], _order(f["planner"]), f["file"] or "",
                                  natural_key(f["json_path"])))
+    profile = run_profile_of(doc)
     model = {"doc": doc, "fingerprint": doc["fingerprint"], "planners": planners,
+             "judged_on": judged_on(profile),
              "summary": summary, "statuses": STATUSES, "bad_statuses": sorted(BAD),
              "judged_statuses": list(PASSING_JUDGED),
              "rows": rows, "failures": failures, "failure_groups": failure_groups.groups(
                  results, _order, lambda r: anchor("fail", r["case"] or r["id"], r["planner"]),
-                 failure_groups.run_profile(doc.get("args"))),
+                 profile),
              "tags": sorted({t for r in results for t in r["tags"]}),
              "catalog": error_table.catalog(results, planners),
              "hazards": [r for r in rows if "hazard" in r["tags"]],
@@ -232,6 +235,20 @@ def _summary_table(model: dict, fmt: str) -> str:
     return tabulate(rows, headers=["planner", "mode", *STATUSES, "seconds"], tablefmt=fmt)
 
 
+def run_profile_of(doc: dict) -> str:
+    """The ``--profile`` an external planner of the run was judged on: the fingerprint's
+    ``profile`` (recorded by the run), else the run's recorded arguments, else the default; a
+    name that is no profile reads as the default (:data:`~conformance.engine.verdict.PROFILES`)."""
+    name = doc["fingerprint"].get("profile") or failure_groups.run_profile(doc.get("args"))
+    return name if name in PROFILES else DEFAULT_PROFILE
+
+
+def judged_on(profile: str) -> str:
+    """What the planners of a run were judged on, in one line (spec section 8)."""
+    return (f"built-in planners on {'+'.join(PROFILES['all'])}, external planners on "
+            f"{'+'.join(PROFILES[profile])} (--profile {profile})")
+
+
 def _head(model: dict, quote=str) -> str:
     """The line under the title; ``quote`` renders each fingerprint field read from the file
     (:func:`~conformance.reporting.markdown.code_span` in Markdown: a host named
@@ -241,7 +258,7 @@ def _head(model: dict, quote=str) -> str:
     return (f"{model['total']} results, {model['bad']} not passing; run {state}, "
             f"{quote(str(fp['date']))}, commit {quote((fp['commit'] or 'unknown')[:12])}"
             f"{' (dirty)' if fp.get('dirty') else ''}, host {quote(str(fp['host']))}, "
-            f"GPU {quote(str(fp['gpu']))}")
+            f"GPU {quote(str(fp['gpu']))}; judged: {model['judged_on']}")
 
 
 def render_text(model: dict) -> str:

@@ -1,0 +1,44 @@
+"""A report says what the run's planners were judged on (spec section 8), as the terminal's
+"conformance profile" section does: the profile a run recorded in its fingerprint
+(conformance/plugin/results_writer.py), read by conformance/reporting/report.py ``run_profile_of``;
+a name that is no profile reads as the default."""
+
+from __future__ import annotations
+
+import json
+
+from conformance.cli import main as cli_main
+from tests.report_runs import run
+
+DEFAULT = ("built-in planners on contract+project+wrapper, external planners on contract "
+           "(--profile contract)")
+
+
+def _with_profile(tmp_path, profile):
+    doc = json.loads(run("a").results.read_text())
+    doc["fingerprint"]["profile"] = profile
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_the_run_records_its_profile_and_every_report_says_it(tmp_path, capsys):
+    results = run("a").results
+    assert json.loads(results.read_text())["fingerprint"]["profile"] == "contract"
+    assert cli_main(["report", str(results), "--format", "text"]) in (0, 1)
+    assert f"; judged: {DEFAULT}" in capsys.readouterr().out.splitlines()[0]
+    page = tmp_path / "r.html"
+    cli_main(["report", str(results), "--out", str(page)])
+    assert f"<br>Judged: {DEFAULT}</p>" in page.read_text()
+
+
+def test_another_profile_is_named(tmp_path, capsys):
+    cli_main(["report", str(_with_profile(tmp_path, "all")), "--format", "markdown"])
+    assert ("judged: built-in planners on contract+project+wrapper, external planners on "
+            "contract+project+wrapper (--profile all)") in capsys.readouterr().out
+
+
+def test_a_profile_that_is_none_reads_as_the_default(tmp_path, capsys):
+    cli_main(["report", str(_with_profile(tmp_path, "<b>all</b>")), "--format", "text"])
+    out = capsys.readouterr().out
+    assert f"; judged: {DEFAULT}" in out and "<b>" not in out
