@@ -197,7 +197,8 @@ def test_kill_rate_survivors_and_wrong_declarations():
     assert text.splitlines()[0].split() == ["mutant", "contract", "project", "declared"]
     assert text.splitlines()[4].split() == ["eq", "SURVIVED", "killed", "equivalent"]
     assert "kill rate --profile contract: 1/2 non-equivalent (50%)" in text
-    assert "kill rate --profile project: 2/2 non-equivalent (100%)" in text
+    assert ("kill rate --profile project: 2/2 non-equivalent (100%); 2/2 equivalent under "
+            "contract killed") in text
     assert "survivor: b (survives --profile contract)" in text
     assert ("    c1: out_write_seed_slot_indices[0]: got 9, expected 8 (decided by: project rule "
             "past-row)") in text.splitlines()

@@ -185,10 +185,15 @@ def render(score: Score) -> str:
     rows = [[key, _cell(score.verdicts["contract"][key]), _cell(score.verdicts["project"][key]),
              "equivalent" if reason else ""] for key, reason in score.reasons.items()]
     out = [tabulate(rows, headers=["mutant", "contract", "project", "declared"]), ""]
+    equivalents = [k for k, reason in score.reasons.items() if reason]
     for profile in PROFILE_NAMES:
         killed, total = score.kill_rate(profile)
         rate = f"{100 * killed / total:.0f}%" if total else "-"
-        out.append(f"kill rate --profile {profile}: {killed}/{total} non-equivalent ({rate})")
+        line = f"kill rate --profile {profile}: {killed}/{total} non-equivalent ({rate})"
+        if profile != "contract" and equivalents:  # declared equivalent under contract only
+            also = sum(1 for k in equivalents if score.verdicts[profile][k].killed)
+            line += f"; {also}/{len(equivalents)} equivalent under contract killed"
+        out.append(line)
     for key in score.reasons:
         where = [p for p in PROFILE_NAMES if key in score.survivors(p)]
         if where:
