@@ -276,3 +276,19 @@ def test_the_shipped_corpus_loads_without_a_tag_warning():
     assert errors == [] and len(cases) > 200
     tagged = {tag: sum(tag in c.tags for c in cases) for tag in RULES}
     assert all(n > 0 for n in tagged.values()), tagged  # every rule is exercised by the corpus
+
+
+@pytest.mark.parametrize("tag", sorted(RULE_CASES)[:1])
+def test_a_tag_warning_raised_by_w_error_is_the_case_files_fault_not_a_harness_bug(
+        tmp_path: Path, tag: str):
+    """Under ``-W error`` (a CI's usual filter) the warning is raised: the case is a load fault
+    that says what its data lacks, never "harness bug" (conformance/corpus/loader.py)."""
+    from conformance.corpus.loader import HARNESS_BUG
+
+    make_bad, lack, _ = RULE_CASES[tag]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TagWarning)
+        cases, errors = _load(tmp_path, make_bad([tag]))
+    assert cases == [] and [HARNESS_BUG in e.message for e in errors] == [False]
+    assert errors[0].message == (f"case 'bad' is tagged {tag!r}, but {lack} (TagWarning, raised "
+                                 "as an error by the warnings filter)")

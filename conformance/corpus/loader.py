@@ -204,6 +204,9 @@ def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
             continue
         try:
             result = _check_case(raw, path, prefix)
+        except Warning as exc:  # a case-file warning that ``-W error`` raised: the file's fault
+            result = CaseFileError(path, prefix, f"{exc} ({type(exc).__name__}, raised as an "
+                                                 "error by the warnings filter)")
         except Exception as exc:  # noqa: BLE001 - a loader bug must not stop the corpus
             result = CaseFileError(path, prefix, f"{HARNESS_BUG}: the loader raised "
                                                  f"{type(exc).__name__}: {exc}")
