@@ -29,50 +29,16 @@ never run in the judge.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import py_compile
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.planner_folder_runs import ROOT, conformance_command, corpus_run, results_of, sha256_of
+
 PLANTED = ROOT / "tests" / "planted"
 CASE = "spec7-prefill-and-decodes"  # the inclusive scan fails it (tests/planted/wrong_planners.py)
-
-
-def _env(folder: Path | None, **extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTHONPATH",
-                        "CONFORMANCE_PLANNER_PATH")}
-    if folder is not None:
-        env["CONFORMANCE_PLANNER_PATH"] = str(folder)
-    env.update(extra)
-    return env
-
-
-def _corpus_run(folder: Path, results: Path, *args: str, **extra: str
-                ) -> subprocess.CompletedProcess:
-    """``pytest conformance/ ARGS`` from the checkout, ``folder`` the planner folder."""
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider", "-q",
-         "--results", str(results), *args],
-        cwd=ROOT, env=_env(folder, **extra), capture_output=True, text=True, timeout=300)
-
-
-def _conformance(folder: Path | None, *args: str, **extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT,
-                          env=_env(folder, **extra), capture_output=True, text=True, timeout=300)
-
-
-def _results(results: Path) -> list[dict]:
-    return json.loads(results.read_text())["results"]
-
-
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _bytecode(planted: str, target: Path) -> None:
@@ -105,16 +71,16 @@ def test_a_bytecode_package_beside_the_digested_file_borrows_no_manifest(tmp_pat
     folder.mkdir()
     shutil.copy(PLANTED / "hostile8_good.py", folder / "h8twin.py")
     _bytecode("hostile8_wrong.py", folder / "h8twin" / "__init__.pyc")
-    manifest = _manifest(tmp_path / "m.json", "h8twin:launch", [_sha(folder / "h8twin.py")])
+    manifest = _manifest(tmp_path / "m.json", "h8twin:launch", [sha256_of(folder / "h8twin.py")])
     results = tmp_path / "results.json"
-    proc = _corpus_run(folder, results, "--planner", "h8twin:launch", "--case", CASE,
+    proc = corpus_run(folder, results, "--planner", "h8twin:launch", "--case", CASE,
                        "--manifest", str(manifest), "-p", "no:hypothesispytest")
     out = proc.stdout[-3000:] + proc.stderr[-2000:]
     assert results.exists(), out
-    (result,) = _results(results)
+    (result,) = results_of(results)
     assert result["observed"] == "fail", out  # the bytecode ran: the planner is wrong here
     source = json.loads(results.read_text())["fingerprint"]["planners"]["h8twin:launch"]["source"]
-    assert (source or {}).get("sha256") != _sha(folder / "h8twin.py"), source
+    assert (source or {}).get("sha256") != sha256_of(folder / "h8twin.py"), source
     assert result["status"] == "fail", f"read {result['status']!r}:\n{out}"
     assert proc.returncode == 1, out
 
@@ -133,13 +99,13 @@ def test_a_sourceless_kernel_module_changed_after_the_run_is_not_fresh(tmp_path)
     shutil.copy(PLANTED / "hostile8_launcher.py", folder / "h8launch.py")
     _bytecode("hostile8_good.py", folder / "h8kern.pyc")
     results = tmp_path / "results.json"
-    proc = _corpus_run(folder, results, "--planner", "h8launch:launch", "--case", CASE,
+    proc = corpus_run(folder, results, "--planner", "h8launch:launch", "--case", CASE,
                        "-p", "no:hypothesispytest")
-    assert proc.returncode == 0 and [r["status"] for r in _results(results)] == ["pass"], \
+    assert proc.returncode == 0 and [r["status"] for r in results_of(results)] == ["pass"], \
         proc.stdout[-3000:] + proc.stderr[-2000:]
     _bytecode("hostile8_wrong.py", folder / "h8kern.pyc")  # other code since the run
     page = tmp_path / "report.md"
-    rep = _conformance(None, "report", str(results), "--strict", "--format", "markdown",
+    rep = conformance_command(None, "report", str(results), "--strict", "--format", "markdown",
                        "--out", str(page))
     assert rep.returncode == 1, (rep.stdout + rep.stderr + page.read_text()[:1500])
 
@@ -158,12 +124,12 @@ def test_a_manifest_applies_only_with_the_local_imports_it_was_reviewed_with(tmp
     folder.mkdir()
     shutil.copy(PLANTED / "hostile8_launcher.py", folder / "h8launch.py")
     shutil.copy(PLANTED / "hostile8_wrong.py", folder / "h8kern.py")
-    manifest = _manifest(tmp_path / "m.json", "h8launch:launch", [_sha(folder / "h8launch.py")])
+    manifest = _manifest(tmp_path / "m.json", "h8launch:launch", [sha256_of(folder / "h8launch.py")])
     results = tmp_path / "results.json"
-    proc = _corpus_run(folder, results, "--planner", "h8launch:launch", "--case", CASE,
+    proc = corpus_run(folder, results, "--planner", "h8launch:launch", "--case", CASE,
                        "--manifest", str(manifest), "-p", "no:hypothesispytest")
     out = proc.stdout[-3000:] + proc.stderr[-2000:]
-    (result,) = _results(results)
+    (result,) = results_of(results)
     assert result["observed"] == "fail", out
     assert result["status"] == "fail", f"read {result['status']!r}:\n{out}"
     assert proc.returncode == 1, out
@@ -184,18 +150,18 @@ def test_a_benchmark_of_another_kernel_module_is_withheld(tmp_path):
     kern = folder / "h8kern.py"
     shutil.copy(PLANTED / "hostile8_good.py", kern)
     results = tmp_path / "results.json"
-    proc = _corpus_run(folder, results, "--planner", "h8launch:launch", "--case", CASE,
+    proc = corpus_run(folder, results, "--planner", "h8launch:launch", "--case", CASE,
                        "-p", "no:hypothesispytest")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     judged = kern.read_text()
     kern.write_text(judged + "\n# another kernel: the code the benchmark times, never judged\n")
     bench = tmp_path / "bench.json"
-    run = _conformance(folder, "bench", "--planner", "h8launch:launch", "--bs", "1", "--mode",
+    run = conformance_command(folder, "bench", "--planner", "h8launch:launch", "--bs", "1", "--mode",
                        "eager", "--scenario", "reused", "--rounds", "5", "--json", str(bench))
     assert run.returncode == 0 and bench.exists(), run.stdout[-3000:] + run.stderr[-2000:]
     kern.write_text(judged)
     page = tmp_path / "report.html"
-    rep = _conformance(folder, "report", str(results), "--bench", str(bench), "--strict",
+    rep = conformance_command(folder, "report", str(results), "--bench", str(bench), "--strict",
                        "--out", str(page))
     text = page.read_text()
     assert "withheld" in text and rep.returncode == 1, (
@@ -220,13 +186,13 @@ def test_a_module_planted_in_another_pythonpath_folder_does_not_turn_the_run_gre
     shutil.copy(PLANTED / "hostile8_other_folder.py", planner / "h8other.py")
     marker = tmp_path / "marker"
     results = tmp_path / "results.json"
-    proc = _corpus_run(planner, results, "--planner", "h8other:launch", "--case", CASE,
+    proc = corpus_run(planner, results, "--planner", "h8other:launch", "--case", CASE,
                        PYTHONPATH=str(lib), HOSTILE7_MARKER=str(marker))
     out = proc.stdout[-3000:] + proc.stderr[-2000:]
     assert not marker.exists(), marker.read_text() + out
     assert proc.returncode in (1, 4), f"a wrong planner's run exited {proc.returncode}:\n{out}"
     if proc.returncode == 1:
-        assert [r["status"] for r in _results(results)] == ["fail"], out
+        assert [r["status"] for r in results_of(results)] == ["fail"], out
 
 
 # === 6. files a command must not write =======================================================
@@ -238,12 +204,12 @@ def test_repro_out_never_replaces_a_kept_file_nor_writes_into_committed_evidence
     must refuse both, as ``report --out`` and ``bench --json`` do."""
     kept = tmp_path / "reviewed.json"
     kept.write_text('{"reviewed": true}\n')
-    rep = _conformance(None, "repro", CASE, "--planner", "python", "--out", str(kept))
+    rep = conformance_command(None, "repro", CASE, "--planner", "python", "--out", str(kept))
     assert kept.read_text() == '{"reviewed": true}\n', rep.stderr[-2000:]
     assert rep.returncode != 0, rep.stderr[-2000:]
     evidence = ROOT / "reports" / "upstream" / f"h8-repro-{os.getpid()}.py"
     try:
-        rep = _conformance(None, "repro", CASE, "--planner", "python", "--out", str(evidence))
+        rep = conformance_command(None, "repro", CASE, "--planner", "python", "--out", str(evidence))
         assert not evidence.exists() and rep.returncode != 0, rep.stderr[-2000:]
     finally:
         evidence.unlink(missing_ok=True)
@@ -258,7 +224,7 @@ def test_manifest_out_never_writes_into_committed_evidence(tmp_path):
     planner = "sglang.kernels.ops.kv_canary.plan.offsets_kernel:launch_plan_offsets_kernel"
     evidence = ROOT / "reports" / "gpu" / f"h8-manifest-{os.getpid()}.json"
     try:
-        rep = _conformance(None, "manifest", "--from", str(source), "--planner", planner,
+        rep = conformance_command(None, "manifest", "--from", str(source), "--planner", planner,
                            "--out", str(evidence))
         assert not evidence.exists() and rep.returncode != 0, rep.stderr[-2000:]
     finally:
@@ -279,8 +245,8 @@ def test_start_up_hooks_in_the_planner_folder_never_run_in_the_judge(tmp_path):
     (folder / "h8hooks.pth").write_text("import h8hookmod\n")
     marker = tmp_path / "marker"
     results = tmp_path / "results.json"
-    proc = _corpus_run(folder, results, "--planner", "h8hooked:launch", "--case", CASE,
+    proc = corpus_run(folder, results, "--planner", "h8hooked:launch", "--case", CASE,
                        "-n", "2", "-p", "no:hypothesispytest", HOSTILE8_MARKER=str(marker))
     out = proc.stdout[-3000:] + proc.stderr[-2000:]
     assert not marker.exists(), marker.read_text()
-    assert proc.returncode == 1 and [r["status"] for r in _results(results)] == ["fail"], out
+    assert proc.returncode == 1 and [r["status"] for r in results_of(results)] == ["fail"], out

@@ -5,7 +5,6 @@ attack that still works is a strict xfail whose reason names the hole and the fi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -15,41 +14,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.planner_folder_runs import ROOT, conformance_command, corpus_run, results_of, sha256_of
+
 PLANTED = ROOT / "tests" / "planted"
 CASE = "spec7-prefill-and-decodes"  # the inclusive scan fails it (tests/planted/wrong_planners.py)
-
-
-def _env(folder, **extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTHONPATH",
-                        "CONFORMANCE_PLANNER_PATH")}
-    if folder is not None:
-        env["CONFORMANCE_PLANNER_PATH"] = (
-            os.pathsep.join(map(str, folder)) if isinstance(folder, (list, tuple)) else str(folder))
-    env.update(extra)
-    return env
-
-
-def _corpus_run(folder, results: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
-    """``pytest conformance/ ARGS`` from the checkout, ``folder`` the planner folder(s)."""
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider", "-q",
-         "-p", "no:hypothesispytest", "--results", str(results), *args],
-        cwd=ROOT, env=_env(folder, **extra), capture_output=True, text=True, timeout=300)
-
-
-def _conformance(folder, *args: str, **extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT,
-                          env=_env(folder, **extra), capture_output=True, text=True, timeout=300)
-
-
-def _results(results: Path) -> list[dict]:
-    return json.loads(results.read_text())["results"]
-
-
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _manifest(path: Path, planner: str, sources: list[str]) -> Path:
@@ -74,12 +42,12 @@ def _split(tmp_path: Path, kernel: str) -> tuple[Path, Path]:
 
 def test_a_kernel_in_another_planner_folder_borrows_no_manifest(tmp_path):
     entrant, lib = _split(tmp_path, "hostile9_wrong.py")
-    manifest = _manifest(tmp_path / "m.json", "h9launch:launch", [_sha(entrant / "h9launch.py")])
+    manifest = _manifest(tmp_path / "m.json", "h9launch:launch", [sha256_of(entrant / "h9launch.py")])
     results = tmp_path / "results.json"
-    proc = _corpus_run([entrant, lib], results, "--planner", "h9launch:launch", "--case", CASE,
+    proc = corpus_run([entrant, lib], results, "--planner", "h9launch:launch", "--case", CASE,
                        "--manifest", str(manifest))
     out = proc.stdout[-3000:] + proc.stderr[-2000:]
-    (result,) = _results(results)
+    (result,) = results_of(results)
     assert result["observed"] == "fail", out  # the wrong kernel ran
     assert result["status"] == "fail", f"read {result['status']!r}:\n{out}"
     assert proc.returncode == 1, out
@@ -88,12 +56,12 @@ def test_a_kernel_in_another_planner_folder_borrows_no_manifest(tmp_path):
 def test_a_kernel_in_another_planner_folder_changed_after_the_run_is_not_fresh(tmp_path):
     entrant, lib = _split(tmp_path, "hostile9_good.py")
     results = tmp_path / "results.json"
-    proc = _corpus_run([entrant, lib], results, "--planner", "h9launch:launch", "--case", CASE)
-    assert proc.returncode == 0 and [r["status"] for r in _results(results)] == ["pass"], \
+    proc = corpus_run([entrant, lib], results, "--planner", "h9launch:launch", "--case", CASE)
+    assert proc.returncode == 0 and [r["status"] for r in results_of(results)] == ["pass"], \
         proc.stdout[-3000:] + proc.stderr[-2000:]
     shutil.copy(PLANTED / "hostile9_wrong.py", lib / "h9kern.py")  # other code since the run
     page = tmp_path / "report.md"
-    rep = _conformance(None, "report", str(results), "--strict", "--format", "markdown",
+    rep = conformance_command(None, "report", str(results), "--strict", "--format", "markdown",
                        "--out", str(page))
     assert rep.returncode == 1, (rep.stdout + rep.stderr + page.read_text()[:1500])
 
@@ -223,9 +191,9 @@ def test_a_profile_hook_left_by_the_planner_does_not_slow_the_floors(tmp_path):
                    "planner can mprotect the pages back)")
 def test_an_input_used_as_scratch_through_numpy_and_restored_fails_in_the_corpus_engine(tmp_path):
     results = tmp_path / "results.json"
-    proc = _corpus_run(None, results, "--planner",
+    proc = corpus_run(None, results, "--planner",
                        "tests.planted.hostile9_bench:borrows_an_input_through_numpy",
                        "--case", CASE)
     out = proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert [r["status"] for r in _results(results)] == ["fail"], out
+    assert [r["status"] for r in results_of(results)] == ["fail"], out
     assert proc.returncode == 1, out

@@ -1,0 +1,52 @@
+"""What the tests of external planners in ``$CONFORMANCE_PLANNER_PATH`` folders share: a clean
+environment naming the folders, a corpus run and a ``python -m conformance`` command from the
+checkout, and the results' entries (tests/test_hostile8.py, tests/test_hostile9.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def planner_env(folder, **extra: str) -> dict:
+    """This process's environment without pytest's and the planner path's variables, then
+    ``CONFORMANCE_PLANNER_PATH`` = ``folder`` (a path, or a list of them), then ``extra``."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTHONPATH",
+                        "CONFORMANCE_PLANNER_PATH")}
+    if folder is not None:
+        env["CONFORMANCE_PLANNER_PATH"] = (
+            os.pathsep.join(map(str, folder)) if isinstance(folder, (list, tuple)) else str(folder))
+    env.update(extra)
+    return env
+
+
+def corpus_run(folder, results: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
+    """``pytest conformance/ ARGS`` from the checkout, ``folder`` the planner folder(s), its
+    results written to ``results``."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider", "-q",
+         "-p", "no:hypothesispytest", "--results", str(results), *args],
+        cwd=ROOT, env=planner_env(folder, **extra), capture_output=True, text=True, timeout=300)
+
+
+def conformance_command(folder, *args: str, **extra: str) -> subprocess.CompletedProcess:
+    """``python -m conformance ARGS`` from the checkout."""
+    return subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT,
+                          env=planner_env(folder, **extra), capture_output=True, text=True,
+                          timeout=300)
+
+
+def results_of(results: Path) -> list[dict]:
+    """The ``results`` entries of a results file."""
+    return json.loads(results.read_text())["results"]
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
