@@ -16,6 +16,7 @@ from conformance.corpus.loader import load_corpus
 from conformance.reporting import failure_groups
 from conformance.reporting.failure_groups import MARKDOWN_TITLE, MAX_CASES, MAX_PATTERNS, TITLE
 from conformance.reporting.results_format import BAD
+from conformance.reporting.run_profile import run_profile
 from tests.subproc import cli, run_pytest
 
 TWO_BUGS = "tests.planted.two_bugs:two_bugs"
@@ -293,11 +294,11 @@ def test_a_real_lut_clamp_failure_is_grouped_under_the_contract(tmp_path):
 
 def test_a_report_reads_the_profile_from_the_run_arguments():
     """The report's groups take the run's ``--profile`` from its recorded arguments."""
-    assert failure_groups.run_profile(["conformance/", "--profile", "project"]) == "project"
-    assert failure_groups.run_profile(["--profile=all", "-q"]) == "all"
-    assert failure_groups.run_profile(["--profile", "all", "--profile", "contract"]) == "contract"
-    assert failure_groups.run_profile(["-q"]) is None
-    assert failure_groups.run_profile(None) is None
+    assert run_profile(["conformance/", "--profile", "project"]) == "project"
+    assert run_profile(["--profile=all", "-q"]) == "all"
+    assert run_profile(["--profile", "all", "--profile", "contract"]) == "contract"
+    assert run_profile(["-q"]) is None
+    assert run_profile(None) is None
 
 
 def test_a_case_with_two_failed_results_is_listed_once():

@@ -55,6 +55,12 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def visible(text: str) -> str:
+    """``text`` with every non-printable character but the newline and the tab (ESC, CR, NUL, bidi
+    overrides) escaped as :func:`printable` does: multi-line text whose every character shows."""
+    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in text)
+
+
 def display_path(path: Path) -> str:
     """``path`` relative to the repository when it lies inside it and the run started at its root;
     otherwise (an installed wheel, a run started elsewhere) relative to the current directory when

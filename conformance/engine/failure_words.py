@@ -1,11 +1,13 @@
 """The words of a failure report (:mod:`conformance.engine.judge`): which call of a case it is, the
 rule that decides a difference, and the spec's clause for it (the section-5 clause of a contract
 element, the section-6 situation of a project rule's, the spec item of a documented error), all
-read from the corpus subject's ``element_rules``, ``section6`` and ``errors``.
+read from the corpus subject's ``element_rules``, ``section6`` and ``errors``; and how a
+planner's own text is quoted in it (:func:`quoted`, :func:`one_line`).
 """
 
 from __future__ import annotations
 
+from conformance.corpus.case_file import printable
 from conformance.corpus.corpus_subject import element_rules as _element_rules
 from conformance.corpus.corpus_subject import errors as _errors
 from conformance.corpus.corpus_subject import section6 as _section6
@@ -18,6 +20,22 @@ BY_KEY = _section6.BY_KEY
 RAISES_WRITE_NOTHING = ("spec §4: the checks run before the launch, so a step that must raise "
                         "writes nothing")
 """The clause of every output element a step that must raise wrote."""
+
+
+QUOTE = "    | "
+"""What starts every line of a planner's own text (its traceback, its message) in a failure: no
+line it writes can read as one of the harness's (a ``rerun:`` line, a ``decided by:`` line)."""
+
+
+def quoted(text: str) -> str:
+    """A planner's multi-line text for a failure: each line after :data:`QUOTE`, its control and
+    format characters escaped (:func:`~conformance.corpus.case_file.printable`)."""
+    return "\n".join(QUOTE + printable(line) for line in (text.splitlines() or [""]))
+
+
+def one_line(text: str) -> str:
+    """A planner's text (a class name, a repr) as one line, control characters escaped."""
+    return printable(str(text))
 
 
 def rule_name(rule: str) -> str:

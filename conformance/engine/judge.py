@@ -32,6 +32,7 @@ from conformance.corpus.subject import subject_of
 from conformance.engine.diff import differing_indices, field_diff
 from conformance.engine.failure_words import RAISES_WRITE_NOTHING
 from conformance.engine.failure_words import clause as _clause, error_clause as _error_clause
+from conformance.engine.failure_words import one_line, quoted
 from conformance.engine.failure_words import rule_name as _rule_name, where as _where
 from conformance.engine.observe import Observation, Raised, StepObservation
 from conformance.engine.outside import outside_proof
@@ -86,8 +87,8 @@ class _Judging:
         if want is None:
             if raised is None:
                 return True
-            text = (f"raised {raised.class_name} on a valid input:\n{raised.traceback_tail}\n"
-                    f"  decided by: {_rule_name(rules.error)}")
+            text = (f"raised {one_line(raised.class_name)} on a valid input:\n"
+                    f"{quoted(raised.traceback_tail)}\n  decided by: {_rule_name(rules.error)}")
             if rules.error == CONTRACT:
                 text += ("\n    spec §5: every input that passes validation is planned (section 6 "
                          "says what an out-of-contract value gets); no raise after the checks")
@@ -104,14 +105,14 @@ class _Judging:
                      f"{_error_clause(want['id'])}")
             return False
         got_id = raised.error_id or identify(raised.message)
-        got = f"{raised.class_name} [{got_id}] {raised.message!r}"
+        got = f"{one_line(raised.class_name)} [{one_line(got_id)}] {raised.message!r}"
         type_ok = want["type"] in raised.builtin_bases
         if type_ok and raised.message == message and got_id == want["id"]:
             return True
         detail = f"wrong error\n  expected {expected}\n       got {got}"
         if raised.class_name == want["type"] and not type_ok:
-            detail += (f"\n  ({raised.class_name} here is a class of that name, not a subclass "
-                       f"of the built-in {want['type']})")
+            detail += (f"\n  ({one_line(raised.class_name)} here is a class of that name, not a "
+                       f"subclass of the built-in {want['type']})")
         detail += f"\n  decided by: {_rule_name(rules.error)}{_error_clause(want['id'])}"
         kind = error_kind(raised.class_name, not type_ok and raised.class_name == want["type"],
                           got_id, raised.message != message and got_id == want["id"])
@@ -124,7 +125,8 @@ class _Judging:
         if seen.raised is None and not seen.returned_none:
             self.add(at, Difference(k, run, "returned", "return", None, None, seen.returned_repr,
                                     CONTRACT),
-                     f"returned {seen.returned_repr}; the launcher returns None (spec section 3)")
+                     f"returned {one_line(seen.returned_repr)}; the launcher returns None (spec "
+                     "section 3)")
 
     def unchanged(self, at, k: int, run: str, seen: StepObservation) -> None:
         """Every input allocation kept its values and its version counter (spec section 5)."""

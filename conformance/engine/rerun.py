@@ -45,11 +45,24 @@ the planner, stays off pytest's own path; the planner is found through
 ``$CONFORMANCE_PLANNER_PATH``, which the rerun carries)."""
 
 
+def shell_word(word: str) -> str:
+    """``word`` quoted for a shell: :func:`shlex.quote`, or, where it holds a character that is not
+    printable (ESC, a newline, a bidi override), bash's ``$'...'`` with each such character as an
+    escape (``\\x1b``, ``\\u202e``): the line stays one printable line that a terminal shows as
+    it is and bash reads back as the same word."""
+    if all(c.isprintable() for c in word):
+        return shlex.quote(word)
+    body = "".join("\\\\" if c == "\\" else "\\'" if c == "'" else
+                   c if c.isprintable() else repr(c)[1:-1] for c in word)
+    return f"$'{body}'"
+
+
 def shell_command(argv: list[str], environment: dict[str, str] | None = None) -> str:
-    """``argv`` as one line safe to paste into a POSIX shell: every word through :func:`shlex.quote`
-    (``shlex.join``), prefixed by ``NAME=value`` assignments of ``environment`` (values quoted)."""
-    assignments = [f"{name}={shlex.quote(value)}" for name, value in (environment or {}).items()]
-    return " ".join([*assignments, shlex.join(argv)])
+    """``argv`` as one line safe to paste into a POSIX shell: every word through
+    :func:`shell_word`, prefixed by ``NAME=value`` assignments of ``environment`` (values
+    quoted)."""
+    assignments = [f"{name}={shell_word(value)}" for name, value in (environment or {}).items()]
+    return " ".join([*assignments, *(shell_word(word) for word in argv)])
 
 
 def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None,

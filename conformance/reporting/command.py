@@ -143,7 +143,8 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"warning: {terminal_text(warning)}", file=sys.stderr)  # the file's text: escaped
     held = (model.get("bench") or {}).get("withheld")
     return 1 if model["incomplete"] or (args.strict and (model["stale"] or model["undigested"]
-                                                         or held)) else 0
+                                                         or held or model["profile_fault"])) \
+        else 0
 
 
 def _write_report(model: dict, args: argparse.Namespace) -> None:

@@ -35,6 +35,7 @@ from tabulate import tabulate
 from conformance.corpus.text import natural_key
 from conformance.corpus.case_file import printable
 from conformance.corpus.entries import PSEUDO_PLANNERS
+from conformance.reporting.run_profile import weaker_profile
 from conformance.reporting import bench_figures as report_bench
 from conformance.reporting import compare_bench
 from conformance.reporting.compare_bench import bench_line
@@ -127,6 +128,7 @@ def compare(old: Path, new: Path) -> dict:
         sections["disappeared"] = [_entry(o) for k, o in before.items() if k not in after]
         for entries in sections.values():
             entries.sort(key=lambda e: natural_key(e["id"]))
+        model["weaker_profile"] = weaker_profile(old_results, new_results)
         model.update(sections, has_results=True, unchanged=sum(
             1 for k, r in after.items() if k in before and before[k]["status"] == r["status"]))
     if old_bench is not None and new_bench is not None:
@@ -223,6 +225,8 @@ def gate(model: dict) -> list[str]:
     compared nothing cannot pass); NEW's items of a planner OLD did not run that do not pass
     (failures with no baseline are never taken for "not a regression")."""
     why = []
+    if model.get("weaker_profile"):
+        why.append(model["weaker_profile"])
     if regressions(model):
         why.append(f"{regressions(model)} regression(s)")
     if nothing_compared(model):
@@ -251,6 +255,7 @@ def headline(model: dict, quote=str) -> str:
     else:
         lead = f"no regressions ({', '.join(bad)})" if bad else ""
     parts = [not_compared(model, quote), lead] if not_compared(model) else [lead]
+    parts.insert(0, model.get("weaker_profile") or "")
     lead = "; ".join(p for p in parts if p)
     parts = []
     if model["has_results"]:
@@ -309,10 +314,9 @@ def render_markdown(model: dict, fmt: str = "github") -> str:
 
 def render_html(model: dict) -> str:
     """The comparison as one self-contained page."""
-    import jinja2
+    from conformance.reporting.html_pages import environment
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.reporting", "templates"),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env = environment()
     return env.get_template("compare.html.j2").render(sections=SECTIONS, headline=headline(model),
                                                       planners=planner_line(model),
                                                       lookup=model, **model)

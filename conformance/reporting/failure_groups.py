@@ -133,19 +133,6 @@ def words(key: tuple) -> str:
 
 
 
-def run_profile(args) -> str | None:
-    """The ``--profile`` a run was given, read from its recorded arguments (a results file's
-    ``args``: ``--profile NAME`` or ``--profile=NAME``, the last one wins), or None."""
-    found = None
-    args = list(args or [])
-    for i, arg in enumerate(args):
-        if arg == "--profile" and i + 1 < len(args):
-            found = args[i + 1]
-        elif isinstance(arg, str) and arg.startswith("--profile="):
-            found = arg.split("=", 1)[1]
-    return found
-
-
 def groups(results: list[dict], order=None, link=None,
            profile: str | None = None) -> list[dict]:
     """One entry per planner with not-passing results, in ``order`` (a sort key of the planner's

@@ -19,7 +19,7 @@ from tabulate import tabulate
 from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.corpus.corpus_subject import errors as _catalog
 from conformance.reporting import bench_section
-from conformance.engine.verdict import DEFAULT_PROFILE, PROFILES
+from conformance.reporting.run_profile import judged_on, profile_fault, run_profile_of
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.case_file import printable
 from conformance.corpus.text import kept, natural_key
@@ -147,6 +147,7 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
                                  natural_key(f["json_path"])))
     profile = run_profile_of(doc)
     model = {"doc": doc, "fingerprint": doc["fingerprint"], "planners": planners,
+             "profile": profile, "profile_fault": profile_fault(doc),
              "judged_on": judged_on(profile),
              "summary": summary, "statuses": STATUSES, "bad_statuses": sorted(BAD),
              "judged_statuses": list(PASSING_JUDGED),
@@ -172,6 +173,9 @@ def warning(model: dict, quote=str) -> str | None:
     parts = []
     if model["incomplete"]:
         parts.append(f"INCOMPLETE RUN: {model['incomplete']}; only what finished is shown")
+    if model.get("profile_fault"):
+        parts.append(f"PROFILE NOT AS RECORDED: {quote(model['profile_fault'])}; read as "
+                     f"--profile {model['profile']}")
     if model["stale"]:
         parts.append(f"STALE RESULTS: {'; '.join(map(quote, model['stale']))}")
     if model.get("undigested"):
@@ -209,10 +213,9 @@ def no_error_case_line(catalog: list[dict], quote=str) -> str | None:
 
 def render_html(model: dict) -> str:
     """The self-contained page."""
-    import jinja2
+    from conformance.reporting.html_pages import environment
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("conformance.reporting", "templates"),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env = environment()
     return env.get_template("report.html.j2").render(
         **model, warning=warning(model), command=run_command(model["doc"]),
         subjects=run_subjects(model["doc"]), corpus_subject=CORPUS_NAME,
@@ -233,20 +236,6 @@ def _summary_table(model: dict, fmt: str) -> str:
     rows = [[cell(s["planner"]), cell(s["mode"]), *[s["counts"][k] for k in STATUSES],
              f"{s['seconds']:.1f}"] for s in model["summary"]]
     return tabulate(rows, headers=["planner", "mode", *STATUSES, "seconds"], tablefmt=fmt)
-
-
-def run_profile_of(doc: dict) -> str:
-    """The ``--profile`` an external planner of the run was judged on: the fingerprint's
-    ``profile`` (recorded by the run), else the run's recorded arguments, else the default; a
-    name that is no profile reads as the default (:data:`~conformance.engine.verdict.PROFILES`)."""
-    name = doc["fingerprint"].get("profile") or failure_groups.run_profile(doc.get("args"))
-    return name if name in PROFILES else DEFAULT_PROFILE
-
-
-def judged_on(profile: str) -> str:
-    """What the planners of a run were judged on, in one line (spec section 8)."""
-    return (f"built-in planners on {'+'.join(PROFILES['all'])}, external planners on "
-            f"{'+'.join(PROFILES[profile])} (--profile {profile})")
 
 
 def _head(model: dict, quote=str) -> str:
