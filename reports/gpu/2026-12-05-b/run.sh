@@ -7,10 +7,12 @@ set -uo pipefail
 cd "$(dirname "$0")/../../.."
 OUT="${OUT:-/tmp/epoch-out}"
 mkdir -p "$OUT"
-timeout 200 python3 reports/gpu/2026-12-05-b/epoch.py > "$OUT/epoch.txt" 2>&1
-echo "exit code: $?" >> "$OUT/epoch.txt"
-grep -v NumbaPerformanceWarning "$OUT/epoch.txt" | grep -v "warn(errors" | tail -n 30
-decision="$(grep '^DECISION' "$OUT/epoch.txt" || echo 'DECISION none')"
+if [ -z "${SKIP_SWEEP:-}" ]; then  # SKIP_SWEEP=1: the evidence of the tree alone
+  timeout 200 python3 reports/gpu/2026-12-05-b/epoch.py > "$OUT/epoch.txt" 2>&1
+  echo "exit code: $?" >> "$OUT/epoch.txt"
+fi
+[ -f "$OUT/epoch.txt" ] && grep -v NumbaPerformanceWarning "$OUT/epoch.txt" | grep -v "warn(errors" | tail -n 30
+decision="$(grep -s '^DECISION' "$OUT/epoch.txt" || echo 'DECISION none')"
 case "$decision" in *triton=1*)
   sed -i 's/^EPOCH_LOAD: bool = False$/EPOCH_LOAD: bool = True/' impls/offsets_planner/triton_planner.py ;; esac
 case "$decision" in *numba-cuda=1*)
