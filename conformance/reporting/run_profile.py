@@ -62,8 +62,8 @@ def profile_fault(doc: dict) -> str | None:
     for r in doc.get("results") or ():
         kind = _GIVEN_ONLY_WITHOUT.get(r.get("status"))
         if kind in kinds:
-            return (f"a result reads {r['status']!r}, which --profile {profile} never gives (it "
-                    f"judges {kind} rules)")
+            return (f"a result reads {r['status']!r}, which --profile "
+                    f"{printable(str(profile))} never gives (it judges {kind} rules)")
     return None
 
 
