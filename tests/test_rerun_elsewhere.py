@@ -6,7 +6,6 @@ conformance/paths.py ``FROM_ELSEWHERE``)."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import sys
 import pytest
 
 from conformance.paths import INSTALLED
+from tests.planner_folder_runs import planner_env
 
 pytestmark = pytest.mark.skipif(INSTALLED, reason="an editable checkout's own behaviour")
 
@@ -27,21 +27,13 @@ def launch(**kw):
 '''
 
 
-def _env(folder) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTHONPATH",
-                        "CONFORMANCE_PLANNER_PATH")}
-    env["CONFORMANCE_PLANNER_PATH"] = str(folder)
-    return env
-
-
 def test_a_rerun_line_printed_outside_the_checkout_works_when_pasted_there(tmp_path):
     (tmp_path / "offbyone.py").write_text(WRONG)
     run = subprocess.run(
         [sys.executable, "-P", "-m", "pytest", "--pyargs", "conformance", "-p", "no:cacheprovider",
          "-p", "no:hypothesispytest", "--planner", "offbyone:launch", "--case", CASE,
          "--results", str(tmp_path / "results.json")],
-        cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=300)
+        cwd=tmp_path, env=planner_env(tmp_path), capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
     lines = [m[1] for m in re.finditer(r"rerun: (.+)", run.stdout)]
     assert lines, run.stdout[-3000:]
@@ -50,7 +42,7 @@ def test_a_rerun_line_printed_outside_the_checkout_works_when_pasted_there(tmp_p
     assert " python -P -m pytest --pyargs conformance --planner offbyone:launch --case " \
         f"{CASE} --results reports/out/rerun-{CASE}.json" in rerun, rerun
     again = subprocess.run(["bash", "-c", rerun.replace("python -P", f"{sys.executable} -P", 1)],
-                           cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
+                           cwd=tmp_path, env=planner_env(tmp_path), capture_output=True, text=True,
                            timeout=300)
     assert again.returncode == 1, again.stdout[-3000:] + again.stderr[-2000:]
     assert "file or directory not found" not in again.stdout + again.stderr
