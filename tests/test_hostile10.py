@@ -158,7 +158,11 @@ def _case_folder(base: Path, name: str) -> Path:
 
 
 def _rerun_line(out: str) -> str:
-    lines = [m[1] for m in re.finditer(r"^  rerun: (.+)$", out, re.M)]
+    """The one rerun line of the failure report. pytest's short summary repeats the whole message
+    (and so the line) where it sees a CI machine (the CI or BUILD_NUMBER variable), so only the
+    report above that summary is read."""
+    report = out.split(" short test summary info ", 1)[0]
+    lines = [m[1] for m in re.finditer(r"^  rerun: (.+)$", report, re.M)]
     assert len(lines) == 1, out[-3000:]
     return lines[0]
 
