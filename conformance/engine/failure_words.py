@@ -75,8 +75,8 @@ def where(k: int, n: int, r: int, run: str) -> str:
     text = f"step {k + 1} of {n}, " if n > 1 else ""
     if run == PLAIN:
         return text + ("the plain run (outputs zero-filled, every tensor in an allocation of its "
-                       "own, no poison, no guard zone, as a server hands them over): both "
-                       "poisoned runs matched, so this appeared only on plain buffers")
+                       "own, no poison, no guard zone it can see, as a server hands them over): "
+                       "both poisoned runs matched, so this appeared only on plain buffers")
     text += f"run {r + 1} of 2 (fresh poison {run!r})"
     if r:
         text += (": the first run matched, so the output depends on what the buffers held "

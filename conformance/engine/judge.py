@@ -146,6 +146,27 @@ class _Judging:
                          f"its values: inputs are read-only (spec §5), and another stream may "
                          f"read them")
 
+    def past_end(self, at, k: int, run: str, seen: StepObservation) -> None:
+        """Nothing was written past the end of an argument's memory, into the hidden guard an
+        engine maps there (spec section 6: never read or write outside a tensor)."""
+        firsts: dict[str, dict] = {}
+        for w in seen.past_end:
+            field = str(w["field"])
+            evidence = (f"the planner wrote outside {field} ({w['past']} past its end, into "
+                        f"memory the harness mapped after its allocation)")
+            self.add(at, Difference(k, run, "outside", field, w["index"], w["expected"],
+                                    w["got"], CONTRACT, evidence), None)
+            firsts.setdefault(field, w)
+        if firsts and at == self.first:
+            for field, w in firsts.items():
+                n = sum(1 for x in seen.past_end if x["field"] == field)
+                self.lines.append(f"{field}: wrote {n} element(s) past the end of its allocation, "
+                                  f"the first {w['past']} past its end (got {w['got']} where the "
+                                  f"hidden guard held {w['expected']})")
+            self.lines.append("  " + rule_line(Counter({CONTRACT: len(seen.past_end)})))
+            self.lines.append("    spec §6: no implementation may ever read or write outside a "
+                              "tensor")
+
     def outputs(self, at, k: int, run: str, seen: StepObservation, expected: dict,
                 poison: dict, lengths: dict, rules: StepRules, error_ok: bool = True) -> None:
         """Every element of every output allocation equals ``expected`` (guard zones included).
@@ -268,6 +289,7 @@ def _judge_launcher(case: Case, seen: Observation, judging: _Judging) -> None:
         ok = judging.error(at, k, run, step, step_seen.raised, rules)
         judging.returned(at, k, run, step_seen)
         judging.unchanged(at, k, run, step_seen)
+        judging.past_end(at, k, run, step_seen)
         if step.error is None and step_seen.raised is not None:
             continue  # the raise is the difference; what it left unwritten follows from it
         if step.error is None:

@@ -142,7 +142,11 @@ class StepObservation:
     ``returned_repr`` is the launcher's return value's ``repr`` (None when it raised) and
     ``returned_none`` whether it was None (spec section 3: it must be). ``outputs_before`` /
     ``outputs_after`` hold every output allocation, guard zones included; ``guard`` is how many
-    elements of guard zone lie before each output in it (0 in the plain run).
+    elements of guard zone lie before each output in it (0 in the plain run). ``past_end`` is
+    what the call wrote past the end of an argument's memory where the engine maps a hidden guard
+    there (the isolated engine's shared CPU storages), one ``{"field", "index", "past",
+    "expected", "got"}`` per element (:meth:`conformance.robustness.shared_tensors.Sender.past_end`);
+    empty where nothing was written there or no engine looked.
     """
 
     run: str
@@ -155,6 +159,7 @@ class StepObservation:
     outputs_after: dict[str, list] = field(default_factory=dict)
     inputs: list[InputState] = field(default_factory=list)
     guard: int = GUARD
+    past_end: list[dict] = field(default_factory=list)
 
 
 @dataclass

@@ -13,6 +13,10 @@ a stand-in (:class:`RemoteLauncher`) that hands the call's tensors to the worker
 * what is compared is read by the harness from memory it owns, with its own comparison: a planner
   that rebinds ``torch.equal``, pushes a ``TorchFunctionMode`` or patches the observer in the worker
   changes nothing here, and an input written through ``.data`` or numpy is seen in the bytes;
+* a write past the end of an argument's memory lands in the hidden guard each shared storage has
+  (:mod:`conformance.robustness.shared_tensors`), which the harness reads after every call and
+  hands the judge as the call's ``past_end`` (so the plain run's exact-size buffers are guarded
+  too, the planner unable to see it);
 * the worker's reports -- what the launcher returned or raised, the version counters of the
   tensors it wrote in place, the torch state it left changed -- are taken as given: the version
   counters are advisory (a planner can write without moving them; the byte comparison decides).
@@ -23,6 +27,7 @@ from __future__ import annotations
 import torch
 
 from conformance.corpus.loader import Case
+from conformance.engine.inputs import poison_seed
 from conformance.engine.observe import Raised, ReportedRaise, observe
 from conformance.engine.runner import CaseBuildError, Target, resolve_device
 from conformance.robustness.isolation import ChildLost
@@ -41,11 +46,13 @@ class RemoteLauncher:
 
     def __init__(self, worker, deadline: float, timeout: float) -> None:
         self.worker, self.deadline, self.timeout = worker, deadline, timeout
-        self.sender = Sender()
+        self.sender = Sender(poison_seed())
+        self.past_end: list[list[dict]] = []  # per call: what it wrote into the hidden guards
 
     def __call__(self, **kwargs):
         message, fds = self.sender.describe(kwargs)
         answer = self.worker.call(message, fds, self.deadline, self.timeout)
+        self.past_end.append(self.sender.past_end())
         for name, grew in (answer.get("versions") or {}).items():
             value = kwargs.get(name)
             if isinstance(value, torch.Tensor) and isinstance(grew, int):
@@ -96,6 +103,12 @@ def observe_in(worker, request: dict, deadline: float, timeout: float) -> dict:
             worker.end(deadline, timeout)
             return {"status": "case-error", "text": str(exc)}
         changed = worker.end(deadline, timeout)
+        if launcher.past_end:  # one record per call, and a launcher case's calls are its steps
+            if len(launcher.past_end) != len(seen.steps):
+                raise ChildLost({"status": "error", "text": f"{len(launcher.past_end)} calls "
+                                 f"for {len(seen.steps)} observed steps"})
+            for step, found in zip(seen.steps, launcher.past_end):
+                step.past_end = found
     except ChildLost as lost:
         if lost.answer["status"] == "error":  # the worker lives on: close the case there
             try:

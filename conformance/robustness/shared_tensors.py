@@ -15,6 +15,16 @@ the harness reads itself, after the call, with its own comparison.
   run to be trusted: only the CPU path is exercised by the CPU test suite.
 * ``meta`` tensors (a case's device override) carry no memory: the worker makes its own.
 
+Hidden guard (CPU): each shared file is longer than its storage by a *slack* (to the end of the
+storage's last page, then one more page) that the harness fills from the poison seed; the worker
+maps the whole file but hands the planner a storage of exactly the storage's size
+(``torch.frombuffer`` on the mapping). A write past the end of an argument's memory -- on the plain
+run's exact-size buffers as much as past the guard zones of the poisoned runs -- lands in the slack,
+where the harness reads it after the call (:meth:`Sender.past_end`) from the file it owns; in a
+server it would land in the next allocation. A planner cannot tell the runs apart by the mapping:
+every storage of every run has its slack. CUDA storages have none (their memory is the caching
+allocator's; compute-sanitizer's memcheck is the check there).
+
 The worker keeps one tensor object per distinct descriptor for the whole case, so a planner sees
 the very same tensor object when the harness hands it the same view again (the way a server reuses
 its CUDA-graph input buffers), and the same ``data_ptr`` for the same storage.
@@ -24,8 +34,10 @@ replies are JSON, never unpickled by the harness.
 
 from __future__ import annotations
 
+import mmap
 import os
 import pickle
+import random
 import socket
 
 import torch
@@ -34,6 +46,44 @@ MAX_MESSAGE = 1 << 20
 """Bytes of one message on the socket (descriptors only: no tensor data travels)."""
 MAX_FDS = 200
 """File descriptors one message may carry (SCM_RIGHTS allows 253)."""
+PAST_END_KEPT = 16
+"""Elements written past the end of one storage that one call's record keeps (the first ones)."""
+
+
+def slack_bytes(nbytes: int) -> int:
+    """Bytes of hidden guard after a storage of ``nbytes``: to the end of its last page, then one
+    page more (so the worker's mapping ends on a page boundary)."""
+    return -nbytes % mmap.PAGESIZE + mmap.PAGESIZE
+
+
+class _Slack:
+    """The hidden guard after one shared storage: where it lies in the file ``fd``, what the
+    harness filled it with, and the argument it is reported under (its first tensor's name, its
+    element size, offset and length, so a byte of the slack is an element index of that tensor)."""
+
+    def __init__(self, fd: int, start: int, fill: bytes, name: str, tensor) -> None:
+        self.fd, self.start, self.fill, self.name = fd, start, fill, name
+        self.itemsize, self.offset = tensor.element_size(), tensor.storage_offset()
+        self.numel = tensor.numel()
+
+    def changed(self) -> list[dict]:
+        """The elements of the slack that differ from the fill (the first :data:`PAST_END_KEPT`),
+        as ``{"field", "index", "past", "expected", "got"}`` (``index``: the element index in the
+        argument's tensor; ``past``: how far past its end, 1 for the first element after it;
+        values as little-endian signed integers of the element size); the fill is put back."""
+        now = os.pread(self.fd, len(self.fill), self.start)
+        if now == self.fill:
+            return []
+        out, size = [], self.itemsize
+        for at in range(0, len(self.fill) - size + 1, size):
+            if now[at:at + size] != self.fill[at:at + size] and len(out) < PAST_END_KEPT:
+                index = (self.start + at) // size - self.offset
+                out.append({"field": self.name, "index": index, "past": index - self.numel + 1,
+                            "expected": int.from_bytes(self.fill[at:at + size], "little",
+                                                       signed=True),
+                            "got": int.from_bytes(now[at:at + size], "little", signed=True)})
+        os.pwrite(self.fd, self.fill, self.start)
+        return out
 
 
 def socket_pair() -> tuple[socket.socket, socket.socket]:
@@ -67,9 +117,11 @@ class Sender:
     """The harness's end for one case: numbers every storage it shares and keeps it alive until
     :meth:`close` (the worker may hold views of it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int = 0) -> None:
         self.numbers: dict[int, int] = {}
         self.kept: list = []
+        self.slacks: list[_Slack] = []
+        self.seed = seed
 
     def describe(self, kwargs: dict) -> tuple[dict, list[int]]:
         """(the call's message, the file descriptors it carries) for launcher ``kwargs``: each
@@ -77,12 +129,12 @@ class Sender:
         described, fds = {}, []
         for name, value in kwargs.items():
             if isinstance(value, torch.Tensor):
-                described[name] = self._tensor(value, fds)
+                described[name] = self._tensor(name, value, fds)
             else:
                 described[name] = ("value", value)
         return {"kwargs": described}, fds
 
-    def _tensor(self, tensor: torch.Tensor, fds: list[int]) -> tuple:
+    def _tensor(self, name: str, tensor: torch.Tensor, fds: list[int]) -> tuple:
         view = (str(tensor.dtype).removeprefix("torch."), tuple(tensor.shape), tuple(tensor.stride()),
                 tensor.storage_offset())
         if tensor.is_meta:
@@ -101,16 +153,29 @@ class Sender:
             self.kept.append(tensor)
             return ("cuda", *view, self.numbers[key], reduce_tensor(tensor))
         if fresh:
-            if storage.nbytes():
+            size = storage.nbytes()
+            if size:
                 storage.share_memory_()
-                fd, size = storage._share_fd_cpu_()
+                fd, _ = storage._share_fd_cpu_()
+                fill = random.Random(f"{self.seed}:slack:{self.numbers[key]}").randbytes(
+                    slack_bytes(size))
+                os.ftruncate(fd, size + len(fill))
+                os.pwrite(fd, fill, size)
+                self.slacks.append(_Slack(fd, size, fill, name, tensor))
                 fds.append(fd)
-                return ("cpu", *view, self.numbers[key], size, len(fds) - 1)
-            return ("cpu", *view, self.numbers[key], 0, None)
-        return ("cpu", *view, self.numbers[key], None, None)
+                return ("cpu", *view, self.numbers[key], size, len(fds) - 1, size + len(fill))
+            return ("cpu", *view, self.numbers[key], 0, None, 0)
+        return ("cpu", *view, self.numbers[key], None, None, None)
+
+    def past_end(self) -> list[dict]:
+        """What the last call wrote past the end of the shared CPU storages, into their hidden
+        guards (:meth:`_Slack.changed`, storage by storage in the order they were shared); each
+        guard holds its fill again after."""
+        return [found for slack in self.slacks for found in slack.changed()]
 
     def close(self) -> None:
         self.numbers.clear()
+        self.slacks.clear()
         self.kept.clear()
 
 
@@ -144,11 +209,10 @@ class Receiver:
             rebuild, args = described[6]
             tensor = rebuild(*args)
         else:
-            number, size, fd_index = described[5:8]
+            number, size, fd_index, mapped = described[5:9]
             if number not in self.storages:
                 self.storages[number] = (torch.UntypedStorage(0, device="cpu") if not size else
-                                         torch.UntypedStorage._new_shared_fd_cpu(fds[fd_index],
-                                                                                 size))
+                                         _exact_storage(fds[fd_index], size, mapped))
             # device named: a planner may have left another default device set
             tensor = torch.empty(0, dtype=dtype, device="cpu").set_(self.storages[number],
                                                                     offset, shape, stride)
@@ -158,6 +222,14 @@ class Receiver:
     def versions(self) -> dict[int, int]:
         """``id`` of each tensor -> its ``_version`` now (torch's count of in-place writes)."""
         return {id(t): t._version for t in self.tensors.values()}
+
+
+def _exact_storage(fd: int, size: int, mapped: int) -> torch.UntypedStorage:
+    """A storage of exactly ``size`` bytes at the start of a shared mapping of ``mapped`` bytes
+    of ``fd`` (the rest is the hidden guard: see the module docstring). The mapping lives as long
+    as the storage (``torch.frombuffer`` holds the ``mmap`` object)."""
+    whole = mmap.mmap(fd, mapped)
+    return torch.frombuffer(whole, dtype=torch.uint8, count=size).untyped_storage()
 
 
 def version_bumps(kwargs: dict, before: dict[int, int]) -> dict[str, int]:
