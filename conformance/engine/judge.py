@@ -147,22 +147,23 @@ class _Judging:
                          f"read them")
 
     def past_end(self, at, k: int, run: str, seen: StepObservation) -> None:
-        """Nothing was written past the end of an argument's memory, into the hidden guard an
-        engine maps there (spec section 6: never read or write outside a tensor)."""
+        """Nothing was written outside an argument's memory, into the hidden guards an engine maps
+        after and before it (spec section 6: never read or write outside a tensor)."""
         firsts: dict[str, dict] = {}
         for w in seen.past_end:
             field = str(w["field"])
-            evidence = (f"the planner wrote outside {field} ({w['past']} past its end, into "
-                        f"memory the harness mapped after its allocation)")
+            evidence = (f"the planner wrote outside {field} ({_beyond(w)}, into memory the "
+                        f"harness mapped {'after' if w['past'] > 0 else 'before'} its allocation)")
             self.add(at, Difference(k, run, "outside", field, w["index"], w["expected"],
                                     w["got"], CONTRACT, evidence), None)
             firsts.setdefault(field, w)
         if firsts and at == self.first:
             for field, w in firsts.items():
-                n = sum(1 for x in seen.past_end if x["field"] == field)
-                self.lines.append(f"{field}: wrote {n} element(s) past the end of its allocation, "
-                                  f"the first {w['past']} past its end (got {w['got']} where the "
-                                  f"hidden guard held {w['expected']})")
+                mine = [x for x in seen.past_end if x["field"] == field]
+                where = ("past the end of" if all(x["past"] > 0 for x in mine) else "outside")
+                self.lines.append(f"{field}: wrote {len(mine)} element(s) {where} its allocation, "
+                                  f"the first {_beyond(w)} (got {w['got']} where the hidden guard "
+                                  f"held {w['expected']})")
             self.lines.append("  " + rule_line(Counter({CONTRACT: len(seen.past_end)})))
             self.lines.append("    spec §6: no implementation may ever read or write outside a "
                               "tensor")
@@ -263,6 +264,11 @@ class _Judging:
         rerun = rerun_command(case.id, self.target_name, case_dir_arg(case))
         lines.append(f"  rerun: {rerun}")
         raise ConformanceFailure("\n".join(lines), self.data)
+
+
+def _beyond(w: dict) -> str:
+    """Where a hidden-guard record lies: ``N past its end`` or ``N before its start``."""
+    return f"{w['past']} past its end" if w["past"] > 0 else f"{-w['index']} before its start"
 
 
 def _at(values: list, i: int):

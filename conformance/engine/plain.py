@@ -16,7 +16,7 @@ The judge (:mod:`conformance.engine.judge`) judges this run as the others, eleme
 "untouched" elements must still hold what the plain fill (or an earlier step of the plain run) left
 there. A difference found only here is reported as appearing only on plain buffers. In the
 isolated engine a write past the end of these exact-size tensors is still seen: every shared CPU
-storage has a hidden guard after it (:mod:`conformance.robustness.shared_tensors`).
+storage has hidden guards around it (:mod:`conformance.robustness.shared_tensors`).
 
 Why zeros (upstream's facts, sglang ``python/sglang/jit_kernel/kv_canary/``): ``WritePlan.allocate``
 and ``VerifyPlan.allocate`` (``write.py``, ``verify.py``) allocate the plan's outputs with

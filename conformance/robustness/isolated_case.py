@@ -13,7 +13,7 @@ a stand-in (:class:`RemoteLauncher`) that hands the call's tensors to the worker
 * what is compared is read by the harness from memory it owns, with its own comparison: a planner
   that rebinds ``torch.equal``, pushes a ``TorchFunctionMode`` or patches the observer in the worker
   changes nothing here, and an input written through ``.data`` or numpy is seen in the bytes;
-* a write past the end of an argument's memory lands in the hidden guard each shared storage has
+* a write past the end (or before the start) of an argument's memory lands in the hidden guards each shared storage has
   (:mod:`conformance.robustness.shared_tensors`), which the harness reads after every call and
   hands the judge as the call's ``past_end`` (so the plain run's exact-size buffers are guarded
   too, the planner unable to see it);

@@ -7,22 +7,28 @@ shape, strides, offset into a numbered storage); the worker maps the same memory
 (:class:`Receiver`) and calls the planner on views of it. What the planner writes lands in memory
 the harness reads itself, after the call, with its own comparison.
 
-* CPU: ``UntypedStorage.share_memory_()`` moves the storage to an anonymous shared-memory file in
-  place (every view of it stays valid); its file descriptor goes to the worker over a Unix socket
-  (``SCM_RIGHTS``, :func:`socket.send_fds`), once per storage and case.
+* CPU: the storage moves in place to an anonymous, sealed shared-memory file of the harness's
+  own (every view of it stays valid; see *Hidden guard* below); its file descriptor goes to the
+  worker over a Unix socket (``SCM_RIGHTS``, :func:`socket.send_fds`), once per storage and case.
 * CUDA: the storage's CUDA IPC handle (``torch.multiprocessing.reductions.reduce_tensor``, the
   mechanism of ``torch.multiprocessing``); the worker opens it on the same device. Needs a device
   run to be trusted: only the CPU path is exercised by the CPU test suite.
 * ``meta`` tensors (a case's device override) carry no memory: the worker makes its own.
 
-Hidden guard (CPU): each shared file is longer than its storage by a *slack* (to the end of the
-storage's last page, then one more page) that the harness fills from the poison seed; the worker
-maps the whole file but hands the planner a storage of exactly the storage's size
-(``torch.frombuffer`` on the mapping). A write past the end of an argument's memory -- on the plain
-run's exact-size buffers as much as past the guard zones of the poisoned runs -- lands in the slack,
-where the harness reads it after the call (:meth:`Sender.past_end`) from the file it owns; in a
-server it would land in the next allocation. A planner cannot tell the runs apart by the mapping:
-every storage of every run has its slack. CUDA storages have none (their memory is the caching
+Hidden guard (CPU): each storage is moved, in place (``UntypedStorage._swap_data_ptr_``: every
+view of it stays valid), into a file of the harness's own (``memfd_create``) that is longer than the
+storage: a page before it (:data:`FRONT`) and a *slack* after it (to the end of the storage's last
+page, then one more page), both filled from the poison seed. The worker maps the whole file but
+hands the planner a storage of exactly the storage's size (``torch.frombuffer`` on the mapping, at
+:data:`FRONT`). A write outside an argument's memory -- past its end or before its start, on the
+plain run's exact-size buffers as much as past the guard zones of the poisoned runs -- lands in
+the guard, where the harness reads it after the call (:meth:`Sender.past_end`) from the file it
+owns; in a server it would land in the neighbouring allocation. A planner cannot tell the runs
+apart by the mapping: every storage of every run has its guards. The file is sealed
+(``F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL``) before the worker gets its descriptor: a planner
+that finds the descriptor (its ``mmap`` keeps one) cannot cut the file, whose pages the harness's
+own mapping would lose (its next read of an argument a SIGBUS in pytest's process), nor seal it
+against the harness's writes. CUDA storages have no guard (their memory is the caching
 allocator's; compute-sanitizer's memcheck is the check there).
 
 The worker keeps one tensor object per distinct descriptor for the whole case, so a planner sees
@@ -34,6 +40,7 @@ replies are JSON, never unpickled by the harness.
 
 from __future__ import annotations
 
+import fcntl
 import mmap
 import os
 import pickle
@@ -50,6 +57,14 @@ PAST_END_KEPT = 16
 """Elements written past the end of one storage that one call's record keeps (the first ones)."""
 
 
+FRONT = mmap.PAGESIZE
+"""Bytes of hidden guard before each shared CPU storage (the storage starts there in its file)."""
+SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+"""What a shared file is sealed against before the worker gets it: shrinking (which would take
+pages from under the harness's mapping), growing, and any further seal (``F_SEAL_FUTURE_WRITE``
+would make the harness's own writes to its guards fail)."""
+
+
 def slack_bytes(nbytes: int) -> int:
     """Bytes of hidden guard after a storage of ``nbytes``: to the end of its last page, then one
     page more (so the worker's mapping ends on a page boundary)."""
@@ -57,32 +72,37 @@ def slack_bytes(nbytes: int) -> int:
 
 
 class _Slack:
-    """The hidden guard after one shared storage: where it lies in the file ``fd``, what the
-    harness filled it with, and the argument it is reported under (its first tensor's name, its
-    element size, offset and length, so a byte of the slack is an element index of that tensor)."""
+    """The hidden guards around one shared storage: the file ``fd`` they lie in (the storage at
+    :data:`FRONT`), each guard's start in it and what the harness filled it with, and the argument
+    they are reported under (its first tensor's name, its element size, offset and length, so a
+    byte of a guard is an element index of that tensor: negative before it)."""
 
-    def __init__(self, fd: int, start: int, fill: bytes, name: str, tensor) -> None:
-        self.fd, self.start, self.fill, self.name = fd, start, fill, name
+    def __init__(self, fd: int, guards: list[tuple[int, bytes]], name: str, tensor) -> None:
+        self.fd, self.guards, self.name = fd, guards, name
         self.itemsize, self.offset = tensor.element_size(), tensor.storage_offset()
         self.numel = tensor.numel()
 
     def changed(self) -> list[dict]:
-        """The elements of the slack that differ from the fill (the first :data:`PAST_END_KEPT`),
-        as ``{"field", "index", "past", "expected", "got"}`` (``index``: the element index in the
-        argument's tensor; ``past``: how far past its end, 1 for the first element after it;
-        values as little-endian signed integers of the element size); the fill is put back."""
-        now = os.pread(self.fd, len(self.fill), self.start)
-        if now == self.fill:
-            return []
+        """The elements of the guards that differ from their fill (the first
+        :data:`PAST_END_KEPT`), as ``{"field", "index", "past", "expected", "got"}`` (``index``:
+        the element index in the argument's tensor, negative before its storage; ``past``: how far
+        past its end, 1 for the first element after it, 0 or less before it; values as
+        little-endian signed integers of the element size); each fill is put back."""
         out, size = [], self.itemsize
-        for at in range(0, len(self.fill) - size + 1, size):
-            if now[at:at + size] != self.fill[at:at + size] and len(out) < PAST_END_KEPT:
-                index = (self.start + at) // size - self.offset
-                out.append({"field": self.name, "index": index, "past": index - self.numel + 1,
-                            "expected": int.from_bytes(self.fill[at:at + size], "little",
-                                                       signed=True),
-                            "got": int.from_bytes(now[at:at + size], "little", signed=True)})
-        os.pwrite(self.fd, self.fill, self.start)
+        for start, fill in self.guards:
+            now = os.pread(self.fd, len(fill), start)
+            if now == fill:
+                continue
+            for at in range(0, len(fill) - size + 1, size):
+                if now[at:at + size] != fill[at:at + size] and len(out) < PAST_END_KEPT:
+                    index = (start - FRONT + at) // size - self.offset
+                    out.append({"field": self.name, "index": index,
+                                "past": index - self.numel + 1,
+                                "expected": int.from_bytes(fill[at:at + size], "little",
+                                                           signed=True),
+                                "got": int.from_bytes(now[at:at + size], "little",
+                                                      signed=True)})
+            os.pwrite(self.fd, fill, start)
         return out
 
 
@@ -155,15 +175,13 @@ class Sender:
         if fresh:
             size = storage.nbytes()
             if size:
-                storage.share_memory_()
-                fd, _ = storage._share_fd_cpu_()
-                fill = random.Random(f"{self.seed}:slack:{self.numbers[key]}").randbytes(
-                    slack_bytes(size))
-                os.ftruncate(fd, size + len(fill))
-                os.pwrite(fd, fill, size)
-                self.slacks.append(_Slack(fd, size, fill, name, tensor))
+                number = self.numbers[key]
+                front = random.Random(f"{self.seed}:front:{number}").randbytes(FRONT)
+                fill = random.Random(f"{self.seed}:slack:{number}").randbytes(slack_bytes(size))
+                fd = _sealed_home(storage, front, fill)
+                self.slacks.append(_Slack(fd, [(0, front), (FRONT + size, fill)], name, tensor))
                 fds.append(fd)
-                return ("cpu", *view, self.numbers[key], size, len(fds) - 1, size + len(fill))
+                return ("cpu", *view, number, size, len(fds) - 1, FRONT + size + len(fill))
             return ("cpu", *view, self.numbers[key], 0, None, 0)
         return ("cpu", *view, self.numbers[key], None, None, None)
 
@@ -174,9 +192,32 @@ class Sender:
         return [found for slack in self.slacks for found in slack.changed()]
 
     def close(self) -> None:
+        for slack in self.slacks:
+            os.close(slack.fd)  # the harness's mapping keeps the file while a storage uses it
         self.numbers.clear()
         self.slacks.clear()
         self.kept.clear()
+
+
+def _sealed_home(storage: torch.UntypedStorage, front: bytes, fill: bytes) -> int:
+    """Move ``storage`` in place into a new sealed shared-memory file laid out as ``front``, the
+    storage, ``fill``; its descriptor (the caller closes it). The harness maps only the storage's
+    bytes; its views follow (``_swap_data_ptr_``), the old memory goes with the temporary."""
+    size = storage.nbytes()
+    fd = os.memfd_create("conformance-shared", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.ftruncate(fd, FRONT + size + len(fill))
+        os.pwrite(fd, front, 0)
+        os.pwrite(fd, fill, FRONT + size)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+        home = torch.frombuffer(mmap.mmap(fd, size, offset=FRONT), dtype=torch.uint8,
+                                count=size).untyped_storage()
+        home.copy_(storage)
+        storage._swap_data_ptr_(home)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class Receiver:
@@ -225,11 +266,11 @@ class Receiver:
 
 
 def _exact_storage(fd: int, size: int, mapped: int) -> torch.UntypedStorage:
-    """A storage of exactly ``size`` bytes at the start of a shared mapping of ``mapped`` bytes
-    of ``fd`` (the rest is the hidden guard: see the module docstring). The mapping lives as long
-    as the storage (``torch.frombuffer`` holds the ``mmap`` object)."""
+    """A storage of exactly ``size`` bytes at :data:`FRONT` in a shared mapping of ``mapped``
+    bytes of ``fd`` (the rest is the hidden guard: see the module docstring). The mapping lives as
+    long as the storage (``torch.frombuffer`` holds the ``mmap`` object)."""
     whole = mmap.mmap(fd, mapped)
-    return torch.frombuffer(whole, dtype=torch.uint8, count=size).untyped_storage()
+    return torch.frombuffer(whole, dtype=torch.uint8, count=size, offset=FRONT).untyped_storage()
 
 
 def version_bumps(kwargs: dict, before: dict[int, int]) -> dict[str, int]:
