@@ -1,6 +1,7 @@
 """The hidden guard after every shared CPU storage (conformance/robustness/shared_tensors.py) and
 its judging (conformance/engine/judge.py ``past_end``): a write past the end of an argument's
-memory is seen even where the planner holds a storage of exactly its tensor's size."""
+memory is seen even where the planner holds a storage of exactly its tensor's size; the harness's
+own storage is never mapped in the worker, only copied to and from its home around each call."""
 
 from __future__ import annotations
 
@@ -43,15 +44,16 @@ def test_a_write_past_the_end_of_an_exact_storage_is_seen_and_the_guard_refilled
     out = theirs["out"]
     assert out.untyped_storage().nbytes() == 8 * n  # the planner sees its exact size
     assert out.tolist() == list(range(n))
-    out[0] = -1  # the same memory
-    assert harness[0].item() == -1
+    out[0] = -1  # the home, copied back into the harness's storage after the call
+    assert harness[0].item() == 0
     _poke(out, n, SMEAR)
     _poke(out, n + 2, SMEAR)
-    found = sender.past_end()
+    found = sender.after_call()
+    assert harness[0].item() == -1
     assert [(f["field"], f["index"], f["past"], f["got"]) for f in found] == [
         ("out", n, 1, SMEAR), ("out", n + 2, 3, SMEAR)]
     assert all(f["expected"] != SMEAR for f in found)
-    assert sender.past_end() == []  # the fill is back: the next call is judged on its own
+    assert sender.after_call() == []  # the fill is back: the next call is judged on its own
     assert harness[:3].tolist() == [-1, 1, 2] and harness.numel() == n
     sender.close()
 
@@ -63,16 +65,29 @@ def test_the_guard_reaches_to_the_end_of_the_page_after_the_storage():
     sender, theirs = _shared({"out": harness})
     last = (8 * 5 + slack_bytes(40)) // 8 - 1  # the guard's last element
     _poke(theirs["out"], last, 1)
-    assert [f["past"] for f in sender.past_end()] == [last - 5 + 1]
+    assert [f["past"] for f in sender.after_call()] == [last - 5 + 1]
 
 
 def test_a_view_is_reported_by_its_own_index_and_a_write_inside_the_storage_is_not_past_end():
     whole = torch.zeros(12, dtype=torch.int64)
     sender, theirs = _shared({"out": whole[4:8]})  # the poisoned runs' shape: a guarded allocation
     _poke(theirs["out"], 6, 9)  # inside the storage (the guard zone the judge compares)
-    assert sender.past_end() == []
+    assert sender.after_call() == []
     _poke(theirs["out"], 8, 9)  # the storage's first byte past its end: view index 8
-    assert [(f["index"], f["past"], f["got"]) for f in sender.past_end()] == [(8, 5, 9)]
+    assert [(f["index"], f["past"], f["got"]) for f in sender.after_call()] == [(8, 5, 9)]
+
+
+def test_the_worker_sees_the_harness_s_bytes_of_each_call_and_never_its_memory():
+    harness = torch.zeros(4, dtype=torch.int64)
+    sender, theirs = _shared({"out": harness})
+    out = theirs["out"]
+    assert out.data_ptr() != harness.data_ptr()
+    harness[1] = 5  # the next step's values, written in place between calls
+    out[2] = 7  # what the planner left
+    sender.describe({"out": harness})  # the next call: the harness's bytes win
+    assert out.tolist() == [0, 5, 0, 0]
+    out[3] = 9
+    assert sender.after_call() == [] and harness.tolist() == [0, 5, 0, 9]
 
 
 def test_the_guard_fill_is_drawn_from_the_seed():
@@ -80,7 +95,7 @@ def test_the_guard_fill_is_drawn_from_the_seed():
     for seed in (1, 1, 2):
         sender, theirs = _shared({"out": torch.zeros(5, dtype=torch.int64)}, seed)
         _poke(theirs["out"], 5, 0)
-        fills.append(sender.past_end()[0]["expected"])
+        fills.append(sender.after_call()[0]["expected"])
     assert fills[0] == fills[1] != fills[2]
 
 

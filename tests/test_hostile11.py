@@ -89,26 +89,29 @@ def test_a_write_before_the_first_element_is_seen_in_the_front_guard():
     assert out.untyped_storage().nbytes() == 40  # still exactly its size for the planner
     ctypes.c_int64.from_address(out.data_ptr() - 8).value = SMEAR
     ctypes.c_int64.from_address(out.data_ptr() - FRONT).value = 7  # the page's first byte
-    found = sender.past_end()
+    found = sender.after_call()
     assert [(f["index"], f["past"], f["got"]) for f in found] == [
         (-FRONT // 8, -FRONT // 8 - 4, 7), (-1, -5, SMEAR)]
-    assert sender.past_end() == []  # both fills are back
+    assert sender.after_call() == []  # both fills are back
     assert harness.tolist() == [0] * 5
     for fd in fds:
         os.close(fd)
     sender.close()
 
 
-def test_a_view_moved_into_the_sealed_file_keeps_its_values_and_its_writes():
-    """The move is in place: every view of the storage, made before it, reads and writes the
-    shared file (``_swap_data_ptr_``)."""
+def test_every_view_of_a_shared_storage_holds_what_the_worker_left_after_the_call():
+    """The home is copied back into the harness's storage, whole: views made before the call
+    (and views not handed to the worker) read what the planner wrote."""
     whole = torch.arange(12, dtype=torch.int64)
     view, other = whole[4:8], whole[0:2]
     sender, theirs, fds = _shared({"out": view})
     theirs["out"][0] = -4
-    other[1] = -1
-    assert whole.tolist()[:5] == [0, -1, 2, 3, -4] and view[0].item() == -4
-    assert sender.past_end() == []
+    assert sender.after_call() == []
+    assert whole.tolist()[:5] == [0, 1, 2, 3, -4] and view[0].item() == -4
+    other[1] = -1  # the harness's write reaches the worker at the next call
+    sender.describe({"out": view})
+    seen = torch.empty(0, dtype=torch.int64).set_(theirs["out"].untyped_storage(), 0, (12,), (1,))
+    assert seen.tolist()[:5] == [0, -1, 2, 3, -4]
     for fd in fds:
         os.close(fd)
     sender.close()

@@ -13,10 +13,10 @@ a stand-in (:class:`RemoteLauncher`) that hands the call's tensors to the worker
 * what is compared is read by the harness from memory it owns, with its own comparison: a planner
   that rebinds ``torch.equal``, pushes a ``TorchFunctionMode`` or patches the observer in the worker
   changes nothing here, and an input written through ``.data`` or numpy is seen in the bytes;
-* a write past the end (or before the start) of an argument's memory lands in the hidden guards each shared storage has
-  (:mod:`conformance.robustness.shared_tensors`), which the harness reads after every call and
-  hands the judge as the call's ``past_end`` (so the plain run's exact-size buffers are guarded
-  too, the planner unable to see it);
+* a write past the end (or before the start) of an argument's memory lands in the hidden guards
+  each shared storage has (:mod:`conformance.robustness.shared_tensors`), which the harness reads
+  after every call and hands the judge as the call's ``past_end`` (so the plain run's exact-size
+  buffers are guarded too, the planner unable to see it);
 * the worker's reports -- what the launcher returned or raised, the version counters of the
   tensors it wrote in place, the torch state it left changed -- are taken as given: the version
   counters are advisory (a planner can write without moving them; the byte comparison decides).
@@ -52,7 +52,7 @@ class RemoteLauncher:
     def __call__(self, **kwargs):
         message, fds = self.sender.describe(kwargs)
         answer = self.worker.call(message, fds, self.deadline, self.timeout)
-        self.past_end.append(self.sender.past_end())
+        self.past_end.append(self.sender.after_call())
         for name, grew in (answer.get("versions") or {}).items():
             value = kwargs.get(name)
             if isinstance(value, torch.Tensor) and isinstance(grew, int):

@@ -7,16 +7,19 @@ shape, strides, offset into a numbered storage); the worker maps the same memory
 (:class:`Receiver`) and calls the planner on views of it. What the planner writes lands in memory
 the harness reads itself, after the call, with its own comparison.
 
-* CPU: the storage moves in place to an anonymous, sealed shared-memory file of the harness's
-  own (every view of it stays valid; see *Hidden guard* below); its file descriptor goes to the
-  worker over a Unix socket (``SCM_RIGHTS``, :func:`socket.send_fds`), once per storage and case.
+* CPU: each storage gets a *home*, an anonymous, sealed shared-memory file of the harness's own
+  (see *Hidden guard* below) whose file descriptor goes to the worker over a Unix socket
+  (``SCM_RIGHTS``, :func:`socket.send_fds`), once per storage and case. The harness's storage
+  itself is never shared: its bytes are copied into the home before every call
+  (:meth:`Sender.describe`) and back after it (:meth:`Sender.after_call`), so the harness's
+  tensors (every view of the storage) hold what the planner left, and no memory the harness
+  reads from is ever mapped in the worker.
 * CUDA: the storage's CUDA IPC handle (``torch.multiprocessing.reductions.reduce_tensor``, the
   mechanism of ``torch.multiprocessing``); the worker opens it on the same device. Needs a device
   run to be trusted: only the CPU path is exercised by the CPU test suite.
 * ``meta`` tensors (a case's device override) carry no memory: the worker makes its own.
 
-Hidden guard (CPU): each storage is moved, in place (``UntypedStorage._swap_data_ptr_``: every
-view of it stays valid), into a file of the harness's own (``memfd_create``) that is longer than the
+Hidden guard (CPU): each storage's home (``memfd_create``) is longer than the
 storage: a page before it (:data:`FRONT`) and a *slack* after it (to the end of the storage's last
 page, then one more page), both filled from the poison seed. The worker maps the whole file but
 hands the planner a storage of exactly the storage's size (``torch.frombuffer`` on the mapping, at
@@ -27,8 +30,8 @@ owns; in a server it would land in the neighbouring allocation. A planner cannot
 apart by the mapping: every storage of every run has its guards. The file is sealed
 (``F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL``) before the worker gets its descriptor: a planner
 that finds the descriptor (its ``mmap`` keeps one) cannot cut the file, whose pages the harness's
-own mapping would lose (its next read of an argument a SIGBUS in pytest's process), nor seal it
-against the harness's writes. CUDA storages have no guard (their memory is the caching
+own mapping would lose (its next copy a SIGBUS in pytest's process), nor seal it against the
+harness's writes. CUDA storages have no guard (their memory is the caching
 allocator's; compute-sanitizer's memcheck is the check there).
 
 The worker keeps one tensor object per distinct descriptor for the whole case, so a planner sees
@@ -141,17 +144,21 @@ class Sender:
         self.numbers: dict[int, int] = {}
         self.kept: list = []
         self.slacks: list[_Slack] = []
+        self.homes: list[tuple[torch.UntypedStorage, torch.UntypedStorage]] = []  # (ours, home)
         self.seed = seed
 
     def describe(self, kwargs: dict) -> tuple[dict, list[int]]:
         """(the call's message, the file descriptors it carries) for launcher ``kwargs``: each
-        tensor as a descriptor, every other value as it is (ints, None)."""
+        tensor as a descriptor, every other value as it is (ints, None). Every CPU storage shared
+        so far gets its bytes copied into its home: the worker sees what the harness holds now."""
         described, fds = {}, []
         for name, value in kwargs.items():
             if isinstance(value, torch.Tensor):
                 described[name] = self._tensor(name, value, fds)
             else:
                 described[name] = ("value", value)
+        for ours, home in self.homes:
+            home.copy_(ours)
         return {"kwargs": described}, fds
 
     def _tensor(self, name: str, tensor: torch.Tensor, fds: list[int]) -> tuple:
@@ -178,12 +185,20 @@ class Sender:
                 number = self.numbers[key]
                 front = random.Random(f"{self.seed}:front:{number}").randbytes(FRONT)
                 fill = random.Random(f"{self.seed}:slack:{number}").randbytes(slack_bytes(size))
-                fd = _sealed_home(storage, front, fill)
+                fd, home = _sealed_home(size, front, fill)
+                self.homes.append((storage, home))
                 self.slacks.append(_Slack(fd, [(0, front), (FRONT + size, fill)], name, tensor))
                 fds.append(fd)
                 return ("cpu", *view, number, size, len(fds) - 1, FRONT + size + len(fill))
             return ("cpu", *view, self.numbers[key], 0, None, 0)
         return ("cpu", *view, self.numbers[key], None, None, None)
+
+    def after_call(self) -> list[dict]:
+        """Copy every home back into its storage (what the planner left, for the harness's own
+        comparison), then :meth:`past_end`."""
+        for ours, home in self.homes:
+            ours.copy_(home)
+        return self.past_end()
 
     def past_end(self) -> list[dict]:
         """What the last call wrote past the end of the shared CPU storages, into their hidden
@@ -196,14 +211,14 @@ class Sender:
             os.close(slack.fd)  # the harness's mapping keeps the file while a storage uses it
         self.numbers.clear()
         self.slacks.clear()
+        self.homes.clear()
         self.kept.clear()
 
 
-def _sealed_home(storage: torch.UntypedStorage, front: bytes, fill: bytes) -> int:
-    """Move ``storage`` in place into a new sealed shared-memory file laid out as ``front``, the
-    storage, ``fill``; its descriptor (the caller closes it). The harness maps only the storage's
-    bytes; its views follow (``_swap_data_ptr_``), the old memory goes with the temporary."""
-    size = storage.nbytes()
+def _sealed_home(size: int, front: bytes, fill: bytes) -> tuple[int, torch.UntypedStorage]:
+    """A new sealed shared-memory file laid out as ``front``, ``size`` bytes of storage, ``fill``:
+    (its descriptor, which the caller closes; the harness's mapping of the storage's bytes alone,
+    as a storage of ``size`` bytes)."""
     fd = os.memfd_create("conformance-shared", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
         os.ftruncate(fd, FRONT + size + len(fill))
@@ -212,12 +227,10 @@ def _sealed_home(storage: torch.UntypedStorage, front: bytes, fill: bytes) -> in
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
         home = torch.frombuffer(mmap.mmap(fd, size, offset=FRONT), dtype=torch.uint8,
                                 count=size).untyped_storage()
-        home.copy_(storage)
-        storage._swap_data_ptr_(home)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, home
 
 
 class Receiver:
