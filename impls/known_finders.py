@@ -141,6 +141,27 @@ def intact() -> bool:
     return True
 
 
+def changes() -> list[str]:
+    """What :func:`intact` finds changed, in words (empty when it is intact): each builtin rebound,
+    and per guarded namespace the keys added, removed or rebound. For messages and diagnosis."""
+    names = _namespace(builtins)
+    out = [f"builtins.{name} rebound" for name, value in _BUILTINS_AT_IMPORT
+           if names.get(name) is not value]
+    for owner, kind, before in _SNAPSHOT:
+        label = getattr(owner, "__name__", type(owner).__name__)
+        if type(owner) is not kind:
+            out.append(f"{label}: now of type {type(owner).__name__}")
+            continue
+        now = _namespace(owner)
+        added = sorted(repr(key) for key in now if key not in before or type(key) is not str)
+        removed = sorted(repr(key) for key in before if key not in now)
+        rebound = sorted(key for key, value in before.items()
+                         if key in now and now[key] is not value and key not in _CHANGING)
+        out += [f"{label}: {what} {', '.join(keys)}" for what, keys in
+                (("added", added), ("removed", removed), ("rebound", rebound)) if keys]
+    return out
+
+
 class Refused(Exception):
     """A finder of an unknown type, or in an unknown state, stands before the answer."""
 

@@ -67,3 +67,18 @@ def fixed_poison_seed():
     set_poison_seed(FIXED_POISON_SEED)
     yield FIXED_POISON_SEED
     set_poison_seed(before)
+
+
+@pytest.fixture(autouse=True)
+def _import_system_left_as_found():
+    """Fails, at its teardown, the test after which the import system no longer reads as when the
+    harness started (impls/known_finders.py ``intact``): every later source lookup of that
+    process would be refused, and the tests that read a digest would fail far from the cause.
+    Autouse, so it is torn down after the test's own fixtures (monkeypatch's undo included)."""
+    from impls import known_finders
+
+    was = known_finders.intact()
+    yield
+    if was and not known_finders.intact():
+        pytest.fail("this test left the import system changed: "
+                    + "; ".join(known_finders.changes()), pytrace=False)

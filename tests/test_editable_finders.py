@@ -379,3 +379,19 @@ def test_a_virtualenv_module_whose_file_changed_since_it_was_loaded_is_refused(t
     """
     finder, found, _ = _child(tmp_path, (script, _VENV_LOOKUPS), site_dir)
     assert finder == "_Finder" and found == [None, REFUSED_FINDER]
+
+
+def test_changes_names_each_key_added_rebound_or_removed(monkeypatch):
+    import importlib._bootstrap_external as external
+
+    from impls import known_finders
+
+    join = external._path_join
+    assert known_finders.changes() == [] and known_finders.intact()
+    monkeypatch.setattr(external, "_added_by_a_test", 1, raising=False)
+    monkeypatch.setattr(external, "_path_join", lambda *parts: join(*parts))
+    assert not known_finders.intact()
+    assert known_finders.changes() == ["importlib._bootstrap_external: added '_added_by_a_test'",
+                                       "importlib._bootstrap_external: rebound _path_join"]
+    monkeypatch.undo()
+    assert known_finders.changes() == [] and known_finders.intact()
