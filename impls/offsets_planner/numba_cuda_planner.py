@@ -15,29 +15,31 @@ pure-Python planner (:mod:`impls.offsets_planner.python_planner`).
 
 To force the simulator on a CUDA machine, export ``NUMBA_ENABLE_CUDASIM=1`` before anything imports
 ``numba.cuda``; export ``NUMBA_ENABLE_CUDASIM=0`` to forbid it (no GPU: unavailable). :func:`probe`
-says why the planner is unavailable (numba-cuda missing, no device, or a kernel that cannot compile,
-such as numba 0.68.0 with numpy 2.5: docs/numba-numpy.md).
+(:mod:`impls.offsets_planner.numba_cuda_probe`) says why the planner is unavailable (numba-cuda
+missing, no device, or a kernel that cannot compile, such as numba 0.68.0 with numpy 2.5:
+docs/numba-numpy.md).
 
 **Kernel**: :data:`DESIGNS` (GPU) or :data:`SIM_DESIGNS` (simulator) picks one by bs, and
-:func:`launch_shape` gives its grid. Up to bs 1024, ``roles``
-(:mod:`impls.offsets_planner.numba_roles_kernel`): seed blocks that do only the chain of dependent
-loads a seed needs (request values, table entry, LUT entry) beside two scan blocks (verify side,
-write side) that do only the scans, totals and scalars; no block waits on another. Above, on the
-GPU, ``warp-lookback`` (:mod:`impls.offsets_planner.numba_warp_lookback_kernel`): blocks of one
-warp, scan blocks of one chunk each that pass their totals on by a decoupled look-back through a
-per-device workspace (made at :func:`probe`, kept valid by the kernel; an exact fallback when an
-earlier block never shows), then seed blocks of 32 requests; a table row may also name
-``roles-lookback`` (:mod:`impls.offsets_planner.numba_roles_lookback_kernel`, the same look-back
-with blocks of several warps). A launch whose device has no workspace yet while a CUDA graph is
-being captured (a zeroing there would only run at replay) takes :data:`FALLBACK_DESIGN` (``blocked``,
-:mod:`impls.offsets_planner.numba_cuda_kernel`: blocks that each plan one chunk and sum the
-lengths before it themselves) and is prepared again on the next call outside capture. The
-simulator runs ``blocked`` above 1024. Block-wide scans use warp shuffles on the GPU and shared
-memory in the simulator, which has no shuffles. bs = 0 still launches blocks (zero-block launches
-fail: numba#4140, #5017). Constants reach the kernels as closure values, frozen alike in both
-modes (numba#3265). Every kernel takes :data:`impls.offsets_planner.numba_cuda_kernel.POINTER_SIGNATURE`
-on the GPU (raw pointers, the table flat with its shape as two scalars: a chain of loads up to
-0.2 us faster than through Numba's array parameters) and 1-D arrays in the simulator.
+:func:`launch_shape` (:mod:`impls.offsets_planner.numba_launch_shape`) gives its grid. Up to bs
+1024, ``roles`` (:mod:`impls.offsets_planner.numba_roles_kernel`): seed blocks that do only the
+chain of dependent loads a seed needs (request values, table entry, LUT entry) beside two scan
+blocks (verify side, write side) that do only the scans, totals and scalars; no block waits on
+another. Above, on the GPU, ``warp-lookback``
+(:mod:`impls.offsets_planner.numba_warp_lookback_kernel`): blocks of one warp, scan blocks of one
+chunk each that pass their totals on by a decoupled look-back through a per-device workspace (made
+at :func:`probe`, kept valid by the kernel; an exact fallback when an earlier block never shows),
+then seed blocks of 32 requests; a table row may also name ``roles-lookback``
+(:mod:`impls.offsets_planner.numba_roles_lookback_kernel`, the same look-back with blocks of
+several warps). A launch whose device has no workspace yet while a CUDA graph is being captured (a
+zeroing there would only run at replay) takes :data:`FALLBACK_DESIGN` (``blocked``,
+:mod:`impls.offsets_planner.numba_cuda_kernel`: blocks that each plan one chunk and sum the lengths
+before it themselves) and is prepared again on the next call outside capture. The simulator runs
+``blocked`` above 1024. Block-wide scans use warp shuffles on the GPU and shared memory in the
+simulator, which has no shuffles. bs = 0 still launches blocks (zero-block launches fail:
+numba#4140, #5017). Constants reach the kernels as closure values, frozen alike in both modes
+(numba#3265). Every kernel takes :data:`impls.offsets_planner.numba_cuda_kernel.POINTER_SIGNATURE`
+on the GPU (raw pointers, the table flat with its shape as two scalars: a chain of loads up to 0.2
+us faster than through Numba's array parameters) and 1-D arrays in the simulator.
 
 **Launch path** on the GPU: one ``cuLaunchKernel`` with the parameters packed once per buffer set
 (:mod:`impls.offsets_planner.numba_packed_launch`, checked at :func:`probe` against Numba's own
@@ -46,13 +48,10 @@ marshalling; Numba's ordinary launch when they differ).
 
 from __future__ import annotations
 
-
-import numpy as np
 import torch
 
-from impls.kernel_modes import NUMBA_ENV, choose_numba_simulator
+from impls.kernel_modes import choose_numba_simulator
 from impls.offsets_planner.constants import NO_SEED, REQ_POOL_IDX_PADDING
-from impls.offsets_planner.registry import Availability
 from impls.offsets_planner.validate_cache import lookup, lookup_args
 from impls.offsets_planner.validate import zero_lut
 
@@ -183,147 +182,6 @@ first launch on a device is inside a CUDA-graph capture, where a zeroing would r
 replay)."""
 
 
-def design_for(bs: int, lookback: bool = True) -> tuple[str, int, int, int]:
-    """``(design, threads, chunk, scan blocks)`` of :data:`DESIGNS` (GPU) or :data:`SIM_DESIGNS`
-    (simulator) for ``bs`` in [0, 4096]; with ``lookback`` False a look-back row gives
-    :data:`FALLBACK_DESIGN` (its threads and chunk in the simulator: :data:`SIM_THREADS`,
-    :data:`SIM_CHUNK`)."""
-    for largest, design in SIM_DESIGNS if SIMULATED else DESIGNS:
-        if bs <= largest:
-            if design[0] in LOOKBACK_DESIGNS and not lookback:
-                return ("blocked", SIM_THREADS, SIM_CHUNK, 0) if SIMULATED else FALLBACK_DESIGN
-            return design
-    raise ValueError(f"bs={bs} exceeds {DESIGNS[-1][0]}")
-
-
-def _largest(design: str) -> int:
-    """The largest bs of ``design``'s row in the table this mode takes."""
-    return max(b for b, d in (SIM_DESIGNS if SIMULATED else DESIGNS) if d[0] == design)
-
-
-def launch_shape(bs: int, lookback: bool = True) -> tuple[int, int, int, tuple]:
-    """``(blocks, threads per block, chunk, kernel key)`` for ``bs`` requests
-    (:func:`design_for`, ``lookback`` passed on).
-
-    ``roles``: ``ceil(bs / chunk)`` seed blocks (chunk: requests a seed block), then the scan
-    blocks, each scan thread owning at most ``items`` requests (a power of two, one compiled
-    kernel per value); key ``("roles", items, scans, threads)``. ``blocked``: at least one block
-    of ``chunk`` requests; on the GPU ``threads`` is the smallest multiple of 32 >= bs up to
-    :data:`GPU_THREADS`, one request a thread; key ``("blocked",)``. ``roles-lookback``:
-    ``ceil(bs / chunk)`` scan blocks (at least one) then ``ceil(bs / seed_tile)`` seed blocks; key
-    ``("roles-lookback", items, threads, per_lane, seed_tile, chunk)``, ``per_lane`` the
-    earlier-block words one lane polls at the row's largest bs, ``seed_tile`` the row's fourth
-    value (0: ``threads``), ``chunk`` compiled in as a constant (as ``threads``).
-    ``warp-lookback``: 32 threads, ``ceil(bs / chunk)`` scan blocks (at least one) then
-    ``ceil(bs / 32)`` seed blocks; key ``("warp-lookback", chunk / 32, per_lane)``.
-
-    Raises:
-        RuntimeError: a ``blocked`` chunk that needs more than the kernel's requests a thread.
-        ValueError: a ``roles-lookback`` row the kernel cannot plan right: threads not a multiple
-            of 32 in [32, 1024] (a polling lane reads every 32nd word), a seed tile above threads
-            (a seed block plans one request a thread), or more scan blocks at the row's largest bs
-            than a workspace set holds (128); a ``warp-lookback`` row of other than 32 threads,
-            a chunk that is not a positive multiple of 32, or too many scan blocks.
-    """
-    design, threads, chunk, scans = design_for(bs, lookback)
-    if design == "roles-lookback":
-        items = max(1, -(-chunk // threads))
-        items = 1 << (items - 1).bit_length()
-        blocks = -(-_largest(design) // chunk)
-        per_lane = -(-4 * blocks // 32)
-        seed_tile = scans or threads  # a roles-lookback row's fourth value: its seed tile
-        if (threads % 32 or not 32 <= threads <= 1024 or seed_tile > threads
-                or 4 * blocks > lookback_kernel.SET_WORDS):
-            raise ValueError(f"numba-cuda planner: roles-lookback row of {threads} threads, chunk "
-                             f"{chunk}, seed tile {seed_tile} ({blocks} scan blocks at bs "
-                             f"{_largest(design)}): threads must be a multiple of 32 in [32, "
-                             f"1024], the seed tile at most threads, the scan blocks at most "
-                             f"{lookback_kernel.SET_WORDS // 4}")
-        return (max(1, -(-bs // chunk)) + -(-bs // seed_tile), threads, chunk,
-                ("roles-lookback", items, threads, per_lane, seed_tile, chunk))
-    if design == "warp-lookback":
-        blocks = -(-_largest(design) // chunk) if chunk > 0 else 0
-        if threads != 32 or chunk % 32 or chunk <= 0 or 4 * blocks > lookback_kernel.SET_WORDS:
-            raise ValueError(f"numba-cuda planner: warp-lookback row of {threads} threads, chunk "
-                             f"{chunk} ({blocks} scan blocks at bs {_largest(design)}): threads "
-                             f"must be 32, the chunk a positive multiple of 32, the scan blocks "
-                             f"at most {lookback_kernel.SET_WORDS // 4}")
-        return (max(1, -(-bs // chunk)) + -(-bs // 32), 32, chunk,
-                ("warp-lookback", chunk // 32, -(-4 * blocks // 32)))
-    if design == "roles":
-        items = max(1, -(-bs // threads))
-        items = 1 << (items - 1).bit_length()
-        return -(-bs // chunk) + scans, threads, chunk, ("roles", items, scans, threads)
-    if not SIMULATED:
-        threads = chunk = min(threads, max(32, (bs + 31) // 32 * 32))
-    if -(-chunk // threads) > _ITEMS:  # the kernel plans at most _ITEMS requests a thread
-        raise RuntimeError(f"numba-cuda planner: {chunk} requests a block need more than "
-                           f"{_ITEMS} a thread with {threads} threads")
-    return max(1, -(-bs // chunk)), threads, chunk, ("blocked",)
-
-
-def kernel_keys() -> list[tuple]:
-    """Every kernel key :func:`launch_shape` gives for bs in [0, 4096] (what :func:`probe`
-    compiles on the GPU, so that no compile or module load happens inside a graph capture)."""
-    keys: list[tuple] = []
-    for bs in range(DESIGNS[-1][0] + 1):
-        for lookback in (True, False):
-            key = launch_shape(bs, lookback)[3]
-            if key not in keys:
-                keys.append(key)
-    return keys
-
-
-_probe_result: Availability | None = None
-
-
-def probe() -> Availability:
-    """Whether this planner runs here: mode ``gpu`` (device ``cuda``) or ``simulator`` (``cpu``).
-
-    In ``gpu`` mode it compiles and loads every kernel once and makes the current device's
-    look-back workspace (outside any capture, as the launch needs it); any failure (such as numba 0.68.0 with
-    numpy 2.5, ``module 'numpy' has no attribute 'row_stack'``) makes it unavailable with the reason.
-    """
-    global _probe_result
-    if _probe_result is None:
-        _probe_result = _probe()
-    return _probe_result
-
-
-def _probe() -> Availability:
-    if _IMPORT_ERROR is not None:
-        return Availability(False, None, "cpu", _IMPORT_ERROR)
-    if SIMULATED:
-        return Availability(True, "simulator", "cpu")
-    if not torch.cuda.is_available() or not cuda.is_available():
-        return Availability(False, None, "cpu", (
-            f"no usable CUDA device, and numba.cuda was imported without {NUMBA_ENV}=1 (set it "
-            "before anything imports numba.cuda to run in the simulator)"))
-    try:
-        kernel = compiled()
-        for key in kernel_keys():
-            packed_launch.kernel_handle(compiled(key))
-        device = torch.device("cuda", torch.cuda.current_device())
-        if packed_launch.LAUNCH is None and packed_launch.LAUNCH_PATH == "driver":
-            packed_launch.choose_path(kernel, device)  # the packing self-check: device work
-        zero_lut(device)
-        lookback_kernel.workspace(device)
-        return Availability(True, "gpu", "cuda")
-    except Exception as exc:  # noqa: BLE001 - any compile or load failure is the reason
-        return Availability(False, None, "cuda", explain_failure(f"{type(exc).__name__}: {exc}"))
-
-
-def explain_failure(text: str) -> str:
-    """A compile failure's reason, with the fix when it is numpy 2.5's missing ``row_stack``
-    (numba-cuda 0.30.4 registers ``np.row_stack`` for any numpy >= 2.0: docs/numba-numpy.md)."""
-    if "row_stack" in text:
-        from importlib.metadata import version
-
-        return (f"numba-cuda {version('numba-cuda')} cannot compile CUDA kernels with numpy "
-                f"{np.__version__} ({text}); install numpy<2.5 beside it, see docs/numba-numpy.md")
-    return text
-
-
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -422,3 +280,6 @@ def launch(
 
 
 from impls.offsets_planner import numba_packed_launch as packed_launch  # noqa: E402 (uses this module)
+from impls.offsets_planner.numba_cuda_probe import explain_failure, probe  # noqa: E402,F401 (same)
+from impls.offsets_planner.numba_launch_shape import (  # noqa: E402,F401 (the planner's names)
+    _largest, design_for, kernel_keys, launch_shape)

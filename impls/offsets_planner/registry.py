@@ -14,26 +14,27 @@ What the probe prints is the module's own word (its top level runs there, and ca
 probe's functions or leave a process that prints after it): its availability, reason and mode are
 taken from it as the module's self-description, but the source digest is never: this process
 reads the module's file itself (:mod:`impls.source_file`).
+
+The probe's parent side is :mod:`impls.offsets_planner.external_probe`, the import of an external
+planner and the child's answer :mod:`impls.offsets_planner.external_planner`; their names are
+importable from here too.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-import json
-import os
-import select
-import signal
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
 
 import torch
 
 from impls.offsets_planner.contract import Launcher
-from impls.planner_path import PLANNER_PATH_ENV, add_to_this_process, find_planner_source
-from impls.source_file import child_pythonpath
+from impls.offsets_planner.external_planner import (  # noqa: F401 (the registry's names)
+    NO_DRIVER, _load_external, no_driver_hint, prepare_external_import, probe_external, triton_mode)
+from impls.offsets_planner.external_probe import (  # noqa: F401 (the registry's names)
+    _PROBED, PROBE_MARK, PROBE_READY, PROBE_STARTUP, PROBE_TIMEOUT, _finish_probe,
+    _probe_external, _read_probe, _start_probe, probe_all)
 from impls.source_imports import digest_with_imports as digest
 
 __all__ = ["Availability", "BUILTIN_MODULES", "Launcher", "PlannerUnavailable", "UnknownPlanner",
@@ -126,14 +127,6 @@ def builtin_module(name: str):
     return module
 
 
-PROBE_TIMEOUT = 60.0
-"""Seconds an external planner's module may take to import in the probe (default; the harness
-passes its timeout of a call, ``--isolate-timeout``)."""
-PROBE_MARK = "conformance-probe: "
-"""Prefix of the probe's answer line on its stdout."""
-_PROBED: dict[str, tuple[Availability, dict | None]] = {}
-
-
 def availability(name: str, timeout: float | None = None) -> Availability:
     """Availability of planner ``name`` (built-in or ``module:attr``) without raising.
 
@@ -166,72 +159,6 @@ def _unknown_message(name: str) -> str:
     return f"unknown planner {name!r}: use one of {known}, or module.path:callable"
 
 
-def prepare_external_import() -> bool:
-    """Before an external planner is imported: when torch sees no CUDA device and
-    ``TRITON_INTERPRET`` is unset, set it to ``1``, so that a Triton kernel in the planner's module
-    is decorated for Triton's interpreter (Triton reads the variable when ``@triton.jit`` runs)
-    instead of failing every call with "0 active drivers". Returns whether it set the variable."""
-    if torch.cuda.is_available() or "TRITON_INTERPRET" in os.environ:
-        return False
-    os.environ["TRITON_INTERPRET"] = "1"
-    return True
-
-
-def triton_mode(module) -> str | None:
-    """``interpreter`` or ``compiled`` when ``module`` defines Triton kernels (``@triton.jit``,
-    autotuned or not) at its top level, by how they were decorated; None when it defines none."""
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-        from triton.runtime.jit import JITFunction
-    except ImportError:
-        return None
-    kinds = set()
-    for value in vars(module).values():
-        for _ in range(3):  # Autotuner / Heuristics wrap the kernel in .fn
-            if isinstance(value, InterpretedFunction):
-                kinds.add("interpreter")
-            elif isinstance(value, JITFunction):
-                kinds.add("compiled")
-            value = getattr(value, "fn", None) if type(value).__module__.startswith("triton") \
-                else None
-    return "interpreter" if "interpreter" in kinds else ("compiled" if kinds else None)
-
-
-NO_DRIVER = "0 active drivers"
-"""What Triton raises when it compiles a kernel on a machine without a GPU driver."""
-
-
-def no_driver_hint() -> str:
-    """What to do when a Triton kernel failed with :data:`NO_DRIVER`."""
-    value = os.environ.get("TRITON_INTERPRET")
-    return ("Triton found no GPU driver: on a machine without CUDA run Triton kernels under its "
-            "interpreter with TRITON_INTERPRET=1 (the harness sets it for external planners when "
-            f"it is unset; here it is {'unset' if value is None else repr(value)})")
-
-
-def _load_external(name: str) -> Launcher:
-    module_name, _, attr = name.partition(":")
-    prepare_external_import()
-    add_to_this_process()  # this process runs the planner's code anyway (bench, unisolated fuzz)
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # any import-time failure is the user's module, report it plainly
-        hint = (f" (is the folder that holds {module_name.split('.')[0]!r} in "
-                f"{PLANNER_PATH_ENV}, or the package installed?)" if isinstance(exc, ModuleNotFoundError)
-                and exc.name is not None and module_name.startswith(exc.name)
-                and module_name.split(".")[0].isidentifier() else "")
-        raise UnknownPlanner(f"cannot import {module_name!r} for planner {name!r}: "
-                             f"{type(exc).__name__}: {exc}{hint}") from exc
-    target = module
-    for part in attr.split("."):
-        target = getattr(target, part, None)
-        if target is None:
-            raise UnknownPlanner(f"module {module_name!r} has no attribute {attr!r}")
-    if not callable(target):
-        raise UnknownPlanner(f"{name!r} is not callable")
-    return target
-
-
 def get_planner(name: str) -> Launcher:
     """The launcher of planner ``name``: a built-in name or ``module.path:attr``.
 
@@ -259,30 +186,6 @@ def bind(planner, **buffer_set):
     return _bind(planner, **buffer_set)
 
 
-PROBE_STARTUP = 300.0
-"""Seconds the probe may take to import torch and this module, before the planner's module (not
-counted in the import's timeout)."""
-PROBE_READY = "conformance-probe-ready "
-"""Prefix of the probe's line saying its own imports are done (then ``time.monotonic()``)."""
-
-
-def probe_all(names: list[str], timeout: float | None = None) -> None:
-    """Find the availability of every external planner of ``names`` at once (their probes run in
-    parallel; each module's import gets ``timeout`` seconds from when its probe is ready); later
-    calls of :func:`availability` answer from memory."""
-    timeout = PROBE_TIMEOUT if timeout is None else timeout
-    started = {name: (_start_probe(name), time.monotonic()) for name in dict.fromkeys(names)
-               if ":" in name and name not in _PROBED}
-    for name, (proc, since) in started.items():
-        _PROBED[name] = _finish_probe(name, proc, since, timeout)
-
-
-def _probe_external(name: str, timeout: float | None) -> tuple[Availability, dict | None]:
-    if name not in _PROBED:
-        probe_all([name], timeout)
-    return _PROBED[name]
-
-
 PROBE_COMMAND: list[str] = [sys.executable, "-P", "-m", "impls.offsets_planner.probe"]
 """The command that probes an external planner (its name appended): :mod:`impls.offsets_planner.probe` in a child.
 A harness may put a launcher of its own in front of it that runs the same probe in a sandbox (the
@@ -290,76 +193,6 @@ pytest plugin does: ``conformance.robustness.probe_sandbox``); it must print wha
 and exit as it exits. ``-P``: the child's sys.path is the harness's (its PYTHONPATH), without its
 working directory put first, so the module it imports is the file the harness digests
 (:mod:`impls.source_file` searches the harness's sys.path)."""
-
-
-def _start_probe(name: str) -> subprocess.Popen:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
-    return subprocess.Popen([*PROBE_COMMAND, name], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                            start_new_session=True)
-
-
-def _read_probe(proc: subprocess.Popen, since: float, timeout: float) -> str | None:
-    """The probe's stdout up to EOF; None when its import ran past ``timeout`` (from its ready
-    line) or it never got ready."""
-    out, deadline, ready = b"", since + PROBE_STARTUP, False
-    while True:
-        left = max(0.0, deadline - time.monotonic())  # what is there already still counts
-        if not select.select([proc.stdout], [], [], left)[0]:
-            return None
-        chunk = os.read(proc.stdout.fileno(), 65536)
-        if not chunk:
-            return out.decode(errors="replace")
-        out += chunk
-        if not ready and PROBE_READY.encode() in out:
-            ready = True
-            line = out.split(PROBE_READY.encode(), 1)[1].split(b"\n", 1)[0]
-            try:
-                deadline = float(line) + timeout
-            except ValueError:
-                deadline = time.monotonic() + timeout
-
-
-def _finish_probe(name: str, proc: subprocess.Popen, since: float,
-                  timeout: float) -> tuple[Availability, dict | None]:
-    try:
-        out = _read_probe(proc, since, timeout)
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # whatever the module started goes with it
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
-        proc.stdout.close()
-    module = name.partition(":")[0]
-    if out is None:
-        return (Availability(False, None, default_device(),
-                             f"importing {module!r} for planner {name!r} did not finish in "
-                             f"{timeout:g} s (the timeout of a call): stopped", fails=True), None)
-    answers = [line[len(PROBE_MARK):] for line in out.splitlines() if line.startswith(PROBE_MARK)]
-    try:
-        doc = json.loads(answers[-1])
-        available = bool(doc["available"])
-        return (Availability(available, doc["mode"], default_device(), doc["reason"]),
-                digest(module, find_planner_source(module)[0]) if available else None)
-    except (IndexError, ValueError, KeyError, TypeError):
-        return (Availability(False, None, default_device(),
-                             f"cannot import {module!r} for planner {name!r}: the import ended "
-                             f"the process (exit status {proc.returncode})", fails=True), None)
-
-
-def probe_external(name: str) -> dict:
-    """In the probe child: import external planner ``name``; its availability and source as a
-    JSON-ready dict (``available``, ``mode``, ``reason``, ``source``; the harness reads the
-    source's digest itself and ignores this one, which the module can rewrite)."""
-    try:
-        _load_external(name)
-    except UnknownPlanner as exc:
-        return {"available": False, "mode": None, "reason": str(exc), "source": None}
-    kind = triton_mode(importlib.import_module(name.partition(":")[0]))
-    return {"available": True, "mode": f"external (triton {kind})" if kind else "external",
-            "reason": None, "source": _module_digest(name.partition(":")[0])}
 
 
 def source_digest(name: str) -> dict | None:

@@ -16,21 +16,15 @@ To force the interpreter on a CUDA machine, set ``TRITON_INTERPRET=1`` in the en
 this module (or anything that imports it) is imported; setting it later has no effect on this
 module. ``TRITON_INTERPRET=0`` on a machine without CUDA makes the planner unavailable.
 
-Kernel design: a launch's ``BLOCK`` is the bucket of :data:`BLOCKS` that holds bs, and
-:data:`DESIGNS` maps it to the design that plans it in one launch: seed programs that do only
-the chain of dependent loads a seed needs (request values, table entry, LUT entry) beside scan
-programs that do only the scans, totals and scalars (:mod:`impls.offsets_planner.triton_roles`);
-from bs 513 on the scan is spread over several programs that pass their totals on by a
+Kernel design (:mod:`impls.offsets_planner.triton_launch_design`): :data:`DESIGNS` picks by bs
+the design that plans it in one launch; from bs 513 on its scan programs pass their totals on by a
 look-back (:mod:`impls.offsets_planner.triton_roles_lookback`), whose per-device workspace makes
 one rule: launches of this planner on one device run on one stream at a time (as a server's
 planning step does; CUDA-graph replays included). Two launches overlapping on two streams, or one
 killed midway, can throw the workspace's ticket count off, and then that launch and every later
 one above bs 512 may write wrong offsets until
 :func:`impls.offsets_planner.triton_roles_lookback.reset_workspace` restores it. :func:`plan_launch` with a
-configuration runs the earlier kernel of this module instead (:data:`CONFIG`): ``ceil(bs / TILE)``
-programs each scan their own ``TILE`` lanes; when ``TILE < BLOCK`` each also sums the lengths of
-every lane before its tile (a masked, ``BLOCK``-wide reduction, no inter-program communication),
-and the last program writes the totals and scalars.
+configuration runs the earlier kernel of this module instead (:data:`CONFIG`).
 Every load is masked by the full condition that makes it in bounds (lane < bs; for the table also
 0 <= row < max_reqs, max_seq_len > 0, prefix > 0 and a write; for the LUT a non-negative slot,
 index clamped to lut_len - 1), row * stride is computed in int64, only int64 lengths are scanned
@@ -42,63 +36,29 @@ specialisation, so a compiled kernel depends only on the device, the design's co
 the first launch of such a key, later launches go straight to the compiled kernel's launcher
 (``CompiledKernel.run``, a private Triton API, pinned in pyproject.toml; it skips
 ``JITFunction.run``'s binding and cache-key work) unless a Triton launch hook is set. That fast
-launch is used only after a one-time self-check at :func:`probe` (:func:`self_check`: fast and
-standard launch write the same bytes for a probe plan); when it fails, a one-line warning says so
-and every launch takes Triton's standard path. A launch's grid and integer arguments are prepared
-once per buffer set and bs (kept in :attr:`impls.offsets_planner.validate_cache.BufferSet.records`).
+launch is used only after a one-time self-check at :func:`probe` (:func:`run_self_check`: fast
+and standard launch write the same bytes for a probe plan); when it fails, a one-line warning says
+so and every launch takes Triton's standard path. A launch's grid and integer arguments are
+prepared once per buffer set and bs (:mod:`impls.offsets_planner.triton_prepared_launch`, kept in
+:attr:`impls.offsets_planner.validate_cache.BufferSet.records`).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import torch
 
 from impls.kernel_modes import choose_triton_mode as _choose_mode
 from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
-from impls.offsets_planner.launch_self_check import probe_kwargs, self_check
+from impls.offsets_planner.launch_self_check import probe_kwargs, self_check  # noqa: F401 (tests)
 from impls.offsets_planner.registry import Availability
+from impls.offsets_planner.triton_launch_design import (  # noqa: F401 (the planner's names)
+    BLOCKS, CONFIG, DESIGNS, INTERPRETER_DESIGNS, block_for)
+from impls.offsets_planner.triton_prepared_launch import (  # noqa: F401 (the planner's names)
+    Prepared, _design_kernel, _prepare, _prepare_design, run_self_check)
 from impls.offsets_planner.validate import LaunchPlan
 from impls.offsets_planner.validate_cache import BufferSet, lookup, lookup_args
 
 _INT64_MAX = (1 << 63) - 1
-BLOCKS: tuple[int, ...] = (32, 128, 512, 2048, 4096)
-"""Lane buckets: a launch's ``BLOCK`` is the smallest that holds bs (0..4096)."""
-
-CONFIG: dict[int, tuple[int, int]] = {32: (32, 1), 128: (128, 4), 512: (256, 8), 2048: (256, 8),
-                                      4096: (512, 16)}
-"""``BLOCK -> (TILE, num_warps)``: lanes per program and warps per program for each bucket.
-``TILE == BLOCK`` is one program; ``TILE < BLOCK`` is ``ceil(bs / TILE)`` programs, each summing
-the lengths before its tile itself. The fastest of a sweep on an H200, 2026-11-30 (device us per
-plan, bs = block: 1.61 / 2.32 / 3.10 / 4.93 / 6.19; one program over 4096 lanes took 18.9):
-``reports/gpu/triton-bench.md``."""
-
-
-DESIGNS: dict[int, tuple] = {32: ("roles", 32, 2, 2), 128: ("roles", 32, 2, 2),
-                             512: ("roles", 32, 8, 2), 2048: ("roles-lookback", 32, 128, 8),
-                             4096: ("roles-lookback", 64, 512, 8)}
-"""``BLOCK -> design`` of a default launch (no configuration given): ``("roles", seed tile,
-num_warps, scan programs)`` (:mod:`impls.offsets_planner.triton_roles`: seed programs that do only
-the gather chain and scan programs that do only the scans, none waiting on another) or
-``("roles-lookback", seed tile, scan tile, num_warps)``
-(:mod:`impls.offsets_planner.triton_roles_lookback`: the scan spread over several programs that
-pass their totals on by a look-back with an exact fallback, a per-device workspace). The fastest
-correct configs of the one-pass sweep on an H200, 2026-12-03
-(``reports/gpu/2026-12-03-d/one_pass/``: replay us per plan at bs 1 / 8 / 64 / 512 / 1024 / 4096:
-2.14-2.20 / 2.20 / 2.20 / 2.59 / 3.43 / 3.61, against 2.36 / 2.51 / 2.87 / 3.77 / 5.03 / 6.97
-for :data:`CONFIG`'s kernel); its look-back scan programs reduce and scan both sides as one
-``[scan tile, 2]`` tensor (``JOINED``: 3.46 -> 3.29 us at bs 1024, 3.59 -> 3.50 at 4096,
-``reports/gpu/2026-12-03-e/one_pass-triton-joined/``), and sends its first poll before its scan
-(:data:`EARLY_POLL`: 3.35 us at 4096, 1.30x the chain floor, ``reports/gpu/2026-12-04-a/final/``).
-:func:`plan_launch` with a configuration runs that kernel."""
-
-INTERPRETER_DESIGNS: dict[int, tuple] = {32: ("roles", 32, 1, 1), 128: ("roles", 128, 1, 1),
-                                         512: ("roles", 512, 1, 1),
-                                         2048: ("roles-lookback", 2048, 1024, 1),
-                                         4096: ("roles-lookback", 4096, 1024, 1)}
-"""The same designs with the fewest programs, for Triton's interpreter (which runs programs one
-after another, each op a numpy call: fewer, wider programs cost less there; the GPU's shapes are
-:data:`DESIGNS`, and every shape is byte-for-byte the same plan)."""
 
 MODE, _UNAVAILABLE = _choose_mode()
 """``gpu`` or ``interpreter`` (None when unavailable); see the module docstring."""
@@ -187,14 +147,6 @@ else:
     _kernel = None
 
 
-def block_for(bs: int) -> int:
-    """The smallest block of :data:`BLOCKS` with at least ``bs`` lanes (bs in [0, 4096])."""
-    for block in BLOCKS:
-        if bs <= block:
-            return block
-    raise ValueError(f"bs={bs} exceeds the largest block {BLOCKS[-1]}")
-
-
 FAST_LAUNCH: bool = True
 """Launch cached compiled kernels directly (GPU only); False forces ``kernel[grid](...)`` always."""
 
@@ -231,114 +183,6 @@ def _hooks_idle() -> bool:
             and (leave is None or not getattr(leave, "calls", True)))
 
 
-class Prepared:
-    """One plan's launch, prepared once per buffer set and bs (kept in
-    :attr:`impls.offsets_planner.validate_cache.BufferSet.records`).
-
-    Attributes:
-        tail: the kernel's integer and constexpr arguments after its pointers.
-        grid: programs.
-        key: the design's name, its constexprs and num_warps, after the device index: the
-            compiled-kernel cache key.
-        kernel, warps: the JIT kernel and its num_warps (a standard launch).
-        provisional: True for a look-back design's stand-in prepared under capture (prepare
-            again outside capture).
-        device: the CUDA device index the launch goes to (0 on a one-GPU machine).
-        run, function, metadata: the compiled kernel's launcher, its function handle and packed
-            metadata (None until a standard launch compiled it): the fast launch calls
-            ``run(grid, 1, 1, stream, function, metadata, None, None, None, *tensors, *tail)``.
-        suffix: the buffer set's eight tensors (and a look-back design's workspace) and then
-            ``tail``: everything after the three request tensors, built once.
-    """
-
-    __slots__ = ("tail", "grid", "key", "device", "suffix", "run", "function", "metadata",
-                 "kernel", "warps", "provisional")
-
-    def __init__(self, tail: tuple, grid: int, key: tuple, device: int, tensors: tuple,
-                 kernel, warps: int) -> None:
-        self.tail, self.grid, self.key, self.device = tail, grid, key, device
-        self.kernel, self.warps, self.provisional = kernel, warps, False
-        self.suffix = (*tensors, *tail)
-        self.run = self.function = self.metadata = None
-        compiled = _COMPILED.get(key)
-        if compiled is not None:
-            self.attach(compiled)
-
-    def attach(self, compiled) -> None:
-        """Take the compiled kernel's fast-launch handles (``run`` first: it loads the binary)."""
-        self.run = compiled.run
-        self.function, self.metadata = compiled.function, compiled.packed_metadata
-
-
-def _design_kernel(design: str):
-    """The JIT kernel of a :data:`DESIGNS` design (imported on first use: the design modules
-    import this one)."""
-    if design == "roles":
-        from impls.offsets_planner.triton_roles import _roles_kernel
-        return _roles_kernel
-    from impls.offsets_planner.triton_roles_lookback import _roles_lookback_kernel
-    return _roles_lookback_kernel
-
-
-def _prepare_design(plan: LaunchPlan, buffers: BufferSet) -> Prepared:
-    """The :class:`Prepared` default launch (:data:`DESIGNS`). A look-back design needs the
-    device's workspace, made and zeroed on first use; when that first use is under CUDA-graph
-    capture (a zeroing there would run only at replay) the launch takes the ``roles`` design with
-    two scan programs instead, and the record is marked provisional so that the next launch
-    outside capture prepares again."""
-    from impls.offsets_planner import triton_roles, triton_roles_lookback
-
-    block = block_for(plan.bs)
-    design = (DESIGNS if _GPU else INTERPRETER_DESIGNS)[block]
-    window = 0 if plan.swa_window_size <= 0 else min(plan.swa_window_size, _INT64_MAX)
-    ints = (plan.bs, plan.req_to_token_stride0, plan.max_reqs, plan.max_seq_len, plan.lut_len,
-            window, min(plan.verify_capacity, _INT64_MAX))
-    device = buffers.device.index if _MULTI_GPU else 0
-    provisional = False
-    if design[0] == "roles-lookback":
-        ws = triton_roles_lookback.existing_workspace(buffers.device) if _GPU else None
-        if ws is None and _GPU and torch.cuda.is_current_stream_capturing():
-            design, provisional = ("roles", design[1], 16, 2), True
-        else:
-            ws = triton_roles_lookback.workspace(buffers.device)
-    if design[0] == "roles":
-        _name, tile, warps, scans = design
-        block, tile, warps, grid = triton_roles.shape(plan.bs, tile, warps, 0, scans)
-        tensors, tail = buffers.tensors, (*ints, block, tile, plan.has_swa_lut, scans, 0)
-        key = (device, "roles", block, tile, plan.has_swa_lut, scans, warps)
-    else:
-        _name, tile, scan_tile, warps = design
-        block, scan_tile, tile, warps, grid = triton_roles_lookback.shape(plan.bs, tile,
-                                                                          scan_tile, warps)
-        tensors = (*buffers.tensors, ws)
-        tail = (*ints, block, scan_tile, tile, plan.has_swa_lut, max(2, block // scan_tile),
-                False, True, EARLY_POLL, EPOCH_LOAD)  # SLOW_CARRY off; JOINED: one reduction
-        key = (device, "roles-lookback", block, scan_tile, tile, plan.has_swa_lut, warps,
-               EARLY_POLL, EPOCH_LOAD)
-    prep = Prepared(tail, grid, key, device, tensors, _design_kernel(design[0]), warps)
-    prep.provisional = provisional
-    return prep
-
-
-def _prepare(plan: LaunchPlan, buffers: BufferSet, num_warps: int | None, block: int | None,
-             tile: int | None) -> Prepared:
-    """The :class:`Prepared` launch of one plan on one buffer set: :data:`DESIGNS` when no
-    configuration is given, else :data:`CONFIG`'s kernel with it."""
-    if num_warps is None and block is None and tile is None:
-        return _prepare_design(plan, buffers)
-    block = max(block_for(plan.bs) if block is None else block, tile or 0)
-    default_tile, default_warps = CONFIG.get(block, (min(block, 512), 16 if block >= 512 else 4))
-    tile = default_tile if tile is None else tile
-    warps = default_warps if num_warps is None else num_warps
-    window = 0 if plan.swa_window_size <= 0 else min(plan.swa_window_size, _INT64_MAX)
-    tail = (plan.bs, plan.req_to_token_stride0, plan.max_reqs, plan.max_seq_len, plan.lut_len,
-            window, min(plan.verify_capacity, _INT64_MAX), block, tile, plan.has_swa_lut)
-    device = buffers.device.index if _MULTI_GPU else 0
-    key = (device, "config", block, tile, plan.has_swa_lut, warps)
-    return Prepared(tail, max(1, -(-plan.bs // tile)), key, device, buffers.tensors, _kernel,
-                    warps)
-
-
 def _launch(plan: LaunchPlan, buffers: BufferSet, req_pool_indices, prefix_lens, extend_seq_lens,
             num_warps: int | None = None, block: int | None = None, tile: int | None = None,
             fast: bool | None = None) -> None:
@@ -371,32 +215,6 @@ def _launch(plan: LaunchPlan, buffers: BufferSet, req_pool_indices, prefix_lens,
 
 def _is_pow2(n: int) -> bool:
     return n > 0 and not n & (n - 1)
-
-
-def _with_path(fast: bool) -> Callable[..., None]:
-    """The planner forced onto the fast (compiled kernel's own launcher) or the standard launch."""
-    def go(**kw) -> None:
-        plan, buffers = lookup(kw)
-        _launch(plan, buffers, *(kw[n] for n in REQUEST_INPUT_NAMES), fast=fast)
-        if _GPU:
-            torch.cuda.synchronize()
-    return go
-
-
-def run_self_check(device: torch.device | str | None = None,
-                   fast: Callable[..., None] | None = None) -> bool:
-    """Run the fast launch's self-check now and set :data:`FAST_LAUNCH_CHECK` (once per process on
-    the GPU, from :func:`probe`). ``fast`` replaces the fast launch (tests: a failing one shows
-    the fallback); ``device`` defaults to the current CUDA device, else the CPU."""
-    global FAST_LAUNCH_CHECK
-    if device is None:
-        device = torch.device("cuda", torch.cuda.current_device()) if _GPU else "cpu"
-    FAST_LAUNCH_CHECK = False  # until it passes
-    kw = probe_kwargs(device)
-    standard = _with_path(False)
-    standard(**kw)  # compile, so that the fast path has a kernel to launch
-    FAST_LAUNCH_CHECK = self_check(standard, fast or _with_path(True), kw)
-    return FAST_LAUNCH_CHECK
 
 
 def probe() -> Availability:
