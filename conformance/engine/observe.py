@@ -145,8 +145,9 @@ class StepObservation:
     elements of guard zone lie before each output in it (0 in the plain run). ``past_end`` is
     what the call wrote past the end of an argument's memory where the engine maps a hidden guard
     there (the isolated engine's shared CPU storages), one ``{"field", "index", "past",
-    "expected", "got"}`` per element (:meth:`conformance.robustness.shared_tensors.Sender.past_end`);
-    empty where nothing was written there or no engine looked.
+    "expected", "got"}`` per element
+    (:meth:`conformance.robustness.shared_tensors.Sender.after_call`); empty where nothing was
+    written there or no engine looked.
     """
 
     run: str

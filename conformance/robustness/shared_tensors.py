@@ -25,7 +25,7 @@ page, then one more page), both filled from the poison seed. The worker maps the
 hands the planner a storage of exactly the storage's size (``torch.frombuffer`` on the mapping, at
 :data:`FRONT`). A write outside an argument's memory -- past its end or before its start, on the
 plain run's exact-size buffers as much as past the guard zones of the poisoned runs -- lands in
-the guard, where the harness reads it after the call (:meth:`Sender.past_end`) from the file it
+the guard, where the harness reads it after the call (:meth:`Sender.after_call`) from the file it
 owns; in a server it would land in the neighbouring allocation. A planner cannot tell the runs
 apart by the mapping: every storage of every run has its guards. The file is sealed
 (``F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL``) before the worker gets its descriptor: a planner
@@ -74,14 +74,16 @@ def slack_bytes(nbytes: int) -> int:
     return -nbytes % mmap.PAGESIZE + mmap.PAGESIZE
 
 
-class _Slack:
-    """The hidden guards around one shared storage: the file ``fd`` they lie in (the storage at
-    :data:`FRONT`), each guard's start in it and what the harness filled it with, and the argument
-    they are reported under (its first tensor's name, its element size, offset and length, so a
-    byte of a guard is an element index of that tensor: negative before it)."""
+class _Home:
+    """One shared storage's home: the harness's storage (``ours``), the file ``fd`` and the
+    harness's mapping of the storage's bytes in it (``mapped``, at :data:`FRONT`), each hidden
+    guard's start in the file and what the harness filled it with, and the argument the guards are
+    reported under (its first tensor's name, its element size, offset and length, so a byte of a
+    guard is an element index of that tensor: negative before it)."""
 
-    def __init__(self, fd: int, guards: list[tuple[int, bytes]], name: str, tensor) -> None:
-        self.fd, self.guards, self.name = fd, guards, name
+    def __init__(self, ours: torch.UntypedStorage, fd: int, mapped: torch.UntypedStorage,
+                 guards: list[tuple[int, bytes]], name: str, tensor) -> None:
+        self.ours, self.fd, self.mapped, self.guards, self.name = ours, fd, mapped, guards, name
         self.itemsize, self.offset = tensor.element_size(), tensor.storage_offset()
         self.numel = tensor.numel()
 
@@ -143,8 +145,7 @@ class Sender:
     def __init__(self, seed: int = 0) -> None:
         self.numbers: dict[int, int] = {}
         self.kept: list = []
-        self.slacks: list[_Slack] = []
-        self.homes: list[tuple[torch.UntypedStorage, torch.UntypedStorage]] = []  # (ours, home)
+        self.homes: list[_Home] = []
         self.seed = seed
 
     def describe(self, kwargs: dict) -> tuple[dict, list[int]]:
@@ -157,8 +158,8 @@ class Sender:
                 described[name] = self._tensor(name, value, fds)
             else:
                 described[name] = ("value", value)
-        for ours, home in self.homes:
-            home.copy_(ours)
+        for home in self.homes:
+            home.mapped.copy_(home.ours)
         return {"kwargs": described}, fds
 
     def _tensor(self, name: str, tensor: torch.Tensor, fds: list[int]) -> tuple:
@@ -185,9 +186,9 @@ class Sender:
                 number = self.numbers[key]
                 front = random.Random(f"{self.seed}:front:{number}").randbytes(FRONT)
                 fill = random.Random(f"{self.seed}:slack:{number}").randbytes(slack_bytes(size))
-                fd, home = _sealed_home(size, front, fill)
-                self.homes.append((storage, home))
-                self.slacks.append(_Slack(fd, [(0, front), (FRONT + size, fill)], name, tensor))
+                fd, mapped = _sealed_home(size, front, fill)
+                self.homes.append(_Home(storage, fd, mapped, [(0, front), (FRONT + size, fill)],
+                                        name, tensor))
                 fds.append(fd)
                 return ("cpu", *view, number, size, len(fds) - 1, FRONT + size + len(fill))
             return ("cpu", *view, self.numbers[key], 0, None, 0)
@@ -195,22 +196,17 @@ class Sender:
 
     def after_call(self) -> list[dict]:
         """Copy every home back into its storage (what the planner left, for the harness's own
-        comparison), then :meth:`past_end`."""
-        for ours, home in self.homes:
-            ours.copy_(home)
-        return self.past_end()
-
-    def past_end(self) -> list[dict]:
-        """What the last call wrote past the end of the shared CPU storages, into their hidden
-        guards (:meth:`_Slack.changed`, storage by storage in the order they were shared); each
-        guard holds its fill again after."""
-        return [found for slack in self.slacks for found in slack.changed()]
+        comparison); then what the call wrote outside the shared CPU storages, into their hidden
+        guards (:meth:`_Home.changed`, storage by storage in the order they were shared), each
+        guard holding its fill again after."""
+        for home in self.homes:
+            home.ours.copy_(home.mapped)
+        return [found for home in self.homes for found in home.changed()]
 
     def close(self) -> None:
-        for slack in self.slacks:
-            os.close(slack.fd)  # the harness's mapping keeps the file while a storage uses it
+        for home in self.homes:
+            os.close(home.fd)  # the harness's mapping keeps the file while a storage uses it
         self.numbers.clear()
-        self.slacks.clear()
         self.homes.clear()
         self.kept.clear()
 
