@@ -38,6 +38,12 @@ CANDIDATES = [
                                   "early_poll": True}),
     ("triton", "roles-lookback", {"tile": 32, "scan_tile": 64, "joined": True,
                                   "early_poll": True, "epoch_load": True}),
+    ("triton", "roles-lookback", {"tile": 32, "scan_tile": 64, "joined": True, "tagged": True}),
+    ("triton", "roles-lookback", {"tile": 32, "scan_tile": 64, "joined": True,
+                                  "early_poll": True, "late_shot": True}),
+    ("triton", "roles-lookback", {"tile": 32, "scan_tile": 64, "joined": True,
+                                  "early_poll": True, "tagged": True, "late_shot": True,
+                                  "slow_carry": True}),
     ("numba", "single", {}), ("numba", "blocked", {"chunk": 512}),
     ("numba", "lookback", {"chunk": 512}), ("numba", "lookback-pid", {"chunk": 512}),
     ("numba", "lookback-packed", {"chunk": 512}), ("numba", "roles", {"scans": 2}),
@@ -48,6 +54,7 @@ CANDIDATES = [
     ("numba", "warp-lookback", {"chunk": 128, "slow_carry": True}),
     ("numba", "warp-lookback", {"chunk": 256, "joint_repoll": True}),  # early_publish: shuffles only
     ("numba", "warp-lookback", {"chunk": 256, "joint_repoll": True, "epoch_load": True}),
+    ("numba", "warp-lookback", {"chunk": 256, "joint_repoll": True, "pre_poll": True}),
 ]
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]
@@ -263,9 +270,10 @@ def test_triton_candidates_compile_for_sm90():
     out = subprocess.run([sys.executable, "-m", "tests.one_pass_sm90"], cwd=REPO_ROOT, env=env,
                          capture_output=True, text=True, timeout=300)
     lines = [line for line in out.stdout.splitlines() if ": " in line]
-    # 8 one-pass, 2 packed, 4 roles and 6 roles-lookback configs (2 of them EPOCH_LOAD); the
-    # module is not imported here: it turns the interpreter off in the process that imports it
-    assert out.returncode == 0 and len(lines) == 20, out.stdout + out.stderr[-2000:]
+    # 8 one-pass, 2 packed, 4 roles and 9 roles-lookback configs (2 of them EPOCH_LOAD, 2
+    # TAGGED, 2 LATE_SHOT); the module is not imported here: it turns the interpreter off in the
+    # process that imports it
+    assert out.returncode == 0 and len(lines) == 23, out.stdout + out.stderr[-2000:]
     assert all(": ok, " in line for line in lines), out.stdout
 
 

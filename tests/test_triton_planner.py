@@ -440,3 +440,22 @@ def test_fast_launch_passes_the_standard_launchs_arguments(monkeypatch):
     tp.launch(**steps[0])
     assert log[-1][0] == "standard"
     validate_cache.clear()
+
+
+@pytest.mark.parametrize(("tagged", "late_shot"), [(True, False), (False, True), (True, True)])
+def test_lookback_candidate_flags_reach_the_default_launch(tagged, late_shot, monkeypatch):
+    """``TAGGED`` and ``LATE_SHOT`` set on the planner module change the default launch's kernel
+    key above bs 512 (the look-back design) and the plans stay the pure-Python planner's."""
+    monkeypatch.setattr(tp, "TAGGED", tagged)
+    monkeypatch.setattr(tp, "LATE_SHOT", late_shot)
+    for i, bs in enumerate((513, 2048, 4096)):
+        kw = random_case(bs, i, ("plain", "swa", "hazard")[i])
+        dev = on(kw, DEVICE)
+        tp.launch(**dev)
+        if DEVICE == "cuda":
+            torch.cuda.synchronize()
+        assert_same(on(dev, "cpu"), expected(kw), kw)
+        plan, buffers = validate_cache.lookup(dev)
+        key = buffers.records[plan.bs].key
+        assert key[1] == "roles-lookback"
+        assert key[-2:] == (tagged, late_shot and tp.EARLY_POLL)

@@ -117,6 +117,12 @@ EPOCH_LOAD = False
 run's loads; True, from a volatile load of word 0 there, the ticket drawn after the block's
 outputs (:func:`impls.offsets_planner.numba_warp_lookback_kernel.build_warp_lookback_kernel`)."""
 
+PRE_POLL = False
+"""``warp-lookback``'s first polls: False, sent after the block's own publish; True, sent as soon
+as the ticket is known, before the warp's scan
+(:func:`impls.offsets_planner.numba_warp_lookback_kernel.build_warp_lookback_kernel`). Off: on an
+H100 (one sweep, 2026-12-05, ``reports/gpu/2026-12-05-d/``) 3.98 against 3.77 us at bs 4096."""
+
 _ITEMS = SIM_CHUNK // SIM_THREADS if SIMULATED else 1
 """Most requests one ``blocked`` thread plans (1 on the GPU, 32 in the simulator)."""
 
@@ -138,7 +144,7 @@ def compiled(key: tuple = ("blocked",), use_shuffle: bool = True):
             fn = build_warp_lookback_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING,
                                             no_seed=NO_SEED, items=items, poll=_poll(),
                                             per_lane=per_lane, joint_repoll=JOINT_REPOLL,
-                                            epoch_load=EPOCH_LOAD)
+                                            epoch_load=EPOCH_LOAD, pre_poll=PRE_POLL)
         elif key[0] == "roles-lookback":
             _name, items, threads, per_lane, seed_tile, chunk = key
             fn = lookback_kernel.build_roles_lookback_kernel(

@@ -14,7 +14,8 @@ least one), then ``ceil(bs / 32)`` seed blocks, lane t of seed block s planning 
   block and the block's totals (lane 31's, broadcast);
 * lane ``k`` < 4 publishes word ``k`` of the block's totals (``READY | 32 bits``, plain stores,
   through to L2); each lane issues its first volatile poll of up to ``per_lane`` earlier-block
-  words at once, polls again any word not ready (at most :data:`SPIN_LIMIT` polls), and the warp
+  words at once (``pre_poll``, a candidate: before the warp's scan, as soon as the ticket is
+  known), polls again any word not ready (at most :data:`SPIN_LIMIT` polls), and the warp
   sums them with shuffles; if a word never shows (or ``slow_carry``), every lane sums the lengths of
   a 32-strided share of the earlier requests and the warp adds them up (the outputs never depend on
   the grid being resident or on timing, only the speed does);
@@ -41,7 +42,8 @@ WARP = 32
 def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int, items: int,
                                poll, per_lane: int, slow_carry: bool = False,
                                count_spins: bool = False, early_publish: bool = False,
-                               joint_repoll: bool = False, epoch_load: bool = False):
+                               joint_repoll: bool = False, epoch_load: bool = False,
+                               pre_poll: bool = False):
     """The kernel's Python function (for ``cuda.jit``), with the signature of
     :data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE` (its ``chunk`` argument is
     ignored: a scan block's requests are ``32 * items``, a compile-time constant). Launch it with
@@ -69,7 +71,12 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
             ticket's atomic is off the path to them (the read and the ticket are one thread's, in
             program order on one word: the epoch cannot advance before every block of the
             launch has read it); False (the planner's): the ticket's own result gives the epoch.
+        pre_poll: (a candidate; not with ``early_publish``) every lane sends its first polls as
+            soon as the ticket is known, before the warp's scan and the block's own publish, so
+            that the scan runs while they are out; False (the planner's): after the publish.
     """
+    if pre_poll and early_publish:
+        raise ValueError("pre_poll and early_publish are two orders of one step: pick one")
     chunk_c = WARP * items
     full_mask = 0xFFFFFFFF
 
@@ -118,6 +125,7 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
                 wlen[k] = max(e, 0) if active else 0
             own_v += vlen[k]
             own_w += wlen[k]
+        words = cuda.local.array(per_lane, np.int64)
         s0 = cuda.shared.array(WARP, np.int64)  # the simulator's warp steps
         s1 = cuda.shared.array(WARP, np.int64)
         inc_v = own_v
@@ -132,6 +140,12 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
                 d >>= 1
             ticket = cuda.shfl_sync(full_mask, drawn, 0)
         elif use_shuffle:
+            if pre_poll:  # the ticket first: the first polls go out before the scan
+                ticket = cuda.shfl_sync(full_mask, drawn, 0)
+                first = SETS_AT + (ticket >> 16 & 1) * SET_WORDS
+                for k in range(per_lane):
+                    i = lane + WARP * k
+                    words[k] = poll(ws, first + i) if i < 4 * b else 1 << 32
             d = 1
             while d < WARP:
                 u0 = cuda.shfl_up_sync(full_mask, inc_v, d)
@@ -142,13 +156,19 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
                 d *= 2
             tot_v = cuda.shfl_sync(full_mask, inc_v, WARP - 1)
             tot_w = cuda.shfl_sync(full_mask, inc_w, WARP - 1)
-            ticket = cuda.shfl_sync(full_mask, drawn, 0)
+            if not pre_poll:
+                ticket = cuda.shfl_sync(full_mask, drawn, 0)
         else:
             if lane == 0:
                 s0[WARP - 1] = drawn  # read back below, before the scan's first store
             cuda.syncthreads()
             ticket = s0[WARP - 1]
             cuda.syncthreads()
+            if pre_poll:  # as on the GPU: the first polls before the scan
+                first = SETS_AT + (ticket >> 16 & 1) * SET_WORDS
+                for k in range(per_lane):
+                    i = lane + WARP * k
+                    words[k] = poll(ws, first + i) if i < 4 * b else 1 << 32
             s0[lane] = inc_v
             s1[lane] = inc_w
             cuda.syncthreads()
@@ -178,10 +198,10 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
         acc_w = 0
         missing = 1 if slow_carry or 4 * b > WARP * per_lane else 0
         spun = 0
-        words = cuda.local.array(per_lane, np.int64)
         for k in range(per_lane):  # every first poll in flight at once: one round trip
             i = lane + WARP * k
-            words[k] = poll(ws, mine + i) if i < 4 * b else 1 << 32
+            if not pre_poll:
+                words[k] = poll(ws, mine + i) if i < 4 * b else 1 << 32
         if use_shuffle and early_publish:  # the block's own scan while the polls are out
             d = 1
             while d < WARP:

@@ -166,6 +166,14 @@ EPOCH_LOAD: bool = False
 request loads and draw their ticket after their outputs, rather than take the epoch from the
 ticket's atomic before publishing (:mod:`impls.offsets_planner.triton_roles_lookback`)."""
 
+TAGGED: bool = False
+"""The look-back's ``TAGGED`` (one five-operand reduction a poll): off, it lost on an H100
+(``reports/gpu/2026-12-05-d/``: 4.37 against 3.83 us at bs 4096, 3.61 against 3.31 at 1024)."""
+
+LATE_SHOT: bool = False
+"""The look-back's ``LATE_SHOT`` (a second poll after the scan): off, it lost on an H100 (same
+sweep: 3.79 against 3.83 us at bs 4096, 3.54 against 3.31 at 1024)."""
+
 _COMPILED: dict[tuple, object] = {}  # Prepared.key -> compiled kernel
 _GPU = MODE == "gpu"
 _MULTI_GPU = _GPU and torch.cuda.device_count() > 1

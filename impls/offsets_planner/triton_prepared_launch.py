@@ -9,7 +9,8 @@ known and :func:`run_self_check` passed, the compiled kernel's own launcher.
 
 The planner's mode and settings (``_GPU``, ``_MULTI_GPU``, ``_kernel``, ``_COMPILED``,
 ``_design_kernel``, :data:`~impls.offsets_planner.triton_planner.EARLY_POLL`,
-:data:`~impls.offsets_planner.triton_planner.EPOCH_LOAD`) are read on the planner module at call
+:data:`~impls.offsets_planner.triton_planner.EPOCH_LOAD`, ``TAGGED``, ``LATE_SHOT``) are read on
+the planner module at call
 time, and :data:`~impls.offsets_planner.triton_planner.FAST_LAUNCH_CHECK` is set there, so that a
 value set on the planner (a test, a sweep) takes effect here.
 """
@@ -109,9 +110,10 @@ def _prepare_design(plan: LaunchPlan, buffers: BufferSet) -> Prepared:
                                                                           scan_tile, warps)
         tensors = (*buffers.tensors, ws)
         tail = (*ints, block, scan_tile, tile, plan.has_swa_lut, max(2, block // scan_tile),
-                False, True, tp.EARLY_POLL, tp.EPOCH_LOAD)  # SLOW_CARRY off; JOINED: one reduction
+                False, True, tp.EARLY_POLL, tp.EPOCH_LOAD,  # SLOW_CARRY off; JOINED: one reduction
+                tp.TAGGED, tp.LATE_SHOT and tp.EARLY_POLL)
         key = (device, "roles-lookback", block, scan_tile, tile, plan.has_swa_lut, warps,
-               tp.EARLY_POLL, tp.EPOCH_LOAD)
+               tp.EARLY_POLL, tp.EPOCH_LOAD, tp.TAGGED, tp.LATE_SHOT and tp.EARLY_POLL)
     prep = Prepared(tail, grid, key, device, tensors, tp._design_kernel(design[0]), warps)
     prep.provisional = provisional
     return prep

@@ -21,6 +21,11 @@ grid is the scan programs first (program j scans tile j), then the seed programs
   its carry the slow way instead (the lengths of every earlier lane, read from the request
   vectors), so the outputs never depend on the grid being resident or on timing, only its speed
   does;
+* (``TAGGED``, a candidate) reads a poll with one five-operand reduction (one block-wide
+  exchange instead of two): the four columns' half sums, which give the carries, and the count
+  of words not ready;
+  (``LATE_SHOT``, a candidate) sends a second poll after its scan, before it reads the first,
+  and takes from it the words the first found not ready;
 * scans its tile; the last scan program writes the totals and the three scalars;
 * then, off the path to its outputs, zeroes its contiguous share of the other set (word c goes to
   program ``c * scan programs // words``), which the next launch uses (it finds zeros there, i.e.
@@ -51,11 +56,27 @@ if triton is not None:
     _SPIN_LIMIT_C = tl.constexpr(SPIN_LIMIT)
 
     @triton.jit
+    def _add5(a0, a1, a2, a3, a4, b0, b1, b2, b3, b4):
+        return a0 + b0, a1 + b1, a2 + b2, a3 + b3, a4 + b4
+
+    @triton.jit
+    def _tagged_sums(poll, w):
+        # The carries and the count of words not ready from one five-operand reduction (one
+        # block-wide exchange): word w's 32-bit half in column w & 3 ([v lo, v hi, w lo, w hi]).
+        half = poll & 0xFFFFFFFF
+        col = w & 3
+        missing = tl.where((poll >> 32) != 1, 1, 0).to(tl.int64)
+        v_lo, v_hi, w_lo, w_hi, count = tl.reduce(
+            (tl.where(col == 0, half, 0), tl.where(col == 1, half, 0),
+             tl.where(col == 2, half, 0), tl.where(col == 3, half, 0), missing), 0, _add5)
+        return v_lo + (v_hi << 32), w_lo + (w_hi << 32), count
+
+    @triton.jit
     def _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
                    enable_ptr, reqs_ptr, ws_ptr, j, nscan, bs, window, capacity,
                    BLOCK: tl.constexpr, STILE: tl.constexpr, NPROG: tl.constexpr,
                    SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr, EARLY_POLL: tl.constexpr,
-                   EPOCH_LOAD: tl.constexpr):
+                   EPOCH_LOAD: tl.constexpr, TAGGED: tl.constexpr, LATE_SHOT: tl.constexpr):
         start = j.to(tl.int64) * STILE
         lane = start + tl.arange(0, STILE)
         live = lane < bs
@@ -92,16 +113,28 @@ if triton is not None:
         else:
             verify_excl = tl.cumsum(verify_len, axis=0) - verify_len
             write_excl = tl.cumsum(write_len, axis=0) - write_len
+        if LATE_SHOT:  # a second shot, sent after the scan while the first is still out:
+            # a word the first shot found not ready is taken from the second
+            late = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
+            poll = tl.where((poll >> 32) == 1, poll, late)
         if not EARLY_POLL:
             poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
-        waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
+        if TAGGED:  # the count of words not ready rides in the four word sums: one reduction
+            carry_v, carry_w, waiting = _tagged_sums(poll, w)
+        else:
+            waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
         spins = 0
         while (waiting > 0) & (spins < _SPIN_LIMIT_C):
             poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
-            waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
+            if TAGGED:
+                carry_v, carry_w, waiting = _tagged_sums(poll, w)
+            else:
+                waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
             spins += 1
         value = poll & 0xFFFFFFFF
-        if JOINED:  # the four word sums in one reduction: [[v lo, v hi], [w lo, w hi]]
+        if TAGGED:
+            pass  # carry_v and carry_w came with the last count
+        elif JOINED:  # the four word sums in one reduction: [[v lo, v hi], [w lo, w hi]]
             halves = tl.reshape(tl.sum(tl.reshape(value, (NPROG, 4)), axis=0), (2, 2))
             low, high = tl.split(halves)
             carry_v, carry_w = tl.split(low + (high << 32))
@@ -144,13 +177,15 @@ if triton is not None:
         BLOCK: tl.constexpr, STILE: tl.constexpr, TILE: tl.constexpr, HAS_LUT: tl.constexpr,
         NPROG: tl.constexpr, SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr,
         EARLY_POLL: tl.constexpr = False, EPOCH_LOAD: tl.constexpr = False,
+        TAGGED: tl.constexpr = False, LATE_SHOT: tl.constexpr = False,
     ):
         pid = tl.program_id(0)
         nscan = tl.maximum(tl.cdiv(bs, STILE), 1)
         if pid < nscan:
             _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
                        enable_ptr, reqs_ptr, ws_ptr, pid, nscan, bs, window, capacity, BLOCK,
-                       STILE, NPROG, SLOW_CARRY, JOINED, EARLY_POLL, EPOCH_LOAD)
+                       STILE, NPROG, SLOW_CARRY, JOINED, EARLY_POLL, EPOCH_LOAD, TAGGED,
+                       LATE_SHOT)
         else:
             triton_roles._seed_part(rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
                                     seed_ptr, pid - nscan, bs, stride0, max_reqs, max_seq_len,
@@ -189,7 +224,8 @@ def shape(bs: int, tile: int | None, scan_tile: int | None, num_warps: int | Non
 
 def launch(args: tuple, *, bs: int, tile: int | None, scan_tile: int | None,
            num_warps: int | None, has_lut: bool, slow_carry: bool = False, joined: bool = False,
-           early_poll: bool = False, epoch_load: bool = False):
+           early_poll: bool = False, epoch_load: bool = False, tagged: bool = False,
+           late_shot: bool = False):
     """Launch on ``args`` (the five inputs, the six outputs, then the seven int64 scalars of
     :func:`impls.offsets_planner.triton_one_pass.plan_launch`); the workspace is this module's.
     ``slow_carry``: every scan program takes the path of a missing earlier tile (for tests);
@@ -197,7 +233,17 @@ def launch(args: tuple, *, bs: int, tile: int | None, scan_tile: int | None,
     earlier tiles' four words in one reduction (fewer block-wide barriers; a sweep candidate);
     ``early_poll``: the first poll of the earlier tiles' words goes out before the tile's scan;
     ``epoch_load``: a scan program reads the epoch with a load issued beside its request loads and
-    draws its ticket last, after its outputs (the ticket's atomic off the path to them)."""
+    draws its ticket last, after its outputs (the ticket's atomic off the path to them);
+    ``tagged`` (with ``joined``): one five-operand reduction a poll gives both the count of
+    words missing and the carries;
+    ``late_shot`` (with ``early_poll``): a second poll goes out after the tile's scan, before the
+    first is read, and fills the words the first found not ready.
+
+    Raises:
+        ValueError: ``tagged`` without ``joined``, or ``late_shot`` without ``early_poll``.
+    """
+    if (tagged and not joined) or (late_shot and not early_poll):
+        raise ValueError("tagged needs joined, late_shot needs early_poll")
     block, scan_tile, tile, warps, grid = shape(bs, tile, scan_tile, num_warps)
     ws = workspace(args[0].device)
     nprog = max(2, block // scan_tile)
@@ -205,5 +251,5 @@ def launch(args: tuple, *, bs: int, tile: int | None, scan_tile: int | None,
                                            STILE=scan_tile, TILE=tile, HAS_LUT=has_lut,
                                            NPROG=nprog, SLOW_CARRY=slow_carry,
                                            JOINED=joined, EARLY_POLL=early_poll,
-                                           EPOCH_LOAD=epoch_load,
-                                           num_warps=warps)
+                                           EPOCH_LOAD=epoch_load, TAGGED=tagged,
+                                           LATE_SHOT=late_shot, num_warps=warps)
