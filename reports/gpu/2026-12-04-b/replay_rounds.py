@@ -55,10 +55,12 @@ def interleaved(graphs, rounds: int = 9, replays: int = 200) -> list[list[float]
     return [sorted(x) for x in res]
 
 
-def run(rows_by_bs: dict, dev) -> int:
+def run(rows_by_bs: dict, dev, medians: dict | None = None) -> int:
     """Check every candidate row (a label without "floor" and not "current...") against the
     current Numba planner on the serving workload and two out-of-contract draws, replay every
-    row in turn, print medians and the check after the replays; the number of rows that differ."""
+    row in turn, print medians and the check after the replays; the number of candidate rows
+    that differ, before or after their replays. ``medians``: filled with ``(bs, framework,
+    label) -> median us`` of every row, for a caller's decision (no printed line is parsed)."""
     graphs, bad = [], 0
     for bs, rows in rows_by_bs.items():
         kw = one_pass.workload(bs, dev)
@@ -80,6 +82,9 @@ def run(rows_by_bs: dict, dev) -> int:
     for (bs, fw, label, check, _g, out, want), xs in zip(graphs, samples):
         after = "-" if check == "-" else (one_pass.difference(
             {n: out[n].cpu() for n in want}, want) or "same")
+        bad += check == "same" and after != "same"  # right at first, wrong after its replays
+        if medians is not None:
+            medians[(bs, fw, label)] = xs[len(xs) // 2]
         print(f"{bs:5d} {fw:11s} {label:30s} median {xs[len(xs) // 2]:.2f} min {xs[0]:.2f} "
               f"max {xs[-1]:.2f}  check {check[:60]} after replays {after[:60]}")
     return bad

@@ -77,27 +77,13 @@ def candidates(bs):
     return out
 
 
-printed = []
-real_print = print
-
-
-def keep(*args, **kw):  # the medians, for the decision
-    printed.append(" ".join(str(a) for a in args))
-    real_print(*args, **kw)
-
-
-replay_rounds.print = keep
-bad = replay_rounds.run({bs: rows(bs) for bs in (1024, 4096)}, dev)
+MEDIANS: dict = {}
+bad = replay_rounds.run({bs: rows(bs) for bs in (1024, 4096)}, dev, MEDIANS)
 
 
 def median(bs, fw, label):
     """The row's median us, or infinity when the row did not run (it never wins)."""
-    for line in printed:
-        parts = line.split()
-        if (parts and parts[0].isdigit() and int(parts[0]) == bs and parts[1] == fw
-                and "median" in parts and " ".join(parts[2:parts.index("median")]) == label):
-            return float(parts[parts.index("median") + 1])
-    return float("inf")
+    return MEDIANS.get((bs, fw, label), float("inf"))
 
 
 kw = one_pass.workload(4096, dev)
@@ -111,17 +97,19 @@ for pre in (False, True):  # re-polls and fallbacks a launch (diagnostics: atomi
     for _ in range(1000):
         g.replay()
     torch.cuda.synchronize()
-    real_print(f"warp 128 pre_poll {pre:d}, bs 4096: {int(ws[1]) / 1000:.2f} re-polls a launch, "
-               f"{int(ws[2]) / 1000:.3f} fallbacks a launch")
+    print(f"warp 128 pre_poll {pre:d}, bs 4096: {int(ws[1]) / 1000:.2f} re-polls a launch, "
+          f"{int(ws[2]) / 1000:.3f} fallbacks a launch")
     ws[1:3] = 0
 
 best, best_t = "none", median(4096, "triton", "RL base") - 0.03
 for name in ("tagged", "late_shot", "tagged+late_shot"):
     t = median(4096, "triton", f"RL {name}")
-    if t <= best_t and median(1024, "triton", f"RL {name}") <= median(1024, "triton", "RL base") + 0.02:
+    if (t <= best_t
+            and median(1024, "triton", f"RL {name}") <= median(1024, "triton", "RL base") + 0.02):
         best, best_t = name, t
-numba_won = median(4096, "numba-cuda", "warp 128 pre_poll 1") <= median(4096, "numba-cuda", "warp 128 pre_poll 0") - 0.03
+numba_won = (median(4096, "numba-cuda", "warp 128 pre_poll 1")
+             <= median(4096, "numba-cuda", "warp 128 pre_poll 0") - 0.03)
 if bad:
     best, numba_won = "none", False
-real_print(f"DECISION triton={best} numba-cuda={int(numba_won)}")
+print(f"DECISION triton={best} numba-cuda={int(numba_won)}")
 sys.exit(1 if bad else 0)
