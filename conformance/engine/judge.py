@@ -35,7 +35,7 @@ from conformance.engine.failure_words import clause as _clause, error_clause as 
 from conformance.engine.failure_words import one_line, quoted
 from conformance.engine.failure_words import rule_name as _rule_name, where as _where
 from conformance.engine.observe import Observation, Raised, StepObservation
-from conformance.engine.outside import outside_proof
+from conformance.engine.outside import guard_writes, outside_proof
 from conformance.engine.rerun import case_dir_arg, rerun_command
 from conformance.engine.steps import expand_golden, runs_of
 from conformance.engine.verdict import Difference, VerdictData, error_kind, rule_line, rule_name
@@ -149,24 +149,11 @@ class _Judging:
     def past_end(self, at, k: int, run: str, seen: StepObservation) -> None:
         """Nothing was written outside an argument's memory, into the hidden guards an engine maps
         after and before it (spec section 6: never read or write outside a tensor)."""
-        firsts: dict[str, dict] = {}
-        for w in seen.past_end:
-            field = str(w["field"])
-            evidence = (f"the planner wrote outside {field} ({_beyond(w)}, into memory the "
-                        f"harness mapped {'after' if w['past'] > 0 else 'before'} its allocation)")
-            self.add(at, Difference(k, run, "outside", field, w["index"], w["expected"],
-                                    w["got"], CONTRACT, evidence), None)
-            firsts.setdefault(field, w)
-        if firsts and at == self.first:
-            for field, w in firsts.items():
-                mine = [x for x in seen.past_end if x["field"] == field]
-                where = ("past the end of" if all(x["past"] > 0 for x in mine) else "outside")
-                self.lines.append(f"{field}: wrote {len(mine)} element(s) {where} its allocation, "
-                                  f"the first {_beyond(w)} (got {w['got']} where the hidden guard "
-                                  f"held {w['expected']})")
-            self.lines.append("  " + rule_line(Counter({CONTRACT: len(seen.past_end)})))
-            self.lines.append("    spec §6: no implementation may ever read or write outside a "
-                              "tensor")
+        differences, lines = guard_writes(k, run, seen.past_end, CONTRACT)
+        for difference in differences:
+            self.add(at, difference, None)
+        if differences and at == self.first:
+            self.lines.extend(lines)
 
     def outputs(self, at, k: int, run: str, seen: StepObservation, expected: dict,
                 poison: dict, lengths: dict, rules: StepRules, error_ok: bool = True) -> None:
@@ -264,11 +251,6 @@ class _Judging:
         rerun = rerun_command(case.id, self.target_name, case_dir_arg(case))
         lines.append(f"  rerun: {rerun}")
         raise ConformanceFailure("\n".join(lines), self.data)
-
-
-def _beyond(w: dict) -> str:
-    """Where a hidden-guard record lies: ``N past its end`` or ``N before its start``."""
-    return f"{w['past']} past its end" if w["past"] > 0 else f"{-w['index']} before its start"
 
 
 def _at(values: list, i: int):

@@ -8,11 +8,17 @@ Each proof is certain rather than likely:
 
 A seed that no table or LUT element holds is *not* proof: arithmetic on a seed read inside the
 table (an off-by-one) gives such values too, and that is a value bug, not a read outside.
+
+A write into the hidden guards that an engine maps before and after an argument's memory
+(:attr:`conformance.engine.observe.StepObservation.past_end`) is proof too: :func:`guard_writes`.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
 from conformance.engine.inputs import TABLE_GUARD_GARBAGE
+from conformance.engine.verdict import Difference, rule_line
 
 
 def guard_fills() -> frozenset[int]:
@@ -30,3 +36,33 @@ def outside_proof(name: str, index: int, length: int, got) -> str | None:
         return (f"{name}[{index}] = {got} ({got:#x}) is the fill of the guard zone around "
                 f"req_to_token / the LUT: the planner read outside a tensor")
     return None
+
+
+def guard_writes(k: int, run: str, records: list[dict], rule) -> tuple[list[Difference], list[str]]:
+    """Step ``k`` of ``run``'s writes into the hidden guards (``records``: one dict per element,
+    ``field``, ``index``, ``past``, ``expected``, ``got``), each an ``outside`` difference decided
+    by ``rule`` (the contract), and the report's lines for them: one per field, its first write,
+    then the rule and the spec's words (spec section 6: never read or write outside a tensor)."""
+    differences, firsts = [], {}
+    for w in records:
+        field = str(w["field"])
+        evidence = (f"the planner wrote outside {field} ({_beyond(w)}, into memory the "
+                    f"harness mapped {'after' if w['past'] > 0 else 'before'} its allocation)")
+        differences.append(Difference(k, run, "outside", field, w["index"], w["expected"],
+                                      w["got"], rule, evidence))
+        firsts.setdefault(field, w)
+    lines = []
+    for field, w in firsts.items():
+        mine = [x for x in records if x["field"] == field]
+        where = "past the end of" if all(x["past"] > 0 for x in mine) else "outside"
+        lines.append(f"{field}: wrote {len(mine)} element(s) {where} its allocation, the first "
+                     f"{_beyond(w)} (got {w['got']} where the hidden guard held {w['expected']})")
+    if firsts:
+        lines.append("  " + rule_line(Counter({rule: len(records)})))
+        lines.append("    spec §6: no implementation may ever read or write outside a tensor")
+    return differences, lines
+
+
+def _beyond(w: dict) -> str:
+    """Where a hidden-guard record lies: ``N past its end`` or ``N before its start``."""
+    return f"{w['past']} past its end" if w["past"] > 0 else f"{-w['index']} before its start"
