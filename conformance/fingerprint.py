@@ -56,7 +56,7 @@ def fingerprint() -> dict[str, str]:
     return {
         "gpu": torch.cuda.get_device_name() if cuda else "none (CPU only)",
         "driver": _driver_version() if cuda else "n/a",
-        "cuda": str(torch.version.cuda),
+        "cuda": torch.version.cuda or "n/a",  # the CUDA torch was built for; a CPU build has none
         "torch": torch.__version__,
         "triton": _version("triton"),
         "numba": _version("numba"),

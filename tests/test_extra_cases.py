@@ -71,3 +71,28 @@ def test_the_cli_lists_the_corpus_and_the_extra_cases(tmp_path):
     assert OWN in proc.stdout
     proc = cli("--cases", str(own), "cases")
     assert proc.stdout.rstrip().endswith("1 case(s), 0 faulty file entr(y/ies)")
+
+
+def test_extra_cases_keep_every_subject_and_cases_keeps_only_the_corpus_engines(tmp_path):
+    """``--extra-cases`` adds to the run; it does not narrow it to the corpus engine's subject as
+    ``--cases`` does (conformance/plugin/subjects.py): the one-call subjects' cases still run."""
+    import subprocess
+    import sys
+
+    from tests.subproc import REPO
+
+    own = _own_cases(tmp_path)
+
+    def collected(*args: str) -> set[str]:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "conformance/", "-p",
+                               "no:cacheprovider", "--planner", "python", "--collect-only", "-q",
+                               *args], cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        return {line.strip() for line in proc.stdout.splitlines() if "::" in line}
+
+    every = collected()
+    with_own = collected("--extra-cases", str(own))
+    assert with_own - every == {f"conformance/test_corpus.py::{OWN}[python]"}
+    assert every <= with_own  # nothing dropped: the other subjects' cases are still there
+    only_corpus = collected("--cases", str(DEFAULT_CASES_DIR), "--extra-cases", str(own))
+    assert only_corpus < with_own and not any("test_corpus.py" not in i for i in only_corpus)

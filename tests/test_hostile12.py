@@ -159,16 +159,10 @@ def test_the_delta_planner_is_wrong_when_the_caller_zeroes_write_offsets():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="hole: within one run the harness never touches an output "
-                   "between two steps (poison is filled once per run, the plain run zero-fills "
-                   "once), so a planner that stores only the elements that changed since its own "
-                   "last write to the buffer -- trusting its memo because element [0] still holds "
-                   "the 0 it wrote, which a fresh poison never does -- passes every multi-step "
-                   "case, while a caller that zeroes write_offsets before each launch (upstream's "
-                   "wrapper, conformance/engine/plain.py says so) gets zeros. Fix: in one run "
-                   "refill the outputs between steps (zero write_offsets as the wrapper does, or a "
-                   "fresh stale-plan fill)")
 def test_a_planner_writing_deltas_against_its_own_memo_fails_a_multi_step_case(tmp_path):
+    """Defended: the plain run zeroes ``write_offsets`` before every step, as upstream's wrapper
+    does (conformance/engine/plain.py), so the memo's zero at [0] is the caller's, and the
+    elements the planner skipped read 0."""
     code, out, statuses = _run(tmp_path, "delta_writes", select="steps")
     assert statuses.get("steps-same-shape-decodes") in ("fail", "oob"), (statuses, out[-3000:])
     assert code != 0

@@ -32,7 +32,8 @@ def planner_name_error(name: str) -> str | None:
         if name and all(c.isascii() and (c.isalnum() or c == "-") for c in name):
             return None
         module, _, attr = name.rpartition(".")
-        hint = f" (a callable is named with ':': {module}:{attr})" if module and attr else ""
+        hint = (f" (a callable is named with ':': {module}:{attr} when {attr} is the callable, "
+                f"{name}:<callable> when {name} is the module)" if module and attr else "")
         return (f"planner name {name!r} is neither a built-in name (letters, digits, '-') nor "
                 f"module.path:callable{hint}")
     parts = [*module.split("."), *attr.split(".")]

@@ -36,6 +36,7 @@ from conformance.engine.failure_words import one_line, quoted
 from conformance.engine.failure_words import rule_name as _rule_name, where as _where
 from conformance.engine.observe import Observation, Raised, StepObservation
 from conformance.engine.outside import guard_writes, outside_proof
+from conformance.engine.plain import PLAIN
 from conformance.engine.rerun import case_dir_arg, rerun_command
 from conformance.engine.steps import expand_golden, runs_of
 from conformance.engine.verdict import Difference, VerdictData, error_kind, rule_line, rule_name
@@ -199,7 +200,8 @@ class _Judging:
                 wrote[name] = sum(counts.values())
             elif counts and at == self.first:
                 self.lines.extend(field_diff(name, want, got, offset=guard, length=lengths[name],
-                                             poison=poison[name], inputs=shown,
+                                             poison=None if run == PLAIN else poison[name],
+                                             inputs=shown,
                                              also={f"first under {rule_name(r)}": i
                                                    for r, i in firsts.items()}
                                              ).splitlines())

@@ -8,7 +8,9 @@ before the table) could behave only then. So a case whose every step is valid (n
 runs once more, as run :data:`PLAIN`, with every tensor in an allocation of its own, of exactly its
 length:
 
-* outputs zero-filled (:data:`PLAIN_FILL`), except ``out_verify_enable``, which is 1;
+* outputs zero-filled (:data:`PLAIN_FILL`), except ``out_verify_enable``, which is 1; before
+  each later step the outputs of :data:`ZEROED_EACH_STEP` (``out_write_offsets``) are zeroed
+  again and the others keep what the previous step left;
 * ``req_to_token`` and the LUT copies of the case's tables, with no guard zones;
 * per-request inputs of exactly bs elements, no garbage tail, a new tensor every step.
 
@@ -28,7 +30,10 @@ wrapper (``plan/api.py``) zeroes ``write_offsets`` before every launch and
 takes the scratch from ``torch.empty``; the plan kernel's own tests zero the plans first
 (``zero_for_testing_``). ``torch.empty`` gives whatever the allocator holds -- zeros in practice on
 memory fresh from the driver (never promised), a stale plan on reused memory -- so zeros are the
-reproducible stand-in, and they are what ``write_offsets`` always holds when the planner is called.
+reproducible stand-in, and they are what ``write_offsets`` always holds when the planner is called,
+so the plain run zeroes it before every step. A planner that writes only what changed since its
+own last write, trusting a memo that a zero at ``write_offsets[0]`` confirms, leaves stale zeros
+here (tests/test_hostile12.py).
 
 Cost: one more call per valid step, 94 calls over the 84 valid cases of the corpus on top of its
 428 (+22 % of the calls, +50 % of the valid cases' calls: an error step stops at validation).
@@ -36,7 +41,8 @@ Measured when this run was added (CPU seconds of ``pytest conformance/ --planner
 cores, the run off / on, each measured two to four times): python 11.7 s / 12.1 s (about +5 %),
 the Triton interpreter 18.5 s / 23.8 s on average (about +30 %, +45 % at worst). Far from
 doubling, so every step of a valid case runs plain, not only the first: a later step then finds
-the previous step's plan in the buffers, as a server's next forward step does.
+the previous step's plan in the buffers (``write_offsets`` zeroed), as a server's next forward step
+does.
 """
 
 from __future__ import annotations
@@ -53,6 +59,9 @@ PLAIN = "plain"
 """The plain run's name (after the poisoned runs ``a`` and ``b``)."""
 PLAIN_FILL: dict[str, int] = {VERIFY_ENABLE_NAME: 1}
 """What each output holds before the plain run, when not 0: upstream allocates ``enable`` as 1."""
+ZEROED_EACH_STEP: tuple[str, ...] = tuple(getattr(_contract, "ZEROED_BEFORE_EACH_LAUNCH", ()))
+"""Outputs the plain run zeroes again before each of its steps after the first, as the subject's
+caller does before every launch (upstream's whole-plan wrapper zeroes ``write_offsets``)."""
 
 
 def plain_fill(name: str) -> int:

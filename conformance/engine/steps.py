@@ -43,7 +43,8 @@ from conformance.engine.inputs import (
     launcher_kwargs,
 )
 from conformance.corpus.subject import Subject, subject_of
-from conformance.engine.plain import PLAIN, has_plain_run, plain_outputs, plain_requests
+from conformance.engine.plain import (PLAIN, ZEROED_EACH_STEP, has_plain_run, plain_outputs,
+                                      plain_requests)
 from conformance.corpus.corpus_subject import contract as _contract
 
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
@@ -181,6 +182,11 @@ class CaseInputs:
             expected = poison if goldens else None
             for k, step in enumerate(case.steps):
                 where = step_json_path(case, k)
+                if run == PLAIN and k > 0:  # as the caller does before every launch
+                    for name in ZEROED_EACH_STEP:
+                        buffers[name].storage.zero_()
+                        if expected is not None:
+                            expected = {**expected, name: [0] * len(expected[name])}
                 with _Building(case, f"{where}.inputs"):
                     apply_patches(table, lut, step)
                     kwargs = launcher_kwargs(step, self.device, table, lut, buffers,

@@ -35,6 +35,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "--cases replaces the corpus instead)")
 
 
+CASES_GIVEN = pytest.StashKey[bool]()
+"""Whether the run's own ``--cases`` named folders (which restrict it to the corpus engine's
+subjects, :mod:`conformance.plugin.subjects`); ``--extra-cases`` alone restricts nothing."""
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    config.stash[CASES_GIVEN] = bool(config.option.cases)
     config.option.cases = with_extra_cases(config.option.cases, config.option.extra_cases) or []

@@ -19,6 +19,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.corpus.subjects import SubjectError, discover
+from conformance.plugin.extra_cases import CASES_GIVEN
 from conformance.plugin.one_call_items import SUBJECTS
 
 
@@ -41,8 +42,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if unknown:
         raise pytest.UsageError(f"--subject {unknown[0]}: no such subject; known: "
                                 f"{', '.join(found)}")
-    if not wanted and config.getoption("cases"):  # the corpus engine's folders: only its subjects
-        wanted = [n for n, m in found.items() if m.ENGINE == "corpus"]
+    if not wanted and config.stash.get(CASES_GIVEN, bool(config.getoption("cases"))):
+        wanted = [n for n, m in found.items() if m.ENGINE == "corpus"]  # --cases: its subjects
     chosen = {n: m for n, m in found.items() if not wanted or n in wanted}
     from conformance.corpus.corpus_subject import ENV, NAME as CORPUS_NAME
 

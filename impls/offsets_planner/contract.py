@@ -89,6 +89,10 @@ SCALAR_NAMES: tuple[str, ...] = tuple(a.name for a in ARGUMENTS if a.role == "sc
 """``swa_window_size, verify_capacity``: plain ints."""
 VERIFY_NUM_VALID_NAME, VERIFY_ENABLE_NAME, WRITE_NUM_VALID_REQS_NAME = SCALAR_OUTPUT_NAMES
 """The three one-element outputs by name (spec section 3's order)."""
+ZEROED_BEFORE_EACH_LAUNCH: tuple[str, ...] = ("out_write_offsets",)
+"""Outputs a caller zeroes before every launch: upstream's whole-plan wrapper
+(``launch_canary_plan_kernels``, ``plan/api.py``) zeroes ``write_offsets`` before it calls the
+planner, every forward step."""
 SWA_WINDOW_NAME, VERIFY_CAPACITY_NAME = SCALAR_NAMES
 """The window (``W`` of spec section 5) and the verify capacity, by name."""
 TABLE_NAME: str = TABLE_INPUT_NAMES[0]
