@@ -42,3 +42,19 @@ def test_a_profile_that_is_none_reads_as_the_default(tmp_path, capsys):
     cli_main(["report", str(_with_profile(tmp_path, "<b>all</b>")), "--format", "text"])
     out = capsys.readouterr().out
     assert f"; judged: {DEFAULT}" in out and "<b>" not in out
+
+
+def test_the_html_fingerprint_says_where_isolated_cases_ran_and_whether_the_judge_was_dumpable(
+        tmp_path):
+    """The sandbox and the judge's dumpability the run recorded (conformance/plugin/
+    results_writer.py) are in the HTML page's fingerprint, as in the terminal summary's first
+    line, escaped like every other value."""
+    doc = json.loads(run("a").results.read_text())
+    doc["fingerprint"].update(sandbox="user+pid namespace <i>x</i>", judge="non-dumpable")
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    page = tmp_path / "r.html"
+    cli_main(["report", str(path), "--out", str(page)])
+    html = page.read_text()
+    assert "<span>sandbox</span> <code>user+pid namespace &lt;i&gt;x&lt;/i&gt;</code>" in html
+    assert "<span>judge</span> <code>non-dumpable</code>" in html
