@@ -96,3 +96,19 @@ def test_extra_cases_keep_every_subject_and_cases_keeps_only_the_corpus_engines(
     assert every <= with_own  # nothing dropped: the other subjects' cases are still there
     only_corpus = collected("--cases", str(DEFAULT_CASES_DIR), "--extra-cases", str(own))
     assert only_corpus < with_own and not any("test_corpus.py" not in i for i in only_corpus)
+
+
+def test_a_selected_case_whose_file_fails_to_load_counts_once(tmp_path):
+    """``--case ID`` of a case whose file has a fault: one failing ``[load]`` item says why, and no
+    ``ID[missing]`` item counts the same fault a second time."""
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    doc = case_doc("own-bad")
+    doc["expect"]["out_write_offsets"] = [0]  # too short for its bs
+    (folder / "bad.json").write_text(json.dumps(doc))
+    proc, items = run_pytest(tmp_path, "--planner", "python", "--extra-cases", str(folder),
+                             "--case", "own-bad")
+    assert proc.returncode == 1
+    assert len(items) == 1, list(items)
+    (name, item), = items.items()
+    assert name.endswith("[load]") and item.outcome == "failed", (name, item)

@@ -200,7 +200,8 @@ class CorpusFile(pytest.File):
         for twice in sorted(one_call_ids & {case.id for case in cases}):
             yield CaseFileItem.from_parent(self, name=f"{twice}[load]",
                                            text=f"case id {twice!r} is used by two subjects")
-        for missing in sorted(wanted - {case.id for case in cases} - one_call_ids):
+        shown = {error.case_id for error in errors if error.case_id in wanted}  # a [load] item each
+        for missing in sorted(wanted - {case.id for case in cases} - one_call_ids - shown):
             faults = "".join(f"\n  {error}" for error in errors)
             text = f"--case {missing}: no case has this id" + (
                 f"; these case files could not be loaded:{faults}" if faults else "")
