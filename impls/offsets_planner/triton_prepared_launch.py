@@ -109,11 +109,10 @@ def _prepare_design(plan: LaunchPlan, buffers: BufferSet) -> Prepared:
         block, scan_tile, tile, warps, grid = triton_roles_lookback.shape(plan.bs, tile,
                                                                           scan_tile, warps)
         tensors = (*buffers.tensors, ws)
+        flags = (tp.EARLY_POLL, tp.EPOCH_LOAD, tp.TAGGED, tp.LATE_SHOT and tp.EARLY_POLL)
         tail = (*ints, block, scan_tile, tile, plan.has_swa_lut, max(2, block // scan_tile),
-                False, True, tp.EARLY_POLL, tp.EPOCH_LOAD,  # SLOW_CARRY off; JOINED: one reduction
-                tp.TAGGED, tp.LATE_SHOT and tp.EARLY_POLL)
-        key = (device, "roles-lookback", block, scan_tile, tile, plan.has_swa_lut, warps,
-               tp.EARLY_POLL, tp.EPOCH_LOAD, tp.TAGGED, tp.LATE_SHOT and tp.EARLY_POLL)
+                False, True, *flags)  # SLOW_CARRY off; JOINED: one reduction
+        key = (device, "roles-lookback", block, scan_tile, tile, plan.has_swa_lut, warps, *flags)
     prep = Prepared(tail, grid, key, device, tensors, tp._design_kernel(design[0]), warps)
     prep.provisional = provisional
     return prep
