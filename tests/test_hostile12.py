@@ -172,18 +172,15 @@ def test_a_planner_writing_deltas_against_its_own_memo_fails_a_multi_step_case(t
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="hole: the worker's death between cases is never "
-                   "attributed: ensure_ready() starts a new worker when the last one exited, and "
-                   "close() does not look at how it ended; a planner whose thread segfaults the "
-                   "process a second after its last call passes every case (in a server the "
-                   "process dies after the step). Same family as the late write after the last "
-                   "call (tests/test_hostile11.py). Fix: before starting a replacement, and at "
-                   "close, fail the worker's last case when it died of a signal or a non-zero exit "
-                   "it was not told to take (or end the worker after each case and wait for it)")
 def test_a_worker_that_segfaults_after_its_last_call_fails_that_case(tmp_path):
-    code, out, statuses = _run(tmp_path, "dies_after_the_case", "spec7-prefill-and-decodes",
-                               "steps-same-shape-decodes")
-    assert code != 0 and "pass" not in statuses.values(), (code, statuses, out[-3000:])
+    """Defended: the worker's death after its last case's last call, before the next case or
+    within the pool's linger at the end (conformance/robustness/worker_process.py), is that
+    case's ``crash`` (a teardown error: conformance/plugin/worker_deaths.py)."""
+    code, out, statuses = _run(tmp_path, "dies_after_the_case", "steps-same-shape-decodes")
+    assert code == 1 and statuses == {"steps-same-shape-decodes": "crash"}, \
+        (code, statuses, out[-3000:])
+    assert "killed by signal 11 (SIGSEGV) after the case's last call" in out, out[-3000:]
+    assert "ERROR at teardown of steps-same-shape-decodes" in out, out[-3000:]
 
 
 # === a forged reply ahead of the plan =========================================================

@@ -115,7 +115,7 @@ def _sanitized_answer(tmp_path: Path, planner: str, monkeypatch) -> dict:
 
 
 def test_the_fake_sanitizer_reports_the_honest_fault(tmp_path, monkeypatch):
-    from conformance.plugin.isolation_options import status_of
+    from conformance.plugin.isolated_outcome import status_of
     answer = _sanitized_answer(tmp_path, f"{SANITIZER_ATTACKS}:faults", monkeypatch)
     assert len(answer["access_errors"]) == 3 and status_of(answer) == "oob"  # runs a, b, plain
 
@@ -123,7 +123,7 @@ def test_the_fake_sanitizer_reports_the_honest_fault(tmp_path, monkeypatch):
 def test_a_partial_line_before_the_fault_does_not_hide_the_access_error(tmp_path, monkeypatch):
     """Attack: ``x`` without a newline on the planner's stdout before the fault runs into
     memcheck's head line; parse_memcheck reads each line from its last ``=========``."""
-    from conformance.plugin.isolation_options import status_of
+    from conformance.plugin.isolated_outcome import status_of
     answer = _sanitized_answer(tmp_path, f"{SANITIZER_ATTACKS}:faults_after_a_partial_line",
                                monkeypatch)
     assert status_of(answer) == "oob", answer.get("access_errors")
@@ -132,7 +132,7 @@ def test_a_partial_line_before_the_fault_does_not_hide_the_access_error(tmp_path
 def test_a_truncated_log_is_a_crash(tmp_path, monkeypatch):
     """Attack: ``ftruncate`` of its stdout after the report: the log shrank below the case's
     start, which only a write from inside the worker does: a crash, never a pass."""
-    from conformance.plugin.isolation_options import status_of
+    from conformance.plugin.isolated_outcome import status_of
     answer = _sanitized_answer(tmp_path, f"{SANITIZER_ATTACKS}:faults_then_truncates_the_log",
                                monkeypatch)
     assert status_of(answer) == "crash" and "shrank or was rewritten" in answer["reason"], answer
@@ -145,7 +145,7 @@ def test_a_truncated_log_is_a_crash(tmp_path, monkeypatch):
                    "sanitizer outside the worker's mount namespace; a pipe is no fix: "
                    "/proc/self/fd/N opens its read end)")
 def test_a_report_blanked_in_place_does_not_hide_the_access_error(tmp_path, monkeypatch):
-    from conformance.plugin.isolation_options import status_of
+    from conformance.plugin.isolated_outcome import status_of
     answer = _sanitized_answer(tmp_path, f"{SANITIZER_ATTACKS}:faults_then_blanks_the_block",
                                monkeypatch)
     assert status_of(answer) == "oob", answer.get("access_errors")

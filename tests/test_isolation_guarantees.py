@@ -208,3 +208,54 @@ def test_a_planner_gaming_its_evaluation_is_caught_even_under_no_isolate(tmp_pat
         "out_write_num_valid_reqs"
     assert f"{field}:" in text and "differ" in text, text
     assert proc.returncode == 1
+
+
+def test_a_worker_killed_between_cases_is_a_death_of_its_last_case():
+    """The worker's death after its case's last call (here: SIGSEGV from outside, as a planner's
+    thread would send it) is found before the next case begins and recorded as the last case's,
+    not the next one's; a death the harness caused (kill) is nobody's."""
+    pool = WorkerPool()
+    try:
+        w = pool.get("python")
+        assert w.run(_request(), timeout=120, owner="first")["status"] == "observed"
+        os.kill(w.pid, signal.SIGSEGV)
+        w.proc.wait(timeout=30)
+        answer = w.run(_request(), timeout=120, owner="second")
+        assert answer["status"] == "observed", answer  # a fresh worker ran the second case
+        deaths = w.take_deaths()
+        assert [d["owner"] for d in deaths] == ["first"]
+        assert "killed by signal 11 (SIGSEGV)" in deaths[0]["reason"]
+        assert "before the next case began" in deaths[0]["reason"]
+        w.kill()
+        w.spawn()
+        assert w.take_deaths() == []
+        assert pool.close() == []
+    finally:
+        pool.close()
+
+
+def test_a_worker_ending_with_another_code_when_told_is_a_death_of_its_last_case():
+    """At the pool's close the worker is told to end (stdin EOF); an exit code other than 0 (here:
+    the planner replaced ``os._exit``) is the last case's death, named with its planner."""
+    pool = WorkerPool()
+    try:
+        w = pool.get("tests.planted.crash_planners:exits_badly_at_exit")
+        request = _request(planner=w.planner)
+        assert w.run(request, timeout=120, owner="last")["status"] == "observed"
+        deaths = pool.close()
+        assert [(d["owner"], d["planner"]) for d in deaths] == [("last", w.planner)]
+        assert deaths[0]["reason"].startswith("the worker exited with code 7 after the case's "
+                                              "last call"), deaths
+        assert "when it was told to end" in deaths[0]["reason"]
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("value", ["-1", pytest.param("nan", marks=SAME_PATH),
+                                   pytest.param("inf", marks=SAME_PATH)])
+def test_isolate_linger_refuses_values_that_are_not_seconds_at_least_zero(tmp_path, value):
+    proc, _ = run_pytest(tmp_path, "--isolate-linger", value, "--planner", "python")
+    assert proc.returncode == 4
+    error = [ln for ln in proc.stderr.splitlines() if "argument --isolate-linger" in ln]
+    assert len(error) == 1 and error[0].endswith(
+        f"error: argument --isolate-linger: {value!r}: must be a number of seconds >= 0"), error

@@ -8,6 +8,9 @@
 * by default an external planner's cases and the ``hazard`` cases run isolated, the built-ins'
   other cases in-process;
 * ``--isolate-timeout S`` (default 60, must be > 0): seconds a case may take in the child;
+* ``--isolate-linger S`` (default 2, >= 0): seconds each worker is left alone after its last
+  case before it is told to end; a death in that time (a planner's thread that kills the process
+  after the step) fails that case (:mod:`conformance.plugin.worker_deaths`);
 * ``--sandbox auto|namespace|none`` (default auto): whether the workers run in new user + PID +
   mount namespaces (:mod:`conformance.robustness.sandbox`): ``auto`` where the kernel allows it
   and the tensors live on the CPU (legacy CUDA IPC handles do not cross PID namespaces),
@@ -33,8 +36,9 @@ from functools import partial
 import pytest
 import torch
 
-from conformance.corpus.text import terminal_text
-from conformance.engine.runner import ConformanceFailure, case_dir_arg, rerun_command
+from conformance.engine.runner import ConformanceFailure
+from conformance.plugin import worker_deaths
+from conformance.plugin.isolated_outcome import failure_report, repr_failure, status_of
 from conformance.plugin.results_path import targets_corpus
 from conformance.plugin.summary import note_lines
 from conformance.robustness import probe_sandbox, sandbox
@@ -47,12 +51,11 @@ from conformance.robustness.isolation import (
 )
 from conformance.robustness.sanitizer import (
     TOOLS,
-    AccessError,
     SanitizerUnavailable,
     find_sanitizer,
     sanitizer_prefix,
 )
-from conformance.robustness.worker_process import WorkerUnavailable
+from conformance.robustness.worker_process import LINGER_SECONDS, WorkerUnavailable
 
 SPECIAL = ("crash", "timeout", "oob")
 """Statuses an isolated case can get beyond pytest's outcomes (the results file's names)."""
@@ -69,6 +72,17 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def seconds_at_least_zero(text: str) -> float:
+    """argparse type of ``--isolate-linger``: a number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < float("inf"):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a number of seconds >= 0")
+    return value
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "conformance")
     group.addoption("--isolate", action="store_true",
@@ -80,6 +94,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--isolate-timeout", type=positive_seconds, default=DEFAULT_TIMEOUT,
                     metavar="S",
                     help=f"seconds an isolated case may run, > 0 (default {DEFAULT_TIMEOUT:g})")
+    group.addoption("--isolate-linger", type=seconds_at_least_zero, default=LINGER_SECONDS,
+                    metavar="S",
+                    help="seconds each isolation worker is left alone after its last case before "
+                         "it is told to end; a death in that time fails that case (default "
+                         f"{LINGER_SECONDS:g}; 0: none)")
     group.addoption("--sandbox", choices=("auto", "namespace", "none"), default="auto",
                     help="run isolation workers in new user + PID + mount namespaces: auto (on "
                          "the CPU, where the kernel allows), namespace (required), none "
@@ -114,7 +133,8 @@ class Isolation:
             # CUDA IPC, which needs torch's caching allocator: an access that lands inside another
             # cached tensor is not memcheck's to see (the guard zones catch the near ones by value)
         option = config.getoption("sandbox")
-        self.pool = WorkerPool(prefix, cuda=torch.cuda.is_available(), sandbox=option)
+        self.pool = WorkerPool(prefix, cuda=torch.cuda.is_available(), sandbox=option,
+                               linger=config.getoption("isolate_linger"))
         # Another process of this uid cannot ptrace pytest nor open its /proc/<pid>/mem (one with
         # CAP_SYS_PTRACE here can: the workers' namespaces and dropped capabilities stop that one)
         if option == "none":
@@ -123,6 +143,7 @@ class Isolation:
             self.judge_dumpable = "not a corpus run"
         else:
             self.judge_dumpable = sandbox.non_dumpable()
+        self.config = config
         self.isolated_anyway: set[str] = set()  # external planners under --no-isolate
         self.cpu_planners: set[str] = set()  # isolated planners whose tensors live on the CPU
         self.started: set[str] = set()  # planners whose worker was spawned
@@ -148,7 +169,7 @@ class Isolation:
                 item.runtest = partial(self.run_isolated, item)
                 if avail.device == "cpu":
                     self.cpu_planners.add(item.planner)
-                item.repr_failure = partial(_repr_failure, item.repr_failure)
+                item.repr_failure = partial(repr_failure, item.repr_failure)
                 if item.planner not in started and not config.getoption("collectonly"):
                     started.add(item.planner)
                     self.pool.get(item.planner).spawn()  # imports while in-process cases run
@@ -159,7 +180,8 @@ class Isolation:
         case = item.case
         request = case_request(case, item.planner, item.avail.device)
         try:
-            answer = self.pool.get(item.planner).run(request, self.timeout, bool(self.sanitize))
+            answer = self.pool.get(item.planner).run(request, self.timeout, bool(self.sanitize),
+                                                     owner=item)
         except WorkerUnavailable as exc:
             if self.sanitize:  # the sanitizer refused: never go on unsanitized
                 item.session.shouldstop = f"--sanitize {self.sanitize}: the sanitized worker " \
@@ -210,6 +232,19 @@ class Isolation:
         if "sandbox" in props and "planner" in props:
             self.reported[props["planner"]] = props["sandbox"]
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session):
+        """After the last item: end the workers, each after its linger, and report a death after
+        a case's last call as that case's failure (conformance/plugin/worker_deaths.py) while
+        pytest still counts failures for its exit status."""
+        result = yield
+        worker_deaths.deliver(session.config, self.pool.close())
+        return result
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        worker_deaths.from_node(self.config, node)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session) -> None:
         """End every worker (and, through its shepherd or its PID namespace, whatever it left
@@ -235,53 +270,6 @@ class Isolation:
 
     def pytest_unconfigure(self, config) -> None:
         self.pool.close()
-
-
-def status_of(answer: dict) -> str:
-    """The item's status from a worker's answer: ``observed`` (to be judged), ``oob``,
-    ``crash``, ``timeout``, ``state`` (torch's global state changed), ``case-error`` or
-    ``error``. An access error the sanitizer reported wins over everything (it is the cause of
-    a crash or a stray value), then crash / timeout, then a change of process-global torch
-    state, then the case's own outcome."""
-    if answer.get("access_errors"):
-        return "oob"
-    if answer["status"] in ("crash", "timeout"):
-        return answer["status"]
-    if answer.get("state_changed"):
-        return "state"
-    return answer["status"]
-
-
-def failure_report(item, status: str, answer: dict) -> str:
-    """The readable report of an isolated item (``.case``, ``.planner``) that got ``status``
-    from the worker's ``answer``: head line, torch state changes, sanitizer lines, the worker's
-    text and last lines of output, and the rerun command."""
-    case = item.case
-    heads = {"oob": "oob (sanitizer: access error)",
-             "case-error": "error: the case's inputs cannot be built (the case's fault, not the "
-                           "planner's)",
-             "state": "failed (isolated): changed process-global torch state, which the caller "
-                      "and every later op of its process see; the worker was replaced"}
-    head = heads.get(status, f"{status} (isolated)")
-    lines = [f"{case.id}[{item.planner}]  ({case.location})",
-             f"  {head}" + (f": {answer['reason']}" if answer.get("reason") else "")]
-    lines += [f"    {change}" for change in answer.get("state_changed") or ()]
-    for error in answer.get("access_errors") or ():
-        error = AccessError(**error)
-        lines.append(f"  {error.summary()}")
-        lines += [f"    {ln.strip()}" for ln in error.lines or ()]
-    if answer.get("text"):
-        lines += ["  " + ln for ln in answer["text"].rstrip().splitlines()]
-    if answer.get("tail"):
-        lines += ["  last lines of output:"] + ["    " + ln for ln in answer["tail"].splitlines()]
-    lines.append(f"  rerun: {rerun_command(case.id, item.planner, case_dir_arg(case))} --isolate")
-    return "\n".join(lines)
-
-
-def _repr_failure(original, excinfo, style=None):
-    if isinstance(excinfo.value, IsolationFailure):
-        return terminal_text(str(excinfo.value))  # the child's text: escaped and cut
-    return original(excinfo, style)
 
 
 @pytest.hookimpl(tryfirst=True)  # before the plugin's configure probes the external planners

@@ -34,7 +34,7 @@ from conformance.engine.rerun import POISON_SEED_VARIABLE
 from conformance.robustness.isolation_worker import MARK
 from conformance.robustness.sanitizer import AccessError, parse_memcheck
 from conformance.robustness.shared_tensors import send
-from conformance.robustness.worker_process import WorkerProcess, _json_or_none
+from conformance.robustness.worker_process import LINGER_SECONDS, WorkerProcess, _json_or_none
 from impls.source_file import child_pythonpath
 
 DEFAULT_TIMEOUT = 60.0
@@ -91,7 +91,8 @@ class Worker(WorkerProcess):
     """The child process running one planner's cases (see the module docstring): its process is
     :class:`~conformance.robustness.worker_process.WorkerProcess`'s, its calls are here."""
 
-    def run(self, request: dict, timeout: float, sanitized: bool = False) -> dict:
+    def run(self, request: dict, timeout: float, sanitized: bool = False,
+            owner=None) -> dict:
         """Run one case (``request`` from :func:`conformance.robustness.isolated_case.case_request`)
         with its planner in this worker and observe it from here.
 
@@ -102,7 +103,9 @@ class Worker(WorkerProcess):
             also carry ``reason`` (signal, exit code, seconds) and ``tail`` (last lines); with
             ``sanitized``, ``access_errors`` (the sanitizer's reports printed while this case
             ran, :class:`AccessError` as dicts). After a crash, a timeout or changed torch state
-            a fresh worker is started at once.
+            a fresh worker is started at once; otherwise a later death of the worker before its
+            next case (or before :meth:`close`) is recorded as ``owner``'s
+            (:attr:`~conformance.robustness.worker_process.WorkerProcess.deaths`).
 
         Raises:
             WorkerUnavailable: the worker did not start.
@@ -110,6 +113,7 @@ class Worker(WorkerProcess):
         from conformance.robustness.isolated_case import observe_in
 
         self.ensure_ready()
+        self.owner = owner
         self.cases += 1
         offset = self.log_size()
         # the worker can read its own log: no case id or file ever goes there
@@ -126,6 +130,8 @@ class Worker(WorkerProcess):
         if answer["status"] in ("crash", "timeout") or answer.get("state_changed"):
             self.kill()
             self.spawn()
+        else:
+            self.case_ended()  # a death from now on is this case's (WorkerProcess.close)
         return answer
 
     def begin(self, device: str) -> None:
@@ -224,11 +230,12 @@ class WorkerPool:
         sandbox: ``auto`` (the namespaces on the CPU, where the kernel allows them; none where
             CUDA is used, since legacy CUDA IPC handles do not cross PID namespaces), ``namespace``
             (required: a worker that cannot make them does not start) or ``none``.
+        linger: seconds each worker waits at :meth:`close` for a death after its last case.
     """
 
     def __init__(self, prefix: list[str] | None = None, cuda: bool = False,
-                 sandbox: str = "auto") -> None:
-        self.prefix, self.cuda = list(prefix or []), cuda
+                 sandbox: str = "auto", linger: float = LINGER_SECONDS) -> None:
+        self.prefix, self.cuda, self.linger = list(prefix or []), cuda, linger
         self.workers: dict[str, Worker] = {}
         self.sandbox, self.off_reason = sandbox_mode(sandbox, cuda)
         self._closed: dict[str, str] = {}
@@ -247,14 +254,21 @@ class WorkerPool:
                 # packs tensors into shared 2 MiB segments, inside which memcheck sees no bounds.
                 env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
             self.workers[planner] = Worker(planner, self.prefix, env, self.sandbox,
-                                           self.off_reason)
+                                           self.off_reason, self.linger)
         return self.workers[planner]
 
-    def close(self) -> None:
+    def close(self) -> list[dict]:
+        """End every worker (each waits out its linger first,
+        :data:`conformance.robustness.worker_process.LINGER_SECONDS`); returns the deaths of
+        their last cases they had not reported (each ``owner``, ``reason``, ``tail`` and
+        ``planner``), found now or before a later case began."""
         self._closed = self.sandboxes()
-        for w in self.workers.values():
+        deaths = []
+        for planner, w in self.workers.items():
             w.close()
+            deaths += [{**d, "planner": planner} for d in w.take_deaths()]
         self.workers.clear()
+        return deaths
 
 
 def sandbox_mode(option: str, cuda: bool) -> tuple[str, str | None]:

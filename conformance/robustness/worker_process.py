@@ -27,6 +27,11 @@ STARTUP_TIMEOUT = 300.0
 """Seconds the worker may take to import torch and the harness (not counted in a case's timeout)."""
 TAIL_LINES = 15
 """How many of the log's last lines a crash or a refusal shows."""
+LINGER_SECONDS = 2.0
+"""How long :meth:`WorkerProcess.close` waits by default, counted from the end of the worker's last case, for
+the worker to die of its own accord before it is told to end: a planner whose thread kills its
+process after the step (in a server the process dies) fails its last case when it does so within
+this time, or before the next case begins; one that waits longer is not seen."""
 
 
 class WorkerUnavailable(RuntimeError):
@@ -43,11 +48,14 @@ class WorkerProcess:
         env: the worker's environment (:func:`conformance.robustness.isolation.worker_env`).
         sandbox: the worker's ``--sandbox`` (namespace, require or none,
             :mod:`conformance.robustness.isolation_worker`); what it got is :attr:`where`.
+        linger: seconds :meth:`close` waits for a death after the last case (>= 0).
     """
 
     def __init__(self, planner: str, prefix: list[str], env: dict[str, str],
-                 sandbox: str = "none", off_reason: str | None = None) -> None:
+                 sandbox: str = "none", off_reason: str | None = None,
+                 linger: float = LINGER_SECONDS) -> None:
         self.planner, self.prefix, self.env, self.sandbox = planner, list(prefix), env, sandbox
+        self.linger = linger  # seconds close() waits for a death after the last case
         self.off_reason = off_reason  # why the sandbox is "none", when it was not tried
         self.where: str | None = None  # the worker's sandbox, from its handshake
         self.watched: int | None = None  # the shepherd: the parent the planner sees
@@ -58,13 +66,20 @@ class WorkerProcess:
         self.pid: int | None = None
         self.cases = 0
         self._buffer, self._ready = b"", False
+        self.owner = None  # the case now running (the caller's token), set by the caller
+        self.last_owner = None  # the last case that ended with the worker alive
+        self.last_end, self._end_offset = 0.0, 0  # when it ended; the log's size then
+        self.ending = False  # the harness killed the worker or told it to end
+        self.deaths: list[dict] = []  # deaths nobody asked for: ``owner``, ``reason``, ``tail``
 
     def spawn(self) -> None:
         """Start a worker now, without waiting for it (it imports while other tests run)."""
         if self.proc is not None and self.proc.poll() is None:
             return
+        self._note_death("before the next case began")
         self._close_fds()
         self.where = self.watched = None
+        self.ending, self.last_owner = False, None
         log = tempfile.TemporaryFile(prefix="conformance-isolate-")  # unlinked at once
         self.log = os.dup(log.fileno())
         log.close()
@@ -146,10 +161,35 @@ class WorkerProcess:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode()
 
+    def case_ended(self) -> None:
+        """The case of :attr:`owner` ended with the worker alive: a death from now until the next
+        case, or until :meth:`close`, is that case's (:attr:`deaths`)."""
+        self.last_owner, self.last_end = self.owner, time.monotonic()
+        self._end_offset = self.log_size()
+
+    def _note_death(self, when: str, told: bool = False) -> None:
+        """Record the worker's end as a death of its last case when the harness did not ask for
+        it (:attr:`ending`) and it ended after that case's last call: killed by a signal, or an
+        exit of any code (the worker exits only when told to, or after a crash it reported); when
+        it was ``told`` to end (stdin EOF), a signal or an exit code other than 0."""
+        code = self.proc.poll() if self.proc is not None else None
+        if code is None or self.ending or self.last_owner is None or (told and code == 0):
+            return
+        self.deaths.append({"owner": self.last_owner, "tail": self.tail(self._end_offset),
+                            "reason": f"the worker {exit_words(code)} after the case's last "
+                                      f"call, with no call running ({when})"})
+        self.last_owner = None
+
+    def take_deaths(self) -> list[dict]:
+        """The deaths recorded since the last call (each ``owner``, ``reason``, ``tail``)."""
+        deaths, self.deaths = self.deaths, []
+        return deaths
+
     def kill(self) -> None:
         """Kill the worker and its shepherd (their whole process group, if running) and wait.
         Outside a sandbox the shepherd is first told to kill every descendant (its adopted orphans
         are in no group of ours); in one, the end of its PID 1 kills them."""
+        self.ending = True
         if self.proc is not None and self.proc.poll() is None:
             if self.watched and not (self.where or "").startswith(sandbox.NAMESPACE):
                 try:
@@ -195,13 +235,24 @@ class WorkerProcess:
         return None
 
     def close(self) -> None:
-        """End the worker (stdin EOF, then SIGKILL after 5 s) and drop its log."""
+        """End the worker and drop its log: first wait until :attr:`linger` seconds have passed
+        since its last case ended (a death in that time is that case's, :attr:`deaths`), then
+        stdin EOF, then SIGKILL after 5 s. A worker that, told to end, exits with another code
+        than 0 or is killed by a signal is a death of its last case too."""
+        if self.proc is not None and self.proc.poll() is None and self.last_owner is not None:
+            try:
+                self.proc.wait(timeout=max(0.0, self.last_end + self.linger - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        self._note_death("after the run's last case")
         if self.proc is not None and self.proc.poll() is None:
             try:
                 self.proc.stdin.close()
                 self.proc.wait(timeout=5)
             except (subprocess.TimeoutExpired, BrokenPipeError):
                 self.kill()
+            self._note_death("when it was told to end", told=True)
+        self.ending = True
         self._close_fds()
 
     def log_size(self) -> int:
@@ -218,6 +269,13 @@ class WorkerProcess:
         """The last :data:`TAIL_LINES` lines of the log since byte ``offset``, markers left out."""
         lines = [ln for ln in self.log_text(offset).splitlines() if not ln.startswith(MARK)]
         return "\n".join(lines[-TAIL_LINES:])
+
+
+def exit_words(code: int) -> str:
+    """``exited with code N`` / ``was killed by signal N (NAME)`` for a Popen return code."""
+    if code < 0:
+        return f"was killed by signal {-code} ({_signal_name(-code)})"
+    return f"exited with code {code}"
 
 
 def _signal_name(number: int) -> str:

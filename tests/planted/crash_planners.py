@@ -88,3 +88,20 @@ def interrupts(**kwargs) -> None:
     if _triggered(kwargs):
         raise KeyboardInterrupt("planted")
     python_launch(**kwargs)
+
+
+def exits_badly_at_exit(**kwargs) -> None:
+    """The pure-Python planner; its first call replaces ``os._exit`` in its process by one that
+    ends with code 7, so the worker, told to end after its last case, exits 7: a process that
+    does not end cleanly is that case's failure."""
+    import os
+
+    if not getattr(os._exit, "planted", False):
+        real = os._exit
+
+        def _exit(code: int) -> None:
+            real(7)
+
+        _exit.planted = True
+        os._exit = _exit
+    python_launch(**kwargs)

@@ -1,0 +1,72 @@
+"""An isolation worker's death after its case's last call, reported as that case's failure.
+
+A planner can leave a thread behind that kills its process once the harness has its answers (in a
+server the process dies after the step). The worker records such a death as its last case's
+(:class:`conformance.robustness.worker_process.WorkerProcess`: found before the next case begins,
+or while the pool waits out its linger at the end of the run). This module turns each into a
+``teardown`` report of that case, outcome failed, status ``crash``: the case's pass stays in the
+terminal's progress, its error follows it, the results file keeps ``crash`` (a teardown error
+replaces a pass, ``RANK`` of :mod:`conformance.reporting.results_format`), and pytest exits 1.
+
+Where the report is made:
+* one process: after the run loop (:func:`deliver`, from a wrapper of ``pytest_runtestloop``),
+  so that pytest counts the failure in its exit status;
+* a pytest-xdist worker may only report on the item it runs, so its deaths travel in
+  ``config.workeroutput`` (:data:`KEY`) and the controller reports them when that node goes down
+  (:func:`from_node`, from ``pytest_testnodedown``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.corpus.text import terminal_text
+from conformance.engine.runner import case_dir_arg, rerun_command
+
+KEY = "conformance_worker_deaths"
+"""The ``config.workeroutput`` key under which a pytest-xdist worker hands its deaths over."""
+
+
+def record(death: dict) -> dict:
+    """The data of one death (``owner``: the pytest item whose case ran last, ``reason``, ``tail``,
+    ``planner``) as plain values: ``nodeid``, ``location``, ``user_properties``, ``text``."""
+    item = death["owner"]
+    case = item.case
+    lines = [f"{case.id}[{item.planner}]  ({case.location})",
+             f"  crash (isolated): {death['reason']}; in a server the process dies after the step",
+             "  the case's outputs were judged before; this failure is the process's end"]
+    if death.get("tail"):
+        lines += ["  last lines of output:"] + ["    " + ln for ln in death["tail"].splitlines()]
+    lines.append(f"  rerun: {rerun_command(case.id, item.planner, case_dir_arg(case))} --isolate")
+    props = [(k, v) for k, v in item.user_properties if k != "status"]
+    return {"nodeid": item.nodeid, "location": list(item.location),
+            "user_properties": [*props, ("status", "crash")],
+            "text": terminal_text("\n".join(lines))}
+
+
+def report(config: pytest.Config, data: dict, node=None) -> None:
+    """Send one death's ``teardown`` report (``data`` from :func:`record`) to every
+    ``pytest_runtest_logreport`` hook (terminal, results file, junit, the summary's tally)."""
+    rep = pytest.TestReport(data["nodeid"], tuple(data["location"]), {}, "failed", data["text"],
+                            "teardown", user_properties=[tuple(p) for p in
+                                                         data["user_properties"]])
+    if node is not None:
+        rep.node = node  # as pytest-xdist sets it on the reports its workers send
+    config.hook.pytest_runtest_logreport(report=rep)
+
+
+def deliver(config: pytest.Config, deaths: list[dict]) -> None:
+    """Report ``deaths`` (:meth:`conformance.robustness.isolation.WorkerPool.close`'s) now, or,
+    on a pytest-xdist worker, hand them to the controller."""
+    records = [record(d) for d in deaths]
+    if hasattr(config, "workeroutput"):
+        config.workeroutput[KEY] = config.workeroutput.get(KEY, []) + records
+        return
+    for data in records:
+        report(config, data)
+
+
+def from_node(config: pytest.Config, node) -> None:
+    """On the controller: report the deaths a pytest-xdist worker handed over."""
+    for data in (getattr(node, "workeroutput", None) or {}).get(KEY, []):
+        report(config, data, node)
