@@ -309,3 +309,20 @@ def test_a_seed_other_than_the_clamped_one_is_not_called_a_missing_clamp():
     row = next(r for r in divergence_profile.profile([result, clean])["rows"]
                if r["key"] == "lut-clamp")
     assert row["cells"] == {"pkg.mod:launch": "gives another seed x1, clamps x1"}
+
+
+def test_a_raise_is_credited_only_to_the_one_row_its_step_shows(tmp_path):
+    """A planner that raises on the seed read past a row: on hazard-prefix-past-row (its step
+    shows past-row alone) the profile says "raises"; on width-num-valid-wrap (one step shows
+    past-row and num-valid-wrap) it credits neither row, since the raise names none of them."""
+    proc, _ = run_pytest(tmp_path, "--planner", f"{PLANTED}:raises_past_row",
+                         *cases_args("hazard-prefix-past-row", "width-num-valid-wrap"))
+    doc = json.loads((tmp_path / "results.json").read_text())
+    by_case = {r["case"]: r for r in doc["results"]}
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    assert by_case["width-num-valid-wrap"]["out_of_contract"] == ["past-row", "num-valid-wrap"]
+    assert by_case["width-num-valid-wrap"]["verdict"]["situations"] == {}
+    assert by_case["hazard-prefix-past-row"]["verdict"]["situations"] == {"past-row": "raised"}
+    cells = {row["key"]: row["cells"][f"{PLANTED}:raises_past_row"]
+             for row in divergence_profile.profile(doc["results"])["rows"]}
+    assert cells["past-row"] == "raises x1" and cells["num-valid-wrap"] == "-", cells

@@ -213,7 +213,9 @@ class _Judging:
             self.lines.append(f"    {RAISES_WRITE_NOTHING}")
 
     def situations(self, rules_per_step: list[StepRules]) -> None:
-        """What the planner did where each section-6 situation shows (spec section 6)."""
+        """What the planner did where each section-6 situation shows (spec section 6). A raise
+        is credited to a row only on a step where that row alone shows: a step that reaches two
+        rows cannot say which one the planner raised on."""
         kept = {(d.step, d.field, d.index): d for d in self.data.differences}
         raised = {d.step for d in self.data.differences if d.what == "raised"}
         errors = {d.step: d.what for d in self.data.differences
@@ -226,6 +228,8 @@ class _Judging:
                 seen = [kept[(k, name, index)] for name, index in where if (k, name, index) in kept]
                 word = "rule"
                 if k in raised:
+                    if len(rules.shows) > 1:
+                        continue  # a raise on a step that shows several rows names none of them
                     word = "raised"
                 elif any(d.evidence for d in seen):
                     word = "outside"

@@ -7,7 +7,9 @@ Each wraps the pure-Python planner and changes one thing:
 * :func:`zero_d_index_error`: IndexError on a 0-d tensor, as reading ``shape[0]`` first does;
 * :func:`reads_past_row`: the seed position is not clamped: it reads the flat table at
   ``row * max_seq_len + prefix - 1``, the next row or, past the last row, the guard zone behind it;
-* :func:`window_overflow`: the window start ``prefix - W`` and the verify length wrap in int64.
+* :func:`window_overflow`: the window start ``prefix - W`` and the verify length wrap in int64;
+* :func:`raises_past_row`: raises ``IndexError`` when a request's seed position
+  ``prefix - 1`` lies past its row (section 6's past-row), as a bounds-checked read would.
 
 Run one with ``pytest conformance/ --planner tests.planted.divergent_planners:reads_past_row``.
 """
@@ -18,7 +20,8 @@ import torch
 
 from impls.offsets_planner.python_planner import launch as python_launch
 
-__all__ = ["no_wrapper_check", "zero_d_index_error", "reads_past_row", "window_overflow"]
+__all__ = ["no_wrapper_check", "zero_d_index_error", "reads_past_row", "window_overflow",
+           "raises_past_row"]
 ONE_D = ("req_pool_indices", "prefix_lens", "extend_seq_lens", "full_to_swa_index_mapping")
 
 
@@ -80,3 +83,14 @@ def window_overflow(**kwargs) -> None:
     capacity = kwargs["verify_capacity"]
     kwargs["out_verify_num_valid"][0] = min(verify[-1], capacity)
     kwargs["out_verify_enable"][0] = 0 if verify[-1] > capacity else 1
+
+
+def raises_past_row(**kwargs) -> None:
+    """The pure-Python planner, except that a request whose seed position ``prefix - 1`` lies
+    past its row (``>= max_seq_len``: spec section 6's past-row) raises ``IndexError``."""
+    width = kwargs["req_to_token"].shape[-1] if kwargs["req_to_token"].dim() == 2 else 0
+    bs = kwargs["req_pool_indices"].numel()
+    for prefix in kwargs["prefix_lens"].tolist()[:bs]:
+        if prefix - 1 >= width:
+            raise IndexError(f"seed position {prefix - 1} past a row of {width}")
+    python_launch(**kwargs)
