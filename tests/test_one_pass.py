@@ -276,10 +276,11 @@ def test_triton_candidates_compile_for_sm90():
     out = subprocess.run([sys.executable, "-m", "tests.one_pass_sm90"], cwd=REPO_ROOT, env=env,
                          capture_output=True, text=True, timeout=300)
     lines = [line for line in out.stdout.splitlines() if ": " in line]
-    # 8 one-pass, 2 packed, 4 roles and 9 roles-lookback configs (2 of them EPOCH_LOAD, 2
-    # TAGGED, 2 LATE_SHOT); the module is not imported here: it turns the interpreter off in the
+    # 8 one-pass, 2 packed, 4 roles and 15 roles-lookback configs (2 of them EPOCH_LOAD, 2
+    # TAGGED, 4 LATE_SHOT, 5 SCAN_TOTALS, 5 ONE_READ); the module is not imported here: it turns
+    # the interpreter off in the
     # process that imports it
-    assert out.returncode == 0 and len(lines) == 23, out.stdout + out.stderr[-2000:]
+    assert out.returncode == 0 and len(lines) == 29, out.stdout + out.stderr[-2000:]
     assert all(": ok, " in line for line in lines), out.stdout
 
 

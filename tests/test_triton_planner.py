@@ -458,4 +458,4 @@ def test_lookback_candidate_flags_reach_the_default_launch(tagged, late_shot, mo
         plan, buffers = validate_cache.lookup(dev)
         key = buffers.records[plan.bs].key
         assert key[1] == "roles-lookback"
-        assert key[-2:] == (tagged, late_shot and tp.EARLY_POLL)
+        assert key[-4:] == (tagged, late_shot and tp.EARLY_POLL, False, False)

@@ -174,6 +174,15 @@ LATE_SHOT: bool = False
 """The look-back's ``LATE_SHOT`` (a second poll after the scan): off, it lost on an H100 (same
 sweep: 3.79 against 3.83 us at bs 4096, 3.54 against 3.31 at 1024)."""
 
+SCAN_TOTALS: bool = False
+"""The look-back's ``SCAN_TOTALS`` (a candidate, not yet timed): a scan program's tile totals
+taken from its scan's last row instead of a block-wide reduction, published and (last program)
+written by the threads that hold that row (:mod:`impls.offsets_planner.triton_roles_lookback`)."""
+
+ONE_READ: bool = False
+"""The look-back's ``ONE_READ`` (a candidate, not yet timed): one block-wide reduction a poll
+gives the carries and whether a word is missing, instead of a count and then the carries."""
+
 _COMPILED: dict[tuple, object] = {}  # Prepared.key -> compiled kernel
 _GPU = MODE == "gpu"
 _MULTI_GPU = _GPU and torch.cuda.device_count() > 1
