@@ -76,6 +76,17 @@ def test_a_planner_wrong_only_on_plain_buffers_fails_by_the_plain_run(name, case
     assert {d.run for d in verdict.differences} == {PLAIN}
 
 
+def test_a_plain_run_element_still_holding_the_callers_zero_is_a_value_not_never_written():
+    """On the plain run a 0 that was 0 before the call may be the planner's own write: the
+    difference is ``value`` (never ``never-written``, which only a poison fill proves)."""
+    with pytest.raises(ConformanceFailure) as failed:
+        run_case(CASES[ONE_STEP], Target("keeps_zero", fixture_detectors.keeps_zero_when_zero_filled,
+                                         CPU))
+    diffs = [(d.run, d.field, d.index, d.what, d.got) for d in failed.value.verdict.differences]
+    assert diffs == [(PLAIN, "out_write_num_valid_reqs", 0, "value", 0)], diffs
+    assert "never written" not in str(failed.value), str(failed.value)
+
+
 def test_the_python_planner_passes_the_plain_run():
     for case_id in (ONE_STEP, MULTI_STEP):
         run_case(CASES[case_id], Target("python", python_launch, CPU))

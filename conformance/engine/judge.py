@@ -183,8 +183,10 @@ class _Judging:
                 proof = outside_proof(name, index, lengths[name], g)
                 if index < 0 or index >= lengths[name]:
                     what = "outside"
-                elif g == _at(before, i) and e != g:
-                    what, proof = "never-written", None  # still what it held: nothing was read
+                elif g == _at(before, i) and e != g and run != PLAIN:
+                    # still the poison it held: nothing was read. On the plain run what it held
+                    # (0, or the step before's value) is a value a planner writes too: "value"
+                    what, proof = "never-written", None
                 elif e == _at(before, i) and not 0 <= index < defined.get(name, 0):
                     what = "written"  # must keep what it held (a defined element is a value)
                 else:

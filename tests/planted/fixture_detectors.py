@@ -44,3 +44,13 @@ def wrong_without_guard(**kwargs) -> None:
     python_launch(**kwargs)
     if not guarded:
         num_valid.add_(1)
+
+
+def keeps_zero_when_zero_filled(**kwargs) -> None:
+    """Right unless every element it must write is 0 beforehand: then
+    ``out_write_num_valid_reqs`` (bs) holds 0 after the call (written back as 0, or never written: on a zero-filled buffer a judge
+    cannot tell which)."""
+    plain = _must_write_all_zero(kwargs)
+    python_launch(**kwargs)
+    if plain:
+        kwargs["out_write_num_valid_reqs"].zero_()
