@@ -259,3 +259,24 @@ def test_isolate_linger_refuses_values_that_are_not_seconds_at_least_zero(tmp_pa
     error = [ln for ln in proc.stderr.splitlines() if "argument --isolate-linger" in ln]
     assert len(error) == 1 and error[0].endswith(
         f"error: argument --isolate-linger: {value!r}: must be a number of seconds >= 0"), error
+
+
+def test_a_write_into_an_output_after_the_cases_last_call_fails_that_case_not_the_next():
+    """A thread writes into ``out_write_offsets[0]`` 0.2 s after the case's last call: the case's
+    storages, kept after it ended, are read once more when the next case begins
+    (conformance/robustness/late_writes.py): a ``fail`` of the first case, with the value."""
+    from tests.planted.hostile11_guard import SMEAR
+
+    pool = WorkerPool()
+    try:
+        w = pool.get("tests.planted.hostile11_guard:late_write_inside_an_output")
+        assert w.run(_request(planner=w.planner), timeout=120, owner="first")["status"] == \
+            "observed"
+        time.sleep(1.0)  # the thread has written
+        assert w.run(_request(planner=w.planner), timeout=120, owner="second")["status"] == \
+            "observed"
+        deaths = w.take_deaths()
+        assert [(d["owner"], d["status"]) for d in deaths] == [("first", "fail")], deaths
+        assert f"out_write_offsets[0] (inside it): 0 -> {SMEAR}" in deaths[0]["reason"], deaths
+    finally:
+        pool.close()

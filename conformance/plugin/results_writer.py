@@ -97,8 +97,8 @@ def _status(report: pytest.TestReport, props: dict) -> str | None:
     if judged in (*JUDGED, "xpass") and report.when == "call":
         return judged
     special = props.get("status") or judged
-    if special in ("crash", "timeout", "oob", "error") and report.failed:
-        return special
+    if special in ("crash", "timeout", "oob", "error", "fail") and report.failed:
+        return special  # "fail" only from a late write (conformance/plugin/worker_deaths.py)
     if report.failed and "crashed while running" in report.longreprtext:
         return "crash"  # pytest-xdist: the worker died in this item
     decided = outcome(report)

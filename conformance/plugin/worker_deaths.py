@@ -1,10 +1,12 @@
-"""An isolation worker's death after its case's last call, reported as that case's failure.
+"""What a planner did after its case's last call, reported as that case's failure.
 
 A planner can leave a thread behind that kills its process once the harness has its answers (in a
-server the process dies after the step). The worker records such a death as its last case's
-(:class:`conformance.robustness.worker_process.WorkerProcess`: found before the next case begins,
-or while the pool waits out its linger at the end of the run). This module turns each into a
-``teardown`` report of that case, outcome failed, status ``crash``: the case's pass stays in the
+server the process dies after the step), or that writes into the case's tensors. The worker
+records such a death (:class:`conformance.robustness.worker_process.WorkerProcess`) or write
+(:mod:`conformance.robustness.late_writes`) as its last case's, found before the next case begins
+or while the pool waits out its linger at the end of the run. This module turns each into a
+``teardown`` report of that case, outcome failed, status ``crash`` (a death), ``oob`` (a write
+outside an argument's memory) or ``fail`` (a write inside it): the case's pass stays in the
 terminal's progress, its error follows it, the results file keeps ``crash`` (a teardown error
 replaces a pass, ``RANK`` of :mod:`conformance.reporting.results_format`), and pytest exits 1.
 
@@ -28,19 +30,23 @@ KEY = "conformance_worker_deaths"
 
 
 def record(death: dict) -> dict:
-    """The data of one death (``owner``: the pytest item whose case ran last, ``reason``, ``tail``,
-    ``planner``) as plain values: ``nodeid``, ``location``, ``user_properties``, ``text``."""
-    item = death["owner"]
+    """The data of one death or late write (``owner``: the pytest item whose case ran last,
+    ``status``, ``reason``, ``tail``, ``planner``) as plain values: ``nodeid``, ``location``,
+    ``user_properties``, ``text``."""
+    item, status = death["owner"], death.get("status", "crash")
     case = item.case
+    after = {"crash": "in a server the process dies after the step",
+             "oob": "in a server it lands in the neighbouring allocation",
+             "fail": "in a server it lands in the plan while the next step reads it"}[status]
     lines = [f"{case.id}[{item.planner}]  ({case.location})",
-             f"  crash (isolated): {death['reason']}; in a server the process dies after the step",
-             "  the case's outputs were judged before; this failure is the process's end"]
+             f"  {status} (isolated): {death['reason']}; {after}",
+             "  the case's outputs were judged before; this failure came after its last call"]
     if death.get("tail"):
         lines += ["  last lines of output:"] + ["    " + ln for ln in death["tail"].splitlines()]
     lines.append(f"  rerun: {rerun_command(case.id, item.planner, case_dir_arg(case))} --isolate")
     props = [(k, v) for k, v in item.user_properties if k != "status"]
     return {"nodeid": item.nodeid, "location": list(item.location),
-            "user_properties": [*props, ("status", "crash")],
+            "user_properties": [*props, ("status", status)],
             "text": terminal_text("\n".join(lines))}
 
 

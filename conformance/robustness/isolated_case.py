@@ -100,6 +100,7 @@ def observe_in(worker, request: dict, deadline: float, timeout: float) -> dict:
         try:
             seen = observe(request["case"], Target(request["planner"], launcher, device))
         except CaseBuildError as exc:
+            launcher.sender.close()
             worker.end(deadline, timeout)
             return {"status": "case-error", "text": str(exc)}
         changed = worker.end(deadline, timeout)
@@ -110,14 +111,18 @@ def observe_in(worker, request: dict, deadline: float, timeout: float) -> dict:
             for step, found in zip(seen.steps, launcher.past_end):
                 step.past_end = found
     except ChildLost as lost:
+        launcher.sender.close()
         if lost.answer["status"] == "error":  # the worker lives on: close the case there
             try:
                 worker.end(deadline, timeout)
             except ChildLost as later:
                 return {**lost.answer, "tail": later.answer.get("tail", "")}
         return lost.answer
-    finally:
+    except BaseException:
         launcher.sender.close()
+        raise
+    # kept, to be read once more for writes after the case's last call (late_writes.py)
+    worker.parting.keep(launcher.sender, worker.owner)
     return {"status": "observed", "observation": seen, "device": str(device),
             "state_changed": changed}
 

@@ -112,6 +112,7 @@ class Worker(WorkerProcess):
         """
         from conformance.robustness.isolated_case import observe_in
 
+        self.deaths += self.parting.check()  # the last case's storages, read once more
         self.ensure_ready()
         self.owner = owner
         self.cases += 1

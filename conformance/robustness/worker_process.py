@@ -21,6 +21,7 @@ import time
 
 from conformance.robustness import sandbox
 from conformance.robustness.isolation_worker import CLEAN_UP, MARK, PROTOCOL
+from conformance.robustness.late_writes import Parting
 from conformance.robustness.shared_tensors import socket_pair
 
 STARTUP_TIMEOUT = 300.0
@@ -71,6 +72,7 @@ class WorkerProcess:
         self.last_end, self._end_offset = 0.0, 0  # when it ended; the log's size then
         self.ending = False  # the harness killed the worker or told it to end
         self.deaths: list[dict] = []  # deaths nobody asked for: ``owner``, ``reason``, ``tail``
+        self.parting = Parting()  # the last case's shared storages, read again later
 
     def spawn(self) -> None:
         """Start a worker now, without waiting for it (it imports while other tests run)."""
@@ -176,12 +178,15 @@ class WorkerProcess:
         if code is None or self.ending or self.last_owner is None or (told and code == 0):
             return
         self.deaths.append({"owner": self.last_owner, "tail": self.tail(self._end_offset),
+                            "status": "crash",
                             "reason": f"the worker {exit_words(code)} after the case's last "
                                       f"call, with no call running ({when})"})
         self.last_owner = None
 
     def take_deaths(self) -> list[dict]:
-        """The deaths recorded since the last call (each ``owner``, ``reason``, ``tail``)."""
+        """The deaths recorded since the last call (each ``owner``, ``status``, ``reason``,
+        ``tail``): the worker's own end (``crash``) and the writes after a case's last call
+        (``oob`` / ``fail``, :mod:`conformance.robustness.late_writes`)."""
         deaths, self.deaths = self.deaths, []
         return deaths
 
@@ -190,6 +195,7 @@ class WorkerProcess:
         Outside a sandbox the shepherd is first told to kill every descendant (its adopted orphans
         are in no group of ours); in one, the end of its PID 1 kills them."""
         self.ending = True
+        self.parting.drop()
         if self.proc is not None and self.proc.poll() is None:
             if self.watched and not (self.where or "").startswith(sandbox.NAMESPACE):
                 try:
@@ -245,6 +251,7 @@ class WorkerProcess:
             except subprocess.TimeoutExpired:
                 pass
         self._note_death("after the run's last case")
+        self.deaths += self.parting.check()
         if self.proc is not None and self.proc.poll() is None:
             try:
                 self.proc.stdin.close()

@@ -177,3 +177,15 @@ def late_write_from_a_thread(**kwargs):
     out = kwargs["out_write_offsets"]
     if _exact(out):
         threading.Thread(target=_late, args=(_end(out), 0.3), daemon=True).start()
+
+
+def late_write_inside_an_output(**kwargs):
+    """The right plan; on the plain run (the case's last call) a thread writes :data:`SMEAR` into
+    ``out_write_offsets[0]`` 0.2 s after the call returned (inside the output: the plan a
+    server's next step reads)."""
+    import threading
+
+    _launch(**kwargs)
+    out = kwargs["out_write_offsets"]
+    if _exact(out):
+        threading.Thread(target=_late, args=(out.data_ptr(), 0.2), daemon=True).start()
