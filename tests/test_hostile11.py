@@ -152,8 +152,8 @@ def test_a_write_into_another_arguments_guard_is_reported_under_that_argument(ho
     _, out, statuses = hostile_run
     assert statuses["writes_into_another_arguments_guard"] == "oob", out[-3000:]
     report = _report(out, "writes_into_another_arguments_guard")
-    assert "req_pool_indices: wrote 1 element(s) past the end of its allocation, the first 1 " \
-           "past its end" in report, report[:3000]
+    assert "out_write_seed_slot_indices: wrote 1 element(s) past the end of its allocation, the " \
+           "first 1 past its end" in report, report[:3000]
 
 
 @pytest.mark.slow

@@ -1,8 +1,10 @@
 """Twelfth hostile review, kept as tests: wrong planners that try to pass the corpus from inside
 the isolation worker without touching the harness (planted: tests/planted/hostile12_planners.py).
 Each test asserts what the harness must do; an attack that still works is a strict xfail whose
-reason names the hole and a fix. Each planner is also shown wrong outside the harness, in this
-process, so that a green run of it is a wrong verdict and not a harmless quirk.
+reason names the hole and a fix. Closed since: a read outside the table whose value is thrown
+away or laundered (the worker's pages around every input are ``PROT_NONE``,
+conformance/robustness/guard_pages.py). Each planner is also shown wrong outside the harness, in
+this process, so that a green run of it is a wrong verdict and not a harmless quirk.
 """
 
 from __future__ import annotations
@@ -76,20 +78,15 @@ def test_the_discarding_planner_reads_outside_the_table():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="hole: on the CPU the harness sees a read outside a tensor "
-                   "only through a value it leaves in an output (a guard zone's fill, "
-                   "conformance/engine/outside.py); a planner that reads the seed slot of a request "
-                   "with a prefix and no write (upstream's kernel does, spec section 6; section 8: "
-                   "'a read outside the table is a contract failure'), or of a row outside the "
-                   "table, and throws the value away passes every such hazard case, and the "
-                   "divergence profile even says 'skips the read' / 'no read, seed -1' for it. "
-                   "Fix: in the worker, map the table's (and the LUT's) hidden guard pages "
-                   "PROT_NONE and lay the storage's end on a page boundary, so that a read past "
-                   "either end faults (crash), or say in the README that CPU runs cannot see reads")
 def test_a_read_outside_the_table_whose_value_is_thrown_away_fails(tmp_path):
+    """Caught (was green: the harness saw a read outside only through a value it left in an
+    output): the worker maps the pages around the table ``PROT_NONE``
+    (conformance/robustness/guard_pages.py), so the read faults -- past the end on the plain run's
+    exact table (rows 3 and 4), before the start on runs a and b's (row -1, into its guard zone)."""
     code, out, statuses = _run(tmp_path, "reads_seed_slot_and_discards", *READ_CASES)
-    assert code != 0 and all(s in ("fail", "oob", "crash") for s in statuses.values()), \
+    assert code != 0 and statuses == dict.fromkeys(READ_CASES, "crash"), \
         (code, statuses, out[-3000:])
+    assert out.count("crash (isolated): killed by signal 11 (SIGSEGV)") == len(READ_CASES)
 
 
 # === the read past the table, its value laundered =============================================
@@ -126,19 +123,12 @@ def test_the_unlaundered_read_past_the_table_is_oob(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="hole: the only proof of a read outside the table is an "
-                   "output holding the guard zone's single fill value (TABLE_GUARD_GARBAGE, one "
-                   "value per dtype, conformance/engine/outside.py); a planner that reads past the "
-                   "table's last element and stores that value plus one leaves no proof, and the "
-                   "seed, decided by project rule past-row, reads 'differs': under the default "
-                   "contract profile the run exits 0. Fix: fill the table's guard zones (and its "
-                   "hidden guards) with values no in-table read can produce and treat any seed "
-                   "that no in-table position of the row can give, on a request that reaches "
-                   "past-row on the last row, as a contract failure; or fault the read (PROT_NONE "
-                   "guard pages)")
 def test_a_read_past_the_table_stored_plus_one_fails_the_run(tmp_path):
+    """Caught (was green: no guard-zone fill reached an output, and project rule past-row read
+    'differs'): the read lands on a page past the table that the worker maps ``PROT_NONE`` in
+    every run (conformance/robustness/guard_pages.py) and faults before anything is stored."""
     code, out, statuses = _run(tmp_path, "launders_the_read_past_the_table", *LAST_ROW_CASES)
-    assert code != 0 and set(statuses.values()) <= {"fail", "oob", "crash"}, \
+    assert code != 0 and statuses == dict.fromkeys(LAST_ROW_CASES, "crash"), \
         (code, statuses, out[-3000:])
 
 

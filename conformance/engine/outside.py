@@ -11,6 +11,9 @@ table (an off-by-one) gives such values too, and that is a value bug, not a read
 
 A write into the hidden guards that an engine maps before and after an argument's memory
 (:attr:`conformance.engine.observe.StepObservation.past_end`) is proof too: :func:`guard_writes`.
+A read outside an input is no difference here: the isolated engine faults it where a page allows
+(a ``crash``, :mod:`conformance.robustness.guard_pages`); within the page it shares with the
+input, and in an in-process run, the guard zone's fill reaching an output is the proof.
 """
 
 from __future__ import annotations

@@ -18,7 +18,10 @@ The judge (:mod:`conformance.engine.judge`) judges this run as the others, eleme
 "untouched" elements must still hold what the plain fill (or an earlier step of the plain run) left
 there. A difference found only here is reported as appearing only on plain buffers. In the
 isolated engine a write past the end of these exact-size tensors is still seen: every shared CPU
-storage has hidden guards around it (:mod:`conformance.robustness.shared_tensors`).
+storage has hidden guards around it (:mod:`conformance.robustness.shared_tensors`); and the
+inputs' storages end on a page boundary there, with the page after them unmapped for the planner,
+so a read past the end of the table, the LUT or a request input faults
+(:mod:`conformance.robustness.guard_pages`).
 
 Why zeros (upstream's facts, sglang ``python/sglang/jit_kernel/kv_canary/``): ``WritePlan.allocate``
 and ``VerifyPlan.allocate`` (``write.py``, ``verify.py``) allocate the plan's outputs with

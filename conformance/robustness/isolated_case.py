@@ -17,6 +17,10 @@ a stand-in (:class:`RemoteLauncher`) that hands the call's tensors to the worker
   each shared storage has (:mod:`conformance.robustness.shared_tensors`), which the harness reads
   after every call and hands the judge as the call's ``past_end`` (so the plain run's exact-size
   buffers are guarded too, the planner unable to see it);
+* the inputs (``_contract.INPUT_NAMES``) are *fenced*: the worker maps the pages around them
+  ``PROT_NONE``, so a read outside the table, the LUT or a per-request input faults (a ``crash``)
+  even when its value is thrown away, within the limits of a page
+  (:mod:`conformance.robustness.guard_pages` says which reads that catches and which it cannot);
 * the worker's reports -- what the launcher returned or raised, the version counters of the
   tensors it wrote in place, the torch state it left changed -- are taken as given: the version
   counters are advisory (a planner can write without moving them; the byte comparison decides).
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import torch
 
+from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.loader import Case
 from conformance.engine.inputs import poison_seed
 from conformance.engine.observe import Raised, ReportedRaise, observe
@@ -46,7 +51,7 @@ class RemoteLauncher:
 
     def __init__(self, worker, deadline: float, timeout: float) -> None:
         self.worker, self.deadline, self.timeout = worker, deadline, timeout
-        self.sender = Sender(poison_seed())
+        self.sender = Sender(poison_seed(), fenced=_contract.INPUT_NAMES)
         self.past_end: list[list[dict]] = []  # per call: what it wrote into the hidden guards
 
     def __call__(self, **kwargs):

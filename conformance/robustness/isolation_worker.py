@@ -35,13 +35,13 @@ The handshake comes on stdin: ``{"hello": {"protocol": P, "planner": NAME}}``; t
 
 * ``{"begin": n, "device": D}``: a case starts (no reply); the worker prints ``MARK begin n`` to its
   stdout (:data:`MARK`, for compute-sanitizer's report) and snapshots torch's global state.
-* ``{"kwargs": {...}}`` (+ fds): one call. The worker maps the tensors the harness built, calls the
-  planner on them and replies ``{"status": "returned", "returned_none", "returned_repr"}``,
-  ``{"status": "raised", "raised": <Raised fields>}`` or ``{"status": "error", "text"}`` (a
-  BaseException that is not an Exception, or the planner failed to load), plus ``"versions"``
-  (advisory: torch's version counters of the tensors the planner wrote in place). After a CUDA
-  error (an illegal address leaves the context unusable) it replies ``{"status": "crash"}`` and
-  exits.
+* ``{"kwargs": {...}}`` (+ fds): one call. The worker maps the tensors the harness built (inputs
+  fenced: :mod:`~conformance.robustness.guard_pages`), calls the planner on them and replies
+  ``{"status": "returned", "returned_none", "returned_repr"}``, ``{"status": "raised", "raised":
+  <Raised fields>}`` or ``{"status": "error", "text"}`` (a BaseException that is not an Exception,
+  or the planner failed to load), plus ``"versions"`` (advisory: torch's version counters of the
+  tensors the planner wrote in place). After a CUDA error (an illegal address leaves the context
+  unusable) it replies ``{"status": "crash"}`` and exits.
 * ``{"end": n}``: the worker prints ``MARK end n`` and replies ``{"status": "ended",
   "state_changed": [...]}`` (:mod:`conformance.robustness.torch_state`); it exits when state
   changed, so that the next case gets a clean process.
@@ -70,7 +70,7 @@ import traceback
 
 from conformance.robustness import sandbox
 
-PROTOCOL = 3
+PROTOCOL = 4
 """Version of the protocol above; the harness refuses a worker that speaks another."""
 MARK = "=== conformance-isolation"
 """Prefix of the worker's case markers in its log."""

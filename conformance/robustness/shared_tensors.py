@@ -20,19 +20,26 @@ the harness reads itself, after the call, with its own comparison.
 * ``meta`` tensors (a case's device override) carry no memory: the worker makes its own.
 
 Hidden guard (CPU): each storage's home (``memfd_create``) is longer than the
-storage: a page before it (:data:`FRONT`) and a *slack* after it (to the end of the storage's last
-page, then one more page), both filled from the poison seed. The worker maps the whole file but
-hands the planner a storage of exactly the storage's size (``torch.frombuffer`` on the mapping, at
-:data:`FRONT`). A write outside an argument's memory -- past its end or before its start, on the
-plain run's exact-size buffers as much as past the guard zones of the poisoned runs -- lands in
-the guard, where the harness reads it after the call (:meth:`Sender.after_call`) from the file it
-owns; in a server it would land in the neighbouring allocation. A planner cannot tell the runs
-apart by the mapping: every storage of every run has its guards. The file is sealed
-(``F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL``) before the worker gets its descriptor: a planner
-that finds the descriptor (its ``mmap`` keeps one) cannot cut the file, whose pages the harness's
-own mapping would lose (its next copy a SIGBUS in pytest's process), nor seal it against the
-harness's writes. CUDA storages have no guard (their memory is the caching
-allocator's; compute-sanitizer's memcheck is the check there).
+storage: at least a page before it (:data:`FRONT`) and a *slack* after it (to the end of the
+storage's last page, then one more page), both filled from the poison seed (layout:
+:mod:`conformance.robustness.guard_pages`). The worker maps the whole file but hands the planner a
+storage of exactly the storage's size (``torch.frombuffer`` on the mapping). A write outside an
+argument's memory -- past its end or before its start, on the plain run's exact-size buffers as
+much as past the guard zones of the poisoned runs -- lands in the guard, where the harness reads it
+after the call (:meth:`Sender.after_call`) from the file it owns; in a server it would land in the
+neighbouring allocation. A planner cannot tell the runs apart by the mapping: every storage of
+every run has its guards. The file is sealed (``F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL``) before
+the worker gets its descriptor: a planner that finds the descriptor (its ``mmap`` keeps one) cannot
+cut the file, whose pages the harness's own mapping would lose (its next copy a SIGBUS in pytest's
+process), nor seal it against the harness's writes. CUDA storages have no guard (their memory is
+the caching allocator's; compute-sanitizer's memcheck is the check there).
+
+Fenced inputs (CPU): a storage that holds only the arguments the Sender is told are read-only
+inputs (``fenced``) is laid out so that one end of its views lies on a page boundary, and the
+worker maps every page of its home that no view touches ``PROT_NONE``: a read outside the
+tensors there faults (the case is a ``crash``) even when its value is thrown away. What that
+catches and what it cannot (a page is the unit): :mod:`conformance.robustness.guard_pages`. The
+harness's own mapping stays read-write, and outputs are never fenced.
 
 The worker keeps one tensor object per distinct descriptor for the whole case, so a planner sees
 the very same tensor object when the harness hands it the same view again (the way a server reuses
@@ -43,14 +50,16 @@ replies are JSON, never unpickled by the harness.
 
 from __future__ import annotations
 
-import fcntl
-import mmap
 import os
 import pickle
 import random
 import socket
 
 import torch
+
+from conformance.robustness.guard_pages import (  # noqa: F401 - FRONT, SEALS: this module's API
+    FRONT, SEALS, exact_storage, fenced_base, fenced_spans, join, protect, sealed_home, slack_bytes,
+    window)
 
 MAX_MESSAGE = 1 << 20
 """Bytes of one message on the socket (descriptors only: no tensor data travels)."""
@@ -60,32 +69,28 @@ PAST_END_KEPT = 16
 """Elements written past the end of one storage that one call's record keeps (the first ones)."""
 
 
-FRONT = mmap.PAGESIZE
-"""Bytes of hidden guard before each shared CPU storage (the storage starts there in its file)."""
-SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
-"""What a shared file is sealed against before the worker gets it: shrinking (which would take
-pages from under the harness's mapping), growing, and any further seal (``F_SEAL_FUTURE_WRITE``
-would make the harness's own writes to its guards fail)."""
-
-
-def slack_bytes(nbytes: int) -> int:
-    """Bytes of hidden guard after a storage of ``nbytes``: to the end of its last page, then one
-    page more (so the worker's mapping ends on a page boundary)."""
-    return -nbytes % mmap.PAGESIZE + mmap.PAGESIZE
-
-
 class _Home:
     """One shared storage's home: the harness's storage (``ours``), the file ``fd`` and the
-    harness's mapping of the storage's bytes in it (``mapped``, at :data:`FRONT`), each hidden
-    guard's start in the file and what the harness filled it with, and the argument the guards are
-    reported under (its first tensor's name, its element size, offset and length, so a byte of a
-    guard is an element index of that tensor: negative before it)."""
+    harness's mapping of the storage's bytes in it (``mapped``, at ``base`` in the file), each
+    hidden guard's start in the file and what the harness filled it with, the pages the worker may
+    touch (``pages``, :func:`~conformance.robustness.guard_pages.window`; None: all of them), and
+    the argument the guards are reported under (its first tensor's name, its element size, offset
+    and length, so a byte of a guard is an element index of that tensor: negative before it)."""
 
     def __init__(self, ours: torch.UntypedStorage, fd: int, mapped: torch.UntypedStorage,
-                 guards: list[tuple[int, bytes]], name: str, tensor) -> None:
+                 base: int, guards: list[tuple[int, bytes]], name: str, tensor,
+                 pages: tuple[int, int] | None) -> None:
         self.ours, self.fd, self.mapped, self.guards, self.name = ours, fd, mapped, guards, name
+        self.base, self.pages = base, pages
+        self.length = guards[1][0] + len(guards[1][1])
         self.itemsize, self.offset = tensor.element_size(), tensor.storage_offset()
         self.numel = tensor.numel()
+
+    def widen(self, span: tuple[int, int] | None) -> None:
+        """Let the worker touch the pages of bytes ``span`` too (a later call's views of the
+        storage, e.g. a longer bs); all pages for ``None`` (a view that is not fenced)."""
+        if self.pages is not None:
+            self.pages = None if span is None else join(self.pages, window(self.base, *span))
 
     def changed(self) -> list[dict]:
         """The elements of the guards that differ from their fill (the first
@@ -100,7 +105,7 @@ class _Home:
                 continue
             for at in range(0, len(fill) - size + 1, size):
                 if now[at:at + size] != fill[at:at + size] and len(out) < PAST_END_KEPT:
-                    index = (start - FRONT + at) // size - self.offset
+                    index = (start - self.base + at) // size - self.offset
                     out.append({"field": self.name, "index": index,
                                 "past": index - self.numel + 1,
                                 "expected": int.from_bytes(fill[at:at + size], "little",
@@ -140,29 +145,35 @@ def receive(sock: socket.socket) -> tuple[dict | None, list[int]]:
 
 class Sender:
     """The harness's end for one case: numbers every storage it shares and keeps it alive until
-    :meth:`close` (the worker may hold views of it)."""
+    :meth:`close` (the worker may hold views of it). ``fenced``: the names of the read-only
+    input arguments whose CPU storages the worker maps ``PROT_NONE`` outside their views (see the
+    module docstring; none by default)."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, fenced=()) -> None:
         self.numbers: dict[int, int] = {}
         self.kept: list = []
         self.homes: list[_Home] = []
-        self.seed = seed
+        self.by_key: dict[int, _Home] = {}
+        self.seed, self.fenced = seed, frozenset(fenced)
 
     def describe(self, kwargs: dict) -> tuple[dict, list[int]]:
         """(the call's message, the file descriptors it carries) for launcher ``kwargs``: each
         tensor as a descriptor, every other value as it is (ints, None). Every CPU storage shared
         so far gets its bytes copied into its home: the worker sees what the harness holds now."""
-        described, fds = {}, []
+        described, fds, spans = {}, [], fenced_spans(kwargs, self.fenced)
+        for key, span in spans.items():
+            if key in self.by_key:
+                self.by_key[key].widen(span)
         for name, value in kwargs.items():
             if isinstance(value, torch.Tensor):
-                described[name] = self._tensor(name, value, fds)
+                described[name] = self._tensor(name, value, fds, spans)
             else:
                 described[name] = ("value", value)
         for home in self.homes:
             home.mapped.copy_(home.ours)
         return {"kwargs": described}, fds
 
-    def _tensor(self, name: str, tensor: torch.Tensor, fds: list[int]) -> tuple:
+    def _tensor(self, name: str, tensor: torch.Tensor, fds: list[int], spans: dict) -> tuple:
         view = (str(tensor.dtype).removeprefix("torch."), tuple(tensor.shape), tuple(tensor.stride()),
                 tensor.storage_offset())
         if tensor.is_meta:
@@ -180,19 +191,22 @@ class Sender:
 
             self.kept.append(tensor)
             return ("cuda", *view, self.numbers[key], reduce_tensor(tensor))
-        if fresh:
-            size = storage.nbytes()
-            if size:
-                number = self.numbers[key]
-                front = random.Random(f"{self.seed}:front:{number}").randbytes(FRONT)
-                fill = random.Random(f"{self.seed}:slack:{number}").randbytes(slack_bytes(size))
-                fd, mapped = _sealed_home(size, front, fill)
-                self.homes.append(_Home(storage, fd, mapped, [(0, front), (FRONT + size, fill)],
-                                        name, tensor))
-                fds.append(fd)
-                return ("cpu", *view, number, size, len(fds) - 1, FRONT + size + len(fill))
-            return ("cpu", *view, self.numbers[key], 0, None, 0)
-        return ("cpu", *view, self.numbers[key], None, None, None)
+        if fresh and storage.nbytes():
+            size, number, span = storage.nbytes(), self.numbers[key], spans[key]
+            base = FRONT if span is None else fenced_base(*span)
+            front = random.Random(f"{self.seed}:front:{number}").randbytes(base)
+            fill = random.Random(f"{self.seed}:slack:{number}").randbytes(slack_bytes(size, base))
+            fd, mapped = sealed_home(size, base, front, fill)
+            home = _Home(storage, fd, mapped, base, [(0, front), (base + size, fill)], name, tensor,
+                         None if span is None else window(base, *span))
+            self.homes.append(home)
+            self.by_key[key] = home
+            fds.append(fd)
+        home = self.by_key.get(key)
+        if home is None:
+            return ("cpu", *view, self.numbers[key], 0, None, 0, 0, None)
+        return ("cpu", *view, self.numbers[key], storage.nbytes(), len(fds) - 1 if fresh else None,
+                home.length, home.base, home.pages)
 
     def after_call(self) -> list[dict]:
         """Copy every home back into its storage (what the planner left, for the harness's own
@@ -208,25 +222,8 @@ class Sender:
             os.close(home.fd)  # the harness's mapping keeps the file while a storage uses it
         self.numbers.clear()
         self.homes.clear()
+        self.by_key.clear()
         self.kept.clear()
-
-
-def _sealed_home(size: int, front: bytes, fill: bytes) -> tuple[int, torch.UntypedStorage]:
-    """A new sealed shared-memory file laid out as ``front``, ``size`` bytes of storage, ``fill``:
-    (its descriptor, which the caller closes; the harness's mapping of the storage's bytes alone,
-    as a storage of ``size`` bytes)."""
-    fd = os.memfd_create("conformance-shared", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    try:
-        os.ftruncate(fd, FRONT + size + len(fill))
-        os.pwrite(fd, front, 0)
-        os.pwrite(fd, fill, FRONT + size)
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
-        home = torch.frombuffer(mmap.mmap(fd, size, offset=FRONT), dtype=torch.uint8,
-                                count=size).untyped_storage()
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, home
 
 
 class Receiver:
@@ -234,6 +231,7 @@ class Receiver:
 
     def __init__(self) -> None:
         self.storages: dict[int, torch.UntypedStorage] = {}
+        self.pages: dict[int, tuple[int, int] | None] = {}  # what protect() last applied
         self.tensors: dict[tuple, torch.Tensor] = {}
 
     def kwargs(self, message: dict, fds: list[int]) -> dict:
@@ -249,6 +247,8 @@ class Receiver:
         kind = described[0]
         if kind == "value":
             return described[1]
+        if kind == "cpu":
+            self._map(*described[5:11], fds)
         key = described[:6]  # kind, dtype, shape, stride, offset, storage number
         if key in self.tensors:
             return self.tensors[key]
@@ -259,27 +259,25 @@ class Receiver:
             rebuild, args = described[6]
             tensor = rebuild(*args)
         else:
-            number, size, fd_index, mapped = described[5:9]
-            if number not in self.storages:
-                self.storages[number] = (torch.UntypedStorage(0, device="cpu") if not size else
-                                         _exact_storage(fds[fd_index], size, mapped))
             # device named: a planner may have left another default device set
-            tensor = torch.empty(0, dtype=dtype, device="cpu").set_(self.storages[number],
+            tensor = torch.empty(0, dtype=dtype, device="cpu").set_(self.storages[described[5]],
                                                                     offset, shape, stride)
         self.tensors[key] = tensor
         return tensor
 
+    def _map(self, number: int, size: int, fd_index, mapped: int, base: int, pages, fds) -> None:
+        """Map storage ``number`` on its first descriptor; give its pages the protection the
+        harness asks for (:func:`~conformance.robustness.guard_pages.protect`) when it changed."""
+        if number not in self.storages:
+            self.storages[number] = (torch.UntypedStorage(0, device="cpu") if not size else
+                                     exact_storage(fds[fd_index], size, mapped, base))
+        if size and self.pages.get(number, None) != pages:
+            protect(self.storages[number], base, mapped, pages)
+            self.pages[number] = pages
+
     def versions(self) -> dict[int, int]:
         """``id`` of each tensor -> its ``_version`` now (torch's count of in-place writes)."""
         return {id(t): t._version for t in self.tensors.values()}
-
-
-def _exact_storage(fd: int, size: int, mapped: int) -> torch.UntypedStorage:
-    """A storage of exactly ``size`` bytes at :data:`FRONT` in a shared mapping of ``mapped``
-    bytes of ``fd`` (the rest is the hidden guard: see the module docstring). The mapping lives as
-    long as the storage (``torch.frombuffer`` holds the ``mmap`` object)."""
-    whole = mmap.mmap(fd, mapped)
-    return torch.frombuffer(whole, dtype=torch.uint8, count=size, offset=FRONT).untyped_storage()
 
 
 def version_bumps(kwargs: dict, before: dict[int, int]) -> dict[str, int]:

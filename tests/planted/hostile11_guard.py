@@ -152,12 +152,14 @@ def restores_the_guard(**kwargs):
 
 def writes_into_another_arguments_guard(**kwargs):
     """The right plan; on the plain run, one int64 of :data:`SMEAR` written through
-    ``out_write_offsets``'s pointer at the first element past the end of ``req_pool_indices``
-    (an input's neighbouring memory, reached from another argument)."""
+    ``out_write_offsets``'s pointer at the first element past the end of
+    ``out_write_seed_slot_indices`` (another argument's neighbouring memory). An input's
+    neighbouring memory is no target: its hidden guard is fenced in the worker, and the write
+    faults (conformance/robustness/guard_pages.py, tests/test_guard_pages.py)."""
     _launch(**kwargs)
-    out, rows = kwargs["out_write_offsets"], kwargs["req_pool_indices"]
-    if _exact(out):
-        ctypes.c_int64.from_address(out.data_ptr() + (_end(rows) - out.data_ptr())).value = SMEAR
+    out, seeds = kwargs["out_write_offsets"], kwargs["out_write_seed_slot_indices"]
+    if _exact(out) and _exact(seeds):
+        ctypes.c_int64.from_address(out.data_ptr() + (_end(seeds) - out.data_ptr())).value = SMEAR
 
 
 def _late(address: int, delay: float) -> None:

@@ -9,7 +9,8 @@ made of each).
   leaves every output right.
 * :func:`launders_the_read_past_the_table`: :func:`tests.planted.divergent_planners.reads_past_row`
   with the value it read past the table plus one, so that it is no longer the guard zone's fill
-  (the one proof of a read outside that the CPU judge has).
+  (the one proof of a read outside that the CPU judge had before the worker's pages around the
+  inputs were fenced, conformance/robustness/guard_pages.py).
 * :func:`delta_writes`: writes only the offsets that changed since its own last write to the same
   buffer, trusting its memo whenever element ``[0]`` still holds the 0 it wrote there; a caller that
   zeroes ``write_offsets`` between launches (upstream's wrapper does, before every launch) gets
