@@ -244,7 +244,9 @@ class WorkerProcess:
         """End the worker and drop its log: first wait until :attr:`linger` seconds have passed
         since its last case ended (a death in that time is that case's, :attr:`deaths`), then
         stdin EOF, then SIGKILL after 5 s. A worker that, told to end, exits with another code
-        than 0 or is killed by a signal is a death of its last case too."""
+        than 0 or is killed by a signal is a death of its last case too (not under a
+        ``prefix``: compute-sanitizer may exit non-zero for the errors its log reports, which
+        are each case's own)."""
         if self.proc is not None and self.proc.poll() is None and self.last_owner is not None:
             try:
                 self.proc.wait(timeout=max(0.0, self.last_end + self.linger - time.monotonic()))
@@ -258,7 +260,8 @@ class WorkerProcess:
                 self.proc.wait(timeout=5)
             except (subprocess.TimeoutExpired, BrokenPipeError):
                 self.kill()
-            self._note_death("when it was told to end", told=True)
+            if not self.prefix:  # a sanitizer's own exit code says what its log says
+                self._note_death("when it was told to end", told=True)
         self.ending = True
         self._close_fds()
 
