@@ -2,7 +2,7 @@
 no tensor, no planner, only the recorded data, so it can run in a process the planner never reached.
 
 For a launcher case, for every (run, step) in order -- the two poisoned runs, then the plain run
-of a case whose every step is valid (:mod:`conformance.engine.plain`) -- it compares
+of a launcher case (:mod:`conformance.engine.plain`) -- it compares
 * the error raised with the expected one (a subclass of the expected built-in class, exact
   message, catalog id), or that none was raised (spec section 4);
 * the value returned with None (spec section 3);

@@ -257,7 +257,7 @@ def observe(case: Case, target) -> Observation:
     """Run ``case`` on ``target`` (a :class:`conformance.engine.runner.Target`) and record it.
 
     A launcher case runs every step twice (runs ``a`` and ``b``), and a third time on plain buffers
-    when every step is valid (:func:`conformance.engine.steps.runs_of`); a validator case calls the shared
+    (:func:`conformance.engine.steps.runs_of`); a validator case calls the shared
     inner validator (impls/<subject>/validate.py) with the case's derived integers; an allocate case calls
     :meth:`PlanBuffers.allocate` (the subject's ``buffers`` module).
 

@@ -1,12 +1,14 @@
-"""The plain run: a valid case once more on buffers as a server hands them over.
+"""The plain run: a launcher case once more on buffers as a server hands them over.
 
 Every other run of a case (:data:`conformance.engine.steps.RUNS`) calls the planner on outputs
 filled with this run's random poison inside guarded allocations, and on inputs with guard fills and
 garbage tails around them (:mod:`conformance.engine.inputs`). A planner that recognises those
 fixtures (a poison value where it must write, an allocation larger than its tensor, a guard fill
-before the table) could behave only then. So a case whose every step is valid (no expected error)
-runs once more, as run :data:`PLAIN`, with every tensor in an allocation of its own, of exactly its
-length:
+before the table) could behave only then -- compute right, or raise its documented errors, only
+there (tests/test_hostile13.py: a planner that swallowed every documented error on unpoisoned
+outputs passed every error case while error cases ran poisoned only). So every launcher case, its
+error steps included, runs once more, as run :data:`PLAIN`, with every tensor in an allocation of
+its own, of exactly its length (an error step's overrides applied to them as in the other runs):
 
 * outputs zero-filled (:data:`PLAIN_FILL`), except ``out_verify_enable``, which is 1; before
   each later step the outputs of :data:`ZEROED_EACH_STEP` (``out_write_offsets``) are zeroed
@@ -38,8 +40,10 @@ so the plain run zeroes it before every step. A planner that writes only what ch
 own last write, trusting a memo that a zero at ``write_offsets[0]`` confirms, leaves stale zeros
 here (tests/test_hostile12.py).
 
-Cost: one more call per valid step, 94 calls over the 84 valid cases of the corpus on top of its
-428 (+22 % of the calls, +50 % of the valid cases' calls: an error step stops at validation).
+Cost, measured when the run covered the valid cases only: one more call per valid step, 94 calls
+over the 84 valid cases of the corpus on top of its 428 (+22 % of the calls, +50 % of the valid
+cases' calls). The error cases' plain steps (about 120 more calls) stop at validation and add
+little (the 113 ``err-`` launcher cases on python: about 1 s of 2 shared cores either way).
 Measured when this run was added (CPU seconds of ``pytest conformance/ --planner P``, 2 shared
 cores, the run off / on, each measured two to four times): python 11.7 s / 12.1 s (about +5 %),
 the Triton interpreter 18.5 s / 23.8 s on average (about +30 %, +45 % at worst). Far from
@@ -73,8 +77,10 @@ def plain_fill(name: str) -> int:
 
 
 def has_plain_run(case) -> bool:
-    """Whether ``case`` runs plain too: a launcher case whose every step is valid."""
-    return case.entry == "launcher" and all(step.error is None for step in case.steps)
+    """Whether ``case`` runs plain too: every launcher case, its error steps included (a planner
+    that raises its documented errors only on poisoned or guarded buffers fails here:
+    tests/test_hostile13.py)."""
+    return case.entry == "launcher"
 
 
 def plain_outputs(case, device: torch.device) -> dict[str, OutputBuffer]:

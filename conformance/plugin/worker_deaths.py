@@ -7,7 +7,7 @@ records such a death (:class:`conformance.robustness.worker_process.WorkerProces
 or while the pool waits out its linger at the end of the run. This module turns each into a
 ``teardown`` report of that case, outcome failed, status ``crash`` (a death), ``oob`` (a write
 outside an argument's memory) or ``fail`` (a write inside it): the case's pass stays in the
-terminal's progress, its error follows it, the results file keeps ``crash`` (a teardown error
+terminal's progress, its error follows it, the results file keeps that status (a teardown error
 replaces a pass, ``RANK`` of :mod:`conformance.reporting.results_format`), and pytest exits 1.
 
 Where the report is made:
@@ -35,7 +35,7 @@ def record(death: dict) -> dict:
     ``user_properties``, ``text``."""
     item, status = death["owner"], death.get("status", "crash")
     case = item.case
-    after = {"crash": "in a server the process dies after the step",
+    after = {"crash": "in a server the process dies (or hangs) after the step",
              "oob": "in a server it lands in the neighbouring allocation",
              "fail": "in a server it lands in the plan while the next step reads it"}[status]
     lines = [f"{case.id}[{item.planner}]  ({case.location})",

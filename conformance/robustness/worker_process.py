@@ -35,6 +35,12 @@ process after the step (in a server the process dies) fails its last case when i
 this time, or before the next case begins; one that waits longer is not seen."""
 
 
+END_SECONDS = 5.0
+"""How long :meth:`WorkerProcess.close` waits for a worker told to end (stdin EOF, on which its
+watchdog thread exits at once) before it kills it; one that takes longer (twelve times longer
+under a sanitizer) hung after its last case's last call, a death of that case."""
+
+
 class WorkerUnavailable(RuntimeError):
     """The worker did not start (import failure, protocol mismatch, sanitizer refusal)."""
 
@@ -183,6 +189,21 @@ class WorkerProcess:
                                       f"call, with no call running ({when})"})
         self.last_owner = None
 
+    def _note_hang(self, waited: float, tampered: str | None) -> None:
+        """Record, as a death of its last case, a worker that did not end within ``waited``
+        seconds of being told to (stdin EOF ends a healthy worker at once, whatever its main
+        thread is doing): after that case's last call the planner hung or stopped its process
+        (in a server: hung after the step), or stopped its parent (``tampered``)."""
+        if self.ending or self.last_owner is None:
+            return
+        why = tampered or "it hung or was stopped"
+        self.deaths.append({"owner": self.last_owner, "tail": self.tail(self._end_offset),
+                            "status": "crash",
+                            "reason": f"the worker did not end within {waited:g} s of being told "
+                                      f"to, after the case's last call, with no call running "
+                                      f"({why}; it was killed)"})
+        self.last_owner = None
+
     def take_deaths(self) -> list[dict]:
         """The deaths recorded since the last call (each ``owner``, ``status``, ``reason``,
         ``tail``): the worker's own end (``crash``) and the writes after a case's last call
@@ -243,10 +264,11 @@ class WorkerProcess:
     def close(self) -> None:
         """End the worker and drop its log: first wait until :attr:`linger` seconds have passed
         since its last case ended (a death in that time is that case's, :attr:`deaths`), then
-        stdin EOF, then SIGKILL after 5 s. A worker that, told to end, exits with another code
-        than 0 or is killed by a signal is a death of its last case too (not under a
-        ``prefix``: compute-sanitizer may exit non-zero for the errors its log reports, which
-        are each case's own)."""
+        stdin EOF, then SIGKILL after :data:`END_SECONDS`. A worker that, told to end, exits with
+        another code than 0, is killed by a signal or does not end in that time (it hung, or the
+        planner stopped it or its parent: tests/test_hostile13.py) is a death of its last case
+        too (a non-zero exit not under a ``prefix``: compute-sanitizer may exit non-zero for the
+        errors its log reports, which are each case's own)."""
         if self.proc is not None and self.proc.poll() is None and self.last_owner is not None:
             try:
                 self.proc.wait(timeout=max(0.0, self.last_end + self.linger - time.monotonic()))
@@ -255,10 +277,16 @@ class WorkerProcess:
         self._note_death("after the run's last case")
         self.deaths += self.parting.check()
         if self.proc is not None and self.proc.poll() is None:
+            tampered = self.tampered(alive=True)  # a stopped shepherd cannot end either
+            wait = END_SECONDS * (12 if self.prefix else 1)  # a sanitizer reports as it ends
             try:
                 self.proc.stdin.close()
-                self.proc.wait(timeout=5)
-            except (subprocess.TimeoutExpired, BrokenPipeError):
+            except BrokenPipeError:  # it is ending already
+                pass
+            try:
+                self.proc.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                self._note_hang(wait, tampered)
                 self.kill()
             if not self.prefix:  # a sanitizer's own exit code says what its log says
                 self._note_death("when it was told to end", told=True)
