@@ -107,7 +107,7 @@ def test_differs_and_declared_are_listed_with_their_rules():
     assert differs["summary"] != "out_write_seed_slot_indices[0]: got 31, expected 31"
     assert differs["rules"] == "decided by: project rule past-row (3)"  # runs a, b and plain
     declared = listed[f"err-steps-bs-exceeds-between-valid[{SEED}]"]
-    assert declared["rules"] == "decided by: contract (2)"
+    assert declared["rules"] == "decided by: contract (3)"  # runs a, b and plain (error steps too)
     assert declared["message"].startswith("declared divergence (fail), ")
     html = render_html(model)
     failures = html[html.index('<h2 id="failures">'):html.index('<h2 id="matrix-title">')]
