@@ -29,15 +29,14 @@ on a page boundary (:func:`fenced_base`):
 
 What is caught, then: a read of a fenced storage's home outside the pages its views touch, at
 any distance up to the home's ends (at least a page before the storage, a page past the end of
-its last page). So in a case with a plain run (every step valid, :mod:`conformance.engine.plain`)
+its last page). So in a case with a plain run (every launcher case, :mod:`conformance.engine.plain`)
 a read before the table or the LUT faults in runs ``a`` and ``b`` and one past its end in the
 plain run, one element away as much as a page. What is not:
 
 * a read within the rest of a page the window shares with bytes outside the views: past the end
   in runs ``a`` and ``b`` (the back guard zone, whose fill still proves a read whose value reaches
   an output, :mod:`conformance.engine.outside`), before the start in the plain run and of every
-  per-request input; so in a case with no plain run (an error step) a near read past the table's
-  end whose value is thrown away passes;
+  per-request input;
 * a read between a strided view's elements;
 * a read beyond the home (whatever the worker has mapped there);
 * any read of an output: outputs are never fenced, and a write into their hidden guards is judged
