@@ -38,7 +38,9 @@ def record(death: dict) -> dict:
     after = {"crash": "in a server the process dies (or hangs) after the step",
              "oob": "in a server it lands in the neighbouring allocation",
              "fail": "in a server it lands in the plan while the next step reads it"}[status]
-    lines = [f"{case.id}[{item.planner}]  ({case.location})",
+    # the header every failure report has (the case, then its description): the report's
+    # one-line summary of a result without a verdict is the line after it (report.first_detail)
+    lines = [f"{case.id}[{item.planner}]  ({case.location})", f"  {case.description}",
              f"  {status} (isolated): {death['reason']}; {after}",
              "  the case's outputs were judged before; this failure came after its last call"]
     if death.get("tail"):
