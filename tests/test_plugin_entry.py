@@ -30,3 +30,19 @@ def test_the_root_conftest_alone_loads_it_without_entry_points(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "1 passed" in proc.stdout
     assert (tmp_path / "results.json").exists()
+    assert "PytestAssertRewriteWarning" not in proc.stdout + proc.stderr, proc.stdout[-3000:]
+
+
+def test_a_corpus_run_warns_of_no_plugin_module_imported_before_pytest_registers_it(tmp_path):
+    """Every module of the plugin's ``pytest_plugins`` is registered before another imports it
+    (conformance/plugin/hooks.py): one imported first cannot be assertion-rewritten, and pytest
+    warns of it at the end of every run (``PytestAssertRewriteWarning: Module already imported so
+    cannot be rewritten``), here through the install's entry point."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider",
+                           "--planner", "python", "--case", "spec7-no-prefix",
+                           "--results", str(tmp_path / "results.json")],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "1 passed" in proc.stdout
+    assert "PytestAssertRewriteWarning" not in proc.stdout + proc.stderr, proc.stdout[-3000:]

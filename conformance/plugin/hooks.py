@@ -74,10 +74,12 @@ no_driver_hint = _registry.no_driver_hint
 probe_all = _registry.probe_all
 
 pytest_plugins = [
+    # first: subjects imports it, and a plugin module imported before pytest registers it is not
+    # assertion-rewritten (a PytestAssertRewriteWarning in every run)
+    "conformance.plugin.extra_cases",  # --extra-cases: a repository's own cases with the corpus
     "conformance.plugin.subjects",  # --subject, --subject-module, the one-call subjects' items
     "conformance.plugin.isolation_options",  # --(no-)isolate, --isolate-timeout, --sandbox, --sanitize
     "conformance.plugin.profiles",  # --profile, --manifest: pins and known divergences
-    "conformance.plugin.extra_cases",  # --extra-cases: a repository's own cases with the corpus
     "conformance.bench.plugin",  # conformance/bench: opt-in benchmarks, --bench-*
 ]
 ANCHOR = "test_corpus.py"
