@@ -81,6 +81,7 @@ class Summary:
         self.modes: dict[tuple, str] = {}  # (subject, planner) -> its mode, from its items
         self.ran: dict[tuple, set] = defaultdict(set)  # (subject, case id) -> planners judged
         self.failed: dict[tuple, set] = defaultdict(set)  # ... -> planners with a plain failure
+        self.passed: set[str] = set()  # nodeids whose call was counted ``passed``
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)
@@ -91,6 +92,13 @@ class Summary:
         if "mode" in props:
             self.modes[key] = props["mode"]
         decided = outcome(report)
+        if decided == "passed":
+            self.passed.add(report.nodeid)
+        elif decided == "error" and report.when == "teardown" and report.nodeid in self.passed:
+            # an error after a passed call (a worker's death or a late write after the case's
+            # last call, conformance/plugin/worker_deaths.py): the item counts once, as its error
+            self.passed.discard(report.nodeid)
+            self.tally[key]["passed"] -= 1
         if decided is not None:
             self.tally[key][decided] += 1
             special = props.get("status")
