@@ -10,7 +10,9 @@
 * ``--isolate-timeout S`` (default 60, must be > 0): seconds a case may take in the child;
 * ``--isolate-linger S`` (default 2, >= 0): seconds each worker is left alone after its last
   case before it is told to end; a death in that time (a planner's thread that kills the process
-  after the step) fails that case (:mod:`conformance.plugin.worker_deaths`);
+  after the step) fails that case, and so does a write into the case's CPU storages since its last
+  call, read once more at the end (:mod:`conformance.robustness.late_writes`,
+  :mod:`conformance.plugin.worker_deaths`);
 * ``--sandbox auto|namespace|none`` (default auto): whether the workers run in new user + PID +
   mount namespaces (:mod:`conformance.robustness.sandbox`): ``auto`` where the kernel allows it
   and the tensors live on the CPU (legacy CUDA IPC handles do not cross PID namespaces),
@@ -97,7 +99,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--isolate-linger", type=seconds_at_least_zero, default=LINGER_SECONDS,
                     metavar="S",
                     help="seconds each isolation worker is left alone after its last case before "
-                         "it is told to end; a death in that time fails that case (default "
+                         "it is told to end; a death in that time, or a write into the case's CPU "
+                         "tensors since its last call, fails that case (default "
                          f"{LINGER_SECONDS:g}; 0: none)")
     group.addoption("--sandbox", choices=("auto", "namespace", "none"), default="auto",
                     help="run isolation workers in new user + PID + mount namespaces: auto (on "
