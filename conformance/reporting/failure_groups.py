@@ -53,7 +53,8 @@ _ELEMENT = {
 }
 _NO_VERDICT = {
     "crash": "crashed", "timeout": "timed out",
-    "oob": "an access outside an allocation (compute-sanitizer)",
+    "oob": "an access outside an allocation (compute-sanitizer, or a write into a hidden guard "
+           "after the case's last call)",
     "error": "an error before a verdict (the case did not run, or the harness failed)",
     "xpass": "a declared divergence that did not show",
 }
