@@ -33,3 +33,17 @@ def test_the_summary_line_of_a_death_names_it(status, reason):
     lines = data["text"].splitlines()
     assert lines[1] == "  A prefill and two decodes."
     assert first_detail(data["text"]).startswith(f"{status} (isolated): {reason}"), data["text"]
+
+
+def test_a_run_without_a_linger_says_what_it_did_not_wait_for(tmp_path):
+    """``--isolate-linger 0``: the summary says that a death or a write after each worker's last
+    case was not waited for; the default linger prints no such line."""
+    from tests.subproc import run_pytest
+
+    args = ("--planner", "python", "--isolate", "--case", "spec7-no-prefix")
+    proc, _ = run_pytest(tmp_path, *args, "--isolate-linger", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "isolation: --isolate-linger 0: a death or a write after the last case of each " \
+           "worker was not waited for" in " ".join(proc.stdout.split()), proc.stdout[-3000:]
+    proc, _ = run_pytest(tmp_path, *args)
+    assert proc.returncode == 0 and "--isolate-linger 0" not in proc.stdout, proc.stdout[-3000:]

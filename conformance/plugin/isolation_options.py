@@ -258,6 +258,11 @@ class Isolation:
     def pytest_terminal_summary(self, terminalreporter, config) -> None:
         if hasattr(config, "workerinput"):
             return
+        if self.pool.linger == 0 and (self.started or self.reported):
+            for line in note_lines("isolation: --isolate-linger 0: a death or a write after the "
+                                   "last case of each worker was not waited for (one before a "
+                                   "worker's next case still fails the case before it)"):
+                terminalreporter.write_line(line, yellow=True)
         for planner in sorted(self.isolated_anyway):
             for line in note_lines(f"isolation: {planner} ran in a child all the same "
                                    "(--no-isolate applies to built-in planners: an external "
