@@ -188,6 +188,22 @@ def _cmd_record(args: argparse.Namespace) -> int:
     return 0
 
 
+CASE_FOLDER_OPTIONS = ("--cases", "--extra-cases")
+"""The options of ``python -m conformance`` itself that name case folders (before the command)."""
+
+
+def _case_folder_after_command(argv: list[str], commands: set[str]) -> str | None:
+    """The first of :data:`CASE_FOLDER_OPTIONS` given after the subcommand in ``argv`` (which
+    argparse would call an unrecognized argument), or None."""
+    i = 0
+    while i < len(argv) and argv[i] not in commands:
+        i += 2 if argv[i] in CASE_FOLDER_OPTIONS else 1  # an option and its folder
+    for word in argv[i + 1:]:
+        if word.split("=", 1)[0] in CASE_FOLDER_OPTIONS:
+            return word.split("=", 1)[0]
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__,
@@ -219,6 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     upstream_command.add_parser(sub)
     upstream_entries_command.add_parser(sub)
     upstream_launchers_command.add_parser(sub)
+    given = list(sys.argv[1:] if argv is None else argv)
+    late = _case_folder_after_command(given, set(sub.choices))
+    if late:
+        parser.error(f"{late} goes before the subcommand: python -m conformance {late} DIR "
+                     "COMMAND ...")
     args = parser.parse_args(argv)
     args.cases = with_extra_cases(args.cases, args.extra_cases)
     args.argv = list(sys.argv[1:] if argv is None else argv)

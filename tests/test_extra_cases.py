@@ -112,3 +112,23 @@ def test_a_selected_case_whose_file_fails_to_load_counts_once(tmp_path):
     assert len(items) == 1, list(items)
     (name, item), = items.items()
     assert name.endswith("[load]") and item.outcome == "failed", (name, item)
+
+
+def test_a_case_folder_option_after_the_subcommand_says_where_it_goes(tmp_path, capsys):
+    """argparse alone would say "unrecognized arguments"; the folder options belong to
+    ``python -m conformance`` itself, before the subcommand. A folder named like a subcommand
+    (``--cases cases``) is a folder, not the command."""
+    import pytest
+
+    from conformance.cli import _case_folder_after_command, main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["record", "spec7-no-prefix", "--extra-cases", str(tmp_path)])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "error: --extra-cases goes before the subcommand: python -m conformance --extra-cases "
+        "DIR COMMAND ...")
+    commands = {"cases", "record"}
+    assert _case_folder_after_command(["--cases", "cases", "cases"], commands) is None
+    assert _case_folder_after_command(["cases", "--cases=x"], commands) == "--cases"
+    assert _case_folder_after_command(["--extra-cases", "d", "record", "a"], commands) is None
