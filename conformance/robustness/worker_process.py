@@ -21,31 +21,19 @@ import time
 
 from conformance.robustness import sandbox
 from conformance.robustness.isolation_worker import CLEAN_UP, MARK, PROTOCOL
-from conformance.robustness.late_writes import Parting
+from conformance.robustness.after_last_call import (  # noqa: F401 (the worker's names)
+    END_SECONDS, LINGER_SECONDS, AfterLastCall, signal_name)
 from conformance.robustness.shared_tensors import socket_pair
 
 STARTUP_TIMEOUT = 300.0
 """Seconds the worker may take to import torch and the harness (not counted in a case's timeout)."""
 TAIL_LINES = 15
 """How many of the log's last lines a crash or a refusal shows."""
-LINGER_SECONDS = 2.0
-"""How long :meth:`WorkerProcess.close` waits by default, counted from the end of the worker's last case, for
-the worker to die of its own accord before it is told to end: a planner whose thread kills its
-process after the step (in a server the process dies) fails its last case when it does so within
-this time, or before the next case begins; one that waits longer is not seen."""
-
-
-END_SECONDS = 5.0
-"""How long :meth:`WorkerProcess.close` waits for a worker told to end (stdin EOF, on which its
-watchdog thread exits at once) before it kills it; one that takes longer (twelve times longer
-under a sanitizer) hung after its last case's last call, a death of that case."""
-
-
 class WorkerUnavailable(RuntimeError):
     """The worker did not start (import failure, protocol mismatch, sanitizer refusal)."""
 
 
-class WorkerProcess:
+class WorkerProcess(AfterLastCall):
     """The child process that runs one planner's cases: its start, handshake, death and log (the
     calls themselves are :class:`conformance.robustness.isolation.Worker`'s).
 
@@ -73,12 +61,7 @@ class WorkerProcess:
         self.pid: int | None = None
         self.cases = 0
         self._buffer, self._ready = b"", False
-        self.owner = None  # the case now running (the caller's token), set by the caller
-        self.last_owner = None  # the last case that ended with the worker alive
-        self.last_end, self._end_offset = 0.0, 0  # when it ended; the log's size then
-        self.ending = False  # the harness killed the worker or told it to end
-        self.deaths: list[dict] = []  # deaths nobody asked for: ``owner``, ``reason``, ``tail``
-        self.parting = Parting()  # the last case's shared storages, read again later
+        self.after_last_call_init()
 
     def spawn(self) -> None:
         """Start a worker now, without waiting for it (it imports while other tests run)."""
@@ -169,48 +152,6 @@ class WorkerProcess:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode()
 
-    def case_ended(self) -> None:
-        """The case of :attr:`owner` ended with the worker alive: a death from now until the next
-        case, or until :meth:`close`, is that case's (:attr:`deaths`)."""
-        self.last_owner, self.last_end = self.owner, time.monotonic()
-        self._end_offset = self.log_size()
-
-    def _note_death(self, when: str, told: bool = False) -> None:
-        """Record the worker's end as a death of its last case when the harness did not ask for
-        it (:attr:`ending`) and it ended after that case's last call: killed by a signal, or an
-        exit of any code (the worker exits only when told to, or after a crash it reported); when
-        it was ``told`` to end (stdin EOF), a signal or an exit code other than 0."""
-        code = self.proc.poll() if self.proc is not None else None
-        if code is None or self.ending or self.last_owner is None or (told and code == 0):
-            return
-        self.deaths.append({"owner": self.last_owner, "tail": self.tail(self._end_offset),
-                            "status": "crash",
-                            "reason": f"the worker {exit_words(code)} after the case's last "
-                                      f"call, with no call running ({when})"})
-        self.last_owner = None
-
-    def _note_hang(self, waited: float, tampered: str | None) -> None:
-        """Record, as a death of its last case, a worker that did not end within ``waited``
-        seconds of being told to (stdin EOF ends a healthy worker at once, whatever its main
-        thread is doing): after that case's last call the planner hung or stopped its process
-        (in a server: hung after the step), or stopped its parent (``tampered``)."""
-        if self.ending or self.last_owner is None:
-            return
-        why = tampered or "it hung or was stopped"
-        self.deaths.append({"owner": self.last_owner, "tail": self.tail(self._end_offset),
-                            "status": "crash",
-                            "reason": f"the worker did not end within {waited:g} s of being told "
-                                      f"to, after the case's last call, with no call running "
-                                      f"({why}; it was killed)"})
-        self.last_owner = None
-
-    def take_deaths(self) -> list[dict]:
-        """The deaths recorded since the last call (each ``owner``, ``status``, ``reason``,
-        ``tail``): the worker's own end (``crash``) and the writes after a case's last call
-        (``oob`` / ``fail``, :mod:`conformance.robustness.late_writes`)."""
-        deaths, self.deaths = self.deaths, []
-        return deaths
-
     def kill(self) -> None:
         """Kill the worker and its shepherd (their whole process group, if running) and wait.
         Outside a sandbox the shepherd is first told to kill every descendant (its adopted orphans
@@ -256,7 +197,7 @@ class WorkerProcess:
         pending = int(fields.get("ShdPnd", "0"), 16) | int(fields.get("SigPnd", "0"), 16)
         pending &= ~(1 << (signal.SIGCHLD - 1))
         if pending:
-            names = [_signal_name(n) for n in range(1, 65) if pending >> (n - 1) & 1]
+            names = [signal_name(n) for n in range(1, 65) if pending >> (n - 1) & 1]
             return (f"the planner sent {', '.join(names)} to the worker's parent process "
                     "(os.getppid())")
         return None
@@ -307,20 +248,6 @@ class WorkerProcess:
         """The last :data:`TAIL_LINES` lines of the log since byte ``offset``, markers left out."""
         lines = [ln for ln in self.log_text(offset).splitlines() if not ln.startswith(MARK)]
         return "\n".join(lines[-TAIL_LINES:])
-
-
-def exit_words(code: int) -> str:
-    """``exited with code N`` / ``was killed by signal N (NAME)`` for a Popen return code."""
-    if code < 0:
-        return f"was killed by signal {-code} ({_signal_name(-code)})"
-    return f"exited with code {code}"
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def _json_or_none(line: str | None) -> dict | None:
