@@ -280,3 +280,26 @@ def test_a_write_into_an_output_after_the_cases_last_call_fails_that_case_not_th
         assert f"out_write_offsets[0] (inside it): 0 -> {SMEAR}" in deaths[0]["reason"], deaths
     finally:
         pool.close()
+
+
+@pytest.mark.parametrize("reply", [{"status": "ended", "state_changed": ["default device"]},
+                                   {"status": "crash", "reason": "signal 11"}])
+def test_a_reply_after_which_the_worker_ends_itself_is_no_sign_of_a_dead_parent(reply):
+    """After a reply of changed torch state or of a crash the worker ends itself (os._exit(3)) and
+    its shepherd follows: the harness must not read the shepherd's death as the planner killing
+    its parent (a race a loaded machine loses: the case read ``crash``, not its state change)."""
+    import json as _json
+
+    from conformance.robustness.isolation import ChildLost, Worker
+
+    seen = []
+    worker = Worker.__new__(Worker)
+    worker._read_line = lambda deadline: _json.dumps(reply)
+    worker.tampered = lambda alive=True: seen.append(alive)  # returns None: nothing found
+    worker.proc = type("P", (), {"wait": lambda self: 3})()
+    worker.tail = lambda offset: ""
+    try:
+        answer = worker._reply(0.0, 1.0, 0)
+    except ChildLost as lost:
+        answer = lost.answer
+    assert seen == [False] and answer["status"] == reply["status"]

@@ -226,7 +226,7 @@ CAUGHT = [
         "out_write_offsets, 2 element(s) of out_write_seed_slot_indices, 1 element(s) of "
         "out_verify_num_valid, 1 element(s) of out_verify_enable, 1 element(s) of "
         "out_write_num_valid_reqs\n      spec §4: the checks run before the launch, so a step "
-        "that must raise writes nothing\n  and 12 more difference(s) in 1 later call(s)",
+        "that must raise writes nothing\n  and 21 more difference(s) in 2 later call(s)",
     ]),
     ("raises_lookalike_value_error", "tw-dtype-prefix-lens", [
         "wrong error",

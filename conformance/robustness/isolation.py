@@ -177,7 +177,11 @@ class Worker(WorkerProcess):
         of a crash or hang is what it wrote since)."""
         line = self._read_line(deadline)
         answer = _json_or_none(line)
-        tampered = self.tampered(alive=answer is not None)
+        # after a reply of changed state or of a crash the worker ends itself (os._exit(3)), and
+        # its shepherd with it: a dead parent is no tampering then
+        ends = answer is not None and bool(answer.get("state_changed")
+                                           or answer.get("status") == "crash")
+        tampered = self.tampered(alive=answer is not None and not ends)
         if tampered:
             self.kill()
             raise ChildLost({"status": "crash", "reason": f"{tampered}; the worker was killed",
