@@ -86,7 +86,9 @@ def test_a_read_outside_the_table_whose_value_is_thrown_away_fails(tmp_path):
     code, out, statuses = _run(tmp_path, "reads_seed_slot_and_discards", *READ_CASES)
     assert code != 0 and statuses == dict.fromkeys(READ_CASES, "crash"), \
         (code, statuses, out[-3000:])
-    assert out.count("crash (isolated): killed by signal 11 (SIGSEGV)") == len(READ_CASES)
+    # one report a case (under CI=true pytest's short summary repeats whole messages: cut off)
+    reports = out.split("short test summary info")[0]
+    assert reports.count("crash (isolated): killed by signal 11 (SIGSEGV)") == len(READ_CASES)
 
 
 # === the read past the table, its value laundered =============================================
