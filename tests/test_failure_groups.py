@@ -204,6 +204,30 @@ def test_an_error_pattern_names_the_kinds_and_a_verdict_without_one_still_reads(
     assert failure_groups.words(("crash", None, None, None, None, None)) == "crashed"
 
 
+
+@pytest.mark.parametrize("status, cause, said", [
+    ("crash", "death", "crash: the worker died after the case's last call"),
+    ("crash", "hang", "crash: the worker hung or was stopped after the case's last call"),
+    ("fail", "write-inside", "fail: wrote into an argument after the case's last call"),
+    ("oob", "write-outside", "oob: wrote outside an argument after the case's last call")])
+def test_a_failure_after_the_last_call_is_grouped_by_what_the_planner_did(status, cause, said):
+    """A case failed after its last call keeps the verdict of its passing call (or none): its
+    ``after_last_call`` keys it, never a difference of that verdict, nor "no verdict"."""
+    passed = _lut_clamp_then_contract("p", after_last_call=cause)  # a verdict it passed with
+    passed["status"] = status
+    plain = {"planner": "p", "case": PASSING, "status": status, "after_last_call": cause,
+             "verdict": None}
+    [group] = failure_groups.groups([passed, plain])
+    [found] = group["patterns"]
+    assert found["words"].startswith(said), found["words"]
+    assert found["count"] == 2
+    assert [c["case"] for c in found["cases"]] == sorted([LUT_CLAMP_CASE, PASSING],
+                                                         key=natural_key)
+    # a fail without that field is still read from its verdict
+    passed.pop("after_last_call")
+    assert failure_groups.groups([passed])[0]["patterns"][0]["key"][1] == "value"
+
+
 SEED_COLUMN_PREFIX = "tests.planted.mutants.seeds:seed_column_prefix"
 """Reads the seed at column prefix instead of prefix - 1: on a clamping LUT case some of its wrong
 seeds sit where the LUT clamps (project rule ``lut-clamp``), the others where the contract

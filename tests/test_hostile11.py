@@ -38,15 +38,17 @@ def _item(planner: str) -> str:
 @pytest.fixture(scope="module")
 def hostile_run(tmp_path_factory):
     """One corpus run of the planners of :data:`IN_ONE_RUN` on one case: (exit code, output,
-    {planner: status})."""
+    {planner: status}, {planner: its result as the results file keeps it})."""
     results = tmp_path_factory.mktemp("hostile11") / "results.json"
     proc = corpus_run(None, results, *(a for p in IN_ONE_RUN for a in ("--planner",
                                                                        f"{PLANTED}:{p}")),
                       "--case", CASE)
     assert results.exists(), proc.stdout[-3000:] + proc.stderr[-2000:]
     statuses = {r["id"]: r["status"] for r in results_of(results)}
-    return proc.returncode, proc.stdout + proc.stderr, {p: statuses.get(_item(p))
-                                                         for p in IN_ONE_RUN}
+    kept = {r["id"]: r for r in results_of(results)}
+    return (proc.returncode, proc.stdout + proc.stderr,
+            {p: statuses.get(_item(p)) for p in IN_ONE_RUN},
+            {p: kept.get(_item(p)) for p in IN_ONE_RUN})
 
 
 def _report(out: str, planner: str) -> str:
@@ -123,7 +125,7 @@ def test_every_view_of_a_shared_storage_holds_what_the_worker_left_after_the_cal
 @pytest.mark.slow
 def test_a_correct_planner_and_one_that_restores_the_guard_pass(hostile_run):
     """No false ``oob``: nothing written outside, or nothing left there."""
-    _, out, statuses = hostile_run
+    _, out, statuses, kept = hostile_run
     assert statuses["correct"] == "pass", out[-3000:]
     assert statuses["restores_the_guard"] == "pass", out[-3000:]
 
@@ -131,7 +133,7 @@ def test_a_correct_planner_and_one_that_restores_the_guard_pass(hostile_run):
 @pytest.mark.slow
 def test_cutting_the_shared_file_in_the_call_is_refused(hostile_run):
     """Caught: ``ftruncate`` raises in the planner (the file is sealed), which fails the case."""
-    _, out, statuses = hostile_run
+    _, out, statuses, kept = hostile_run
     assert statuses["truncate_shared_files"] == "fail", out[-3000:]
     assert "raised PermissionError on a valid input" in _report(out, "truncate_shared_files")
 
@@ -140,7 +142,7 @@ def test_cutting_the_shared_file_in_the_call_is_refused(hostile_run):
 def test_a_write_just_before_an_output_on_plain_buffers_is_oob(hostile_run):
     """Caught (was green: the guard lay only after a storage, and the planner mapped a page of its
     own under the lowest one): the front guard page."""
-    _, out, statuses = hostile_run
+    _, out, statuses, kept = hostile_run
     assert statuses["underflow_on_plain"] == "oob", out[-3000:]
     report = _report(out, "underflow_on_plain")
     assert "wrote 1 element(s) outside its allocation, the first 1 before its start (got " \
@@ -149,7 +151,7 @@ def test_a_write_just_before_an_output_on_plain_buffers_is_oob(hostile_run):
 
 @pytest.mark.slow
 def test_a_write_into_another_arguments_guard_is_reported_under_that_argument(hostile_run):
-    _, out, statuses = hostile_run
+    _, out, statuses, kept = hostile_run
     assert statuses["writes_into_another_arguments_guard"] == "oob", out[-3000:]
     report = _report(out, "writes_into_another_arguments_guard")
     assert "out_write_seed_slot_indices: wrote 1 element(s) past the end of its allocation, the " \
@@ -160,9 +162,19 @@ def test_a_write_into_another_arguments_guard_is_reported_under_that_argument(ho
 def test_a_late_write_into_the_guard_after_the_last_call_is_seen(hostile_run):
     """Caught: the case's shared storages are read once more before the worker's next case, or
     after the linger at the end of the run (conformance/robustness/late_writes.py)."""
-    _, out, statuses = hostile_run
+    _, out, statuses, kept = hostile_run
     assert statuses["late_write_from_a_thread"] == "oob", out[-3000:]
     assert "the planner wrote after the case's last call returned" in out, out[-3000:]
+    # what the results file keeps of it, and what the summary's failure groups say (data, not
+    # the report's text: conformance/reporting/failure_groups.py)
+    late, correct = kept["late_write_from_a_thread"], kept["correct"]
+    assert late["after_last_call"] == "write-outside"
+    assert correct["after_last_call"] is None
+    assert kept["underflow_on_plain"]["after_last_call"] is None
+    # its rerun is the one its report prints: isolated, as the failure needs
+    assert late["rerun"].endswith(" --isolate") and f"rerun: {late['rerun']}" in out
+    assert not correct["rerun"].endswith(" --isolate")
+    assert "oob: wrote outside an argument after the case's last call" in out, out[-3000:]
 
 
 @pytest.mark.slow

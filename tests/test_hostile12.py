@@ -173,6 +173,9 @@ def test_a_worker_that_segfaults_after_its_last_call_fails_that_case(tmp_path):
         (code, statuses, out[-3000:])
     assert "killed by signal 11 (SIGSEGV) after the case's last call" in out, out[-3000:]
     assert "ERROR at teardown of steps-same-shape-decodes" in out, out[-3000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert [r["after_last_call"] for r in doc["results"]] == ["death"]
+    assert "crash: the worker died after the case's last call" in out, out[-3000:]
 
 
 # === a forged reply ahead of the plan =========================================================

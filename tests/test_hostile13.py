@@ -136,6 +136,9 @@ def test_a_planner_that_stops_itself_after_its_last_case_fails_that_case(tmp_pat
     assert "did not end within 5 s of being told to, after the case's last call" in out, \
         out[-3000:]
     assert "it hung or was stopped" in out, out[-3000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert sorted(str(r["after_last_call"]) for r in doc["results"]) == ["None", "hang"]
+    assert "crash: the worker hung or was stopped after the case's last call" in out, out[-3000:]
 
 
 def test_the_parent_stopping_planner_stops_its_callers_parent():

@@ -9,6 +9,12 @@ from conformance.robustness.isolation import IsolationFailure
 from conformance.robustness.sanitizer import AccessError
 
 
+RERUN_ISOLATED = "rerun_isolated"
+"""The user property of an item whose failure report's rerun line adds ``--isolate``
+(:func:`failure_report`, :mod:`conformance.plugin.worker_deaths`): the results file's ``rerun``
+adds it too (:mod:`conformance.plugin.results_writer`)."""
+
+
 def status_of(answer: dict) -> str:
     """The item's status from a worker's answer: ``observed`` (to be judged), ``oob``,
     ``crash``, ``timeout``, ``state`` (torch's global state changed), ``case-error`` or

@@ -40,7 +40,8 @@ import torch
 
 from conformance.engine.runner import ConformanceFailure
 from conformance.plugin import worker_deaths
-from conformance.plugin.isolated_outcome import failure_report, repr_failure, status_of
+from conformance.plugin.isolated_outcome import (RERUN_ISOLATED, failure_report, repr_failure,
+                                                 status_of)
 from conformance.plugin.results_path import targets_corpus
 from conformance.plugin.summary import note_lines
 from conformance.robustness import probe_sandbox, sandbox
@@ -214,6 +215,7 @@ class Isolation:
                 return
         if status in SPECIAL or status == "case-error":
             item.user_properties.append(("status", "error" if status == "case-error" else status))
+        item.user_properties.append((RERUN_ISOLATED, True))
         raise IsolationFailure(failure_report(item, status, answer))
 
     def sandbox_text(self) -> str | None:

@@ -24,14 +24,18 @@ import pytest
 
 from conformance.corpus.text import terminal_text
 from conformance.engine.runner import case_dir_arg, rerun_command
+from conformance.plugin.isolated_outcome import RERUN_ISOLATED
 
+AFTER = "after_last_call"
+"""The user property (and results-file field) that names what the planner did after the case's
+last call: ``death``, ``hang``, ``write-inside`` or ``write-outside``."""
 KEY = "conformance_worker_deaths"
 """The ``config.workeroutput`` key under which a pytest-xdist worker hands its deaths over."""
 
 
 def record(death: dict) -> dict:
     """The data of one death or late write (``owner``: the pytest item whose case ran last,
-    ``status``, ``reason``, ``tail``, ``planner``) as plain values: ``nodeid``, ``location``,
+    ``status``, ``cause``, ``reason``, ``tail``, ``planner``) as plain values: ``nodeid``, ``location``,
     ``user_properties``, ``text``."""
     item, status = death["owner"], death.get("status", "crash")
     case = item.case
@@ -46,9 +50,10 @@ def record(death: dict) -> dict:
     if death.get("tail"):
         lines += ["  last lines of output:"] + ["    " + ln for ln in death["tail"].splitlines()]
     lines.append(f"  rerun: {rerun_command(case.id, item.planner, case_dir_arg(case))} --isolate")
-    props = [(k, v) for k, v in item.user_properties if k != "status"]
+    props = [(k, v) for k, v in item.user_properties if k not in ("status", AFTER)]
     return {"nodeid": item.nodeid, "location": list(item.location),
-            "user_properties": [*props, ("status", status)],
+            "user_properties": [*props, ("status", status), (RERUN_ISOLATED, True),
+                                (AFTER, death.get("cause") or "death")],
             "text": terminal_text("\n".join(lines))}
 
 

@@ -60,6 +60,19 @@ _NO_VERDICT = {
 }
 
 
+_AFTER = {
+    "death": "the worker died after the case's last call",
+    "hang": "the worker hung or was stopped after the case's last call (it did not end when told "
+            "to)",
+    "write-inside": "wrote into an argument after the case's last call",
+    "write-outside": "wrote outside an argument after the case's last call",
+}
+"""A result failed after its case's last call, by its ``after_last_call``
+(:data:`conformance.robustness.after_last_call.CAUSES`)."""
+AFTER = "after last call: "
+"""What a pattern's ``what`` starts with for a result :data:`_AFTER` names."""
+
+
 def _text(value) -> str | None:
     """A key part as text (a hand-edited results file may hold any JSON there)."""
     return None if value is None else str(value)
@@ -94,7 +107,11 @@ def key_difference(result: dict, profile: str | None = None) -> dict | None:
 def pattern(result: dict, profile: str | None = None) -> tuple:
     """The key of a not-passing ``result``: (status, what, field, rule, expected error id, got
     kind) of its :func:`key_difference`, the last five None where it has no verdict with a
-    difference; ``profile``: what an external planner was judged on (:func:`judged_kinds`)."""
+    difference; (status, :data:`AFTER` + cause, None, ...) where it failed after its case's last
+    call (its ``after_last_call``); ``profile``: what an external planner was judged on (:func:`judged_kinds`)."""
+    after = result.get("after_last_call")
+    if after is not None:  # its verdict, if any, is the pass before it
+        return (_text(result.get("status")), AFTER + str(after), None, None, None, None)
     first = key_difference(result, profile)
     if first is None:
         return (_text(result.get("status")), None, None, None, None, None)
@@ -118,6 +135,9 @@ def words(key: tuple) -> str:
     """A pattern's key in words: ``out_write_offsets: another value (contract)``, ``wrong error:
     expected [dtype], got TypeError [dtype] (contract)``."""
     status, what, field, rule, expected, got = key
+    if what is not None and what.startswith(AFTER):
+        cause = what[len(AFTER):]
+        return f"{status}: " + _AFTER.get(cause, f"{cause} after the case's last call")
     if what is None:
         return _NO_VERDICT.get(status, f"{status}, with no verdict (its report says why)")
     want = f"[{expected}]" if expected else "the documented error"

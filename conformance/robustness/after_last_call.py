@@ -21,6 +21,12 @@ process after the step (in a server the process dies) fails its last case when i
 this time, or before the next case begins; one that waits longer is not seen."""
 
 
+CAUSES = ("death", "hang", "write-inside", "write-outside")
+"""What a planner did after its case's last call, as a record's ``cause`` (and the results file's
+``after_last_call``) names it: its worker died, did not end when told to, or it wrote into an
+argument or outside one (:mod:`conformance.robustness.late_writes`)."""
+
+
 END_SECONDS = 5.0
 """How long :meth:`WorkerProcess.close` waits for a worker told to end (stdin EOF, on which its
 watchdog thread exits at once) before it kills it; one that takes longer (twelve times longer
@@ -55,7 +61,7 @@ class AfterLastCall:
         if code is None or self.ending or self.last_owner is None or (told and code == 0):
             return
         self.deaths.append({"owner": self.last_owner, "tail": self.tail(self._end_offset),
-                            "status": "crash",
+                            "status": "crash", "cause": "death",
                             "reason": f"the worker {exit_words(code)} after the case's last "
                                       f"call, with no call running ({when})"})
         self.last_owner = None
@@ -69,15 +75,16 @@ class AfterLastCall:
             return
         why = tampered or "it hung or was stopped"
         self.deaths.append({"owner": self.last_owner, "tail": self.tail(self._end_offset),
-                            "status": "crash",
+                            "status": "crash", "cause": "hang",
                             "reason": f"the worker did not end within {waited:g} s of being told "
                                       f"to, after the case's last call, with no call running "
                                       f"({why}; it was killed)"})
         self.last_owner = None
 
     def take_deaths(self) -> list[dict]:
-        """The deaths recorded since the last call (each ``owner``, ``status``, ``reason``,
-        ``tail``): the worker's own end (``crash``) and the writes after a case's last call
+        """The deaths recorded since the last call (each ``owner``, ``status``, ``cause``,
+        ``reason``, ``tail``): the worker's own end (``crash``; ``cause`` ``death``, or ``hang``
+        when it did not end when told to) and the writes after a case's last call
         (``oob`` / ``fail``, :mod:`conformance.robustness.late_writes`)."""
         deaths, self.deaths = self.deaths, []
         return deaths

@@ -45,7 +45,8 @@ def written_since(sender: Sender) -> list[dict]:
 def late_write_record(owner, writes: list[dict]) -> dict:
     """The failure of ``owner``'s case for ``writes`` (:func:`written_since`): status ``oob``
     when any went into a hidden guard (outside an argument's memory), else ``fail``; ``reason``
-    names the first write of each argument."""
+    names the first write of each argument; ``cause`` (``write-outside`` / ``write-inside``) says
+    which, as the results file's ``after_last_call`` keeps it."""
     outside = any(w["past"] is not None for w in writes)
     parts, seen = [], set()
     for w in writes:
@@ -55,6 +56,7 @@ def late_write_record(owner, writes: list[dict]) -> dict:
         where = ("outside its allocation" if w["past"] is not None else "inside it")
         parts.append(f"{w['field']}[{w['index']}] ({where}): {w['expected']} -> {w['got']}")
     return {"owner": owner, "status": "oob" if outside else "fail", "tail": "",
+            "cause": "write-outside" if outside else "write-inside",
             "reason": "the planner wrote after the case's last call returned (a thread still "
                       "running): " + "; ".join(parts)}
 
