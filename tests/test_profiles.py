@@ -13,7 +13,7 @@ from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import find_divergence, load_manifest, load_manifests
 from impls.offsets_planner.harness.element_rules import case_rules
 from conformance.engine.outside import outside_proof
-from conformance.engine.verdict import Difference, VerdictData, status_of
+from conformance.engine.verdict import KEPT, Difference, VerdictData, status_of
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.reporting import divergence_profile
 from tests.subproc import REPO, run_pytest
@@ -326,3 +326,31 @@ def test_a_raise_is_credited_only_to_the_one_row_its_step_shows(tmp_path):
     cells = {row["key"]: row["cells"][f"{PLANTED}:raises_past_row"]
              for row in divergence_profile.profile(doc["results"])["rows"]}
     assert cells["past-row"] == "raises x1" and cells["num-valid-wrap"] == "-", cells
+
+
+@pytest.mark.slow  # two whole runs of a bs-1025 case, about 30 s on 2 cores
+def test_a_situation_is_read_from_every_difference_not_only_the_kept_ones(tmp_path):
+    """The divergence profile's word for a section-6 row comes from every difference at its
+    elements (conformance/engine/judge.py): a planner with more contract differences before
+    them than a verdict keeps whole (conformance/engine/verdict.py ``KEPT``) was credited with
+    the project's rule there. The same past-row seeds read the same with and without them."""
+    case = "random-decode-prefill-bs-1025"
+    words = {}
+    for planner in ("no_seed_past_row", "no_seed_past_row_offsets_plus_one"):
+        run_dir = tmp_path / planner
+        run_dir.mkdir()
+        proc, _ = run_pytest(run_dir, "--planner", f"{PLANTED}:{planner}", *cases_args(case))
+        [result] = json.loads((run_dir / "results.json").read_text())["results"]
+        # a project rule's difference alone: differs (exit 0, --profile contract); with the
+        # contract's too: fail
+        want = "fail" if planner.endswith("plus_one") else "differs"
+        assert (result["status"], proc.returncode) == (want, int(want == "fail")), \
+            proc.stdout[-3000:]
+        words[planner] = result["verdict"]["situations"]
+        if planner.endswith("plus_one"):
+            verdict = result["verdict"]
+            assert verdict["count"] > len(verdict["differences"]) == KEPT
+            assert {d["field"] for d in verdict["differences"]} == {"out_write_offsets"}
+    assert words["no_seed_past_row"] == {"past-row": "other"}, words
+    assert words["no_seed_past_row_offsets_plus_one"] == {"past-row": "other"}, words
+

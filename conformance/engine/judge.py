@@ -68,11 +68,16 @@ class _Judging:
         self.lines: list[str] = []  # the first failing (run, step)'s detail
         self.first: tuple[int, int] | None = None
         self.also: Counter = Counter()  # (run, step) -> differences after the first
+        # (step, field, index) -> what differed there, in any run (with an access outside a
+        # tensor seen: "outside"): every difference, the ones past verdict.KEPT too
+        self.at_element: dict[tuple, set[str]] = {}
 
     def add(self, at: tuple[int, int], diff: Difference, text: str | None) -> None:
         """Record ``diff`` at (run index, step); ``text`` goes into the report when ``at`` is the
         first (run, step) that differs."""
         self.data.add(diff)
+        self.at_element.setdefault((diff.step, diff.field, diff.index), set()).add(
+            "outside" if diff.evidence else diff.what)
         if self.first is None:
             self.first = at
         if at == self.first:
@@ -215,27 +220,28 @@ class _Judging:
             self.lines.append(f"    {RAISES_WRITE_NOTHING}")
 
     def situations(self, rules_per_step: list[StepRules]) -> None:
-        """What the planner did where each section-6 situation shows (spec section 6). A raise
+        """What the planner did where each section-6 situation shows (spec section 6), from every
+        difference at those elements in any run (not only the verdict's kept ones). A raise
         is credited to a row only on a step where that row alone shows: a step that reaches two
         rows cannot say which one the planner raised on."""
-        kept = {(d.step, d.field, d.index): d for d in self.data.differences}
-        raised = {d.step for d in self.data.differences if d.what == "raised"}
-        errors = {d.step: d.what for d in self.data.differences
-                  if d.what in ("error", "no-error", "raised")}
+        errors = {step: what for (step, _, _), whats in self.at_element.items()
+                  for what in sorted(whats) if what in ("error", "no-error", "raised")}
+        raised = {step for step, what in errors.items() if what == "raised"}
         for k, rules in enumerate(rules_per_step):
             if rules.error == ZERO_D:
                 word = {"no-error": "no-error", None: "rule"}.get(errors.get(k), "other")
                 self._credit(ZERO_D, word)
             for row, where in rules.shows.items():
-                seen = [kept[(k, name, index)] for name, index in where if (k, name, index) in kept]
+                seen = set().union(*(self.at_element.get((k, name, index), ())
+                                     for name, index in where))
                 word = "rule"
                 if k in raised:
                     if len(rules.shows) > 1:
                         continue  # a raise on a step that shows several rows names none of them
                     word = "raised"
-                elif any(d.evidence for d in seen):
+                elif "outside" in seen:
                     word = "outside"
-                elif any(d.what == "never-written" for d in seen):
+                elif "never-written" in seen:
                     word = "never-written"
                 elif seen:
                     word = "other"

@@ -9,7 +9,11 @@ Each wraps the pure-Python planner and changes one thing:
   ``row * max_seq_len + prefix - 1``, the next row or, past the last row, the guard zone behind it;
 * :func:`window_overflow`: the window start ``prefix - W`` and the verify length wrap in int64;
 * :func:`raises_past_row`: raises ``IndexError`` when a request's seed position
-  ``prefix - 1`` lies past its row (section 6's past-row), as a bounds-checked read would.
+  ``prefix - 1`` lies past its row (section 6's past-row), as a bounds-checked read would;
+* :func:`no_seed_past_row`: seed -1 (no read) where ``prefix - 1`` lies past the row, as for a
+  row outside the table; :func:`no_seed_past_row_offsets_plus_one`: the same, and every write
+  offset one too many (a contract bug on every request, so that more differences than a verdict
+  keeps whole come before the past-row seeds).
 
 Run one with ``pytest conformance/ --planner tests.planted.divergent_planners:reads_past_row``.
 """
@@ -21,7 +25,7 @@ import torch
 from impls.offsets_planner.python_planner import launch as python_launch
 
 __all__ = ["no_wrapper_check", "zero_d_index_error", "reads_past_row", "window_overflow",
-           "raises_past_row"]
+           "raises_past_row", "no_seed_past_row", "no_seed_past_row_offsets_plus_one"]
 ONE_D = ("req_pool_indices", "prefix_lens", "extend_seq_lens", "full_to_swa_index_mapping")
 
 
@@ -65,6 +69,28 @@ def reads_past_row(**kwargs) -> None:
         if row != 0 and 0 <= row < rows and extend > 0 and cols > 0 and prefix - 1 >= cols:
             flat = table.storage_offset() + row * cols + prefix - 1
             seeds[r] = int(allocation[min(flat, allocation.numel() - 1)])
+
+
+def no_seed_past_row(**kwargs) -> None:
+    """The pure-Python plan, with seed -1 for every active request whose ``prefix - 1`` lies
+    past its row of a 2-D table (no LUT)."""
+    python_launch(**kwargs)
+    table = kwargs["req_to_token"]
+    if table.dim() != 2 or kwargs["full_to_swa_index_mapping"] is not None:
+        return
+    rows, cols = table.shape
+    triples = zip(kwargs["req_pool_indices"].tolist(), kwargs["prefix_lens"].tolist(),
+                  kwargs["extend_seq_lens"].tolist())
+    for r, (row, prefix, extend) in enumerate(triples):
+        if row != 0 and 0 <= row < rows and extend > 0 and prefix - 1 >= cols:
+            kwargs["out_write_seed_slot_indices"][r] = -1
+
+
+def no_seed_past_row_offsets_plus_one(**kwargs) -> None:
+    """:func:`no_seed_past_row`, then ``out_write_offsets[1 : bs + 1]`` each one more."""
+    no_seed_past_row(**kwargs)
+    bs = kwargs["req_pool_indices"].shape[0] if kwargs["req_pool_indices"].dim() else 1
+    kwargs["out_write_offsets"][1:bs + 1] += 1
 
 
 def window_overflow(**kwargs) -> None:
