@@ -38,8 +38,9 @@ def failure_report(item, status: str, answer: dict) -> str:
     heads = {"oob": "oob (sanitizer: access error)",
              "case-error": "error: the case's inputs cannot be built (the case's fault, not the "
                            "planner's)",
-             "state": "failed (isolated): changed process-global torch state, which the caller "
-                      "and every later op of its process see; the worker was replaced"}
+             "state": "failed (isolated): changed process-global torch state, or its caller's "
+                      "tensor objects, which the caller and every later op of its process see; "
+                      "the worker was replaced"}
     head = heads.get(status, f"{status} (isolated)")
     lines = [f"{case.id}[{item.planner}]  ({case.location})",
              f"  {head}" + (f": {answer['reason']}" if answer.get("reason") else "")]

@@ -208,7 +208,8 @@ class Isolation:
                 if status == "state":  # both: what it computed and what it left behind
                     lines = "\n".join(f"    {c}" for c in answer["state_changed"])
                     raise ConformanceFailure(f"{exc}\n  and it changed process-global torch "
-                                             f"state (the worker was replaced):\n{lines}",
+                                             f"state or its caller's tensor objects (the worker "
+                                             f"was replaced):\n{lines}",
                                              exc.verdict) from None
                 raise
             if status == "observed":

@@ -43,8 +43,10 @@ The handshake comes on stdin: ``{"hello": {"protocol": P, "planner": NAME}}``; t
   tensors the planner wrote in place). After a CUDA error (an illegal address leaves the context
   unusable) it replies ``{"status": "crash"}`` and exits.
 * ``{"end": n}``: the worker prints ``MARK end n`` and replies ``{"status": "ended",
-  "state_changed": [...]}`` (:mod:`conformance.robustness.torch_state`); it exits when state
-  changed, so that the next case gets a clean process.
+  "state_changed": [...]}`` (:mod:`conformance.robustness.torch_state`, then every change a call
+  of the case made to its arguments' tensor objects: :meth:`~conformance.robustness.
+  shared_tensors.Receiver.altered`); it exits when state changed, so that the next case gets a
+  clean process.
 
 The worker never sees a case: no id, no file, no golden, no expected value, not the judge nor the
 observer; only the tensors and integers of each call.
@@ -206,18 +208,19 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
 
     send({"ready": True, "protocol": PROTOCOL, "pid": os.getpid(), "sandbox": where})
     planner, launch, receiver, device, before = hello.get("planner"), None, None, "cpu", {}
+    altered: list[str] = []  # this case's changes of its arguments' tensor objects
     while True:
         message, fds = receive(sock)
         if message is None:
             os._exit(0)
         if "begin" in message:
-            receiver, device = Receiver(), message["device"]
+            receiver, device, altered = Receiver(), message["device"], []
             before = torch_state.snapshot()
             _marker("begin", message["begin"])
         elif "end" in message:
             _marker("end", message["end"])
             receiver = None
-            changed = torch_state.changes(before, torch_state.snapshot())
+            changed = torch_state.changes(before, torch_state.snapshot()) + altered
             send({"status": "ended", "state_changed": changed})
             if changed:
                 sys.stdout.flush()
@@ -233,6 +236,7 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
             versions = receiver.versions()
             answer = _call(launch, kwargs, device)
             answer["versions"] = version_bumps(kwargs, versions)
+            altered += [a for a in receiver.altered(message, kwargs) if a not in altered]
             send(answer)
             if answer["status"] == "crash":
                 sys.stdout.flush()

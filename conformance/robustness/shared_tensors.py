@@ -275,6 +275,38 @@ class Receiver:
             protect(self.storages[number], base, mapped, pages)
             self.pages[number] = pages
 
+    def altered(self, message: dict, kwargs: dict) -> list[str]:
+        """What became of the caller's tensor objects (``kwargs``, built from ``message``): for
+        each tensor argument whose dtype, shape, strides or offset no longer are its descriptor's,
+        or whose CPU storage is no longer the shared one (``set_``, ``resize_`` of the storage),
+        one line naming the argument and the change. A launcher fills its outputs *in place*
+        (spec section 3) and writes nothing else (section 5): in a server the caller keeps these
+        objects (a CUDA graph's buffers), so an output left 0-d or rebound to other memory breaks
+        its next read, whatever bytes the harness's own tensors hold. Read from this process: a
+        planner can hide a change from it (like every report of the worker)."""
+        out = []
+        for name, described in message["kwargs"].items():
+            if described[0] not in ("cpu", "cuda", "meta"):
+                continue
+            tensor, (dtype, shape, stride, offset) = kwargs[name], described[1:5]
+            try:
+                now = (str(tensor.dtype).removeprefix("torch."), tuple(tensor.shape),
+                       tuple(tensor.stride()), tensor.storage_offset())
+                moved = described[0] == "cpu" and (
+                    tensor.untyped_storage().data_ptr() != self.storages[described[5]].data_ptr()
+                    or tensor.untyped_storage().nbytes() != self.storages[described[5]].nbytes())
+            except Exception as exc:  # noqa: BLE001 - a planner may leave the object unreadable
+                out.append(f"argument {name}: unreadable after the call ({type(exc).__name__})")
+                continue
+            what = [f"{field} {was} -> {got}" for field, was, got in zip(
+                ("dtype", "shape", "strides", "storage offset"), (dtype, shape, stride, offset),
+                now) if was != got]
+            what += ["its storage no longer the caller's memory (set_, a storage resize_)"] * moved
+            if what:
+                out.append(f"argument {name}: {', '.join(what)} (the caller's tensor object, "
+                           "changed in place; spec sections 3 and 5)")
+        return out
+
     def versions(self) -> dict[int, int]:
         """``id`` of each tensor -> its ``_version`` now (torch's count of in-place writes)."""
         return {id(t): t._version for t in self.tensors.values()}

@@ -9,13 +9,21 @@ replaced instead (:mod:`conformance.robustness.isolation`).
 Also checked: the ``TorchFunctionMode`` / ``TorchDispatchMode`` stacks (a mode left pushed answers
 every later op, ``torch.equal`` included), the CPU and CUDA RNG states (a planner that draws
 random numbers shifts every later draw of its caller), autocast, the current CUDA device and stream,
-and the bindings of ``torch``'s and ``torch.Tensor``'s public callables (a planner that rebinds
-``torch.equal`` changes what every later caller computes). CUDA settings are read only once CUDA
-is initialised (reading them must not initialise it).
+and the bindings of ``torch``'s, ``torch.Tensor``'s and ``torch.nn.functional``'s public callables
+(a planner that rebinds ``torch.equal`` changes what every later caller computes; one that
+rebinds ``F.softmax``, what every later model does). CUDA settings are read only once CUDA is
+initialised (reading them must not initialise it).
+
+Beyond torch, what a server's own computation on the calling thread and in its process depends
+on (tests/test_hostile14.py): the thread's floating-point environment (rounding mode, subnormals
+flushed: ``torch.set_flush_denormal``, ``fesetround``), read on the thread that calls the planner,
+and whether Python's cyclic garbage collector runs.
 """
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import hashlib
 from collections.abc import Callable
 
@@ -105,7 +113,8 @@ def _set_cuda_stream(state) -> None:
     torch.cuda.set_stream(state.value[1])
 
 
-BOUND = (("torch", torch), ("torch.Tensor", torch.Tensor))
+BOUND = (("torch", torch), ("torch.Tensor", torch.Tensor),
+         ("torch.nn.functional", torch.nn.functional))
 """Namespaces whose public callables a planner must not rebind."""
 
 
@@ -131,6 +140,30 @@ def rebound(before: _State, after: _State) -> list[str]:
     """Names of the callables of :data:`BOUND` that differ between two ``torch bindings``."""
     return sorted(f"{p}.{n}" for (p, n) in set(before.value) | set(after.value)
                   if before.value.get((p, n)) is not after.value.get((p, n)))
+
+
+_LIBC = ctypes.CDLL(None)
+"""The process's C library (``fegetround`` / ``fesetround``: C99 ``<fenv.h>``)."""
+_SUBNORMAL = [5e-324]
+"""The smallest subnormal double, kept in a list so that no compiler folds :func:`_float_env`'s
+product."""
+
+
+def _float_env() -> tuple[int, bool]:
+    """This thread's floating-point environment: (``fegetround()``, whether subnormals are
+    flushed to zero). The smallest subnormal times 1 is itself unless FTZ or DAZ is set (x86
+    MXCSR, AArch64 FPCR), as ``torch.set_flush_denormal(True)`` does."""
+    return (_LIBC.fegetround(), _SUBNORMAL[0] * 1.0 == 0.0)
+
+
+def _set_float_env(value: tuple[int, bool]) -> None:
+    if _LIBC.fesetround(value[0]) != 0:
+        raise RuntimeError("fesetround refused the rounding mode")
+    torch.set_flush_denormal(value[1])
+
+
+def _set_gc(enabled: bool) -> None:
+    (gc.enable if enabled else gc.disable)()
 
 
 def _autocast() -> tuple[bool, bool]:
@@ -174,6 +207,9 @@ SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
         lambda: torch.utils.deterministic.fill_uninitialized_memory,
         lambda v: setattr(torch.utils.deterministic, "fill_uninitialized_memory", v)),
     "torch bindings": (_bindings, _set_bindings),
+    "floating-point environment (rounding mode, subnormals flushed)": (_float_env,
+                                                                      _set_float_env),
+    "Python garbage collector enabled": (gc.isenabled, _set_gc),
 }
 """Name -> (getter, setter or None when it cannot be set back from outside its context)."""
 
