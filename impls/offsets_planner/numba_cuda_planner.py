@@ -125,10 +125,11 @@ as the ticket is known, before the warp's scan
 H100 (one sweep, 2026-12-05, ``reports/gpu/2026-12-05-d/``) 3.98 against 3.77 us at bs 4096."""
 
 LEAN_STEPS = False
-"""``warp-lookback`` with fewer warp-wide steps (a candidate, not yet timed): the totals published
-by the lane that holds them, the look-back's words summed one column a lane with the not-ready
-test folded in (:mod:`impls.offsets_planner.numba_warp_lookback_lean`; needs
-:data:`JOINT_REPOLL` and neither :data:`EPOCH_LOAD` nor :data:`PRE_POLL`)."""
+"""``warp-lookback`` with fewer warp-wide steps: the totals published by the lane that holds them,
+the look-back's words summed one column a lane with the not-ready test folded in
+(:mod:`impls.offsets_planner.numba_warp_lookback_lean`; needs :data:`JOINT_REPOLL` and neither
+:data:`EPOCH_LOAD` nor :data:`PRE_POLL`). Off, it lost on an H200 (``reports/gpu/2026-12-06-a/``,
+bs 4096: 4.26 against 3.52 us; the column sums alone 3.51, the tail publish alone 3.79)."""
 
 _ITEMS = SIM_CHUNK // SIM_THREADS if SIMULATED else 1
 """Most requests one ``blocked`` thread plans (1 on the GPU, 32 in the simulator)."""
