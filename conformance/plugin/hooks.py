@@ -91,8 +91,9 @@ process's collection, which :mod:`.profiles` reads instead of loading the corpus
 def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
     group = parser.getgroup("conformance", "kernel conformance")
     group.addoption("--planner", action="append", default=[], metavar="NAME",
-                    help="planner to run: python, triton, numba-cuda or module.path:callable "
-                         "(repeatable; default: every built-in planner)")
+                    help="planner to run: a built-in name (python -m conformance planners "
+                         "lists them: python, triton, numba-cuda, triton-bound, ...) or "
+                         "module.path:callable (repeatable; default: every built-in planner)")
     group.addoption("--case", action="append", default=[], metavar="ID",
                     help="run only this case id (repeatable)")
     group.addoption("--cases", action="append", default=[], metavar="DIR", type=Path,
