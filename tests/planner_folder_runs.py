@@ -50,3 +50,23 @@ def results_of(results: Path) -> list[dict]:
 
 def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def planted_run(tmp_path: Path, planner: str, *cases: str, select: str | None = None):
+    """(exit code, output, {case id: status}) of one corpus run of the planted planner
+    ``planner`` (``module:attr``) on ``cases`` (``--case`` each; ``select``: a ``-k``
+    expression), its results file ``tmp_path / "results.json"``, which must say the run is
+    complete."""
+    results = tmp_path / "results.json"
+    args = ["--planner", planner]
+    for case in cases:
+        args += ["--case", case]
+    if select:
+        args += ["-k", select]
+    proc = corpus_run(None, results, *args)
+    assert results.exists(), proc.stdout[-3000:] + proc.stderr[-2000:]
+    doc = json.loads(results.read_text())
+    assert doc["complete"] is True, proc.stdout[-3000:]
+    return (proc.returncode, proc.stdout + proc.stderr,
+            {r["id"].split("[")[0]: r["status"] for r in results_of(results)})
+

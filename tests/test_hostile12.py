@@ -14,25 +14,14 @@ import json
 import pytest
 import torch
 
-from tests.planner_folder_runs import corpus_run, results_of
+from tests.planner_folder_runs import corpus_run, planted_run, results_of
 
 PLANTED = "tests.planted.hostile12_planners"
 
 
 def _run(tmp_path, planner: str, *cases: str, select: str | None = None):
     """(exit code, output, {case id: status}) of one corpus run of ``planner``."""
-    results = tmp_path / "results.json"
-    args = ["--planner", f"{PLANTED}:{planner}"]
-    for case in cases:
-        args += ["--case", case]
-    if select:
-        args += ["-k", select]
-    proc = corpus_run(None, results, *args)
-    assert results.exists(), proc.stdout[-3000:] + proc.stderr[-2000:]
-    doc = json.loads(results.read_text())
-    assert doc["complete"] is True, proc.stdout[-3000:]
-    return (proc.returncode, proc.stdout + proc.stderr,
-            {r["id"].split("[")[0]: r["status"] for r in results_of(results)})
+    return planted_run(tmp_path, f"{PLANTED}:{planner}", *cases, select=select)
 
 
 def _buffers(bs_capacity: int = 8) -> dict:

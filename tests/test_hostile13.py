@@ -28,23 +28,14 @@ import time
 import pytest
 import torch
 
-from tests.planner_folder_runs import ROOT, corpus_run, results_of
+from tests.planner_folder_runs import ROOT, planted_run
 
 PLANTED = "tests.planted.hostile13_planners"
 
 
 def _run(tmp_path, planner: str, *cases: str):
     """(exit code, output, {case id: status}) of one corpus run of ``planner``."""
-    results = tmp_path / "results.json"
-    args = ["--planner", f"{PLANTED}:{planner}"]
-    for case in cases:
-        args += ["--case", case]
-    proc = corpus_run(None, results, *args)
-    assert results.exists(), proc.stdout[-3000:] + proc.stderr[-2000:]
-    doc = json.loads(results.read_text())
-    assert doc["complete"] is True, proc.stdout[-3000:]
-    return (proc.returncode, proc.stdout + proc.stderr,
-            {r["id"].split("[")[0]: r["status"] for r in results_of(results)})
+    return planted_run(tmp_path, f"{PLANTED}:{planner}", *cases)
 
 
 def _kwargs(bs_capacity: int = 8, enable: int = 1, **requests) -> dict:

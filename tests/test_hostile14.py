@@ -18,12 +18,13 @@ before this review. Fixed here:
 * process-global state beyond torch's settings (conformance/robustness/torch_state.py): the
   bindings of ``torch.nn.functional`` (only ``torch`` and ``torch.Tensor`` were watched), the
   calling thread's floating-point environment (``torch.set_flush_denormal(True)``,
-  ``fesetround(FE_UPWARD)``) and Python's cyclic garbage collector (``gc.disable()``).
+  ``fesetround(FE_UPWARD)``) and Python's cyclic garbage collector (``gc.disable()``);
+* then (the review's stated limits, closed at once): the working directory (``os.chdir``) and the
+  signal handlers (``SIGTERM`` ignored).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -32,7 +33,7 @@ import textwrap
 import pytest
 import torch
 
-from tests.planner_folder_runs import ROOT, corpus_run, results_of
+from tests.planner_folder_runs import ROOT, planted_run
 
 PLANTED = "tests.planted.hostile14_planners"
 CASES = ("spec7-prefill-and-decodes", "steps-same-shape-decodes")
@@ -41,16 +42,7 @@ HEAD = "changed process-global torch state, or its caller's tensor objects"
 
 def _run(tmp_path, planner: str, *cases: str):
     """(exit code, output, {case id: status}) of one corpus run of ``planner``."""
-    results = tmp_path / "results.json"
-    args = ["--planner", f"{PLANTED}:{planner}"]
-    for case in cases:
-        args += ["--case", case]
-    proc = corpus_run(None, results, *args)
-    assert results.exists(), proc.stdout[-3000:] + proc.stderr[-2000:]
-    doc = json.loads(results.read_text())
-    assert doc["complete"] is True, proc.stdout[-3000:]
-    return (proc.returncode, proc.stdout + proc.stderr,
-            {r["id"].split("[")[0]: r["status"] for r in results_of(results)})
+    return planted_run(tmp_path, f"{PLANTED}:{planner}", *cases)
 
 
 def _kwargs() -> dict:
@@ -132,15 +124,21 @@ EFFECTS = {
     "flushes_denormals": "tiny = [5e-324]; print(tiny[0] * 1.0)",
     "rounds_upward": "one, tiny = [1.0], [2.0 ** -60]; print(one[0] + tiny[0] > 1.0)",
     "disables_gc": "import gc; print(gc.isenabled())",
+    "changes_directory": "import os; print(os.getcwd() == sys.path[0])",
+    "ignores_sigterm": "import signal; print(signal.getsignal(signal.SIGTERM).name)",
 }
 """Per planner, a line whose output, printed after one right call, shows what it did to the
-process (before the call: ``[0.5, 0.5]``, ``5e-324``, ``False``, ``True``)."""
+process (before the call: ``[0.5, 0.5]``, ``5e-324``, ``False``, ``True``, ``True``,
+``SIG_DFL``)."""
 AFTER = {"rebinds_functional": "[0.0, 0.0]", "flushes_denormals": "0.0",
-         "rounds_upward": "True", "disables_gc": "False"}
+         "rounds_upward": "True", "disables_gc": "False", "changes_directory": "False",
+         "ignores_sigterm": "SIG_IGN"}
 STATE_LINES = {"rebinds_functional": "torch bindings: rebound torch.nn.functional.softmax",
                "flushes_denormals": "(0, False) -> (0, True)",
                "rounds_upward": "(0, False) -> (2048, False)",
-               "disables_gc": "Python garbage collector enabled: True -> False"}
+               "disables_gc": "Python garbage collector enabled: True -> False",
+               "changes_directory": "working directory: ",
+               "ignores_sigterm": "signal handlers: changed for SIGTERM"}
 
 CALL_THEN = textwrap.dedent("""
     import sys, torch

@@ -17,13 +17,18 @@ initialised (reading them must not initialise it).
 Beyond torch, what a server's own computation on the calling thread and in its process depends
 on (tests/test_hostile14.py): the thread's floating-point environment (rounding mode, subnormals
 flushed: ``torch.set_flush_denormal``, ``fesetround``), read on the thread that calls the planner,
-and whether Python's cyclic garbage collector runs.
+whether Python's cyclic garbage collector runs, the working directory (a server's relative paths)
+and every signal's Python handler (how a server stops: ``SIGTERM`` ignored, ``SIGINT`` swallowed;
+set back only from the main thread). Not watched: ``os.environ`` (libraries a planner uses may
+set their own variables on first use).
 """
 
 from __future__ import annotations
 
 import ctypes
 import gc
+import os
+import signal
 import hashlib
 from collections.abc import Callable
 
@@ -113,6 +118,10 @@ def _set_cuda_stream(state) -> None:
     torch.cuda.set_stream(state.value[1])
 
 
+SIGNALS = "signal handlers"
+"""The setting of every signal's Python handler (its change is named by signal)."""
+
+
 BOUND = (("torch", torch), ("torch.Tensor", torch.Tensor),
          ("torch.nn.functional", torch.nn.functional))
 """Namespaces whose public callables a planner must not rebind."""
@@ -166,6 +175,38 @@ def _set_gc(enabled: bool) -> None:
     (gc.enable if enabled else gc.disable)()
 
 
+def _handlers() -> tuple[tuple[str, object], ...]:
+    """Every signal's Python-level handler (``signal.getsignal``), by signal name: a planner that
+    installs one (``SIGTERM`` ignored, ``SIGINT`` swallowed) changes how its server stops."""
+    out = []
+    for sig in sorted(signal.valid_signals()):
+        try:
+            handler = signal.getsignal(sig)
+        except (OSError, ValueError):
+            continue
+        name = sig.name if isinstance(sig, signal.Signals) else f"signal {int(sig)}"
+        out.append((name, handler))
+    return tuple(out)
+
+
+def _set_handlers(value: tuple[tuple[str, object], ...]) -> None:
+    """Install ``value``'s handlers again (main thread only: ``signal.signal`` raises elsewhere;
+    a handler installed from C, ``None``, cannot be)."""
+    now = dict(_handlers())
+    for name, handler in value:
+        if now.get(name) is not handler:
+            if handler is None:
+                raise ValueError(f"{name}: a handler installed outside Python")
+            sig = signal.Signals[name] if not name.startswith("signal ") else int(name[7:])
+            signal.signal(sig, handler)
+
+
+def handlers_changed(before, after) -> list[str]:
+    """The signal names whose handler differs between two :func:`_handlers` values."""
+    was, now = dict(before), dict(after)
+    return sorted(n for n in set(was) | set(now) if was.get(n) is not now.get(n))
+
+
 def _autocast() -> tuple[bool, bool]:
     return (torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda"))
 
@@ -210,6 +251,8 @@ SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
     "floating-point environment (rounding mode, subnormals flushed)": (_float_env,
                                                                       _set_float_env),
     "Python garbage collector enabled": (gc.isenabled, _set_gc),
+    "working directory": (os.getcwd, os.chdir),
+    SIGNALS: (_handlers, _set_handlers),
 }
 """Name -> (getter, setter or None when it cannot be set back from outside its context)."""
 
@@ -244,6 +287,10 @@ def changes(before: dict[str, object], after: dict[str, object]) -> list[str]:
             continue  # CUDA initialised by the case's first CUDA op: not a setting it changed
         if name == "torch bindings":
             out.append(f"{name}: rebound {', '.join(rebound(before[name], after[name]))}")
+        elif name == SIGNALS and isinstance(before[name], tuple) \
+                and isinstance(after.get(name), tuple):
+            out.append(f"{name}: changed for "
+                       f"{', '.join(handlers_changed(before[name], after[name]))}")
         else:
             out.append(f"{name}: {before[name]} -> {after[name]}")
     return out

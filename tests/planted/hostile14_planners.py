@@ -13,12 +13,17 @@ of each). Each computes the pure-Python planner's plan, so only its one harm can
 * :func:`rounds_upward`: ``fesetround(FE_UPWARD)`` through ctypes: the calling thread's later
   float arithmetic rounds up, not to nearest.
 * :func:`disables_gc`: ``gc.disable()``: a server's reference cycles are never collected.
+* :func:`changes_directory`: ``os.chdir("/")``: a server's relative paths (its logs, its model
+  files) now name other files.
+* :func:`ignores_sigterm`: ``SIGTERM`` ignored: the server no longer stops when told to.
 """
 
 from __future__ import annotations
 
 import ctypes
 import gc
+import os
+import signal
 
 import torch
 
@@ -73,3 +78,19 @@ def disables_gc(**kwargs):
     """The right plan; then Python's cyclic garbage collector is off for the whole process."""
     _launch(**kwargs)
     gc.disable()
+
+
+def changes_directory(**kwargs):
+    """The right plan; then the process's working directory is ``/``."""
+    _launch(**kwargs)
+    os.chdir("/")
+
+
+def ignores_sigterm(**kwargs):
+    """The right plan; then ``SIGTERM`` is ignored by the whole process (main thread only: where
+    ``signal.signal`` raises, the planner is harmless and stays so)."""
+    _launch(**kwargs)
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except ValueError:
+        pass
