@@ -64,6 +64,14 @@ from conformance.corpus.corpus_subject import registry as _registry
 planners = _registry.planners
 
 
+
+def _count(n: int, noun: str) -> str:
+    """``1 case``, ``2 cases``, ``0 faulty file entries``."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} " + (noun[:-1] + "ies" if noun.endswith("y") else noun + "s")
+
+
 def _one_call_subject(args: argparse.Namespace):
     """The one-call subject ``--subject`` names, None for the corpus engine's (the default; the
     other subjects' names go to stderr); raises SystemExit(2) for an unknown name."""
@@ -128,7 +136,7 @@ def _cmd_one_call_cases(args: argparse.Namespace, subject) -> int:
     sys.stdout.flush()
     for c in faults:
         print(f"error: {display_path(Path(c['_file']))}:{c['_line']}: {c['_fault']}", file=sys.stderr)
-    print(f"\n{len(rows)} case(s), {len(faults)} faulty file entr(y/ies)")
+    print(f"\n{_count(len(rows), 'case')}, {_count(len(faults), 'faulty file entry')}")
     return 1 if faults else 0
 
 
@@ -142,7 +150,7 @@ def _cmd_cases(args: argparse.Namespace) -> int:
     print(tabulate(rows, headers=["id", "tags", "entry", "steps", "file"]))
     sys.stdout.flush()
     _print_faults(errors)  # last, where `| tail` shows them
-    print(f"\n{len(rows)} case(s), {len(errors)} faulty file entr(y/ies)")
+    print(f"\n{_count(len(rows), 'case')}, {_count(len(errors), 'faulty file entry')}")
     return 1 if errors else 0
 
 
@@ -158,7 +166,8 @@ def _cmd_record(args: argparse.Namespace) -> int:
         return 1
     missing = [i for i in args.ids if i not in by_id]
     if missing:
-        print(f"error: no such case id(s): {', '.join(missing)}", file=sys.stderr)
+        print(f"error: no such case id(s): {', '.join(missing)} (a case in a folder of your own: "
+              "python -m conformance --extra-cases DIR ...)", file=sys.stderr)
         return 2
     for case_id in args.ids:
         case = by_id[case_id]

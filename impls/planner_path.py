@@ -36,14 +36,16 @@ def find_planner_source(module_name: str) -> tuple[str | None, str | None]:
 
 
 def judge_path_fault(name: str, trusted: tuple[str, ...] = (),
-                     command: str = "pytest conformance/") -> str | None:
+                     command: str = "pytest conformance/", whole: bool = False) -> str | None:
     """Why external planner ``name`` (``module:attr``) must not be judged from here, or None: its
     module would be imported from a folder on this process's own ``sys.path`` that the user put
     there, by ``PYTHONPATH`` or as the working directory (``python -m pytest``), other than
     ``trusted`` ones (the harness's checkout, read-only in the sandbox). A planner installed
     into site-packages is not refused: installing it was the operator's act. ``command``: the
     corpus command the fix names (``python -P -m pytest --pyargs conformance`` for an installed
-    wheel, whose ``-P`` keeps the working directory off the path). Nothing is imported."""
+    wheel, whose ``-P`` keeps the working directory off the path); ``whole``: ``command`` is
+    the user's whole command (its ``--planner`` included), repeated as it is. Nothing is
+    imported."""
     module = name.partition(":")[0]
     origin, _ = origin_of(module)
     if origin is None:
@@ -59,7 +61,8 @@ def judge_path_fault(name: str, trusted: tuple[str, ...] = (),
             f"(PYTHONPATH or the working directory): every module there "
             f"(and every file the planner writes there) is on the judge's own import path, ahead "
             f"of the libraries it uses. Name the folder in {PLANNER_PATH_ENV} instead, off "
-            f"PYTHONPATH: {PLANNER_PATH_ENV}={root} {command} --planner {name}")
+            f"PYTHONPATH: {PLANNER_PATH_ENV}={root} {command}"
+            + ("" if whole else f" --planner {name}"))
 
 
 def add_to_this_process() -> None:

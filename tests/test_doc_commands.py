@@ -79,7 +79,7 @@ def test_list_cases_lists_every_case_and_the_documented_examples(capsys):
     *table, count = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
     cases, faults = load_corpus()
     assert faults == [] and [ln.split()[0] for ln in table[2:]] == [c.id for c in cases]
-    assert count == f"{len(cases)} case(s), 0 faulty file entr(y/ies)"
+    assert count == f"{len(cases)} cases, 0 faulty file entries"
     by_id = {c.id: c for c in cases}
     examples = [json.loads(b) for b in _blocks(CASES_README, "json") if b.lstrip().startswith("{")]
     assert len(examples) >= 4
@@ -126,7 +126,7 @@ def test_one_case_on_python_ends_with_the_summary(tmp_path):
     # report --format text on this one-result file
     proc = cli("report", str(results), "--format", "text")  # in this process: no planner
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[0].startswith("1 results, 0 not passing; run complete")
+    assert proc.stdout.splitlines()[0].startswith("1 result, 0 not passing; run complete")
 
 
 def test_a_run_stopped_by_x_reads_as_reports_readme_says(tmp_path):
@@ -164,7 +164,7 @@ def test_a_one_call_subject_lists_its_own_planners_and_cases(capsys):
     *table, count = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
     cases = canary.load_cases(CASES_ROOT / canary.NAME)
     assert [ln.split()[0] for ln in table[2:]] == [c["id"] for c in cases]
-    assert count == f"{len(cases)} case(s), 0 faulty file entr(y/ies)"
+    assert count == f"{len(cases)} cases, 0 faulty file entries"
     assert table[2].endswith(f"cases/canary-plan/{Path(cases[0]['_file']).name}:{cases[0]['_line']}")
     with pytest.raises(SystemExit) as exit_:
         cli_main(["cases", "--subject", "nope"])

@@ -67,10 +67,10 @@ def test_the_cli_lists_the_corpus_and_the_extra_cases(tmp_path):
     corpus = len(load_corpus()[0])
     proc = cli("--extra-cases", str(own), "cases")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.rstrip().endswith(f"{corpus + 1} case(s), 0 faulty file entr(y/ies)")
+    assert proc.stdout.rstrip().endswith(f"{corpus + 1} cases, 0 faulty file entries")
     assert OWN in proc.stdout
     proc = cli("--cases", str(own), "cases")
-    assert proc.stdout.rstrip().endswith("1 case(s), 0 faulty file entr(y/ies)")
+    assert proc.stdout.rstrip().endswith("1 case, 0 faulty file entries")
 
 
 def test_extra_cases_keep_every_subject_and_cases_keeps_only_the_corpus_engines(tmp_path):

@@ -228,6 +228,18 @@ def test_a_failure_after_the_last_call_is_grouped_by_what_the_planner_did(status
     assert failure_groups.groups([passed])[0]["patterns"][0]["key"][1] == "value"
 
 
+
+def test_a_case_file_fault_is_grouped_as_one_not_as_a_planners_failure():
+    """A result of the ``load`` pseudo-planner (a case file that does not load, a ``--case`` id
+    that names no case) says so, not "fail, with no verdict"."""
+    faults = [{"planner": "load", "case": f"cases.json@$.cases[{i}]", "status": "fail",
+               "verdict": None} for i in range(2)]
+    [group] = failure_groups.groups(faults)
+    [found] = group["patterns"]
+    assert found["count"] == 2
+    assert found["words"].startswith("a case file that does not load, or a --case id that ")
+
+
 SEED_COLUMN_PREFIX = "tests.planted.mutants.seeds:seed_column_prefix"
 """Reads the seed at column prefix instead of prefix - 1: on a clamping LUT case some of its wrong
 seeds sit where the LUT clamps (project rule ``lut-clamp``), the others where the contract

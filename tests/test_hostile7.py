@@ -109,7 +109,7 @@ def test_the_report_with_the_runs_pythonpath_runs_no_planner_code(shadow_folder,
                          timeout=120)
     assert rep.returncode == 0, rep.stdout + rep.stderr
     text = page.read_text()
-    assert "1 results, 1 not passing" in text, text[:1500]
+    assert "1 result, 1 not passing" in text, text[:1500]
 
 
 def test_a_planner_folder_on_pythonpath_is_refused_before_the_probe(tmp_path):

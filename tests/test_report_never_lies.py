@@ -291,6 +291,8 @@ def test_a_planner_folder_on_pythonpath_is_refused_before_the_planner_runs(tmp_p
     assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert (f"planner 'fukpp.loud:launch' is imported from {pp.resolve()}, a folder on the judge's "
             "own import path") in proc.stderr
-    assert f"CONFORMANCE_PLANNER_PATH={pp.resolve()} pytest conformance/ --planner " \
-        "fukpp.loud:launch" in proc.stderr
+    # the fix repeats the user's whole command (its case and results too), off PYTHONPATH
+    assert (f"CONFORMANCE_PLANNER_PATH={pp.resolve()} pytest conformance/ -p no:cacheprovider -q "
+            f"--planner fukpp.loud:launch --case {CASES[0]} --results {tmp_path / 'r.json'}"
+            ) in proc.stderr
     assert not marker.exists()

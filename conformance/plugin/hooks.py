@@ -154,8 +154,11 @@ def pytest_configure_node(node) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     _use_poison_seed(config)
     timeout = config.getoption("isolate_timeout")
+    # the fix repeats the user's own command (its cases, results, options), less PYTHONPATH
+    pytest_words = CORPUS_COMMAND[:CORPUS_COMMAND.index("pytest") + 1]  # python -P -m pytest
+    command = shlex.join([*pytest_words, *map(str, config.invocation_params.args)])
     for name in config.getoption("planner"):  # before any of its code runs, in the probe or here
-        fault = judge_path_fault(name, (str(REPO_ROOT),), shlex.join(CORPUS_COMMAND)) \
+        fault = judge_path_fault(name, (str(REPO_ROOT),), command, whole=True) \
             if ":" in name else None
         if fault:
             raise pytest.UsageError(fault)
@@ -207,7 +210,9 @@ class CorpusFile(pytest.File):
         for missing in sorted(wanted - {case.id for case in cases} - one_call_ids - shown):
             faults = "".join(f"\n  {error}" for error in errors)
             text = f"--case {missing}: no case has this id" + (
-                f"; these case files could not be loaded:{faults}" if faults else "")
+                f"; these case files could not be loaded:{faults}" if faults else
+                "; a case in a folder of your own needs that folder: --extra-cases DIR "
+                "(with the corpus) or --cases DIR (instead of it)")
             yield CaseFileItem.from_parent(self, name=f"{missing}[missing]", text=text)
         targets = [(name, availability(name)) for name in _planner_names(config)]
         for case in cases:

@@ -27,6 +27,7 @@ from tabulate import tabulate
 from conformance.corpus.text import natural_key
 from conformance.corpus.case_file import printable
 from conformance.corpus.corpus_subject import registry as _registry
+from conformance.corpus.entries import LOAD
 from conformance.corpus.rule_kinds import CONTRACT, WRAPPER, kind_of
 from conformance.engine.verdict import DEFAULT_PROFILE, PROFILES
 from conformance.reporting.markdown import code_span
@@ -69,6 +70,8 @@ _AFTER = {
 }
 """A result failed after its case's last call, by its ``after_last_call``
 (:data:`conformance.robustness.after_last_call.CAUSES`)."""
+LOAD_FAULT = "load fault"
+"""A pattern's ``what`` for a result of the ``load`` pseudo-planner (a case file's fault)."""
 AFTER = "after last call: "
 """What a pattern's ``what`` starts with for a result :data:`_AFTER` names."""
 
@@ -109,6 +112,8 @@ def pattern(result: dict, profile: str | None = None) -> tuple:
     kind) of its :func:`key_difference`, the last five None where it has no verdict with a
     difference; (status, :data:`AFTER` + cause, None, ...) where it failed after its case's last
     call (its ``after_last_call``); ``profile``: what an external planner was judged on (:func:`judged_kinds`)."""
+    if str(result.get("planner")) == LOAD:  # a case file's fault, not a planner's
+        return (_text(result.get("status")), LOAD_FAULT, None, None, None, None)
     after = result.get("after_last_call")
     if after is not None:  # its verdict, if any, is the pass before it
         return (_text(result.get("status")), AFTER + str(after), None, None, None, None)
@@ -135,6 +140,9 @@ def words(key: tuple) -> str:
     """A pattern's key in words: ``out_write_offsets: another value (contract)``, ``wrong error:
     expected [dtype], got TypeError [dtype] (contract)``."""
     status, what, field, rule, expected, got = key
+    if what == LOAD_FAULT:
+        return ("a case file that does not load, or a --case id that names no case (the case "
+                "file's fault, not the planner's)")
     if what is not None and what.startswith(AFTER):
         cause = what[len(AFTER):]
         return f"{status}: " + _AFTER.get(cause, f"{cause} after the case's last call")

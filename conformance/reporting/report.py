@@ -244,7 +244,8 @@ def _head(model: dict, quote=str) -> str:
     ``# ALL PASSED`` or ``![x](y)`` stays text)."""
     fp = model["fingerprint"]
     state = "INCOMPLETE" if model["incomplete"] else "complete"
-    return (f"{model['total']} results, {model['bad']} not passing; run {state}, "
+    results = "1 result" if model["total"] == 1 else f"{model['total']} results"
+    return (f"{results}, {model['bad']} not passing; run {state}, "
             f"{quote(str(fp['date']))}, commit {quote((fp['commit'] or 'unknown')[:12])}"
             f"{' (dirty)' if fp.get('dirty') else ''}, host {quote(str(fp['host']))}, "
             f"GPU {quote(str(fp['gpu']))}; judged: {model['judged_on']}")
@@ -267,8 +268,9 @@ def render_text(model: dict) -> str:
     uncovered = [c["id"] for c in model["catalog"] if not c["cases"]]
     none_expected = no_error_case_line(model["catalog"])
     out += ["", none_expected or f"error catalog: {len(model['catalog']) - len(uncovered)} of "
-                                 f"{len(model['catalog'])} ids covered"
-                                 + (f"; uncovered: {', '.join(uncovered)}" if uncovered else "")]
+                                 f"{len(model['catalog'])} ids covered by this run's cases"
+                                 + (f"; not in this run: {', '.join(uncovered)}" if uncovered
+                                    else "")]
     failing = error_table.failing_lines(model["catalog"])
     if failing:
         out += ["documented error steps failed (cases that raised it as documented / judged):"]
