@@ -279,7 +279,7 @@ def test_cases_option_on_a_file_or_an_empty_folder_says_so(tmp_path):
             "$: no such cases directory"]
     assert load_corpus([tmp_path / "empty"]) == ([], [])
     proc = cli("--cases", str(tmp_path / "empty"), "cases")
-    assert "0 case(s)" in proc.stdout, proc.stdout + proc.stderr
+    assert "0 cases, " in proc.stdout, proc.stdout + proc.stderr
 
 
 if sys.platform != "linux":  # mkfifo, /dev/zero
