@@ -44,6 +44,17 @@ def test_schema_statuses_are_the_one_list():
     assert sorted(schema["$defs"]["status"]["enum"]) == sorted(STATUSES)
 
 
+def test_the_causes_after_a_last_call_are_the_one_list():
+    """conformance/robustness/after_last_call.py CAUSES: the schema's ``after_last_call`` and the
+    failure groups' words name the same causes."""
+    from conformance.reporting.failure_groups import _AFTER
+    from conformance.robustness.after_last_call import CAUSES
+
+    schema = json.loads(RESULTS_SCHEMA_PATH.read_text())
+    assert schema["$defs"]["result"]["properties"]["after_last_call"]["enum"] == [None, *CAUSES]
+    assert sorted(_AFTER) == sorted(CAUSES)
+
+
 @pytest.mark.parametrize("fmt", ["text", "markdown", "html"])
 def test_killed_run_says_incomplete_in_its_first_line_and_exits_1(capsys, tmp_path, fmt):
     out = tmp_path / "report.out"

@@ -111,7 +111,8 @@ def pattern(result: dict, profile: str | None = None) -> tuple:
     """The key of a not-passing ``result``: (status, what, field, rule, expected error id, got
     kind) of its :func:`key_difference`, the last five None where it has no verdict with a
     difference; (status, :data:`AFTER` + cause, None, ...) where it failed after its case's last
-    call (its ``after_last_call``); ``profile``: what an external planner was judged on (:func:`judged_kinds`)."""
+    call (its ``after_last_call``), (status, :data:`LOAD_FAULT`, None, ...) for a case file's
+    fault; ``profile``: what an external planner was judged on (:func:`judged_kinds`)."""
     if str(result.get("planner")) == LOAD:  # a case file's fault, not a planner's
         return (_text(result.get("status")), LOAD_FAULT, None, None, None, None)
     after = result.get("after_last_call")
