@@ -50,7 +50,7 @@ from conformance import manifest_draft, repro
 from conformance.robustness import fuzz, mutants
 from conformance.bench import cli as bench_cli
 from conformance.corpus.case_file import display_path
-from conformance.corpus.loader import load_corpus
+from conformance.corpus.loader import OWN_FOLDER_HINT, load_corpus
 from conformance.corpus.jsonfmt import dumps
 from conformance.paths import INSTALLED, PACKAGED_DATA
 from conformance.reporting.command import add_report_parser
@@ -62,7 +62,6 @@ from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.corpus.corpus_subject import registry as _registry
 
 planners = _registry.planners
-
 
 
 def _count(n: int, noun: str) -> str:
@@ -166,8 +165,8 @@ def _cmd_record(args: argparse.Namespace) -> int:
         return 1
     missing = [i for i in args.ids if i not in by_id]
     if missing:
-        print(f"error: no such case id(s): {', '.join(missing)} (a case in a folder of your own: "
-              "python -m conformance --extra-cases DIR ...)", file=sys.stderr)
+        print(f"error: no such case id(s): {', '.join(missing)}; {OWN_FOLDER_HINT} (before the "
+              "subcommand)", file=sys.stderr)
         return 2
     for case_id in args.ids:
         case = by_id[case_id]

@@ -30,6 +30,9 @@ from conformance.corpus.limits import MAX_FILE_PERMUTED_ELEMENTS, MAX_PERMUTED_E
 from conformance.corpus.rule_kinds import PINS, kind_of  # noqa: F401 - PINS: what a case may pin
 from conformance.paths import DIVERGENCES_DIRNAME
 
+OWN_FOLDER_HINT = ("a case in a folder of your own needs that folder: --extra-cases DIR (with the "
+                   "corpus) or --cases DIR (instead of it)")
+"""What an unknown case id's message adds (pytest's ``--case``, ``python -m conformance record``)."""
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 TABLE_NAME = _contract.TABLE_NAME
 case_rules = _element_rules.case_rules

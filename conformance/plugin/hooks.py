@@ -36,7 +36,7 @@ try:  # which corpus subject this process runs is chosen at its import: a refusa
 except SubjectError as _exc:
     raise pytest.UsageError(f"conformance: {_exc}") from None
 from conformance.corpus.case_file import CaseFileError, display_path, printable
-from conformance.corpus.loader import Case, load_corpus
+from conformance.corpus.loader import OWN_FOLDER_HINT, Case, load_corpus
 from conformance.corpus.text import terminal_text
 from conformance.plugin.results_path import claim_results_file
 from conformance.plugin.results_writer import ResultsWriter, add_results_options
@@ -211,8 +211,7 @@ class CorpusFile(pytest.File):
             faults = "".join(f"\n  {error}" for error in errors)
             text = f"--case {missing}: no case has this id" + (
                 f"; these case files could not be loaded:{faults}" if faults else
-                "; a case in a folder of your own needs that folder: --extra-cases DIR "
-                "(with the corpus) or --cases DIR (instead of it)")
+                f"; {OWN_FOLDER_HINT}")
             yield CaseFileItem.from_parent(self, name=f"{missing}[missing]", text=text)
         targets = [(name, availability(name)) for name in _planner_names(config)]
         for case in cases:

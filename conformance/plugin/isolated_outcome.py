@@ -15,6 +15,17 @@ RERUN_ISOLATED = "rerun_isolated"
 adds it too (:mod:`conformance.plugin.results_writer`)."""
 
 
+ISOLATE = " --isolate"
+"""What an isolated failure's rerun command adds to the case's rerun command."""
+
+
+def isolated_rerun(item) -> str:
+    """The command that reruns ``item``'s case (``.case``, ``.planner``) isolated, as a failure
+    that needs isolation to be seen again prints it."""
+    case = item.case
+    return rerun_command(case.id, item.planner, case_dir_arg(case)) + ISOLATE
+
+
 def status_of(answer: dict) -> str:
     """The item's status from a worker's answer: ``observed`` (to be judged), ``oob``,
     ``crash``, ``timeout``, ``state`` (torch's global state changed), ``case-error`` or
@@ -53,7 +64,7 @@ def failure_report(item, status: str, answer: dict) -> str:
         lines += ["  " + ln for ln in answer["text"].rstrip().splitlines()]
     if answer.get("tail"):
         lines += ["  last lines of output:"] + ["    " + ln for ln in answer["tail"].splitlines()]
-    lines.append(f"  rerun: {rerun_command(case.id, item.planner, case_dir_arg(case))} --isolate")
+    lines.append(f"  rerun: {isolated_rerun(item)}")
     return "\n".join(lines)
 
 

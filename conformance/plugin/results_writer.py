@@ -33,7 +33,7 @@ from conformance.corpus.case_file import display_path
 from conformance.corpus.text import kept
 from conformance.plugin.junit import label_testcase
 from conformance.plugin.worker_deaths import AFTER
-from conformance.plugin.isolated_outcome import RERUN_ISOLATED
+from conformance.plugin.isolated_outcome import ISOLATE, RERUN_ISOLATED
 from conformance.corpus.corpus_subject import section6 as _section6
 from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, JUDGED, RANK, VERSION
 from conformance.reporting.results_format import write_json_atomic
@@ -218,8 +218,8 @@ class ResultsWriter:
             verdict = getattr(report, "conformance_verdict", None)  # conformance.plugin.profiles
             entry["verdict"] = json.loads(verdict) if verdict else None
             entry[AFTER] = props.get(AFTER)  # conformance.plugin.worker_deaths
-            if props.get(RERUN_ISOLATED) and not entry["rerun"].endswith(" --isolate"):
-                entry["rerun"] += " --isolate"  # as the failure's own rerun line says
+            if props.get(RERUN_ISOLATED) and not entry["rerun"].endswith(ISOLATE):
+                entry["rerun"] += ISOLATE  # as the failure's own rerun line says
         if report.when == "teardown" or status in ("crash", "timeout", "oob"):
             self.pending += 1
             if self.pending >= self.every or time.monotonic() - self.last_write > FLUSH_SECONDS:

@@ -23,8 +23,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.corpus.text import terminal_text
-from conformance.engine.runner import case_dir_arg, rerun_command
-from conformance.plugin.isolated_outcome import RERUN_ISOLATED
+from conformance.plugin.isolated_outcome import RERUN_ISOLATED, isolated_rerun
 
 AFTER = "after_last_call"
 """The user property (and results-file field) that names what the planner did after the case's
@@ -49,7 +48,7 @@ def record(death: dict) -> dict:
              "  the case's outputs were judged before; this failure came after its last call"]
     if death.get("tail"):
         lines += ["  last lines of output:"] + ["    " + ln for ln in death["tail"].splitlines()]
-    lines.append(f"  rerun: {rerun_command(case.id, item.planner, case_dir_arg(case))} --isolate")
+    lines.append(f"  rerun: {isolated_rerun(item)}")
     props = [(k, v) for k, v in item.user_properties if k not in ("status", AFTER)]
     return {"nodeid": item.nodeid, "location": list(item.location),
             "user_properties": [*props, ("status", status), (RERUN_ISOLATED, True),

@@ -175,36 +175,40 @@ def _set_gc(enabled: bool) -> None:
     (gc.enable if enabled else gc.disable)()
 
 
-def _handlers() -> tuple[tuple[str, object], ...]:
-    """Every signal's Python-level handler (``signal.getsignal``), by signal name: a planner that
-    installs one (``SIGTERM`` ignored, ``SIGINT`` swallowed) changes how its server stops."""
+def _handlers() -> tuple[tuple[int, object], ...]:
+    """Every signal's Python-level handler (``signal.getsignal``), by signal number: a planner
+    that installs one (``SIGTERM`` ignored, ``SIGINT`` swallowed) changes how its server stops."""
     out = []
     for sig in sorted(signal.valid_signals()):
         try:
-            handler = signal.getsignal(sig)
+            out.append((int(sig), signal.getsignal(sig)))
         except (OSError, ValueError):
             continue
-        name = sig.name if isinstance(sig, signal.Signals) else f"signal {int(sig)}"
-        out.append((name, handler))
     return tuple(out)
 
 
-def _set_handlers(value: tuple[tuple[str, object], ...]) -> None:
+def _set_handlers(value: tuple[tuple[int, object], ...]) -> None:
     """Install ``value``'s handlers again (main thread only: ``signal.signal`` raises elsewhere;
     a handler installed from C, ``None``, cannot be)."""
     now = dict(_handlers())
-    for name, handler in value:
-        if now.get(name) is not handler:
+    for number, handler in value:
+        if now.get(number) is not handler:
             if handler is None:
-                raise ValueError(f"{name}: a handler installed outside Python")
-            sig = signal.Signals[name] if not name.startswith("signal ") else int(name[7:])
-            signal.signal(sig, handler)
+                raise ValueError(f"{_signal_name(number)}: a handler installed outside Python")
+            signal.signal(number, handler)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def handlers_changed(before, after) -> list[str]:
-    """The signal names whose handler differs between two :func:`_handlers` values."""
+    """The names of the signals whose handler differs between two :func:`_handlers` values."""
     was, now = dict(before), dict(after)
-    return sorted(n for n in set(was) | set(now) if was.get(n) is not now.get(n))
+    return [_signal_name(n) for n in sorted(set(was) | set(now)) if was.get(n) is not now.get(n)]
 
 
 def _autocast() -> tuple[bool, bool]:
@@ -257,6 +261,12 @@ SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
 """Name -> (getter, setter or None when it cannot be set back from outside its context)."""
 
 
+NAMED_CHANGES = {"torch bindings": ("rebound", rebound),
+                 SIGNALS: ("changed for", handlers_changed)}
+"""Settings whose value is a whole map: a change names the keys that changed (what it did, and
+the function that lists them) instead of printing both values."""
+
+
 def snapshot() -> dict[str, object]:
     """Every setting of :data:`SETTINGS` now (values are plain, comparable Python objects), read
     with torch function handling off (a mode left pushed must not answer the reads); a setting
@@ -285,12 +295,11 @@ def changes(before: dict[str, object], after: dict[str, object]) -> list[str]:
             continue
         if before[name] is None and name in LAZY_CUDA:
             continue  # CUDA initialised by the case's first CUDA op: not a setting it changed
-        if name == "torch bindings":
-            out.append(f"{name}: rebound {', '.join(rebound(before[name], after[name]))}")
-        elif name == SIGNALS and isinstance(before[name], tuple) \
-                and isinstance(after.get(name), tuple):
-            out.append(f"{name}: changed for "
-                       f"{', '.join(handlers_changed(before[name], after[name]))}")
+        named = NAMED_CHANGES.get(name)
+        if named is not None and not isinstance(before[name], str) \
+                and not isinstance(after.get(name), str):  # both read (not "<unreadable: ...>")
+            words, which = named
+            out.append(f"{name}: {words} {', '.join(which(before[name], after[name]))}")
         else:
             out.append(f"{name}: {before[name]} -> {after[name]}")
     return out
