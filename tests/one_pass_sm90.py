@@ -39,25 +39,16 @@ ROLES_CONSTEXPRS = ("BLOCK", "TILE", "HAS_LUT", "SCANS", "SPLIT")
 ROLES = [(32, 32, 1, 0, 1), (4096, 64, 1, 0, 8), (4096, 32, 2, 64, 16), (1024, 128, 2, 0, 4)]
 """``(BLOCK, TILE, SCANS, SPLIT, warps)`` of the ``roles`` kernel (no workspace argument)."""
 ROLES_LOOKBACK_CONSTEXPRS = ("BLOCK", "STILE", "TILE", "HAS_LUT", "NPROG", "SLOW_CARRY", "JOINED",
-                             "EARLY_POLL", "EPOCH_LOAD", "TAGGED", "LATE_SHOT", "SCAN_TOTALS",
-                             "ONE_READ")
-ROLES_LOOKBACK = [(4096, 512, 64, 8, 8, True, True, False, False, False, False, False),
-                  (4096, 128, 32, 32, 4, False, False, False, False, False, False, False),
-                  (1024, 256, 32, 4, 8, True, False, False, False, False, False, False),
-                  (1024, 256, 32, 4, 8, False, True, False, False, False, False, False),
-                  (4096, 512, 64, 8, 8, True, True, True, False, False, False, False),
-                  (2048, 128, 32, 16, 8, True, True, True, False, False, False, False),
-                  (4096, 512, 64, 8, 8, True, True, False, True, False, False, False),
-                  (4096, 512, 64, 8, 8, True, True, False, True, True, False, False),
-                  (1024, 128, 32, 8, 8, True, True, False, False, True, False, False),
-                  (4096, 512, 64, 8, 8, True, True, False, False, False, True, False),
-                  (4096, 512, 64, 8, 8, True, True, False, False, False, False, True),
-                  (4096, 512, 64, 8, 8, True, True, False, False, False, True, True),
-                  (1024, 128, 32, 8, 8, True, True, False, False, False, True, True),
-                  (4096, 512, 64, 8, 8, True, True, False, False, True, True, True),
-                  (4096, 512, 64, 8, 4, True, True, False, False, True, True, True)]
-"""``(BLOCK, STILE, TILE, NPROG, warps, JOINED, EARLY_POLL, EPOCH_LOAD, TAGGED, LATE_SHOT,
-SCAN_TOTALS, ONE_READ)`` of the
+                             "EARLY_POLL", "EPOCH_LOAD")
+ROLES_LOOKBACK = [(4096, 512, 64, 8, 8, True, True, False),
+                  (4096, 128, 32, 32, 4, False, False, False),
+                  (1024, 256, 32, 4, 8, True, False, False),
+                  (1024, 256, 32, 4, 8, False, True, False),
+                  (4096, 512, 64, 8, 8, True, True, True),
+                  (2048, 128, 32, 16, 8, True, True, True),
+                  (1024, 128, 32, 8, 8, True, True, False),
+                  (4096, 512, 64, 8, 4, True, True, False)]
+"""``(BLOCK, STILE, TILE, NPROG, warps, JOINED, EARLY_POLL, EPOCH_LOAD)`` of the
 ``roles-lookback`` kernel (the default launch's is JOINED and EARLY_POLL; every constexpr is
 passed: one left to its default would reach the compiler as None)."""
 
@@ -131,13 +122,11 @@ def main() -> int:
         results.append((f"roles {block} {tile} {scans} {split} {warps}",
                         _compile(triton_roles._roles_kernel, len(values), values, warps,
                                  POINTERS[:11])))
-    for block, stile, tile, nprog, warps, joined, early, epoch, tagged, late, scan_totals, \
-            one_read in ROLES_LOOKBACK:
+    for block, stile, tile, nprog, warps, joined, early, epoch in ROLES_LOOKBACK:
         values = dict(zip(ROLES_LOOKBACK_CONSTEXPRS, (block, stile, tile, True, nprog, False,
-                                                      joined, early, epoch, tagged, late,
-                                                      scan_totals, one_read)))
+                                                      joined, early, epoch)))
         results.append((f"roles-lookback {block} {stile} {tile} {nprog} {warps} {joined} {early} "
-                        f"{epoch} {tagged} {late} {scan_totals} {one_read}",
+                        f"{epoch}",
                         _compile(triton_roles_lookback._roles_lookback_kernel, len(values),
                                  values, warps)))
     for label, result in results:

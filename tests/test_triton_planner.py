@@ -442,12 +442,12 @@ def test_fast_launch_passes_the_standard_launchs_arguments(monkeypatch):
     validate_cache.clear()
 
 
-@pytest.mark.parametrize(("tagged", "late_shot"), [(True, False), (False, True), (True, True)])
-def test_lookback_candidate_flags_reach_the_default_launch(tagged, late_shot, monkeypatch):
-    """``TAGGED`` and ``LATE_SHOT`` set on the planner module change the default launch's kernel
-    key above bs 512 (the look-back design) and the plans stay the pure-Python planner's."""
-    monkeypatch.setattr(tp, "TAGGED", tagged)
-    monkeypatch.setattr(tp, "LATE_SHOT", late_shot)
+@pytest.mark.parametrize(("early_poll", "epoch_load"), [(False, True), (True, True), (False, False)])
+def test_lookback_flags_reach_the_default_launch(early_poll, epoch_load, monkeypatch):
+    """``EARLY_POLL`` and ``EPOCH_LOAD`` set on the planner module change the default launch's
+    kernel key above bs 512 (the look-back design) and the plans stay the pure-Python planner's."""
+    monkeypatch.setattr(tp, "EARLY_POLL", early_poll)
+    monkeypatch.setattr(tp, "EPOCH_LOAD", epoch_load)
     for i, bs in enumerate((513, 2048, 4096)):
         kw = random_case(bs, i, ("plain", "swa", "hazard")[i])
         dev = on(kw, DEVICE)
@@ -458,4 +458,4 @@ def test_lookback_candidate_flags_reach_the_default_launch(tagged, late_shot, mo
         plan, buffers = validate_cache.lookup(dev)
         key = buffers.records[plan.bs].key
         assert key[1] == "roles-lookback"
-        assert key[-4:] == (tagged, late_shot and tp.EARLY_POLL, False, False)
+        assert key[-2:] == (early_poll, epoch_load)

@@ -65,7 +65,6 @@ try:
     from impls.offsets_planner.numba_cuda_kernel import POINTER_SIGNATURE, build_kernel
     from impls.offsets_planner.numba_roles_kernel import build_roles_kernel
     from impls.offsets_planner.numba_warp_lookback_kernel import build_warp_lookback_kernel
-    from impls.offsets_planner.numba_warp_lookback_lean import build_lean_warp_lookback_kernel
 
     _IMPORT_ERROR: str | None = None
     SIMULATED: bool = bool(_cuda_config.ENABLE_CUDASIM)
@@ -124,13 +123,6 @@ as the ticket is known, before the warp's scan
 (:func:`impls.offsets_planner.numba_warp_lookback_kernel.build_warp_lookback_kernel`). Off: on an
 H100 (one sweep, 2026-12-05, ``reports/gpu/2026-12-05-d/``) 3.98 against 3.77 us at bs 4096."""
 
-LEAN_STEPS = False
-"""``warp-lookback`` with fewer warp-wide steps: the totals published by the lane that holds them,
-the look-back's words summed one column a lane with the not-ready test folded in
-(:mod:`impls.offsets_planner.numba_warp_lookback_lean`; needs :data:`JOINT_REPOLL` and neither
-:data:`EPOCH_LOAD` nor :data:`PRE_POLL`). Off, it lost on an H200 (``reports/gpu/2026-12-06-a/``,
-bs 4096: 4.26 against 3.52 us; the column sums alone 3.51, the tail publish alone 3.79)."""
-
 _ITEMS = SIM_CHUNK // SIM_THREADS if SIMULATED else 1
 """Most requests one ``blocked`` thread plans (1 on the GPU, 32 in the simulator)."""
 
@@ -147,12 +139,7 @@ def compiled(key: tuple = ("blocked",), use_shuffle: bool = True):
     use_shuffle = use_shuffle and not SIMULATED
     kernel = _KERNELS.get((key, use_shuffle))
     if kernel is None:
-        if key[0] == "warp-lookback" and LEAN_STEPS:
-            _name, items, per_lane = key
-            fn = build_lean_warp_lookback_kernel(
-                use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
-                items=items, poll=_poll(), per_lane=per_lane)
-        elif key[0] == "warp-lookback":
+        if key[0] == "warp-lookback":
             _name, items, per_lane = key
             fn = build_warp_lookback_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING,
                                             no_seed=NO_SEED, items=items, poll=_poll(),

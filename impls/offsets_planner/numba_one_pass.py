@@ -65,7 +65,7 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
            per_lane: int = 0, seed_tile: int = 0, fixed_chunk: int = 0,
            count_spins: bool = False, poll_delay_ns: int = 0, pointers: bool = False,
            early_publish: bool = False, joint_repoll: bool = False, epoch_load: bool = False,
-           pre_poll: bool = False, tail_publish: bool = False, column_sums: bool = False):
+           pre_poll: bool = False):
     """The compiled kernel for ``design`` with ``items`` requests a thread at most and blocks of
     at most ``threads`` threads (``roles``: ``scans`` scan blocks; ``roles-lookback``: ``per_lane``
     earlier-block words a polling lane reads, 0 for the kernel's default, ``seed_tile`` requests
@@ -75,9 +75,7 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
     designs' re-polls and fallbacks counted in workspace words 1 and 2 (diagnostics);
     ``poll_delay_ns``: ``roles-lookback`` only, a sleep between publishing and the first poll;
     ``early_publish``, ``joint_repoll``, ``epoch_load``, ``pre_poll``: ``warp-lookback`` only
-    (:func:`impls.offsets_planner.numba_warp_lookback_kernel.build_warp_lookback_kernel`);
-    ``tail_publish``, ``column_sums``: ``warp-lookback`` with joint re-polls only, the candidate of
-    :mod:`impls.offsets_planner.numba_warp_lookback_lean`.
+    (:func:`impls.offsets_planner.numba_warp_lookback_kernel.build_warp_lookback_kernel`).
     """
     from numba import cuda
 
@@ -87,23 +85,10 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
     from impls.offsets_planner.numba_roles_lookback_kernel import build_roles_lookback_kernel
 
     key = (design, items, threads, scans, slow_carry, per_lane, seed_tile, fixed_chunk,
-           count_spins, poll_delay_ns, pointers, early_publish, joint_repoll, epoch_load, pre_poll,
-           tail_publish, column_sums)
+           count_spins, poll_delay_ns, pointers, early_publish, joint_repoll, epoch_load, pre_poll)
     k = _KERNELS.get(key)
-    lean = tail_publish or column_sums
-    if lean and (design != "warp-lookback" or not joint_repoll or early_publish or epoch_load
-                 or pre_poll):
-        raise ValueError("tail_publish and column_sums: warp-lookback with joint_repoll alone")
     if k is None:
-        if lean:
-            from impls.offsets_planner.numba_warp_lookback_lean import (
-                build_lean_warp_lookback_kernel)
-
-            fn = build_lean_warp_lookback_kernel(
-                use_shuffle=not SIMULATED, padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
-                items=items, poll=nb._poll(), per_lane=per_lane, slow_carry=slow_carry,
-                count_spins=count_spins, tail_publish=tail_publish, column_sums=column_sums)
-        elif design == "warp-lookback":
+        if design == "warp-lookback":
             from impls.offsets_planner.numba_warp_lookback_kernel import (
                 build_warp_lookback_kernel)
 
@@ -222,7 +207,6 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
                 fixed_chunk: bool = False, count_spins: bool = False,
                 poll_delay_ns: int = 0, pointers: bool = True, early_publish: bool = False,
                 joint_repoll: bool = False, epoch_load: bool = False, pre_poll: bool = False,
-                tail_publish: bool = False, column_sums: bool = False,
                 **launcher_kwargs) -> None:
     """Plan with candidate ``design``; the launcher of spec section 3 otherwise.
 
@@ -244,8 +228,8 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
             poll (GPU; ignored in the simulator).
         pointers: :data:`FLAT_DESIGNS` only: raw-pointer kernel parameters, as the default
             planner launches them (GPU; the simulator takes arrays); False: Numba arrays.
-        early_publish, joint_repoll, epoch_load, pre_poll, tail_publish, column_sums:
-            ``warp-lookback`` only: :func:`kernel`.
+        early_publish, joint_repoll, epoch_load, pre_poll: ``warp-lookback`` only:
+            :func:`kernel`.
         launcher_kwargs: the 13 keyword arguments of spec section 3.
 
     Raises:
@@ -265,7 +249,7 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
     pointers = pointers and flat and not SIMULATED
     k = kernel(design, items, threads, scans, slow_carry, per_lane, tile,
                chunk if fixed_chunk else 0, count_spins, poll_delay_ns, pointers, early_publish,
-               joint_repoll, epoch_load, pre_poll, tail_publish, column_sums)
+               joint_repoll, epoch_load, pre_poll)
     window, capacity = nb._int64_scalars(plan)
     ws = workspace(buffers.device, design)
     table = buffers.tensors[0]

@@ -254,8 +254,7 @@ def config_for(design: str, bs: int, tile: int | None, num_warps: int | None,
 def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None = None,
                 split: int = 0, scans: int = 1, scan_tile: int | None = None,
                 slow_carry: bool = False, joined: bool = False, early_poll: bool = False,
-                epoch_load: bool = False, tagged: bool = False, late_shot: bool = False,
-                scan_totals: bool = False, one_read: bool = False, **launcher_kwargs):
+                epoch_load: bool = False, **launcher_kwargs):
     """Plan with candidate ``design`` (:data:`DESIGNS`); the launcher of spec section 3 otherwise.
 
     Args:
@@ -274,10 +273,6 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
         epoch_load: ``roles-lookback``: the epoch read by a load beside the request loads, the
             ticket drawn after the outputs (:func:`impls.offsets_planner.triton_roles_lookback.
             launch`).
-        tagged, late_shot: ``roles-lookback``: one reduction a poll for the count of missing
-            words and the carries; a second poll after the scan (same function).
-        scan_totals, one_read: ``roles-lookback``: the tile's totals from its scan, no
-            reduction; one reduction a poll for the carries and the missing test (same function).
         launcher_kwargs: the 13 keyword arguments of spec section 3 (validated by the shared,
             memoised validator, :func:`impls.offsets_planner.validate_cache.lookup`).
 
@@ -302,8 +297,7 @@ def plan_launch(*, design: str, tile: int | None = None, num_warps: int | None =
                 return triton_roles_lookback.launch(
                     args, bs=plan.bs, tile=tile, scan_tile=scan_tile, num_warps=num_warps,
                     has_lut=plan.has_swa_lut, slow_carry=slow_carry, joined=joined,
-                    early_poll=early_poll, epoch_load=epoch_load, tagged=tagged,
-                    late_shot=late_shot, scan_totals=scan_totals, one_read=one_read)
+                    early_poll=early_poll, epoch_load=epoch_load)
             return triton_roles.launch(args, bs=plan.bs, tile=tile, num_warps=num_warps,
                                        split=split, scans=scans, has_lut=plan.has_swa_lut)
     block, tile, warps, grid = config_for(design, plan.bs, tile, num_warps, split)

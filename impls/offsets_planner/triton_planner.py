@@ -166,25 +166,6 @@ EPOCH_LOAD: bool = False
 request loads and draw their ticket after their outputs, rather than take the epoch from the
 ticket's atomic before publishing (:mod:`impls.offsets_planner.triton_roles_lookback`)."""
 
-TAGGED: bool = False
-"""The look-back's ``TAGGED`` (one five-operand reduction a poll): off, it lost on an H100
-(``reports/gpu/2026-12-05-d/``: 4.37 against 3.83 us at bs 4096, 3.61 against 3.31 at 1024)."""
-
-LATE_SHOT: bool = False
-"""The look-back's ``LATE_SHOT`` (a second poll after the scan): off, it lost on an H100 (same
-sweep: 3.79 against 3.83 us at bs 4096, 3.54 against 3.31 at 1024)."""
-
-SCAN_TOTALS: bool = False
-"""The look-back's ``SCAN_TOTALS``: a scan program's tile totals taken from its scan's last row
-instead of a block-wide reduction, published and (last program) written by the threads that hold
-that row (:mod:`impls.offsets_planner.triton_roles_lookback`). Off, it lost on an H200
-(``reports/gpu/2026-12-06-a/``: 3.77 against 3.41 us at bs 4096, 3.38 against 3.17 at 1024)."""
-
-ONE_READ: bool = False
-"""The look-back's ``ONE_READ``: one block-wide reduction a poll gives the carries and whether a
-word is missing, instead of a count and then the carries. Off, it lost on an H200 (same sweep:
-3.47 against 3.41 us at bs 4096, 3.19 against 3.17 at 1024)."""
-
 _COMPILED: dict[tuple, object] = {}  # Prepared.key -> compiled kernel
 _GPU = MODE == "gpu"
 _MULTI_GPU = _GPU and torch.cuda.device_count() > 1

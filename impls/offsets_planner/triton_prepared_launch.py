@@ -9,10 +9,8 @@ known and :func:`run_self_check` passed, the compiled kernel's own launcher.
 
 The planner's mode and settings (``_GPU``, ``_MULTI_GPU``, ``_kernel``, ``_COMPILED``,
 ``_design_kernel``, :data:`~impls.offsets_planner.triton_planner.EARLY_POLL`,
-:data:`~impls.offsets_planner.triton_planner.EPOCH_LOAD`, ``TAGGED``, ``LATE_SHOT``,
-``SCAN_TOTALS``, ``ONE_READ``) are read on
-the planner module at call
-time, and :data:`~impls.offsets_planner.triton_planner.FAST_LAUNCH_CHECK` is set there, so that a
+:data:`~impls.offsets_planner.triton_planner.EPOCH_LOAD`) are read on the planner module at
+call time, and :data:`~impls.offsets_planner.triton_planner.FAST_LAUNCH_CHECK` is set there, so that a
 value set on the planner (a test, a sweep) takes effect here.
 """
 
@@ -110,8 +108,7 @@ def _prepare_design(plan: LaunchPlan, buffers: BufferSet) -> Prepared:
         block, scan_tile, tile, warps, grid = triton_roles_lookback.shape(plan.bs, tile,
                                                                           scan_tile, warps)
         tensors = (*buffers.tensors, ws)
-        flags = (tp.EARLY_POLL, tp.EPOCH_LOAD, tp.TAGGED and not tp.ONE_READ,
-                 tp.LATE_SHOT and tp.EARLY_POLL, tp.SCAN_TOTALS, tp.ONE_READ)
+        flags = (tp.EARLY_POLL, tp.EPOCH_LOAD)
         tail = (*ints, block, scan_tile, tile, plan.has_swa_lut, max(2, block // scan_tile),
                 False, True, *flags)  # SLOW_CARRY off; JOINED: one reduction
         key = (device, "roles-lookback", block, scan_tile, tile, plan.has_swa_lut, warps, *flags)

@@ -21,21 +21,6 @@ grid is the scan programs first (program j scans tile j), then the seed programs
   its carry the slow way instead (the lengths of every earlier lane, read from the request
   vectors), so the outputs never depend on the grid being resident or on timing, only its speed
   does;
-* (``TAGGED``, a candidate) reads a poll with one five-operand reduction (one block-wide
-  exchange instead of two): the four columns' half sums, which give the carries, and the count
-  of words not ready;
-  (``LATE_SHOT``, a candidate) sends a second poll after its scan, before it reads the first,
-  and takes from it the words the first found not ready;
-* (``SCAN_TOTALS``, a candidate) takes its tile's totals from the inclusive scan instead of a
-  reduction: the threads that hold the scan's last row publish the four words and, in the last
-  scan program, write the totals and scalars, so the block-wide reduction (a shared-memory
-  exchange and a barrier) and the broadcast of its result to every thread are gone; the publish
-  moves after the scan (the first poll, ``EARLY_POLL``, still goes out before it);
-  (``ONE_READ``, a candidate) reads a poll with one reduction of the ``[NPROG, 4]`` words along
-  the tile axis (the reduction the carries take anyway): a word not ready counts as
-  ``1 << 40`` (:data:`NOT_READY`), above any sum of at most 128 ready 32-bit halves (< 2 ** 39),
-  so the four column sums give both the carries and whether a word is missing; the separate
-  count of words not ready (one more block-wide reduction each poll) is gone;
 * scans its tile; the last scan program writes the totals and the three scalars;
 * then, off the path to its outputs, zeroes its contiguous share of the other set (word c goes to
   program ``c * scan programs // words``), which the next launch uses (it finds zeros there, i.e.
@@ -58,49 +43,19 @@ SETS_AT = 8
 WORKSPACE_LEN = SETS_AT + 2 * MAX_SCAN_PROGRAMS * 4
 READY = 1 << 32
 SPIN_LIMIT = 64
-NOT_READY = 1 << 40
-"""``ONE_READ``: what a word not ready adds to its column's sum (a ready word adds its 32-bit half;
-128 of them sum below ``2 ** 39``)."""
 """Polls of the earlier tiles' words before a scan program computes its carry itself."""
 
 if triton is not None:
     _SETS_AT_C = tl.constexpr(SETS_AT)
     _SET_WORDS_C = tl.constexpr(MAX_SCAN_PROGRAMS * 4)
     _SPIN_LIMIT_C = tl.constexpr(SPIN_LIMIT)
-    _NOT_READY_C = tl.constexpr(NOT_READY)
-
-    @triton.jit
-    def _add5(a0, a1, a2, a3, a4, b0, b1, b2, b3, b4):
-        return a0 + b0, a1 + b1, a2 + b2, a3 + b3, a4 + b4
-
-    @triton.jit
-    def _tagged_sums(poll, w):
-        # The carries and the count of words not ready from one five-operand reduction (one
-        # block-wide exchange): word w's 32-bit half in column w & 3 ([v lo, v hi, w lo, w hi]).
-        half = poll & 0xFFFFFFFF
-        col = w & 3
-        missing = tl.where((poll >> 32) != 1, 1, 0).to(tl.int64)
-        v_lo, v_hi, w_lo, w_hi, count = tl.reduce(
-            (tl.where(col == 0, half, 0), tl.where(col == 1, half, 0),
-             tl.where(col == 2, half, 0), tl.where(col == 3, half, 0), missing), 0, _add5)
-        return v_lo + (v_hi << 32), w_lo + (w_hi << 32), count
-
-    @triton.jit
-    def _one_read(poll, NPROG: tl.constexpr):
-        # ONE_READ: the carries and whether a word is missing from one [NPROG, 4] reduction
-        value = tl.where((poll >> 32) == 1, poll & 0xFFFFFFFF, _NOT_READY_C)
-        low, high = tl.split(tl.reshape(tl.sum(tl.reshape(value, (NPROG, 4)), axis=0), (2, 2)))
-        carry_v, carry_w = tl.split(low + (high << 32))  # [v lo, w lo], [v hi, w hi]
-        top_v, top_w = tl.split(tl.maximum(low, high))
-        return carry_v, carry_w, (tl.maximum(top_v, top_w) >= _NOT_READY_C).to(tl.int32)
 
     @triton.jit
     def _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
                    enable_ptr, reqs_ptr, ws_ptr, j, nscan, bs, window, capacity,
                    BLOCK: tl.constexpr, STILE: tl.constexpr, NPROG: tl.constexpr,
                    SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr, EARLY_POLL: tl.constexpr,
-                   EPOCH_LOAD: tl.constexpr, TAGGED: tl.constexpr, LATE_SHOT: tl.constexpr,
-                   SCAN_TOTALS: tl.constexpr, ONE_READ: tl.constexpr):
+                   EPOCH_LOAD: tl.constexpr):
         start = j.to(tl.int64) * STILE
         lane = start + tl.arange(0, STILE)
         live = lane < bs
@@ -113,9 +68,7 @@ if triton is not None:
             # barrier, which would hold the loads back by a round trip if it came first
             ticket = tl.atomic_add(ws_ptr, 1, sem="relaxed")
             epoch = ticket >> 16
-        if SCAN_TOTALS:  # no reduction: the totals come from the scan's last row
-            lens = tl.join(verify_len, write_len)
-        elif JOINED:  # both sides as [STILE, 2]: one reduction and one scan for the two
+        if JOINED:  # both sides as [STILE, 2]: one reduction and one scan for the two
             lens = tl.join(verify_len, write_len)
             own_v, own_w = tl.split(tl.sum(lens, axis=0))
         else:
@@ -123,11 +76,10 @@ if triton is not None:
             own_w = tl.sum(write_len, axis=0)
         mine = _SETS_AT_C + ((epoch & 1) * _SET_WORDS_C)
         other = _SETS_AT_C + (((epoch + 1) & 1) * _SET_WORDS_C)
-        if not SCAN_TOTALS:
-            k = tl.arange(0, 4)
-            total = tl.where(k < 2, own_v + k * 0, own_w + k * 0)
-            half = tl.where((k & 1) == 0, total & 0xFFFFFFFF, (total >> 32) & 0xFFFFFFFF)
-            tl.store(ws_ptr + mine + j * 4 + k, half | (1 << 32))  # global stores reach L2
+        k = tl.arange(0, 4)
+        total = tl.where(k < 2, own_v + k * 0, own_w + k * 0)
+        half = tl.where((k & 1) == 0, total & 0xFFFFFFFF, (total >> 32) & 0xFFFFFFFF)
+        tl.store(ws_ptr + mine + j * 4 + k, half | (1 << 32))  # global stores reach L2
         if not EPOCH_LOAD:
             if (ticket & 0xFFFF) == nscan - 1:  # the last ticket: next epoch, count back to 0
                 tl.atomic_add(ws_ptr, 65536 - nscan, sem="relaxed")
@@ -135,47 +87,21 @@ if triton is not None:
         before = (w // 4) < j
         if EARLY_POLL:  # in flight while the tile is scanned
             poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
-        if SCAN_TOTALS:  # the last lane's thread publishes [v lo, v hi, w lo, w hi]
-            incl = tl.cumsum(lens, axis=0)
-            verify_excl, write_excl = tl.split(incl - lens)
-            incl_v, incl_w = tl.split(incl)  # in the lanes' own layout: no exchange
-            last = lane == start + STILE - 1
-            word = ws_ptr + mine + j * 4 + (lane - lane)  # [STILE] pointers, one store each
-            tl.store(word, (incl_v & 0xFFFFFFFF) | (1 << 32), mask=last)
-            tl.store(word + 1, ((incl_v >> 32) & 0xFFFFFFFF) | (1 << 32), mask=last)
-            tl.store(word + 2, (incl_w & 0xFFFFFFFF) | (1 << 32), mask=last)
-            tl.store(word + 3, ((incl_w >> 32) & 0xFFFFFFFF) | (1 << 32), mask=last)
-        elif JOINED:
+        if JOINED:
             verify_excl, write_excl = tl.split(tl.cumsum(lens, axis=0) - lens)
         else:
             verify_excl = tl.cumsum(verify_len, axis=0) - verify_len
             write_excl = tl.cumsum(write_len, axis=0) - write_len
-        if LATE_SHOT:  # a second shot, sent after the scan while the first is still out:
-            # a word the first shot found not ready is taken from the second
-            late = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
-            poll = tl.where((poll >> 32) == 1, poll, late)
         if not EARLY_POLL:
             poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
-        if ONE_READ:  # a word not ready makes its column's sum large: one reduction a poll
-            carry_v, carry_w, waiting = _one_read(poll, NPROG)
-        elif TAGGED:  # the count of words not ready rides in the four word sums: one reduction
-            carry_v, carry_w, waiting = _tagged_sums(poll, w)
-        else:
-            waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
+        waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
         spins = 0
         while (waiting > 0) & (spins < _SPIN_LIMIT_C):
             poll = tl.load(ws_ptr + mine + w, mask=before, other=1 << 32, volatile=True)
-            if ONE_READ:
-                carry_v, carry_w, waiting = _one_read(poll, NPROG)
-            elif TAGGED:
-                carry_v, carry_w, waiting = _tagged_sums(poll, w)
-            else:
-                waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
+            waiting = tl.sum(tl.where((poll >> 32) != 1, 1, 0), axis=0)
             spins += 1
         value = poll & 0xFFFFFFFF
-        if TAGGED or ONE_READ:
-            pass  # carry_v and carry_w came with the last count
-        elif JOINED:  # the four word sums in one reduction: [[v lo, v hi], [w lo, w hi]]
+        if JOINED:  # the four word sums in one reduction: [[v lo, v hi], [w lo, w hi]]
             halves = tl.reshape(tl.sum(tl.reshape(value, (NPROG, 4)), axis=0), (2, 2))
             low, high = tl.split(halves)
             carry_v, carry_w = tl.split(low + (high << 32))
@@ -192,16 +118,7 @@ if triton is not None:
             carry_w = tl.sum(w_before, axis=0)
         tl.store(verify_ptr + lane, carry_v + verify_excl, mask=live)
         tl.store(write_ptr + lane, carry_w + write_excl, mask=live)
-        if SCAN_TOTALS:  # the last row's threads of the last program: totals and scalars
-            at = lane - lane  # [STILE] offsets 0: every masked store is one word
-            mark = last & (at + j == nscan - 1)
-            total_v = carry_v + incl_v
-            tl.store(verify_ptr + bs + at, total_v, mask=mark)
-            tl.store(write_ptr + bs + at, carry_w + incl_w, mask=mark)
-            tl.store(num_valid_ptr + at, tl.minimum(total_v, capacity).to(tl.int32), mask=mark)
-            tl.store(enable_ptr + at, tl.where(total_v > capacity, 0, 1).to(tl.int32), mask=mark)
-            tl.store(reqs_ptr + at, (at + bs).to(tl.int32), mask=mark)
-        elif j == nscan - 1:  # the totals and the three scalars, as scalars
+        if j == nscan - 1:  # the totals and the three scalars, as scalars
             total_v = carry_v + own_v
             tl.store(verify_ptr + bs, total_v)
             tl.store(write_ptr + bs, carry_w + own_w)
@@ -227,16 +144,13 @@ if triton is not None:
         BLOCK: tl.constexpr, STILE: tl.constexpr, TILE: tl.constexpr, HAS_LUT: tl.constexpr,
         NPROG: tl.constexpr, SLOW_CARRY: tl.constexpr, JOINED: tl.constexpr,
         EARLY_POLL: tl.constexpr = False, EPOCH_LOAD: tl.constexpr = False,
-        TAGGED: tl.constexpr = False, LATE_SHOT: tl.constexpr = False,
-        SCAN_TOTALS: tl.constexpr = False, ONE_READ: tl.constexpr = False,
     ):
         pid = tl.program_id(0)
         nscan = tl.maximum(tl.cdiv(bs, STILE), 1)
         if pid < nscan:
             _scan_tile(rpi_ptr, prefix_ptr, extend_ptr, verify_ptr, write_ptr, num_valid_ptr,
                        enable_ptr, reqs_ptr, ws_ptr, pid, nscan, bs, window, capacity, BLOCK,
-                       STILE, NPROG, SLOW_CARRY, JOINED, EARLY_POLL, EPOCH_LOAD, TAGGED,
-                       LATE_SHOT, SCAN_TOTALS, ONE_READ)
+                       STILE, NPROG, SLOW_CARRY, JOINED, EARLY_POLL, EPOCH_LOAD)
         else:
             triton_roles._seed_part(rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
                                     seed_ptr, pid - nscan, bs, stride0, max_reqs, max_seq_len,
@@ -275,31 +189,16 @@ def shape(bs: int, tile: int | None, scan_tile: int | None, num_warps: int | Non
 
 def launch(args: tuple, *, bs: int, tile: int | None, scan_tile: int | None,
            num_warps: int | None, has_lut: bool, slow_carry: bool = False, joined: bool = False,
-           early_poll: bool = False, epoch_load: bool = False, tagged: bool = False,
-           late_shot: bool = False, scan_totals: bool = False, one_read: bool = False):
+           early_poll: bool = False, epoch_load: bool = False):
     """Launch on ``args`` (the five inputs, the six outputs, then the seven int64 scalars of
     :func:`impls.offsets_planner.triton_one_pass.plan_launch`); the workspace is this module's.
     ``slow_carry``: every scan program takes the path of a missing earlier tile (for tests);
     ``joined``: a scan program reduces and scans both sides as one [STILE, 2] tensor and sums the
-    earlier tiles' four words in one reduction (fewer block-wide barriers; a sweep candidate);
+    earlier tiles' four words in one reduction (fewer block-wide barriers; the planner's);
     ``early_poll``: the first poll of the earlier tiles' words goes out before the tile's scan;
     ``epoch_load``: a scan program reads the epoch with a load issued beside its request loads and
-    draws its ticket last, after its outputs (the ticket's atomic off the path to them);
-    ``tagged`` (with ``joined``): one five-operand reduction a poll gives both the count of
-    words missing and the carries;
-    ``late_shot`` (with ``early_poll``): a second poll goes out after the tile's scan, before the
-    first is read, and fills the words the first found not ready;
-    ``scan_totals`` (with ``joined``): the totals from the scan's last row, no reduction;
-    ``one_read`` (with ``joined``, not with ``tagged``): one reduction a poll (module docstring).
-
-    Raises:
-        ValueError: ``tagged``, ``scan_totals`` or ``one_read`` without ``joined``, ``tagged``
-            with ``one_read``, or ``late_shot`` without ``early_poll``.
+    draws its ticket last, after its outputs (the ticket's atomic off the path to them).
     """
-    if ((tagged or scan_totals or one_read) and not joined) or (late_shot and not early_poll):
-        raise ValueError("tagged, scan_totals and one_read need joined, late_shot needs early_poll")
-    if tagged and one_read:
-        raise ValueError("tagged and one_read are two reads of one poll: pick one")
     block, scan_tile, tile, warps, grid = shape(bs, tile, scan_tile, num_warps)
     ws = workspace(args[0].device)
     nprog = max(2, block // scan_tile)
@@ -307,6 +206,4 @@ def launch(args: tuple, *, bs: int, tile: int | None, scan_tile: int | None,
                                            STILE=scan_tile, TILE=tile, HAS_LUT=has_lut,
                                            NPROG=nprog, SLOW_CARRY=slow_carry,
                                            JOINED=joined, EARLY_POLL=early_poll,
-                                           EPOCH_LOAD=epoch_load, TAGGED=tagged,
-                                           LATE_SHOT=late_shot, SCAN_TOTALS=scan_totals,
-                                           ONE_READ=one_read, num_warps=warps)
+                                           EPOCH_LOAD=epoch_load, num_warps=warps)
