@@ -5,32 +5,35 @@ Every value a case hands to torch is checked here against the dtype it will have
 int64 per-request inputs, LUT and outputs, int32 table and scalar outputs), every size against the
 limits of :mod:`conformance.corpus.limits`, every table or LUT change against the table or LUT it
 changes, and every step that expects no error against the launcher's validation (spec section 4),
-so that a fault of the case is never blamed on a planner.
+so that a fault of the case is never blamed on a planner. The buffers, table and LUT a case's
+steps share, and a step's table or LUT changes, are checked by :mod:`conformance.corpus.size_checks`;
+a step's overrides by :mod:`conformance.corpus.override_checks`.
 """
 
 from __future__ import annotations
 
-import torch
-
 from conformance.corpus.arrays import ArraySpecError, evaluate, spec_len
 from conformance.corpus.generators import DEFAULT_TABLE, lut_len, table_shape
-from conformance.corpus.limits import (
-    MAX_ARRAY_LEN,
-    MAX_CASE_MEMORY,
-    MAX_LUT_LEN,
-    MAX_OVERRIDE_ELEMENTS,
-    MAX_PERMUTED_ELEMENTS,
-    MAX_TABLE_ELEMENTS,
-    case_memory,
-)
+from conformance.corpus.limits import MAX_ARRAY_LEN, MAX_CASE_MEMORY, case_memory
 from conformance.corpus.corpus_subject import NAME as _NAME
 from conformance.corpus.corpus_subject import constants as _constants
 from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.corpus_subject import errors as _errors
+from conformance.corpus.override_checks import override_error
+from conformance.corpus.size_checks import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    Fault,
+    first_outside,
+    lut_set_error,
+    size_error,
+    table_set_error,
+)
 
 PLAN_BS_BLOCK_SIZE = _constants.PLAN_BS_BLOCK_SIZE
 SCRATCH_MIN_LEN = _constants.SCRATCH_MIN_LEN
-LUT_NAME = _contract.LUT_NAME
 OUTPUT_NAMES = _contract.OUTPUT_NAMES
 output_lengths = _contract.output_lengths
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
@@ -41,12 +44,8 @@ TABLE_NAME = _contract.TABLE_NAME
 CATALOG = _errors.CATALOG
 identify = _errors.identify
 
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 ARRAY_OUTPUTS = tuple(name for name in OUTPUT_NAMES if name not in SCALAR_OUTPUT_NAMES)
 """The three array outputs a golden lists: scratch and write offsets [bs + 1], seeds [bs]."""
-Fault = tuple[str, str]
-"""(JSON path relative to the case, ``$`` first; message)."""
 
 
 def _entry_error(doc: dict, entry: str) -> Fault | None:
@@ -63,137 +62,6 @@ def _entry_error(doc: dict, entry: str) -> Fault | None:
     return None
 
 
-def _device_error(name: str) -> str | None:
-    """Why torch on this machine cannot put a tensor on device ``name``; None when it can."""
-    try:
-        device = torch.device(name)
-    except (RuntimeError, ValueError) as exc:
-        return str(exc)
-    if device.type in ("cpu", "meta"):
-        return None
-    if device.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if (device.index or 0) < count:
-            return None
-        return f"{name!r}: this machine has {count} CUDA device{'s' * (count != 1)}"
-    backend = getattr(torch, device.type, None)
-    if backend is not None and getattr(backend, "is_available", lambda: False)():
-        return None
-    return f"{name!r}: torch sees no {device.type} device on this machine"
-
-
-def _override_error(overrides: list, inputs: dict) -> Fault | None:
-    """An override of a LUT the case does not have, a device this machine lacks, a shape over
-    :data:`MAX_OVERRIDE_ELEMENTS`."""
-    for k, override in enumerate(overrides):
-        if override.get("tensor") == LUT_NAME and inputs.get("lut") is None:
-            return f".overrides[{k}]", "overrides the LUT, which is null in this case"
-        if "device" in override:
-            fault = _device_error(override["device"])
-            if fault:
-                return f".overrides[{k}].device", f"device {fault}"
-        shape = override.get("shape", [])
-        n = _elements(shape)
-        if n > MAX_OVERRIDE_ELEMENTS:
-            shown = shape if len(shape) <= 8 else f"of {len(shape)} dimensions"
-            count = f"{n} elements" if n <= MAX_ARRAY_LEN ** 2 else \
-                f"over {MAX_ARRAY_LEN ** 2} elements"
-            return (f".overrides[{k}].shape",
-                    f"shape {shown} has {count}, over the limit of {MAX_OVERRIDE_ELEMENTS}")
-    return None
-
-
-def _elements(shape: list[int]) -> int:
-    """Elements of a tensor of ``shape``, capped just past MAX_ARRAY_LEN ** 2: a long shape of
-    huge sizes is never multiplied out into an integer of millions of digits."""
-    n = 1
-    for size in shape:
-        n *= size
-        if n > MAX_ARRAY_LEN ** 2:
-            return MAX_ARRAY_LEN ** 2 + 1
-    return n
-
-
-def _outside(values, low: int, high: int) -> int | None:
-    """Index of the first of ``values`` outside [low, high], or None."""
-    return next((i for i, v in enumerate(values) if not low <= v <= high), None)
-
-
-def _table_error(table: dict) -> Fault | None:
-    """Size, raggedness, int32 values and ``set`` entries inside the table."""
-    if table["generator"] == "explicit":
-        widths = {len(row) for row in table["values"]}
-        if len(widths) > 1:
-            return ".values", f"ragged table: row lengths {sorted(widths)}"
-    rows, cols = table_shape(table)
-    if rows * cols > MAX_TABLE_ELEMENTS:
-        return "", (f"table {rows} x {cols} = {rows * cols} elements exceeds the limit of "
-                    f"{MAX_TABLE_ELEMENTS}")
-    if table["generator"] == "permuted" and rows * cols > MAX_PERMUTED_ELEMENTS:
-        return "", (f"permuted table {rows} x {cols} = {rows * cols} elements exceeds the limit "
-                    f"of {MAX_PERMUTED_ELEMENTS} for a permutation (sorted at load time)")
-    for r, row in enumerate(table.get("values", ())):
-        i = _outside(row, INT32_MIN, INT32_MAX)
-        if i is not None:
-            return f".values[{r}][{i}]", "a table value is outside int32"
-    return _table_set_error(table.get("set", ()), rows, cols, ".set")
-
-
-def _table_set_error(entries: list, rows: int, cols: int, where: str) -> Fault | None:
-    for k, (row, pos, value) in enumerate(entries):
-        if not (0 <= row < rows and 0 <= pos < cols):
-            return f"{where}[{k}]", f"[{row}, {pos}] is outside the {rows} x {cols} table"
-        if not INT32_MIN <= value <= INT32_MAX:
-            return f"{where}[{k}]", f"value {value} is outside int32 (the table's dtype)"
-    return None
-
-
-def _lut_error(lut: dict) -> Fault | None:
-    """Length, int64 values (explicit, shifted, set) and ``set`` entries inside the LUT."""
-    n = lut_len(lut)
-    if n > MAX_LUT_LEN:
-        return ".len", f"LUT length {n} exceeds the limit of {MAX_LUT_LEN}"
-    if lut["generator"] == "permutation" and n > MAX_PERMUTED_ELEMENTS:
-        return ".len", f"permutation LUT length {n} exceeds the limit of {MAX_PERMUTED_ELEMENTS}"
-    i = _outside(lut.get("values", ()), INT64_MIN, INT64_MAX)
-    if i is not None:
-        return f".values[{i}]", "a LUT value is outside int64"
-    shift = lut.get("shift", 0)
-    if n and not (INT64_MIN <= shift and shift + n - 1 <= INT64_MAX):
-        return ".shift", f"shift {shift} puts LUT values outside int64"
-    return _lut_set_error(lut.get("set", ()), n, ".set")
-
-
-def _lut_set_error(entries: list, n: int, where: str) -> Fault | None:
-    for k, (index, value) in enumerate(entries):
-        if not 0 <= index < n:
-            return f"{where}[{k}]", f"index {index} is outside the LUT of length {n}"
-        if not INT64_MIN <= value <= INT64_MAX:
-            return f"{where}[{k}]", f"value {value} is outside int64 (the LUT's dtype)"
-    return None
-
-
-def size_error(inputs: dict) -> Fault | None:
-    """Sizes and values of what a case's steps share, refused before anything is allocated:
-    buffers over MAX_ARRAY_LEN, tables over MAX_TABLE_ELEMENTS, LUTs over MAX_LUT_LEN
-    (conformance/corpus/limits.py), ragged explicit tables, values outside the dtype, ``set``
-    entries outside the table / LUT, scalars outside int64."""
-    for key in ("write_req_capacity", "scratch_len"):
-        if inputs.get(key, 0) > MAX_ARRAY_LEN:
-            return f".inputs.{key}", f"{key} {inputs[key]} exceeds the limit of {MAX_ARRAY_LEN}"
-    table = inputs.get(TABLE_NAME)
-    if table is not None:
-        fault = _table_error(table)
-        if fault:
-            return f".inputs.{TABLE_NAME}" + fault[0], fault[1]
-    lut = inputs.get("lut")
-    if lut is not None:
-        fault = _lut_error(lut)
-        if fault:
-            return ".inputs.lut" + fault[0], fault[1]
-    return None
-
-
 def _step_values_error(inputs: dict, shared: dict, expects_error: bool) -> Fault | None:
     """Per-step values: request arrays (evaluable, int64, one length unless the step expects an
     error), scalars within int64, table and LUT changes inside what they change."""
@@ -203,7 +71,7 @@ def _step_values_error(inputs: dict, shared: dict, expects_error: bool) -> Fault
             values = evaluate(inputs.get(name, []))
         except ArraySpecError as exc:
             return f".inputs.{name}", f"bad array spec: {exc}"
-        i = _outside(values, INT64_MIN, INT64_MAX)
+        i = first_outside(values, INT64_MIN, INT64_MAX)
         if i is not None:
             return f".inputs.{name}", f"element {i} is outside int64"
         lengths[name] = len(values)
@@ -215,14 +83,14 @@ def _step_values_error(inputs: dict, shared: dict, expects_error: bool) -> Fault
             return f".inputs.{name}", f"{name} {inputs[name]} is outside int64"
     table = shared.get(TABLE_NAME)
     rows, cols = table_shape(table if table is not None else DEFAULT_TABLE)
-    fault = _table_set_error(inputs.get("req_to_token_set", ()), rows, cols,
+    fault = table_set_error(inputs.get("req_to_token_set", ()), rows, cols,
                              ".inputs.req_to_token_set")
     if fault:
         return fault
     if "lut_set" in inputs:
         if shared.get("lut") is None:
             return ".inputs.lut_set", "changes the LUT, which is null in this case"
-        return _lut_set_error(inputs["lut_set"], lut_len(shared["lut"]), ".inputs.lut_set")
+        return lut_set_error(inputs["lut_set"], lut_len(shared["lut"]), ".inputs.lut_set")
     return None
 
 
@@ -282,7 +150,7 @@ def _golden_error(expect: dict, bs: int) -> Fault | None:
             return f".expect.{name}", f"bad array spec: {exc}"
         if len(values) != want:
             return f".expect.{name}", f"golden has {len(values)} values, bs={bs} needs {want}"
-        i = _outside(values, INT64_MIN, INT64_MAX)
+        i = first_outside(values, INT64_MIN, INT64_MAX)
         if i is not None:
             return f".expect.{name}", f"element {i} is outside int64"
     for name in SCALAR_OUTPUT_NAMES:
@@ -322,7 +190,7 @@ def semantic_error(doc: dict) -> Fault | None:
         where = f"$.steps[{k}]" if "steps" in doc else "$"
         inputs = {**shared, **step.get("inputs", {})}
         expect = step["expect"]
-        fault = _step_values_error(inputs, shared, "error" in expect) or _override_error(
+        fault = _step_values_error(inputs, shared, "error" in expect) or override_error(
             step.get("overrides", doc.get("overrides", [])), inputs)
         if not fault and "error" in expect:
             fault = _error_expectation_error(expect["error"])
