@@ -47,7 +47,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from conformance import manifest_draft, repro
-from conformance.robustness import fuzz, mutants
+from conformance.robustness import fuzz_command, mutants
 from conformance.bench import cli as bench_cli
 from conformance.corpus.case_file import display_path
 from conformance.corpus.loader import OWN_FOLDER_HINT, load_corpus
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write", action="store_true", help="write into the case file")
     p.set_defaults(func=_cmd_record)
     add_report_parser(sub)
-    fuzz.add_parser(sub)
+    fuzz_command.add_parser(sub)
     bench_cli.add_parser(sub)
     manifest_draft.add_parser(sub)
     repro.add_parser(sub)

@@ -7,125 +7,50 @@ the pure-Python planner in a separate process that never imports a planner under
 :func:`conformance.engine.reference.record_expectations`), and the case is run on every planner
 with the harness's own :func:`conformance.engine.runner.run_case`, so "diverges" means exactly
 what a failing test means: any output byte (guard zones and stale tails included) differs, an input changed, the two
-poisoned runs disagree, or the planner raised. A divergence is shrunk
+poisoned runs disagree, or the planner raised (:mod:`conformance.robustness.plan_divergence`). A divergence is shrunk
 (:func:`conformance.robustness.shrink.shrink`) and written under ``<out>`` with
 ``"needs_review": true`` and ``"source": {"kind": "fuzz", ...}`` naming the seed, never replacing
 a file already there (:mod:`conformance.robustness.found_cases`); the path and the pytest command
 that reruns it are printed. Plans stream: ``--n`` can be as large as time allows. The run ends
 with one summary line (plans, divergences per planner, seconds), the figure committed under
-``reports/gpu/``.
+``reports/gpu/``. The subcommand's arguments and exit status: :mod:`conformance.robustness.fuzz_command`.
 """
 
 from __future__ import annotations
 
-import argparse
 import collections
 import copy
 import functools
 import multiprocessing
 import shlex
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.paths import evidence_fault
-from conformance.robustness.probe_sandbox import use_for_probes
 from conformance.corpus.case_file import display_path
-from conformance.corpus.loader import Case, make_case
-from conformance.corpus.corpus_subject import hazards as _hazards
-from conformance.corpus.corpus_subject import FOUND_CASES_DIR, NAME
-from conformance.robustness.found_cases import FoundCaseError, found_id, place
-from conformance.robustness.random_plans import random_plan
-from conformance.robustness.progress import Progress
-from conformance.robustness.golden_process import GoldenError, golden_process
-from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
-from conformance.engine.runner import cases_dir_arg
-from conformance.engine.runner import rerun_command as runner_rerun
-from conformance.engine.verdict import FAILING, PROFILES, status_of
-from conformance.robustness.shrink import shrink
+from conformance.corpus.corpus_subject import FOUND_CASES_DIR
 from conformance.corpus.corpus_subject import contract as _contract
+from conformance.corpus.corpus_subject import hazards as _hazards
 from conformance.corpus.corpus_subject import registry as _registry
+from conformance.corpus.loader import make_case
+from conformance.engine.runner import Target, cases_dir_arg
+from conformance.engine.runner import rerun_command as runner_rerun
+from conformance.robustness.found_cases import found_id, place
+from conformance.robustness.golden_process import golden_process
+from conformance.robustness.plan_divergence import divergence, make_target, with_golden
+from conformance.robustness.probe_sandbox import use_for_probes
+from conformance.robustness.progress import Progress
+from conformance.robustness.random_plans import random_plan
+from conformance.robustness.shrink import shrink
 
 REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 SWA_WINDOW_NAME = _contract.SWA_WINDOW_NAME
-PlannerUnavailable = _registry.PlannerUnavailable
-UnknownPlanner = _registry.UnknownPlanner
 availability = _registry.availability
-builtin_names = _registry.builtin_names
-get_planner = _registry.get_planner
 HAZARD_TAG = _hazards.HAZARD_TAG
 
 DEFAULT_OUT = FOUND_CASES_DIR
-_SCRATCH = Path("<fuzz>")
-
-
-def with_golden(raw: dict) -> tuple[Case, dict]:
-    """(the case, the case dict with ``expect``) for a plan without one: the golden is the
-    pure-Python planner's output (or the documented error it raises), recorded in the golden
-    process (:func:`conformance.robustness.golden_process.golden_process`), out of the planners'
-    reach.
-
-    Raises:
-        GoldenError: the golden process died or could not record the plan.
-    """
-    raw = {**raw, "expect": golden_process().expectations(raw)[0]}
-    return make_case(raw, _SCRATCH, "$"), raw
-
-
-def divergence(case: Case, target: Target, isolate: bool = False,
-               timeout: float = 60.0) -> str | None:
-    """The harness's failure text for ``case`` on ``target``, or None when it conforms.
-
-    With ``isolate`` the case runs in :mod:`conformance.robustness.isolation`'s worker process: a segfault, a
-    CUDA error or a hang (``timeout`` seconds) is a divergence whose text starts ``crash:`` /
-    ``timeout:`` and ends with the child's last lines of output.
-    """
-    if isolate or target.launch is None:  # an external planner runs in a worker, always
-        from conformance.robustness.isolated_case import case_request, judge_observed
-        from conformance.robustness.isolation import shared_pool
-
-        answer = shared_pool().get(target.name).run(
-            case_request(case, target.name, str(target.device)), timeout)
-        if answer["status"] == "observed" and not answer.get("state_changed"):
-            try:
-                judge_observed(case, target.name, answer)
-            except ConformanceFailure as exc:
-                return _failing(exc, target.name)
-            return None
-        return "\n".join(x for x in (f"{answer['status']}: {answer.get('reason', '')}",
-                                      answer.get("text", ""), answer.get("tail", "")) if x)
-    try:
-        run_case(case, target)
-    except ConformanceFailure as exc:
-        return _failing(exc, target.name)
-    return None
-
-
-def _failing(exc: ConformanceFailure, planner: str) -> str | None:
-    """The failure text of ``exc``, or None when every difference is one that a rule the planner
-    is not judged on decides (``differs`` / ``not-wrapper``: spec section 8; built-in planners
-    are judged on every rule, an external one on the contract, as ``pytest conformance/``)."""
-    judged = PROFILES["all"] if planner in builtin_names() else PROFILES["contract"]
-    if exc.verdict is not None and status_of(exc.verdict, judged)[0] not in FAILING:
-        return None
-    return str(exc)
-
-
-def make_target(name: str) -> Target:
-    """A :class:`Target` for planner ``name`` on its device.
-
-    Raises:
-        UnknownPlanner, PlannerUnavailable: with a one-line message.
-    """
-    a = availability(name)
-    if ":" in name:  # never imported here: its cases run in the isolation worker
-        if not a.available:
-            raise UnknownPlanner(a.reason)
-        return Target(name, None, resolve_device(a.device))
-    launch = get_planner(name)
-    return Target(name, launch, resolve_device(a.device))
+"""Where found cases are written unless ``--out`` says otherwise."""
 
 
 def rerun_command(case_id: str, planner: str, out: Path) -> str:
@@ -295,59 +220,3 @@ def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_fo
                                                  result.divergences.items()))
     result.seconds = time.monotonic() - start
     return result
-
-
-def main(args) -> int:
-    """``python -m conformance fuzz`` (arguments parsed by :mod:`conformance.cli`).
-
-    Returns:
-        0 with no divergence, 1 with any, 2 when a planner cannot run here, the golden
-        process failed, or a found case could not be written (one-line error).
-    """
-    fault = evidence_fault("--out", args.out)
-    if fault:  # before the run, not after it
-        print(f"error: {fault}", file=sys.stderr)
-        return 2
-    try:
-        result = fuzz(args.planner, args.n, args.seed, out=args.out, max_found=args.max_found,
-                      progress=not args.no_progress, isolate=args.isolate,
-                      timeout=args.isolate_timeout, jobs=args.jobs)
-    except (UnknownPlanner, PlannerUnavailable, GoldenError, FoundCaseError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(result.summary(args.seed))
-    return 1 if any(result.divergences.values()) else 0
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def add_parser(sub) -> None:
-    """Register the ``fuzz`` subcommand on :mod:`conformance.cli`'s subparsers."""
-    p = sub.add_parser("fuzz", help="differential fuzzing against the pure-Python planner")
-    p.add_argument("--planner", action="append", required=True, metavar="NAME",
-                   help="planner to fuzz: built-in name or module.path:callable (repeatable)")
-    p.add_argument("--n", type=positive_int, default=1000,
-                   help="plans to run, streamed (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the plans (default 0)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help=f"where found cases are written (default cases/{NAME}/found in a "
-                        "checkout, cases/found from an installed wheel)")
-    p.add_argument("--max-found", type=int, default=3,
-                   help="most cases shrunk and written per planner (default 3)")
-    p.add_argument("--jobs", type=positive_int, default=1, metavar="J",
-                   help="processes that run plans (default 1; shrinking stays in this one)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.add_argument("--isolate", action="store_true",
-                   help="run each plan in a child process: a crash or hang is a divergence")
-    p.add_argument("--isolate-timeout", type=float, default=60.0, metavar="S",
-                   help="seconds a plan may run with --isolate (default 60)")
-    p.set_defaults(func=main)

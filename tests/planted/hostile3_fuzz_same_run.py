@@ -1,7 +1,7 @@
 """A planted planner that fools the very ``python -m conformance fuzz`` run that judges it: its
 module's top level runs first in the availability probe (``python -m impls.offsets_planner.probe``, before any plan; its
 sandbox keeps the filesystem), while the fuzzing process has not yet imported
-``conformance.robustness.isolated_case`` (``fuzz.divergence`` imports it on the first plan). The
+``conformance.robustness.isolated_case`` (``plan_divergence.divergence`` imports it on the first plan). The
 top level plants that module's bytecode (its source untouched) with a ``judge_observed`` that
 finds nothing, so no plan diverges; the planner itself writes ``out_write_num_valid_reqs`` one too
 high.

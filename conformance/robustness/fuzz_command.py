@@ -1,0 +1,80 @@
+"""The ``python -m conformance fuzz`` subcommand: its arguments (registered on
+:mod:`conformance.cli`'s subparsers) and its exit status; the run itself is
+:func:`conformance.robustness.fuzz.fuzz`.
+
+Exit status: 0 with no divergence, 1 with any, 2 when a planner cannot run here, the golden
+process failed, ``--out`` is no place for evidence, or a found case could not be written (one
+line on stderr, ``error: ...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from conformance.corpus.corpus_subject import NAME
+from conformance.corpus.corpus_subject import registry as _registry
+from conformance.paths import evidence_fault
+from conformance.robustness.found_cases import FoundCaseError
+from conformance.robustness.fuzz import DEFAULT_OUT, fuzz
+from conformance.robustness.golden_process import GoldenError
+
+PlannerUnavailable = _registry.PlannerUnavailable
+UnknownPlanner = _registry.UnknownPlanner
+
+
+def main(args) -> int:
+    """``python -m conformance fuzz`` (arguments parsed by :mod:`conformance.cli`).
+
+    Returns:
+        0 with no divergence, 1 with any, 2 when a planner cannot run here, the golden
+        process failed, or a found case could not be written (one-line error).
+    """
+    fault = evidence_fault("--out", args.out)
+    if fault:  # before the run, not after it
+        print(f"error: {fault}", file=sys.stderr)
+        return 2
+    try:
+        result = fuzz(args.planner, args.n, args.seed, out=args.out, max_found=args.max_found,
+                      progress=not args.no_progress, isolate=args.isolate,
+                      timeout=args.isolate_timeout, jobs=args.jobs)
+    except (UnknownPlanner, PlannerUnavailable, GoldenError, FoundCaseError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(result.summary(args.seed))
+    return 1 if any(result.divergences.values()) else 0
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_parser(sub) -> None:
+    """Register the ``fuzz`` subcommand on :mod:`conformance.cli`'s subparsers."""
+    p = sub.add_parser("fuzz", help="differential fuzzing against the pure-Python planner")
+    p.add_argument("--planner", action="append", required=True, metavar="NAME",
+                   help="planner to fuzz: built-in name or module.path:callable (repeatable)")
+    p.add_argument("--n", type=positive_int, default=1000,
+                   help="plans to run, streamed (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the plans (default 0)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                   help=f"where found cases are written (default cases/{NAME}/found in a "
+                        "checkout, cases/found from an installed wheel)")
+    p.add_argument("--max-found", type=int, default=3,
+                   help="most cases shrunk and written per planner (default 3)")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="J",
+                   help="processes that run plans (default 1; shrinking stays in this one)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--isolate", action="store_true",
+                   help="run each plan in a child process: a crash or hang is a divergence")
+    p.add_argument("--isolate-timeout", type=float, default=60.0, metavar="S",
+                   help="seconds a plan may run with --isolate (default 60)")
+    p.set_defaults(func=main)
