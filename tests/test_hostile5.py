@@ -3,7 +3,7 @@ mymod:launch``) against the recent code: the bench's floors and re-judging
 (conformance/bench/floors.py, clocks.py, rejudge.py), the source digest and the report's
 freshness check (impls/source_file.py, impls/known_finders.py, conformance/reporting/freshness.py),
 the judge's condensed error-step text and the documented-errors table
-(conformance/engine/judge.py, conformance/reporting/error_table.py). Planted planners:
+(conformance/engine/judge.py, output_differences.py, conformance/reporting/error_table.py). Planted planners:
 tests/planted/hostile5_bench.py and tests/planted/hostile5_corpus.py.
 
 One test per attempt. Caught: a plain test asserting the harness's verdict. Not caught: a

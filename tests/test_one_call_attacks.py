@@ -324,7 +324,7 @@ def test_a_defined_element_written_wrong_over_a_fill_equal_to_its_value_is_anoth
     """Seed 668 gives the plain run a stale-plan fill equal to the right value of
     ``out_verify_expected_positions[0]``: the planner's wrong write there is another value (the
     element is defined), not ``written`` (kept for elements the step does not define), as in
-    conformance/engine/judge.py."""
+    conformance/engine/output_differences.py."""
     from conformance.engine.inputs import _POISON_CACHE, poison_seed, set_poison_seed
 
     before = poison_seed()

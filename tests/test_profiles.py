@@ -331,7 +331,7 @@ def test_a_raise_is_credited_only_to_the_one_row_its_step_shows(tmp_path):
 @pytest.mark.slow  # two whole runs of a bs-1025 case, about 30 s on 2 cores
 def test_a_situation_is_read_from_every_difference_not_only_the_kept_ones(tmp_path):
     """The divergence profile's word for a section-6 row comes from every difference at its
-    elements (conformance/engine/judge.py): a planner with more contract differences before
+    elements (conformance/engine/situations.py): a planner with more contract differences before
     them than a verdict keeps whole (conformance/engine/verdict.py ``KEPT``) was credited with
     the project's rule there. The same past-row seeds read the same with and without them."""
     case = "random-decode-prefill-bs-1025"

@@ -1,0 +1,51 @@
+"""What a planner did where each section-6 situation of a case shows (spec section 6), credited
+from every difference the judge saw at those elements in any run (not only the verdict's kept
+ones): ``rule`` (as the row's rule says), ``raised``, ``outside`` (an access outside a tensor),
+``never-written``, or ``other``; for the 0-d rule, ``no-error``, ``rule`` or ``other``. The words
+land in :attr:`conformance.engine.verdict.VerdictData.situations` (row key -> word), which the
+reports read.
+"""
+
+from __future__ import annotations
+
+from conformance.corpus.corpus_subject import element_rules as _element_rules
+
+ZERO_D = _element_rules.ZERO_D
+StepRules = _element_rules.StepRules
+
+
+def credit_situations(situations: dict[str, str], at_element: dict[tuple, set[str]],
+                      rules_per_step: list[StepRules]) -> None:
+    """Credit each row that a step of the case shows (``rules_per_step``: each step's rules) in
+    ``situations``, from ``at_element`` ((step, field, index) -> what differed there, in any run;
+    ``outside`` for an access outside a tensor). A raise is credited to a row only on a step where
+    that row alone shows: a step that reaches two rows cannot say which one the planner raised
+    on."""
+    errors = {step: what for (step, _, _), whats in at_element.items()
+              for what in sorted(whats) if what in ("error", "no-error", "raised")}
+    raised = {step for step, what in errors.items() if what == "raised"}
+    for k, rules in enumerate(rules_per_step):
+        if rules.error == ZERO_D:
+            word = {"no-error": "no-error", None: "rule"}.get(errors.get(k), "other")
+            _credit(situations, ZERO_D, word)
+        for row, where in rules.shows.items():
+            seen = set().union(*(at_element.get((k, name, index), ())
+                                 for name, index in where))
+            word = "rule"
+            if k in raised:
+                if len(rules.shows) > 1:
+                    continue  # a raise on a step that shows several rows names none of them
+                word = "raised"
+            elif "outside" in seen:
+                word = "outside"
+            elif "never-written" in seen:
+                word = "never-written"
+            elif seen:
+                word = "other"
+            _credit(situations, row, word)
+
+
+def _credit(situations: dict[str, str], row: str, word: str) -> None:
+    """Keep the most telling word seen for ``row``: any deviation over ``rule``."""
+    if situations.get(row) in (None, "rule"):
+        situations[row] = word

@@ -1,0 +1,63 @@
+"""One call's raise against the error its step expects (spec section 4): the difference, and the
+report's text for it, or None when the call did what the step requires.
+
+A step that expects no error must not raise (the step's error rule decides a raise: ``contract``,
+``wrapper`` or the 0-d rule, the corpus subject's ``StepRules.error``). A step that expects one
+must raise it exactly: a subclass of the expected built-in class (a class that only bears its
+name is another error), the exact message (``{device}`` in the case's text is the device the
+call ran on), and the catalog id (the one the exception carries, else the one its message
+identifies).
+"""
+
+from __future__ import annotations
+
+from conformance.corpus.corpus_subject import element_rules as _element_rules
+from conformance.corpus.corpus_subject import errors as _errors
+from conformance.engine.failure_words import error_clause as _error_clause
+from conformance.engine.failure_words import one_line, quoted
+from conformance.engine.failure_words import rule_name as _rule_name
+from conformance.engine.observe import Raised
+from conformance.engine.verdict import Difference, error_kind
+
+identify = _errors.identify
+CONTRACT = _element_rules.CONTRACT
+StepRules = _element_rules.StepRules
+
+
+def error_difference(k: int, run: str, want: dict | None, raised: Raised | None,
+                     rules: StepRules, device: str) -> tuple[Difference, str] | None:
+    """(the difference, its report text) of step ``k``'s call in ``run``, which raised ``raised``
+    (None: it returned) on ``device`` where the step expects the error ``want`` (None: none); None
+    when it matched."""
+    if want is None:
+        if raised is None:
+            return None
+        text = (f"raised {one_line(raised.class_name)} on a valid input:\n"
+                f"{quoted(raised.traceback_tail)}\n  decided by: {_rule_name(rules.error)}")
+        if rules.error == CONTRACT:
+            text += ("\n    spec §5: every input that passes validation is planned (section 6 "
+                     "says what an out-of-contract value gets); no raise after the checks")
+        return Difference(k, run, "raised", "error", None, None,
+                          f"{raised.class_name}: {raised.message[:200]}", rules.error,
+                          got_kind=raised.class_name), text
+    message = want["message"].replace("{device}", device)
+    expected = f"{want['type']} [{want['id']}] {message!r}"
+    if raised is None:
+        return (Difference(k, run, "no-error", "error", None, expected, None, CONTRACT),
+                f"expected {expected}\n     but the call returned normally\n"
+                f"  decided by: contract (a step that must raise and returned, spec §8)"
+                f"{_error_clause(want['id'])}")
+    got_id = raised.error_id or identify(raised.message)
+    got = f"{one_line(raised.class_name)} [{one_line(got_id)}] {raised.message!r}"
+    type_ok = want["type"] in raised.builtin_bases
+    if type_ok and raised.message == message and got_id == want["id"]:
+        return None
+    detail = f"wrong error\n  expected {expected}\n       got {got}"
+    if raised.class_name == want["type"] and not type_ok:
+        detail += (f"\n  ({one_line(raised.class_name)} here is a class of that name, not a "
+                   f"subclass of the built-in {want['type']})")
+    detail += f"\n  decided by: {_rule_name(rules.error)}{_error_clause(want['id'])}"
+    kind = error_kind(raised.class_name, not type_ok and raised.class_name == want["type"],
+                      got_id, raised.message != message and got_id == want["id"])
+    return Difference(k, run, "error", "error", None, expected, got, rules.error,
+                      got_kind=kind), detail
