@@ -10,7 +10,9 @@ import pytest
 import torch
 
 from conformance.corpus.subjects import discover
-from conformance.engine.one_call import RUNS, failure_text, judge_call
+from conformance.engine.call_report import failure_text
+from conformance.engine.call_runs import RUNS
+from conformance.engine.one_call import judge_call
 from conformance.engine.verdict import PROFILES, status_of
 from conformance.paths import DATA_ROOT
 from impls.canary_plan import PLANNERS, combined_mode, planner_mode

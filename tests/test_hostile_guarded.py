@@ -36,7 +36,8 @@ import torch
 
 from conformance.corpus.subjects import discover
 from conformance.engine.inputs import GUARD
-from conformance.engine.one_call import RUNS, judge_call
+from conformance.engine.call_runs import RUNS
+from conformance.engine.one_call import judge_call
 from conformance.engine.verdict import PROFILES, status_of
 from conformance.paths import CASES_ROOT, REPO_ROOT
 from tests.planted import guarded_attacks as hostile
@@ -429,12 +430,12 @@ def test_the_coverage_of_a_huge_view_costs_memory_of_its_storage_not_of_its_elem
     code = textwrap.dedent("""
         import resource, torch
         from conformance.engine.allocations import Allocations, GUARD_BYTES
-        from conformance.engine.one_call import _fill
+        from conformance.engine.call_runs import uncovered_fill
         small = torch.zeros(4, dtype=torch.int64)
-        Allocations({"x": small}, {"x"}, _fill("a"))
+        Allocations({"x": small}, {"x"}, uncovered_fill("a"))
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         huge = torch.zeros(1, dtype=torch.int64).expand(1 << 24)
-        a = Allocations({"x": huge}, {"x"}, _fill("a"))
+        a = Allocations({"x": huge}, {"x"}, uncovered_fill("a"))
         after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         region = a._regions[0]
         print((after - before) // 1024, int(region.covered.sum()), region.span,

@@ -17,7 +17,8 @@ import pytest
 import torch
 
 from conformance.corpus.subjects import discover
-from conformance.engine.one_call import RUNS, judge_call
+from conformance.engine.call_runs import RUNS
+from conformance.engine.one_call import judge_call
 from conformance.engine.verdict import PROFILES, status_of
 from conformance.paths import CASES_ROOT
 from tests.planted import one_call_attacks as hostile

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from conformance.engine.one_call import RUNS
+from conformance.engine.call_runs import RUNS
 from conformance.upstream import entries_command, entries_declared
 from conformance.upstream.entries_declared import DeclarationError, apply, good
 from conformance.upstream.entries_judge import judge_case, load_cases

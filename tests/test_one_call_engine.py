@@ -9,7 +9,9 @@ import torch
 
 from conformance.corpus.subjects import discover
 from conformance.engine.inputs import STALE_PLAN_RANGE
-from conformance.engine.one_call import PLAIN, RUNS, _poison, failure_text, judge_call
+from conformance.engine.call_report import failure_text
+from conformance.engine.call_runs import PLAIN, RUNS, output_fill
+from conformance.engine.one_call import judge_call
 from conformance.engine.verdict import PROFILES, status_of
 from conformance.paths import CASES_ROOT
 from tests.planted import wrong_entries_planners as wrong
@@ -127,7 +129,7 @@ def test_the_two_runs_fill_with_other_values_per_element():
     a, b, plain = seen["fills"]  # RUNS: two poison runs, then the plain run
     assert len(set(a)) == len(a) == 10 and all(x > 0 for x in a) and all(x < 0 for x in b)
     low, high = STALE_PLAN_RANGE  # the plain run: what a stale plan could hold
-    assert plain == _poison(PLAIN, SUBJECT.OUTPUTS.index(SLOT), seen["tensor"]).tolist()
+    assert plain == output_fill(PLAIN, SUBJECT.OUTPUTS.index(SLOT), seen["tensor"]).tolist()
     assert len(plain) == 10 and all(low <= x < high for x in plain)
 
 

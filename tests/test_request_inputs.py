@@ -27,7 +27,8 @@ from conformance.corpus.loader import load_corpus
 from conformance.corpus.subject import CORPUS_SUBJECT
 from conformance.corpus.subjects import discover
 from conformance.engine.diff import field_diff
-from conformance.engine.one_call import failure_text, judge_call
+from conformance.engine.call_report import failure_text
+from conformance.engine.one_call import judge_call
 from conformance.engine.runner import ConformanceFailure, Target, run_case
 from conformance.engine.verdict import VerdictData, describe
 from conformance.paths import CASES_ROOT

@@ -11,7 +11,7 @@ import json
 import pytest
 import torch
 
-from conformance.engine.one_call import RUNS
+from conformance.engine.call_runs import RUNS
 from conformance.upstream import entries_declared
 from conformance.upstream import entries_judge as judge
 from conformance.upstream.command import default_cache

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from conformance.engine.one_call import RUNS
+from conformance.engine.call_runs import RUNS
 from conformance.paths import CASES_ROOT
 from conformance.upstream import entries_declared
 from conformance.upstream.command import default_cache
@@ -245,7 +245,8 @@ def test_every_write_the_h200_run_recorded_under_validate_first_is_upstreams_own
     """The committed H200 run of the wrapper's CUDA path (judged before ``error_written_values``
     existed): each element it wrote under ``validate-first`` holds the one value that rule allows
     (zeros, or the offsets stage's results), so the current engine judges it the same."""
-    from conformance.engine.one_call import _poison, _readable
+    from conformance.engine.call_runs import output_fill
+    from conformance.engine.one_call import _readable
 
     doc = json.loads((REPORTS / "canary-plan-h200" / "launchers-wrapper-cuda.json").read_text())
     cases = {c["id"]: c for c in canary.load_cases(CASES_ROOT / canary.NAME)}
@@ -260,7 +261,7 @@ def test_every_write_the_h200_run_recorded_under_validate_first_is_upstreams_own
             kwargs = canary.build(cases[row["id"]], torch.device("cpu"))
             outputs = [n for n in canary.OUTPUTS if _readable(kwargs[n])]
             for i, name in enumerate(outputs):
-                kwargs[name].copy_(_poison(run, i, kwargs[name]))
+                kwargs[name].copy_(output_fill(run, i, kwargs[name]))
             allowed = canary.error_written_values(cases[row["id"]], kwargs)
             for d in diffs:
                 if d["run"] == run:

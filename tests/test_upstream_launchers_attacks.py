@@ -122,8 +122,8 @@ def _no_check_touches_input(**kwargs):
 
 
 def _no_check_rebinds_judge(**kwargs):
-    from conformance.engine import one_call
-    one_call.SHOWN = 0  # a watched module rebound: recorded as a contract "input" difference
+    from conformance.engine import call_report
+    call_report.SHOWN = 0  # a watched module rebound: recorded as a contract "input" difference
 
 
 @pytest.mark.parametrize("launch", [_no_check_touches_input, _no_check_rebinds_judge])

@@ -1,9 +1,9 @@
 """The one-call engine: a case is one launcher call of a subject (``ENGINE = "one-call"``,
 :mod:`conformance.corpus.subjects`), judged element by element with the rule that decides each.
 
-For each of the three runs (:data:`RUNS`: ``a`` and ``b`` fill the outputs with poison,
-:func:`conformance.engine.inputs.poison_values`, random per element, positive in ``a`` and
-negative in ``b``; ``plain`` with values a stale plan could hold,
+For each of the three runs (:data:`conformance.engine.call_runs.RUNS`: ``a`` and ``b`` fill the
+outputs with poison, :func:`conformance.engine.inputs.poison_values`, random per element, positive
+in ``a`` and negative in ``b``; ``plain`` with values a stale plan could hold,
 :func:`conformance.engine.inputs.stale_plan_values`, so that a planner right only on poison-sized
 fills is seen; all drawn from the process's poison seed) the subject builds the case's arguments
 (the case it gets carries ``_run`` and ``_seed``, :func:`conformance.engine.inputs.run_seed`, for
@@ -16,7 +16,7 @@ synchronises the device, and compares:
 
 * a documented error: an instance of the built-in class the subject's error class derives from
   (``ValueError`` for a ``PlanError``) with the case's exact text (and its ``error_id``, when the
-  exception carries one), and
+  exception carries one: :mod:`conformance.engine.call_error`), and
   every output still holding its poison (errors come before any write: each element decided by
   the error's rule, or by the subject's ``error_element_rules`` where it has them, a project rule
   there excusing only the value the subject's ``error_written_values`` gives); a return where only a
@@ -33,14 +33,15 @@ synchronises the device, and compares:
 * every byte of every allocation that no argument's view covers as it was filled (a write there
   is an ``outside`` difference, with its proof: the status is ``oob``).
 
-A call that rebinds an attribute of the engine's modules or of a class they define (the judge, the
-verdict, the allocations, the subject) is a difference, and everything is set back before the next
-judgement; an error that judging raises after a call (the call's doing) is a RuntimeError, never
+A call that rebinds an attribute of the engine's modules or of a class they define (the judge and
+its parts, the verdict, the allocations, the subject) is a difference, and everything is set back
+before the next judgement; an error that judging raises after a call (the call's doing) is a RuntimeError, never
 the case's ValueError, KeyError or TypeError.
 
 Each difference is a :class:`~conformance.engine.verdict.Difference` with the element's rule
 (``contract`` or a project rule key); :func:`judge_call` returns the
-:class:`~conformance.engine.verdict.VerdictData`, and nothing here names a subject.
+:class:`~conformance.engine.verdict.VerdictData` (its readable text:
+:func:`conformance.engine.call_report.failure_text`), and nothing here names a subject.
 """
 
 from __future__ import annotations
@@ -51,58 +52,16 @@ from types import ModuleType
 
 import torch
 
+from conformance.engine import call_error, call_report, call_runs, object_text
 from conformance.engine.allocations import Allocations
-from conformance.engine.inputs import poison_values, run_seed, stale_plan_values
+from conformance.engine.call_error import judge_error
+from conformance.engine.call_runs import RUNS, output_fill, uncovered_fill
+from conformance.engine.inputs import run_seed
 from conformance.engine.namespaces import restore_changed, snapshot, type_name
-from conformance.engine.verdict import Difference, VerdictData, error_kind
+from conformance.engine.object_text import one_line, repr_line
+from conformance.engine.verdict import Difference, VerdictData
 
-PLAIN = "plain"
-RUNS = ("a", "b", PLAIN)
-"""The runs of a case: two on poison, one on a stale plan's values."""
 UNSPECIFIED = "unspecified"
-SHOWN = 8
-"""Differences a failure's text lists (the verdict keeps more)."""
-
-
-def _poison(run: str, index: int, tensor: torch.Tensor) -> torch.Tensor:
-    """Run ``run``'s fill for output number ``index`` (rolled, so no two outputs share values)."""
-    n = max(tensor.numel(), 1)
-    values = (stale_plan_values(tensor.dtype, n) if run == PLAIN
-              else poison_values(run, tensor.dtype, n))[: tensor.numel()]
-    return torch.roll(values, index).reshape(tensor.shape)
-
-
-def _fill(run: str):
-    """What run ``run`` fills the bytes no view covers with (:mod:`conformance.engine.allocations`):
-    ``fill(n)``, ``n`` int64 values of its poison, or of a stale plan's values in ``plain``."""
-    if run == PLAIN:
-        return lambda n: stale_plan_values(torch.int64, n)
-    return lambda n: poison_values(run, torch.int64, n)
-
-
-def _text(value) -> str | None:
-    """``str(value)`` when it is a plain ``str`` (not a subclass that compares equal to anything),
-    else None; a ``__str__`` that raises gives None too."""
-    try:
-        text = str(value)
-    except Exception:  # noqa: BLE001 - a planner's object: its text is data, or nothing
-        return None
-    return text if type(text) is str else None
-
-
-def _one_line(value) -> str:
-    text = _text(value)
-    if text is None:
-        return f"<{type_name(value)} whose text cannot be read>"
-    return (text.splitlines() or [""])[0][:300]
-
-
-def _repr_line(value) -> str:
-    try:
-        text = repr(value)
-    except Exception:  # noqa: BLE001
-        return f"<{type_name(value)} whose repr raises>"
-    return _one_line(text if type(text) is str else object.__repr__(value))
 
 
 def _call(launch, kwargs: dict, device: torch.device):
@@ -152,46 +111,6 @@ def _judge_outputs(data: VerdictData, run: str, got: dict, poison: dict, golden:
             data.add(Difference(0, run, what, name, i, expected, value, rule))
 
 
-class _Unreadable:
-    """What an error's ``error_id`` is when reading it raised."""
-
-    def __str__(self):
-        return "<an error_id that raises when read>"
-
-
-_UNREADABLE = _Unreadable()
-
-
-def _judge_error(data: VerdictData, error: tuple[str, str], rule: str, error_class: type, run: str,
-                 raised) -> bool:
-    """Record a difference unless ``raised`` is exactly the documented error ``error``; whether it
-    was."""
-    error_id, message = error
-    want = f"{error_class.__name__} {error_id}: {message}"
-    if raised is None:  # where only a project rule raises, returning differs from that rule
-        what = "no-error" if rule == "contract" else "error"
-        data.add(Difference(0, run, what, "error", None, want, "returned (no error)", rule,
-                            got_kind="no error" if what == "error" else None))
-        return False
-    base = next(c for c in error_class.__mro__ if c.__module__ == "builtins")
-    text = _text(raised)
-    exact = issubclass(type(raised), base) and text is not None and str.__eq__(text, message)
-    try:
-        raised_id = getattr(raised, "error_id", None)
-    except Exception:  # noqa: BLE001 - the planner's property: an id that cannot be read
-        raised_id = _UNREADABLE
-    ok = exact and (raised_id is None or (type(raised_id) is str and raised_id == error_id))
-    if not ok:
-        got = f"{type_name(raised)} {_one_line(raised_id)}: {_one_line(raised)}"
-        kind = _one_line(raised_id)[:80] if type(raised_id) is str else None
-        fake = not issubclass(type(raised), base) and type_name(raised) == base.__name__
-        other_message = not (text is not None and str.__eq__(text, message))
-        data.add(Difference(0, run, "error", "error", None, want, got, rule,
-                            got_kind=error_kind(type_name(raised), fake, kind,
-                                                other_message and kind == error_id)))
-    return ok
-
-
 def _readable(tensor: torch.Tensor) -> bool:
     """Whether the harness can fill and read ``tensor`` (not a ``meta`` tensor, an int dtype it
     has poison for)."""
@@ -203,11 +122,13 @@ def _flat(tensor: torch.Tensor) -> list:
 
 
 def _watched(subject: ModuleType) -> list[ModuleType]:
-    """The modules whose attributes decide a verdict: this engine, the verdict's, the guarded
-    allocations', the namespace guard's own, the subject's (and the classes each defines:
-    :func:`conformance.engine.namespaces.snapshot`)."""
+    """The modules whose attributes decide a verdict or its text: this engine, the verdict's, the
+    guarded allocations', the namespace guard's own, the subject's, and this engine's parts (the
+    runs' fills, the error's judgement, a planner's object as text, the verdict's text) (and the
+    classes each defines: :func:`conformance.engine.namespaces.snapshot`)."""
     return [sys.modules[__name__], sys.modules[VerdictData.__module__],
-            sys.modules[Allocations.__module__], sys.modules[snapshot.__module__], subject]
+            sys.modules[Allocations.__module__], sys.modules[snapshot.__module__], subject,
+            call_runs, call_error, object_text, call_report]
 
 
 def _judge_input(data: VerdictData, run: str, name: str, before: torch.Tensor,
@@ -246,7 +167,7 @@ def judge_call(subject: ModuleType, case: dict, launch, device: torch.device) ->
         if not calls:
             raise
         raise RuntimeError(f"judging raised {type_name(exc)} after {len(calls)} call(s) of the "
-                           f"planner: {_one_line(exc)}") from exc
+                           f"planner: {one_line(exc)}") from exc
 
 
 def _judge_runs(subject: ModuleType, case: dict, launch, device: torch.device) -> VerdictData:
@@ -260,13 +181,13 @@ def _judge_runs(subject: ModuleType, case: dict, launch, device: torch.device) -
     error_ok, earlier = True, []
     for run in RUNS:
         built = subject.build({**case, "_run": run, "_seed": run_seed(run)}, device)
-        guarded = Allocations(built, {k for k in built if k not in outputs}, _fill(run))
+        guarded = Allocations(built, {k for k in built if k not in outputs}, uncovered_fill(run))
         kwargs = guarded.kwargs
         views = {k: v[...] for k, v in kwargs.items() if isinstance(v, torch.Tensor)}
         judged = [n for n in outputs if n in views and _readable(views[n])]
         poison = {}
         for index, name in enumerate(judged):
-            views[name].copy_(_poison(run, index, views[name]))
+            views[name].copy_(output_fill(run, index, views[name]))
             poison[name] = _flat(views[name])
         inputs = {k: v.cpu().clone() for k, v in views.items()
                   if k not in outputs and v.device.type != "meta"}
@@ -284,22 +205,22 @@ def _judge_runs(subject: ModuleType, case: dict, launch, device: torch.device) -
         restore_changed(data, run, saved)
         if at_sync:  # nothing more can be read on this device
             data.add(Difference(0, run, "raised", "error", None, "no error",
-                                f"{type_name(raised)} at synchronize: {_one_line(raised)}",
+                                f"{type_name(raised)} at synchronize: {one_line(raised)}",
                                 error_rule, got_kind=type_name(raised)))
             return data
         guarded.judge(data, run)  # refuses a resized allocation before anything reads it
         got = {name: _flat(views[name]) for name in judged}
         if error is not None:
-            error_ok = _judge_error(data, error, error_rule, error_class, run, raised) and error_ok
+            error_ok = judge_error(data, error, error_rule, error_class, run, raised) and error_ok
             _judge_outputs(data, run, got, poison, {}, rules, allowed=allowed)
         else:
             if raised is not None:  # the rule of the situation the case reaches, if any
                 data.add(Difference(0, run, "raised", "error", None, "no error",
-                                    f"{type_name(raised)}: {_one_line(raised)}", error_rule,
+                                    f"{type_name(raised)}: {one_line(raised)}", error_rule,
                                     got_kind=type_name(raised)))
             elif returned is not None:
                 data.add(Difference(0, run, "returned", "return", None, None,
-                                    _repr_line(returned), "contract"))
+                                    repr_line(returned), "contract"))
             _judge_outputs(data, run, got, poison, golden, rules, raised=raised is not None)
         read = {name: views[name].cpu().clone() for name in inputs}  # as judged after the call
         for name, before in inputs.items():
@@ -318,17 +239,3 @@ def _judge_runs(subject: ModuleType, case: dict, launch, device: torch.device) -
     if error is not None:
         data.error_steps.append({"step": 0, "id": error[0], "ok": error_ok})
     return data
-
-
-def failure_text(verdict: VerdictData) -> str:
-    """The readable lines of a verdict with differences: a count by rule, then the first
-    :data:`SHOWN` differences (run, field, index, expected, got, what, rule)."""
-    by_rule = ", ".join(f"{rule} ({n})" for rule, n in sorted(verdict.by_rule.items()))
-    lines = [f"{verdict.count} difference(s), decided by: {by_rule}"]
-    for d in verdict.differences[:SHOWN]:
-        at = d.field if d.index is None else f"{d.field}[{d.index}]"
-        lines.append(f"  run {d.run}: {at}: expected {d.expected}, got {d.got} ({d.what}; "
-                     f"rule {d.rule})")
-    if verdict.count > SHOWN:
-        lines.append(f"  ... and {verdict.count - SHOWN} more")
-    return "\n".join(lines)

@@ -15,7 +15,8 @@ from conformance.corpus.case_file import display_path
 from conformance.corpus.subjects import SubjectError, case_folder, discover
 from conformance.engine.rerun import rerun_command
 from conformance.corpus.text import terminal_text
-from conformance.engine.one_call import failure_text, judge_call
+from conformance.engine.call_report import failure_text
+from conformance.engine.one_call import judge_call
 from conformance.engine.runner import ConformanceFailure
 from conformance.paths import CASES_ROOT
 
