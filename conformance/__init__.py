@@ -20,7 +20,7 @@ Folders by role, bottom to top; each imports only itself and the folders before 
   the parent builds, observes and judges while the child only calls (``isolated_case.py``,
   ``shared_tensors.py``), compute-sanitizer and its
   memcheck parser (``sanitizer.py``), guards for planners that run in-process (``in_process.py``,
-  ``torch_state.py``);
+  ``torch_state.py``, ``torch_settings.py``, ``process_state.py``);
 * :mod:`conformance.reporting` -- the results format as data, the HTML / Markdown / text report,
   run-to-run compare, benchmark figures, stale results (``freshness.py``), untrusted text in
   Markdown (``markdown.py``);

@@ -15,10 +15,11 @@ before this review. Fixed here:
   worker compares every tensor argument with its descriptor after every call (dtype, shape,
   strides, offset, storage: ``Receiver.altered``, conformance/robustness/shared_tensors.py), and a
   change fails the case as changed state does;
-* process-global state beyond torch's settings (conformance/robustness/torch_state.py): the
-  bindings of ``torch.nn.functional`` (only ``torch`` and ``torch.Tensor`` were watched), the
-  calling thread's floating-point environment (``torch.set_flush_denormal(True)``,
-  ``fesetround(FE_UPWARD)``) and Python's cyclic garbage collector (``gc.disable()``);
+* process-global state beyond torch's settings (conformance/robustness/torch_state.py, read
+  through torch_settings.py and process_state.py): the bindings of ``torch.nn.functional`` (only
+  ``torch`` and ``torch.Tensor`` were watched), the calling thread's floating-point environment
+  (``torch.set_flush_denormal(True)``, ``fesetround(FE_UPWARD)``) and Python's cyclic garbage
+  collector (``gc.disable()``);
 * then (the review's stated limits, closed at once): the working directory (``os.chdir``) and the
   signal handlers (``SIGTERM`` ignored).
 """
