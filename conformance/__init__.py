@@ -15,8 +15,7 @@ Folders by role, bottom to top; each imports only itself and the folders before 
   planner under test never reaches (``golden_process.py``), found cases written without ever
   replacing a file (``found_cases.py``), random plans, shrinking, the stream check; crash
   isolation: one worker per planner (``isolation.py``, its process ``worker_process.py``), the
-  child (``isolation_worker.py``) and
-  its namespaces (``sandbox.py``),
+  child (``isolation_worker.py``, its shepherd ``shepherd.py``) and its namespaces (``sandbox.py``),
   the parent builds, observes and judges while the child only calls (``isolated_case.py``,
   ``shared_tensors.py``), compute-sanitizer and its
   memcheck parser (``sanitizer.py``), guards for planners that run in-process (``in_process.py``,

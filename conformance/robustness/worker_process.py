@@ -20,7 +20,8 @@ import tempfile
 import time
 
 from conformance.robustness import sandbox
-from conformance.robustness.isolation_worker import CLEAN_UP, MARK, PROTOCOL
+from conformance.robustness.isolation_worker import MARK, PROTOCOL
+from conformance.robustness.shepherd import CLEAN_UP
 from conformance.robustness.after_last_call import (  # noqa: F401 (the worker's names)
     END_SECONDS, LINGER_SECONDS, AfterLastCall, signal_name)
 from conformance.robustness.shared_tensors import socket_pair
