@@ -58,6 +58,11 @@ class Difference:
             (``ValueError [bs-range]``; ``[unidentified]``: none; :func:`error_kind` says how
             a kind that would read as the expected one is told apart); ``no error`` where only
             a project rule raises and the call returned; else None (and in older verdicts).
+        error_parts: for a wrong error (``error``), which parts of the documented error (spec
+            section 4) the raise got right: ``{"type", "message", "id"}``, each ``{"expected",
+            "got", "same"}`` (the message's also ``first_difference``, a character index), from
+            :func:`conformance.engine.error_parts.error_parts`; else None (and in older verdicts,
+            and where the engine that judged it records none).
     """
 
     step: int
@@ -71,6 +76,7 @@ class Difference:
     evidence: str | None = None
     inputs: dict[str, int] | None = None
     got_kind: str | None = None
+    error_parts: dict | None = None
 
 
 def error_kind(class_name: str, fake_builtin: bool, error_id: str | None,
@@ -198,7 +204,7 @@ def describe(diff: dict) -> str:
                            f"({expected}: the poison, or an earlier step's value)",
         "outside": lambda: f"{at}: written outside the tensor",
         "input": lambda: f"input {at} modified: {expected} became {got}",
-        "error": lambda: f"wrong error: got {got}",
+        "error": lambda: wrong_error_words(diff.get("error_parts")) or f"wrong error: got {got}",
         "no-error": lambda: f"no error raised: expected {expected}",
         "raised": lambda: f"raised on a valid step: {got}",
         "returned": lambda: f"returned {got}; a launcher returns None",
@@ -207,3 +213,57 @@ def describe(diff: dict) -> str:
     if not inputs or not isinstance(inputs, dict):  # none, or a hand-edited file's other value
         return text
     return f"{text} (request {diff['index']}: {', '.join(f'{n} {v}' for n, v in inputs.items())})"
+
+
+ERROR_PARTS = ("type", "message", "id")
+"""The parts of a documented error (spec section 4: its built-in class, its exact message, its
+catalog id), in the order :func:`wrong_error_words` names them."""
+
+
+def _position(value) -> str:
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    return f" (first difference at character {value})" if ok else ""
+
+
+def wrong_error_words(parts) -> str | None:
+    """A wrong error in words from its ``error_parts`` (:class:`Difference`): which parts differed,
+    which matched, and the expected and the raised value of each that differed, messages quoted
+    as Python literals (one line, control characters escaped; each report then escapes the line
+    for its own sink)::
+
+        wrong error message (the type ValueError and the id [dtype] matched): expected message
+        'kv-canary: ...', got '...' (first difference at character 42)
+
+    None where ``parts`` is not that shape (an older verdict, a hand-edited results file) or no
+    part differed."""
+    if not isinstance(parts, dict) or not all(
+            isinstance(parts.get(p), dict) and isinstance(parts[p].get("same"), bool)
+            for p in ERROR_PARTS):
+        return None
+    kind, message, ident = (parts[p] for p in ERROR_PARTS)
+    differed = [p for p in ERROR_PARTS if not parts[p]["same"]]
+    if not differed:
+        return None
+    matched, said = [], []
+    if kind["same"]:
+        subclass = "" if kind.get("got") == kind.get("expected") else f" (a {kind.get('expected')})"
+        matched.append(f"the type {kind.get('got')}{subclass}")
+    elif kind.get("got") == kind.get("expected"):
+        said.append(f"expected the built-in {kind.get('expected')}, got a class of that name that "
+                    "is not a subclass of it")
+    else:
+        said.append(f"expected type {kind.get('expected')}, got {kind.get('got')}")
+    if message["same"]:
+        matched.append("the message")
+    else:
+        said.append(f"expected message {str(message.get('expected'))!r}, got "
+                    f"{str(message.get('got'))!r}{_position(message.get('first_difference'))}")
+    if ident["same"]:
+        matched.append(f"the id [{ident.get('got')}]")
+    else:
+        said.append(f"expected id [{ident.get('expected')}], got "
+                    f"[{ident.get('got') or 'unidentified'}]")
+    head = "wrong error " + " and ".join(differed)
+    if matched:
+        head += f" ({' and '.join(matched)} matched)"
+    return f"{head}: {'; '.join(said)}"
