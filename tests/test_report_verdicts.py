@@ -8,7 +8,9 @@ planners whose single bug is known (run ``d`` of ``tests/report_runs.py``):
 * the failure list holds every non-pass (``differs`` and ``declared`` included), each with the
   rules that decide its differences and what differed, from the verdict's data;
 * a run with no case that expects a documented error shows one line in that section of the
-  Markdown and of the page instead of an empty table; a run with one keeps the table.
+  Markdown and of the page instead of an empty table; a run with one keeps the table;
+* so does the divergence profile of a run none of whose results says what a planner does in a
+  situation of spec section 6 (no case reached one, or those that did say nothing there).
 """
 
 from __future__ import annotations
@@ -232,3 +234,50 @@ def test_a_write_where_nothing_may_be_written_is_described_as_such():
     assert describe(diff) == ("out_write_offsets[3]: written 0, must keep what it held before "
                               "the call (3447279313735446665: the poison, or an earlier step's "
                               "value)")
+
+
+def _divergence_sections(model: dict) -> tuple[str, str]:
+    """The divergence profile section of the Markdown (below its heading, up to the next one)
+    and of the page (from its heading to the benchmarks heading)."""
+    md = render_markdown(model)
+    markdown = md.split("### Divergence profile (spec §6)\n", 1)[1].split("\n### ", 1)[0]
+    html = render_html(model)
+    return markdown, html[html.index('<h2 id="divergence">'):html.index('<h2 id="bench">')]
+
+
+def test_a_run_that_reaches_no_section_6_situation_says_so_instead_of_a_table_of_dashes():
+    doc = copy.deepcopy(load_results(run("d").results))
+    doc["results"] = [r for r in doc["results"] if r["case"] == "err-dtype-prefix-lens"]
+    assert all(not r["out_of_contract"] for r in doc["results"])  # reaches no row of spec §6
+    markdown, html = _divergence_sections(_model(doc=doc))
+    line = "No case of this run reached a situation of spec §6."
+    assert markdown == f"\n{line}\n"
+    assert html == ('<h2 id="divergence">Divergence profile (spec &sect;6)</h2>\n'
+                    f'<p class="muted" id="no-divergence">{line}</p>\n\n')
+
+
+def test_a_run_whose_section_6_cases_say_nothing_there_says_that_instead():
+    """A case that reaches a situation but was skipped says nothing of the planner there
+    (conformance/reporting/divergence_profile.py ``behaviour``): the line says so, not that no
+    case reached one."""
+    doc = copy.deepcopy(load_results(run("d").results))
+    doc["results"] = [r for r in doc["results"] if r["case"] == "hazard-prefix-past-row"]
+    for r in doc["results"]:
+        r.update(status="skip", observed="skip", verdict=None, message="skipped")
+    markdown, html = _divergence_sections(_model(doc=doc))
+    assert "<table>" not in html and "|" not in markdown
+    assert markdown.strip() == (
+        "No result of this run says what a planner does in a situation of spec §6: the 2 results "
+        "of cases that reach one say nothing of it (skipped, an expected failure, the case's own "
+        "error, or a crash in a case that reaches several).")
+
+
+def test_a_run_that_reaches_a_situation_keeps_the_divergence_table():
+    doc = copy.deepcopy(load_results(run("d").results))
+    doc["results"] = [r for r in doc["results"] if r["case"] == "hazard-prefix-past-row"]
+    markdown, html = _divergence_sections(_model(doc=doc))
+    assert 'id="no-divergence"' not in html and "No case of this run" not in markdown
+    past_row = next(line for line in markdown.splitlines() if "prefix_lens[r] - 1" in line)
+    cells = [c.strip() for c in past_row.strip("|").split("|")]
+    assert cells[2:] == ["reads past the row x1", "clamps x1"]  # PAST_ROW, SEED: by name
+    assert html.count("<tr>") == 1 + 8  # the header and every situation of spec section 6

@@ -49,10 +49,16 @@ def behaviour(result: dict, row: Row) -> str | None:
 
 def profile(results: list[dict]) -> dict:
     """``{"planners": [...], "rows": [{key, situation, project, upstream, cells: {planner:
-    "clamps x3, crashes x1" or "-"}, cases: {planner: [case ids]}}]}`` from result dicts with
-    ``planner``, ``case``, ``observed`` (or ``status``), ``verdict`` and ``out_of_contract``."""
+    "clamps x3, crashes x1" or "-"}, cases: {planner: [case ids]}}], "reaching": N, "empty":
+    line}`` from result dicts with ``planner``, ``case``, ``observed`` (or ``status``),
+    ``verdict`` and ``out_of_contract``; ``reaching``: how many results of those planners are of
+    a case that reaches a row (whether or not they say what the planner did there); ``empty``:
+    :func:`empty_line`, the line a report shows instead of a table with nothing in it."""
     planners = sorted({r["planner"] for r in results if r["planner"] not in PSEUDO_PLANNERS
                        and not r.get("subject")})  # spec §6 of the corpus engine's subject
+    keys = {row.key for row in ROWS}
+    reaching = sum(1 for r in results if r["planner"] in planners
+                   and keys.intersection(r.get("out_of_contract") or ()))
     rows = []
     for row in ROWS:
         cells, cases = {}, {}
@@ -70,12 +76,30 @@ def profile(results: list[dict]) -> dict:
             cases[planner] = sorted(seen)
         rows.append({"key": row.key, "situation": row.situation, "project": row.project,
                      "upstream": row.upstream, "cells": cells, "cases": cases})
-    return {"planners": planners, "rows": rows}
+    model = {"planners": planners, "rows": rows, "reaching": reaching}
+    return {**model, "empty": empty_line(model)}
 
 
 def reached(model: dict) -> bool:
     """Whether any row of ``model`` says anything about any planner."""
     return any(cell != "-" for row in model["rows"] for cell in row["cells"].values())
+
+
+def empty_line(model: dict) -> str | None:
+    """The one line a report shows instead of the profile's table when no cell of ``model`` says
+    anything (:func:`reached`), a table of ``-`` only: no case of the run reached a situation of
+    spec section 6, or the results of those that did say nothing of the planner there (skipped,
+    an expected failure, the case's own error, a crash in a case that reaches several rows:
+    :func:`behaviour`); None when the table has something to show."""
+    if reached(model):
+        return None
+    n = model.get("reaching") or 0
+    if not n:
+        return "No case of this run reached a situation of spec §6."
+    results = "result" if n == 1 else "results"
+    return (f"No result of this run says what a planner does in a situation of spec §6: the {n} "
+            f"{results} of cases that reach one say nothing of it (skipped, an expected failure, "
+            "the case's own error, or a crash in a case that reaches several).")
 
 
 FIXED_WIDTHS = (30, 22)
@@ -84,6 +108,12 @@ FIXED_WIDTHS = (30, 22)
 MIN_PLANNER_WIDTH = 16
 """Narrowest a planner's column may be in a table of :func:`render` given a width; planners that
 do not fit beside each other at it go to the next table."""
+
+
+def table_or_line(model: dict, fmt: str = "simple") -> str:
+    """:func:`render` of ``model``, or its :func:`empty_line` when its table would hold only
+    ``-``."""
+    return empty_line(model) or render(model, fmt)
 
 
 def render(model: dict, fmt: str = "simple", width: int | None = None) -> str:

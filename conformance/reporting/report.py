@@ -307,7 +307,7 @@ def render_markdown(model: dict) -> str:
              for r in judged], headers=["status", "test", "why", "what", "rules"],
             tablefmt="github")]
     out += ["", "### Divergence profile (spec §6)", "",
-            divergence_profile.render(model["divergence"], "github")]
+            divergence_profile.table_or_line(model["divergence"], "github")]
     out += ["", "### Documented errors x planners", ""]
     none_expected = no_error_case_line(model["catalog"], code_span)
     out += [none_expected] if none_expected else [
