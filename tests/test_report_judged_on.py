@@ -58,3 +58,46 @@ def test_the_html_fingerprint_says_where_isolated_cases_ran_and_whether_the_judg
     html = page.read_text()
     assert "<span>sandbox</span> <code>user+pid namespace &lt;i&gt;x&lt;/i&gt;</code>" in html
     assert "<span>judge</span> <code>non-dumpable</code>" in html
+
+
+BUILT_IN = "built-in planners on contract+project+wrapper"
+EXTERNAL = "external planners on contract (--profile contract)"
+
+
+def _with_planners(tmp_path, keep) -> str:
+    """The results file of run ``a`` (``python`` and an external planner) with only the results
+    whose planner ``keep`` accepts, as a run of those planners alone writes it."""
+    doc = json.loads(run("a").results.read_text())
+    doc["results"] = [r for r in doc["results"] if keep(r["planner"])]
+    doc["collected"] = len(doc["results"])  # a whole run, not one stopped early
+    assert doc["results"]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def _judged(capsys, results: str, tmp_path) -> tuple[str, str]:
+    """What the text report's first line and the page say the run was judged on."""
+    cli_main(["report", results, "--format", "text"])
+    head = capsys.readouterr().out.splitlines()[0]
+    page = tmp_path / "r.html"
+    cli_main(["report", results, "--out", str(page)])
+    html = page.read_text()
+    return head.split("; judged: ", 1)[1], html.split("<br>Judged: ", 1)[1].split("</p>", 1)[0]
+
+
+def test_a_run_of_built_in_planners_only_names_no_external_planner(tmp_path, capsys):
+    results = _with_planners(tmp_path, lambda p: p in ("python", "validator"))
+    assert _judged(capsys, results, tmp_path) == (BUILT_IN, BUILT_IN)
+
+
+def test_a_run_of_an_external_planner_only_names_no_built_in_one(tmp_path, capsys):
+    """As the terminal's "conformance profile" section names only the kinds that ran
+    (conformance/plugin/profiles.py); the shared validator's rows are no planner's."""
+    results = _with_planners(tmp_path, lambda p: p not in ("python",))
+    assert _judged(capsys, results, tmp_path) == (EXTERNAL, EXTERNAL)
+
+
+def test_a_run_of_both_names_both(tmp_path, capsys):
+    assert _judged(capsys, str(run("a").results), tmp_path) == (DEFAULT, DEFAULT)
+    assert DEFAULT == f"{BUILT_IN}, {EXTERNAL}"

@@ -148,7 +148,7 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
     profile = run_profile_of(doc)
     model = {"doc": doc, "fingerprint": doc["fingerprint"], "planners": planners,
              "profile": profile, "profile_fault": profile_fault(doc),
-             "judged_on": judged_on(profile),
+             "judged_on": judged_on(profile, doc["results"]),
              "summary": summary, "statuses": STATUSES, "bad_statuses": sorted(BAD),
              "judged_statuses": list(PASSING_JUDGED),
              "rows": rows, "failures": failures, "failure_groups": failure_groups.groups(

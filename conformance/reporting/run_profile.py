@@ -1,10 +1,13 @@
-"""What a run's external planners were judged on (spec section 8), read from its results file:
-the ``--profile`` the run recorded in its fingerprint and in its arguments, checked against each
-other and against the statuses the file holds (the file is untrusted: a hand edit shows)."""
+"""What a run's planners were judged on (spec section 8), read from its results file: the
+``--profile`` its external planners were judged on, as the run recorded it in its fingerprint and
+in its arguments, checked against each other and against the statuses the file holds (the file is
+untrusted: a hand edit shows), and which kinds of planner (built-in, external) the run had."""
 
 from __future__ import annotations
 
 from conformance.corpus.case_file import printable
+from conformance.corpus.corpus_subject import registry as _registry
+from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.engine.verdict import DEFAULT_PROFILE, PROFILES
 
 
@@ -67,7 +70,33 @@ def profile_fault(doc: dict) -> str | None:
     return None
 
 
-def judged_on(profile: str) -> str:
-    """What the planners of a run were judged on, in one line (spec section 8)."""
-    return (f"built-in planners on {'+'.join(PROFILES['all'])}, external planners on "
-            f"{'+'.join(PROFILES[profile])} (--profile {profile})")
+def ran_kinds(results) -> tuple[bool, bool]:
+    """(whether a built-in planner ran, whether an external one did) in ``results`` (a results
+    file's entries): a one-call subject's result (``subject``) is a built-in planner's, the
+    shared validator's and allocator's rows and a case file's load fault are neither's, any
+    other planner not built in is external. The terminal's "conformance profile" section
+    (:mod:`conformance.plugin.profiles`) likewise names only the kinds that ran."""
+    builtin = external = False
+    for r in results or ():
+        if not isinstance(r, dict):
+            continue
+        planner = r.get("planner")
+        if r.get("subject") or planner in _registry.builtin_names():
+            builtin = True
+        elif isinstance(planner, str) and planner not in PSEUDO_PLANNERS:
+            external = True
+    return builtin, external
+
+
+def judged_on(profile: str, results) -> str:
+    """What the planners of a run were judged on, in one line (spec section 8): the built-in
+    planners on every rule kind, the external ones on ``profile``'s; each named only when
+    ``results`` (the run's entries, :func:`ran_kinds`) hold one of its planners, the built-in
+    ones also when they hold neither kind (a run of the validator's rows alone)."""
+    builtin, external = ran_kinds(results)
+    parts = []
+    if builtin or not external:
+        parts.append(f"built-in planners on {'+'.join(PROFILES['all'])}")
+    if external:
+        parts.append(f"external planners on {'+'.join(PROFILES[profile])} (--profile {profile})")
+    return ", ".join(parts)
