@@ -15,8 +15,10 @@ import copy
 
 import pytest
 
-from conformance.engine.error_parts import error_parts
+from conformance.corpus.corpus_subject import element_rules
+from conformance.engine.error_parts import conforms, error_parts
 from conformance.engine.observe import Raised
+from conformance.engine.step_error import error_difference
 from conformance.engine.verdict import describe
 from conformance.reporting.report import build, render_html, render_markdown, render_text
 from conformance.reporting.results_format import load_results
@@ -69,6 +71,35 @@ def test_the_parts_of_a_raise_are_compared_one_by_one():
     assert named_alike["id"] == {"expected": "dtype", "got": None, "same": False}
     on_device = {"type": "ValueError", "id": "device", "message": "on {device}"}
     assert error_parts(on_device, "cuda:0", _raised(ValueError("on cuda:0")))["message"]["same"]
+
+
+def test_the_judge_decides_a_raise_from_its_parts_and_keeps_them():
+    """The judge's verdict on a raise is the parts' (one rule, written once in error_parts.py):
+    no difference exactly when every part is the same, else a wrong error that carries them and
+    whose report text names the parts that differed."""
+    rules = element_rules.StepRules(error=element_rules.CONTRACT)
+
+    class PlanError(ValueError):
+        pass
+
+    raises = {"documented": ValueError(DOCUMENTED), "subclass": PlanError(DOCUMENTED),
+              "message": ValueError(RAISED), "type": TypeError(DOCUMENTED),
+              "named alike": type("ValueError", (Exception,), {})(DOCUMENTED),
+              "all": KeyError("no")}
+    seen = {}
+    for name, exc in raises.items():
+        raised = _raised(exc)
+        parts = error_parts(WANT, "cpu", raised)
+        got = error_difference(0, "a", WANT, raised, rules, "cpu")
+        assert (got is None) == conforms(parts), name
+        if got is not None:
+            diff, text = got
+            assert diff.error_parts == parts and diff.what == "error", name
+            seen[name] = text.splitlines()[0]
+    assert seen == {"message": "wrong error message (type and id matched)",
+                    "type": "wrong error type (message and id matched)",
+                    "named alike": "wrong error type (message and id matched)",
+                    "all": "wrong error type and message and id"}
 
 
 def test_each_combination_of_parts_is_said_as_it_is():

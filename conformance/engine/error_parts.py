@@ -1,34 +1,26 @@
-"""What a wrong error got right and what it got wrong, part by part, as data (spec section 4).
+"""A raise against the documented error of its step, part by part, as data (spec section 4).
 
 A step that expects a documented error passes only when the call raises exactly it: an instance
-of a subclass of the expected built-in class, the exact message, the catalog id (spec section 4:
-each error is raised "as its exact message"). A wrong error's
-:class:`~conformance.engine.verdict.Difference` holds the expected and the raised error as one line
-of text each; :func:`error_parts` says which of the three parts differed, and
-:func:`add_error_parts` puts that into each wrong error of a verdict (``Difference.error_parts``),
-from the case and the observation it was judged on, so that a report can say "the type matched,
-the message differed" from data, never from those lines' text
-(:func:`conformance.engine.verdict.describe`).
-
-The parts are compared as :meth:`conformance.engine.judge._Judging.error` compares them: the type
-by the raised class's built-in bases, the message after ``{device}`` is replaced by the device the
-call ran on, the id as the exception's ``error_id`` or else the catalog id whose template its
-message matches. A difference for which every part compares equal here is left without parts.
+of a subclass of the expected built-in class (a class that merely bears its name is another
+error), the exact message (``{device}`` in the case's text is the device the call ran on), and
+the catalog id (the one the exception carries, else the one whose template its message matches).
+:func:`error_parts` compares the three parts; the judge decides from them
+(:func:`conformance.engine.step_error.error_difference`: the call conforms when every part is
+``same``) and keeps them in the wrong error's :class:`~conformance.engine.verdict.Difference`
+(``error_parts``), so that a report says "the type matched, the message differed" from data,
+never from text (:func:`conformance.engine.verdict.wrong_error_words`).
 """
 
 from __future__ import annotations
 
 from conformance.corpus.corpus_subject import errors as _errors
-from conformance.corpus.loader import Case
 from conformance.engine.failure_words import one_line
-from conformance.engine.observe import Observation, Raised
-from conformance.engine.verdict import VerdictData
+from conformance.engine.observe import Raised
+from conformance.engine.verdict import ERROR_PARTS
 
 MESSAGE_CHARS = 300
 """Characters of each message an error's parts keep (a planner's message can be of any length);
 ``first_difference`` is counted on the whole messages."""
-PARTS = ("type", "message", "id")
-"""The parts of a documented error (spec section 4), in the order a report names them."""
 
 
 def _first_difference(a: str, b: str) -> int | None:
@@ -41,6 +33,18 @@ def _first_difference(a: str, b: str) -> int | None:
 
 def _kept(text: str) -> str:
     return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + "..."
+
+
+def raised_id(raised: Raised):
+    """The catalog id of ``raised``: the ``error_id`` it carries, else the id whose message
+    template its message matches (the corpus subject's error catalog), else None."""
+    return raised.error_id or _errors.identify(raised.message)
+
+
+def conforms(parts: dict) -> bool:
+    """Whether a raise with these :func:`error_parts` is the documented error: every part
+    ``same``."""
+    return all(parts[p]["same"] for p in ERROR_PARTS)
 
 
 def error_parts(want: dict, device: str, raised: Raised) -> dict:
@@ -62,7 +66,7 @@ def error_parts(want: dict, device: str, raised: Raised) -> dict:
         ``error_id``, else the catalog id whose template the message matches, else None.
     """
     message = want["message"].replace("{device}", device)
-    got_id = raised.error_id or _errors.identify(raised.message)
+    got_id = raised_id(raised)
     return {
         "type": {"expected": want["type"], "got": one_line(raised.class_name),
                  "same": want["type"] in raised.builtin_bases},
@@ -72,22 +76,3 @@ def error_parts(want: dict, device: str, raised: Raised) -> dict:
         "id": {"expected": want["id"], "got": None if got_id is None else one_line(str(got_id)),
                "same": got_id == want["id"]},
     }
-
-
-def add_error_parts(verdict: VerdictData, case: Case, observation: Observation,
-                    device: str) -> None:
-    """Fill ``error_parts`` (:func:`error_parts`) into every kept wrong error of ``verdict``
-    (``what`` ``error``) that has none, from the step of ``case`` and the call of ``observation``
-    it was judged on (the same step index and run); one whose call raised nothing or whose parts
-    all compare equal here is left as it is."""
-    raised = {(s.index, s.run): s.raised for s in observation.steps}
-    for diff in verdict.differences:
-        if diff.what != "error" or diff.field != "error" or diff.error_parts is not None:
-            continue
-        got = raised.get((diff.step, diff.run))
-        step = case.steps[diff.step] if 0 <= diff.step < len(case.steps) else None
-        if got is None or step is None or step.error is None:
-            continue
-        parts = error_parts(step.error, device, got)
-        if not all(parts[p]["same"] for p in PARTS):
-            diff.error_parts = parts

@@ -1,7 +1,5 @@
 """Run one case on one planner and judge every output byte: :func:`run_case` is
-:func:`judge_observation` of :func:`conformance.engine.observe.observe`, and
-:func:`judge_observation` is :func:`conformance.engine.judge.judge` with each wrong error's parts
-added to the verdict (:mod:`conformance.engine.error_parts`).
+:func:`conformance.engine.judge.judge` of :func:`conformance.engine.observe.observe`.
 
 What a run does and what it requires is described in :mod:`conformance.engine.steps` (the inputs
 of every run and step), :mod:`conformance.engine.observe` (what is recorded) and
@@ -15,7 +13,6 @@ from dataclasses import dataclass
 import torch
 
 from conformance.corpus.loader import Case
-from conformance.engine.error_parts import add_error_parts
 from conformance.engine.judge import ConformanceFailure, judge
 from conformance.engine.observe import Observation, observe
 from conformance.engine.rerun import case_dir_arg, cases_dir_arg, rerun_command
@@ -25,8 +22,7 @@ from conformance.corpus.corpus_subject import contract as _contract
 Launcher = _contract.Launcher
 
 __all__ = ["CaseBuildError", "ConformanceFailure", "Observation", "RUNS", "Target", "case_dir_arg",
-           "cases_dir_arg", "judge", "judge_observation", "observe", "rerun_command",
-           "resolve_device", "run_case"]
+           "cases_dir_arg", "judge", "observe", "rerun_command", "resolve_device", "run_case"]
 
 
 @dataclass(frozen=True)
@@ -54,20 +50,4 @@ def run_case(case: Case, target: Target) -> None:
         CaseBuildError: the case describes inputs that cannot be built (the case's fault, raised
             before the planner is called).
     """
-    judge_observation(case, observe(case, target), target.name, target.device)
-
-
-def judge_observation(case: Case, seen: Observation, target_name: str, device) -> None:
-    """:func:`~conformance.engine.judge.judge` ``seen``; a failure's verdict also says, for each
-    wrong error, which parts of the documented error (type, message, id: spec section 4) the
-    raise got right (:func:`~conformance.engine.error_parts.add_error_parts`).
-
-    Raises:
-        ConformanceFailure: any difference from the case's expectation (readable report).
-    """
-    try:
-        judge(case, seen, target_name, device)
-    except ConformanceFailure as failure:
-        if failure.verdict is not None:
-            add_error_parts(failure.verdict, case, seen, str(device))
-        raise
+    judge(case, observe(case, target), target.name, target.device)

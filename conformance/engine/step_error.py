@@ -3,23 +3,21 @@ report's text for it, or None when the call did what the step requires.
 
 A step that expects no error must not raise (the step's error rule decides a raise: ``contract``,
 ``wrapper`` or the 0-d rule, the corpus subject's ``StepRules.error``). A step that expects one
-must raise it exactly: a subclass of the expected built-in class (a class that only bears its
-name is another error), the exact message (``{device}`` in the case's text is the device the
-call ran on), and the catalog id (the one the exception carries, else the one its message
-identifies).
+must raise it exactly: its type, exact message and catalog id, compared part by part by
+:func:`conformance.engine.error_parts.error_parts` (the rule, written there once); a wrong
+error's difference keeps those parts.
 """
 
 from __future__ import annotations
 
 from conformance.corpus.corpus_subject import element_rules as _element_rules
-from conformance.corpus.corpus_subject import errors as _errors
+from conformance.engine.error_parts import conforms, error_parts, raised_id
 from conformance.engine.failure_words import error_clause as _error_clause
 from conformance.engine.failure_words import one_line, quoted
 from conformance.engine.failure_words import rule_name as _rule_name
 from conformance.engine.observe import Raised
-from conformance.engine.verdict import Difference, error_kind
+from conformance.engine.verdict import ERROR_PARTS, Difference, error_kind
 
-identify = _errors.identify
 CONTRACT = _element_rules.CONTRACT
 StepRules = _element_rules.StepRules
 
@@ -47,17 +45,23 @@ def error_difference(k: int, run: str, want: dict | None, raised: Raised | None,
                 f"expected {expected}\n     but the call returned normally\n"
                 f"  decided by: contract (a step that must raise and returned, spec §8)"
                 f"{_error_clause(want['id'])}")
-    got_id = raised.error_id or identify(raised.message)
-    got = f"{one_line(raised.class_name)} [{one_line(got_id)}] {raised.message!r}"
-    type_ok = want["type"] in raised.builtin_bases
-    if type_ok and raised.message == message and got_id == want["id"]:
+    parts = error_parts(want, device, raised)
+    if conforms(parts):
         return None
-    detail = f"wrong error\n  expected {expected}\n       got {got}"
+    got_id = raised_id(raised)
+    got = f"{one_line(raised.class_name)} [{one_line(got_id)}] {raised.message!r}"
+    type_ok = parts["type"]["same"]
+    differed = [p for p in ERROR_PARTS if not parts[p]["same"]]
+    matched = [p for p in ERROR_PARTS if parts[p]["same"]]
+    detail = f"wrong error {' and '.join(differed)}"
+    if matched:
+        detail += f" ({' and '.join(matched)} matched)"
+    detail += f"\n  expected {expected}\n       got {got}"
     if raised.class_name == want["type"] and not type_ok:
         detail += (f"\n  ({one_line(raised.class_name)} here is a class of that name, not a "
                    f"subclass of the built-in {want['type']})")
     detail += f"\n  decided by: {_rule_name(rules.error)}{_error_clause(want['id'])}"
     kind = error_kind(raised.class_name, not type_ok and raised.class_name == want["type"],
-                      got_id, raised.message != message and got_id == want["id"])
+                      got_id, not parts["message"]["same"] and parts["id"]["same"])
     return Difference(k, run, "error", "error", None, expected, got, rules.error,
-                      got_kind=kind), detail
+                      got_kind=kind, error_parts=parts), detail

@@ -58,7 +58,7 @@ def first_detail(message: str | None) -> str:
     for a result without a verdict: :func:`what_went_wrong` reads the verdict when it has one."""
     lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
     for i, line in enumerate(lines[2:], 2):
-        if line == "wrong error" and i + 2 < len(lines):  # say what was raised instead
+        if line.startswith("wrong error") and i + 2 < len(lines):  # what was raised instead
             return f"wrong error: {lines[i + 2]}"
         if not line.startswith(("run ", "step ", "rerun:")):
             return line

@@ -138,6 +138,6 @@ def judge_observed(case: Case, planner: str, answer: dict) -> None:
     Raises:
         ConformanceFailure: the planner's behaviour differs from the case (readable report).
     """
-    from conformance.engine.runner import judge_observation
+    from conformance.engine.runner import judge
 
-    judge_observation(case, answer["observation"], planner, answer["device"])
+    judge(case, answer["observation"], planner, answer["device"])
