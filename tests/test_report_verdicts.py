@@ -147,13 +147,18 @@ NO_ERROR_CASE = ("No case of this run expected a documented error of {}, so none
                  "was judged.")
 
 
-def _catalog_sections(model: dict) -> tuple[str, str]:
-    """The documented errors section of the Markdown (below its heading, up to the next one) and
-    of the page (from its heading to the hazards heading)."""
+def _sections(model: dict, heading: str, anchor: str, next_anchor: str) -> tuple[str, str]:
+    """One section of the Markdown (below its ``### heading``, up to the next heading) and of the
+    page (from ``<h2 id="anchor">`` to ``<h2 id="next_anchor">``)."""
     md = render_markdown(model)
-    markdown = md.split("### Documented errors x planners\n", 1)[1].split("\n### ", 1)[0]
+    markdown = md.split(f"### {heading}\n", 1)[1].split("\n### ", 1)[0]
     html = render_html(model)
-    return markdown, html[html.index('<h2 id="catalog">'):html.index('<h2 id="hazards">')]
+    return markdown, html[html.index(f'<h2 id="{anchor}">'):html.index(f'<h2 id="{next_anchor}">')]
+
+
+def _catalog_sections(model: dict) -> tuple[str, str]:
+    """The documented errors section (:func:`_sections`), up to the hazards heading."""
+    return _sections(model, "Documented errors x planners", "catalog", "hazards")
 
 
 def test_a_run_without_an_error_case_says_so_in_one_line_instead_of_an_empty_table():
@@ -237,12 +242,8 @@ def test_a_write_where_nothing_may_be_written_is_described_as_such():
 
 
 def _divergence_sections(model: dict) -> tuple[str, str]:
-    """The divergence profile section of the Markdown (below its heading, up to the next one)
-    and of the page (from its heading to the benchmarks heading)."""
-    md = render_markdown(model)
-    markdown = md.split("### Divergence profile (spec §6)\n", 1)[1].split("\n### ", 1)[0]
-    html = render_html(model)
-    return markdown, html[html.index('<h2 id="divergence">'):html.index('<h2 id="bench">')]
+    """The divergence profile section (:func:`_sections`), up to the benchmarks heading."""
+    return _sections(model, "Divergence profile (spec §6)", "divergence", "bench")
 
 
 def test_a_run_that_reaches_no_section_6_situation_says_so_instead_of_a_table_of_dashes():
