@@ -35,6 +35,10 @@ from impls.source_file import planner_folders
 
 DECLARABLE = ("fail", "crash", "oob")
 """Statuses a divergence may declare (the schema's enum)."""
+FAULT_DETECTORS = ("guard pages", "memcheck")
+"""What lets a run see a fault-only divergence (:attr:`Divergence.fault_only`): an isolated
+worker's guard pages around CPU inputs (:mod:`conformance.robustness.guard_pages`), or
+compute-sanitizer's memcheck around a CUDA case (``--sanitize memcheck``)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,9 @@ class Divergence:
         manifest: the file it comes from; ``json_path`` where in it.
         releases: PEP 440 specifier of ``distribution``'s releases it applies to, or None (all).
         distribution: the distribution ``releases`` is about (the manifest's), or None.
+        fault_only: the divergence shows only as a fault (the entry's ``"shows_as": "fault"``):
+            an access outside a tensor whose value the planner throws away, which only a run
+            that detects faults can see (:data:`FAULT_DETECTORS`).
     """
 
     case: str | None
@@ -63,6 +70,7 @@ class Divergence:
     json_path: str
     releases: str | None = None
     distribution: str | None = None
+    fault_only: bool = False
 
     def applies(self, case_id: str, tags: tuple[str, ...] | list[str]) -> bool:
         if self.releases is not None and not in_releases(self.distribution, self.releases):
@@ -163,7 +171,8 @@ def load_manifest(path: Path) -> tuple[Manifest | None, CaseFileError | None]:
         entries.append(Divergence(d.get("case"), d.get("tag"), d["section"], d["reason"],
                                   d.get("issue"), (status,) if isinstance(status, str)
                                   else tuple(status), Path(path), f"$.divergences[{i}]",
-                                  releases, distribution if releases is not None else None))
+                                  releases, distribution if releases is not None else None,
+                                  d.get("shows_as") == "fault"))
     entries.sort(key=lambda d: d.case is None)  # a case id wins over a tag
     sources = frozenset(doc["sources"]) if "sources" in doc else None
     return Manifest(Path(path), doc["planner"], doc["description"], tuple(entries), sources), None

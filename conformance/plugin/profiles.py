@@ -12,8 +12,11 @@ pytest options (registered through :mod:`conformance.plugin.hooks`'s ``pytest_pl
 * ``--no-manifests``: ignore every manifest (see each divergence as the failure it is).
 
 A result a manifest declares is ``declared`` when its observed outcome is one the manifest names;
-a declared case that passes is an unexpected pass (``xpass``, fails the run: strict); another
-outcome stays the failure it is, with the declaration named. Reading or writing outside a tensor is
+a declared case that passes is an unexpected pass (``xpass``, fails the run: strict), unless the
+divergence shows only as a fault (``"shows_as": "fault"``) and the case ran where no fault can be
+seen (in process, or isolated on CUDA without ``--sanitize memcheck``): then it is ``declared``
+(observed ``pass``), its message saying it was not observable; another outcome stays the failure
+it is, with the declaration named. Reading or writing outside a tensor is
 never a project rule (spec section 6, last line): a crash, a timeout, a sanitizer report (status
 ``oob`` from the isolation worker) or a value that can only come from outside a tensor
 (:mod:`conformance.engine.outside`) is a contract failure whatever the case pins; the last two get
@@ -39,7 +42,8 @@ from pathlib import Path
 import pytest
 
 from conformance.corpus.loader import load_corpus
-from conformance.corpus.manifest import find_divergence, load_manifests, unknown_cases
+from conformance.corpus.manifest import (FAULT_DETECTORS, find_divergence, load_manifests,
+                                         unknown_cases)
 from conformance.engine.verdict import DEFAULT_PROFILE, PROFILES, VerdictData, status_of
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.plugin.one_call_items import judges_corpus
@@ -168,7 +172,15 @@ class ProfileJudge:
             where = f"{divergence.manifest.name} {divergence.json_path}"
             report.conformance_divergence = f"{where}: {divergence.describe()}"
             declared = "/".join(divergence.statuses)
-            if observed == "pass":
+            unseen = divergence.fault_only and getattr(item, "fault_detection", None) is None
+            if observed == "pass" and unseen:  # the run cannot see what the manifest declares
+                report.conformance_status = "declared"
+                report.conformance_message = (
+                    f"declared divergence ({declared}), not observable in this run: it shows "
+                    f"only as a fault, and this case ran without {' or '.join(FAULT_DETECTORS)} "
+                    f"(isolated CPU tensors, or --sanitize memcheck on CUDA); every output was "
+                    f"right. {divergence.describe()} [{where}]")
+            elif observed == "pass":
                 report.outcome, report.conformance_status = "failed", "xpass"
                 report.longrepr = (f"{case.id}[{planner}]  ({case.location})\n  declared "
                                    f"divergence ({declared}) passed: {divergence.describe()}\n"
