@@ -1,8 +1,8 @@
 """A divergence that shows only as a fault (``"shows_as": "fault"`` in
 cases/offsets-planner/divergences/schema.json; conformance/corpus/manifest.py ``fault_only``,
-conformance/plugin/profiles.py): a case that passes where no fault can be seen (in process, or
-isolated on CUDA without ``--sanitize memcheck``) reads ``declared`` with a message saying it was
-not observable, never an unexpected pass; where faults are seen (an isolated worker's guard pages
+conformance/plugin/profiles.py): a case that passes where no such fault can be seen (in process,
+or on CUDA tensors, memcheck included: reports/gpu/2026-12-06-e/) reads ``declared`` with a
+message saying it was not observable, never an unexpected pass; where faults are seen (an isolated worker's guard pages
 on CPU tensors) a pass is still the strict unexpected pass. Upstream's read of the seed slot past
 the table in ``hazard-zero-extend-past-table`` is such a divergence: its value is thrown away, so a
 GPU run without memcheck sees a pass."""
@@ -58,7 +58,8 @@ def test_a_pass_where_no_fault_can_be_seen_is_declared_not_an_unexpected_pass(tm
     assert (result["status"], result["observed"]) == ("declared", "pass")
     assert result["message"].startswith(
         "declared divergence (fail/crash), not observable in this run: it shows only as a fault, "
-        "and this case ran without guard pages or memcheck")
+        "and this case ran without guard pages (an isolated worker's, on CPU tensors; CUDA runs, "
+        "memcheck included, cannot see a read just past a tensor)")
     proc, result = _run(tmp_path, "python", False)  # the same entry without shows_as: strict
     assert proc.returncode == 1 and (result["status"], result["observed"]) == ("xpass", "pass")
 

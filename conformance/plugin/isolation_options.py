@@ -176,9 +176,8 @@ class Isolation:
                 if self.no_isolate:
                     self.isolated_anyway.add(item.planner)
                 item.runtest = partial(self.run_isolated, item)
-                # what can see a read outside an input here (manifest.FAULT_DETECTORS)
-                item.fault_detection = ("memcheck" if self.sanitize
-                                        else "guard pages" if avail.device == "cpu" else None)
+                # what can see a read just outside an input here (manifest.FAULT_DETECTORS)
+                item.fault_detection = "guard pages" if avail.device == "cpu" else None
                 if avail.device == "cpu":
                     self.cpu_planners.add(item.planner)
                 item.repr_failure = partial(repr_failure, item.repr_failure)

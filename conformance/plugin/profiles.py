@@ -13,8 +13,9 @@ pytest options (registered through :mod:`conformance.plugin.hooks`'s ``pytest_pl
 
 A result a manifest declares is ``declared`` when its observed outcome is one the manifest names;
 a declared case that passes is an unexpected pass (``xpass``, fails the run: strict), unless the
-divergence shows only as a fault (``"shows_as": "fault"``) and the case ran where no fault can be
-seen (in process, or isolated on CUDA without ``--sanitize memcheck``): then it is ``declared``
+divergence shows only as a fault (``"shows_as": "fault"``) and the case ran where no such fault can
+be seen (in process, or on CUDA tensors, sanitized or not: ``manifest.FAULT_DETECTORS``): then it
+is ``declared``
 (observed ``pass``), its message saying it was not observable; another outcome stays the failure
 it is, with the declaration named. Reading or writing outside a tensor is
 never a project rule (spec section 6, last line): a crash, a timeout, a sanitizer report (status
@@ -178,8 +179,9 @@ class ProfileJudge:
                 report.conformance_message = (
                     f"declared divergence ({declared}), not observable in this run: it shows "
                     f"only as a fault, and this case ran without {' or '.join(FAULT_DETECTORS)} "
-                    f"(isolated CPU tensors, or --sanitize memcheck on CUDA); every output was "
-                    f"right. {divergence.describe()} [{where}]")
+                    f"(an isolated worker's, on CPU tensors; CUDA runs, memcheck included, cannot "
+                    f"see a read just past a tensor); every output was right. "
+                    f"{divergence.describe()} [{where}]")
             elif observed == "pass":
                 report.outcome, report.conformance_status = "failed", "xpass"
                 report.longrepr = (f"{case.id}[{planner}]  ({case.location})\n  declared "
