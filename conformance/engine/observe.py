@@ -10,7 +10,6 @@ judge (:mod:`conformance.engine.judge`) can run in a process the planner never r
 
 from __future__ import annotations
 
-import builtins
 import json
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -19,6 +18,7 @@ import torch
 
 from conformance.corpus.loader import Case
 from conformance.engine.inputs import GUARD, output_lengths
+from conformance.engine.object_text import error_fields
 from conformance.engine.steps import BuiltStep, CaseInputs, first_step, runs_of
 from conformance.corpus.corpus_subject import buffers as _buffers
 from conformance.corpus.corpus_subject import contract as _contract
@@ -78,16 +78,13 @@ class Raised:
     @classmethod
     def of(cls, exc: BaseException) -> Raised:
         """Record ``exc`` (a :class:`ReportedRaise` stands for what the isolation worker recorded
-        of the planner's exception there)."""
+        of the planner's exception there), reading the exception as data
+        (:func:`conformance.engine.object_text.error_fields`)."""
         if isinstance(exc, ReportedRaise):
             return exc.raised
-        bases = [c.__name__ for c in type(exc).__mro__ if getattr(builtins, c.__name__, None) is c]
-        error_id = getattr(exc, "error_id", None)
         tail = _safe(lambda: "".join(traceback.format_exception(exc)[-3:]).rstrip(),
                      "<traceback unavailable>")
-        return cls(type(exc).__name__, bases, isinstance(exc, ValueError),
-                   _safe(lambda: str(exc), "<str() raised>"),
-                   None if error_id is None else _safe(lambda: error_id, "?"), tail)
+        return cls(*error_fields(exc), tail)
 
 
 class ReportedRaise(Exception):
