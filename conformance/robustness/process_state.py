@@ -2,9 +2,10 @@
 process depends on (tests/test_hostile14.py), read and set back for
 :data:`conformance.robustness.torch_state.SETTINGS`: the thread's floating-point environment
 (rounding mode, subnormals flushed: ``torch.set_flush_denormal``, ``fesetround``), read on the
-thread that calls the planner; whether Python's cyclic garbage collector runs; and every signal's
-Python handler (how a server stops: ``SIGTERM`` ignored, ``SIGINT`` swallowed), set back only from
-the main thread (``signal.signal`` raises ValueError elsewhere).
+thread that calls the planner; whether Python's cyclic garbage collector runs, and its
+thresholds; the Python profile and trace hooks of the calling thread and of every thread started
+later; and every signal's Python handler (how a server stops: ``SIGTERM`` ignored, ``SIGINT``
+swallowed), set back only from the main thread (``signal.signal`` raises ValueError elsewhere).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import ctypes
 import gc
 import signal
+import sys
+import threading
 
 import torch
 
@@ -37,6 +40,45 @@ def set_float_env(value: tuple[int, bool]) -> None:
 
 def set_gc(enabled: bool) -> None:
     (gc.enable if enabled else gc.disable)()
+
+
+def gc_thresholds() -> tuple[int, ...]:
+    """The cyclic collector's thresholds (``gc.get_threshold``). ``gc.set_threshold(0)``
+    "disables collection" (the ``gc`` module's documentation) while ``gc.isenabled()`` stays
+    True: a server's reference cycles are then never collected, as after ``gc.disable()``
+    (tests/test_hostile15.py)."""
+    return gc.get_threshold()
+
+
+def set_gc_thresholds(value: tuple[int, ...]) -> None:
+    gc.set_threshold(*value)
+
+
+def python_hooks() -> tuple[object, object, object, object]:
+    """(``sys.getprofile()``, ``sys.gettrace()``) of the calling thread, then
+    (``threading.getprofile()``, ``threading.gettrace()``), the hooks of every thread started
+    later: a hook a planner leaves runs its code at every later Python call of its caller's
+    thread (or threads), sees their frames and arguments, and slows each call
+    (tests/test_hostile15.py)."""
+    return sys.getprofile(), sys.gettrace(), threading.getprofile(), threading.gettrace()
+
+
+HOOKS = ("profile (this thread)", "trace (this thread)", "profile (new threads)",
+         "trace (new threads)")
+"""The hooks :func:`python_hooks` reads, in its order."""
+
+
+def hooks_changed(before, after) -> list[str]:
+    """The names of the hooks (:data:`HOOKS`) that differ between two :func:`python_hooks`
+    values, by identity (a hook is the planner's object: its ``__eq__`` may say anything)."""
+    return [name for name, a, b in zip(HOOKS, before, after) if a is not b]
+
+
+def set_python_hooks(value: tuple[object, object, object, object]) -> None:
+    sys.setprofile(value[0])
+    sys.settrace(value[1])
+    threading.setprofile(value[2])
+    threading.settrace(value[3])
 
 
 def handlers() -> tuple[tuple[int, object], ...]:

@@ -18,7 +18,9 @@ pair for: :mod:`conformance.robustness.torch_settings`.
 Beyond torch, what a server's own computation on the calling thread and in its process depends
 on (tests/test_hostile14.py): the thread's floating-point environment (rounding mode, subnormals
 flushed: ``torch.set_flush_denormal``, ``fesetround``), read on the thread that calls the planner,
-whether Python's cyclic garbage collector runs, the working directory (a server's relative paths)
+whether Python's cyclic garbage collector runs and its thresholds (``gc.set_threshold(0)`` stops
+it too), the Python profile and trace hooks (tests/test_hostile15.py), the working directory (a
+server's relative paths)
 and every signal's Python handler (how a server stops: ``SIGTERM`` ignored, ``SIGINT`` swallowed;
 set back only from the main thread; :mod:`conformance.robustness.process_state`). Not watched:
 ``os.environ`` (libraries a planner uses may set their own variables on first use).
@@ -35,11 +37,16 @@ import torch.utils.deterministic  # noqa: F401 - fill_uninitialized_memory
 
 from conformance.robustness.process_state import (
     float_env,
+    gc_thresholds,
     handlers,
     handlers_changed,
+    hooks_changed,
+    python_hooks,
     set_float_env,
     set_gc,
+    set_gc_thresholds,
     set_handlers,
+    set_python_hooks,
 )
 from conformance.robustness.torch_settings import (
     autocast,
@@ -60,6 +67,8 @@ from conformance.robustness.torch_settings import (
 
 SIGNALS = "signal handlers"
 """The setting of every signal's Python handler (its change is named by signal)."""
+HOOKS = "Python profile and trace hooks"
+"""The setting of the profile and trace hooks (its change is named by hook)."""
 
 
 SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
@@ -102,6 +111,8 @@ SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
     "floating-point environment (rounding mode, subnormals flushed)": (float_env,
                                                                        set_float_env),
     "Python garbage collector enabled": (gc.isenabled, set_gc),
+    "Python garbage collector thresholds": (gc_thresholds, set_gc_thresholds),
+    HOOKS: (python_hooks, set_python_hooks),
     "working directory": (os.getcwd, os.chdir),
     SIGNALS: (handlers, set_handlers),
 }
@@ -109,9 +120,22 @@ SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
 
 
 NAMED_CHANGES = {"torch bindings": ("rebound", rebound),
-                 SIGNALS: ("changed for", handlers_changed)}
+                 SIGNALS: ("changed for", handlers_changed),
+                 HOOKS: ("changed:", hooks_changed)}
 """Settings whose value is a whole map: a change names the keys that changed (what it did, and
-the function that lists them) instead of printing both values."""
+the function that lists them, by identity) instead of printing both values. Whether such a
+setting changed is that function's answer, never ``==``: its values hold the planner's objects (a
+signal handler, a hook), whose ``__eq__`` can say they equal what they replaced
+(tests/test_hostile15.py)."""
+
+
+def _same(name: str, before: object, after: object) -> bool:
+    """Whether setting ``name`` reads the same in ``before`` and ``after`` (its lister's answer
+    for a setting of :data:`NAMED_CHANGES` whose values both read)."""
+    named = NAMED_CHANGES.get(name)
+    if named is not None and not isinstance(before, str) and not isinstance(after, str):
+        return not named[1](before, after)
+    return before == after
 
 
 def snapshot() -> dict[str, object]:
@@ -138,7 +162,7 @@ def changes(before: dict[str, object], after: dict[str, object]) -> list[str]:
     (for ``torch bindings``: the names rebound)."""
     out = []
     for name in before:
-        if before[name] == after.get(name):
+        if _same(name, before[name], after.get(name)):
             continue
         if before[name] is None and name in LAZY_CUDA:
             continue  # CUDA initialised by the case's first CUDA op: not a setting it changed
@@ -161,7 +185,7 @@ def restore(before: dict[str, object]) -> list[str]:
     first = ("TorchFunctionMode stack depth", "TorchDispatchMode stack depth")
     for name in [*first, *(n for n in before if n not in first)]:
         value = before[name]
-        if now[name] == value:
+        if _same(name, now[name], value):
             continue
         setter = SETTINGS[name][1]
         try:
