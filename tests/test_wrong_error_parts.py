@@ -192,3 +192,22 @@ def test_a_wrong_error_judged_in_an_isolation_worker_says_which_part_differed(tm
     for planner, said in planners.items():
         line = f"  fail    err-dtype-prefix-lens[{planner}]: {said} (decided by: contract (3))"
         assert line in lines, (line, lines)
+
+
+def test_a_message_no_catalog_entry_has_reads_unidentified_in_the_failure_text():
+    """The failure's own text names a raise whose message matches no documented error as
+    ``[unidentified]``, as the summary's groups and every report line do, never ``[None]``, and
+    says why its id differs."""
+    rules = element_rules.StepRules(error=element_rules.CONTRACT)
+    renamed = DOCUMENTED.replace("must have dtype", "needs dtype")
+    diff, text = error_difference(0, "a", WANT, _raised(ValueError(renamed)), rules, "cpu")
+    assert diff.got_kind == "ValueError [unidentified]"
+    lines = text.splitlines()
+    assert lines[:4] == [
+        "wrong error message and id (type matched)",
+        f"  expected ValueError [dtype] '{DOCUMENTED}'",
+        f"       got ValueError [unidentified] '{renamed}'",
+        "  ([unidentified]: its message is no documented error's, so it has no catalog id)"]
+    assert "[None]" not in text
+    _, documented_id = error_difference(0, "a", WANT, _raised(ValueError(RAISED)), rules, "cpu")
+    assert "unidentified" not in documented_id  # RAISED matches the dtype template

@@ -49,7 +49,8 @@ def error_difference(k: int, run: str, want: dict | None, raised: Raised | None,
     if conforms(parts):
         return None
     got_id = raised_id(raised)
-    got = f"{one_line(raised.class_name)} [{one_line(got_id)}] {raised.message!r}"
+    shown_id = "unidentified" if got_id is None else one_line(str(got_id))
+    got = f"{one_line(raised.class_name)} [{shown_id}] {raised.message!r}"
     type_ok = parts["type"]["same"]
     differed = [p for p in ERROR_PARTS if not parts[p]["same"]]
     matched = [p for p in ERROR_PARTS if parts[p]["same"]]
@@ -57,6 +58,9 @@ def error_difference(k: int, run: str, want: dict | None, raised: Raised | None,
     if matched:
         detail += f" ({' and '.join(matched)} matched)"
     detail += f"\n  expected {expected}\n       got {got}"
+    if got_id is None:
+        detail += ("\n  ([unidentified]: its message is no documented error's, so it has no "
+                   "catalog id)")
     if raised.class_name == want["type"] and not type_ok:
         detail += (f"\n  ({one_line(raised.class_name)} here is a class of that name, not a "
                    f"subclass of the built-in {want['type']})")
