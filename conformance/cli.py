@@ -46,6 +46,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from conformance.corpus.text import help_text
 from conformance import manifest_draft, repro
 from conformance.robustness import fuzz_command, mutants
 from conformance.bench import cli as bench_cli
@@ -214,7 +215,7 @@ def _case_folder_after_command(argv: list[str], commands: set[str]) -> str | Non
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
-    parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m conformance", description=help_text(__doc__),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", action="append", type=Path, metavar="DIR",
                         help="case directory (repeatable; default: the repo's "
@@ -227,11 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--subject", default=None, metavar="NAME", help=subject_help)
     p.set_defaults(func=_cmd_planners)
     p = sub.add_parser("cases", help="list cases")
-    p.add_argument("--tag")
+    p.add_argument("--tag", help="only the cases that carry this tag (hazard, swa, ...)")
     p.add_argument("--subject", default=None, metavar="NAME", help=subject_help)
     p.set_defaults(func=_cmd_cases)
     p = sub.add_parser("record", help="record goldens from the pure-Python planner")
-    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("ids", nargs="+", metavar="ID",
+                   help="case id (python -m conformance cases lists them)")
     p.add_argument("--write", action="store_true", help="write into the case file")
     p.set_defaults(func=_cmd_record)
     add_report_parser(sub)

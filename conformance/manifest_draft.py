@@ -21,6 +21,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from conformance.corpus.text import help_text
 from conformance.paths import new_file_fault, write_new
 from conformance.corpus.jsonfmt import dumps
 from conformance.corpus.manifest import DECLARABLE
@@ -39,7 +40,8 @@ NOT_DIVERGENCES = ("error", "timeout", "xpass")
 def add_parser(sub) -> None:
     """Register ``manifest`` on the CLI's subparsers."""
     p = sub.add_parser("manifest", help="draft a known-divergence manifest from results files",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=help_text(__doc__),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--from", dest="sources", action="append", type=Path, required=True,
                    metavar="RESULTS", help="results file of a run (repeatable)")
     p.add_argument("--planner", required=True, help="planner name or fnmatch pattern")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import torch
 
+from conformance.corpus.text import help_text
 from conformance.corpus.arrays import evaluate
 from conformance.corpus.entries import planner_name_error
 from conformance.corpus.jsonfmt import dumps
@@ -190,7 +191,8 @@ def render(case: Case, planner: str, command: str, note: str = "") -> str:
 def add_parser(sub) -> None:
     """Register ``repro`` on the CLI's subparsers."""
     p = sub.add_parser("repro", help="write a standalone script that reproduces a case",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=help_text(__doc__),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("case", metavar="CASE", help="case id")
     p.add_argument("--planner", required=True, help="built-in name or module.path:callable")
     p.add_argument("--out", type=Path, metavar="FILE", help="write here (default: stdout)")

@@ -16,6 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from conformance.corpus.text import help_text
 from conformance.paths import BENCH_DIR, DEFAULT_BENCH_JSON, OUTPUT_ROOT
 
 DEFAULT_JSON = DEFAULT_BENCH_JSON
@@ -26,7 +27,8 @@ COLUMNS = "min,median,iqr,rounds,iterations"
 def add_parser(sub) -> None:
     """Register ``bench`` on the CLI's subparsers."""
     p = sub.add_parser("bench", help="run the benchmark suite (pytest conformance/bench)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=help_text(__doc__),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--planner", action="append", default=[], metavar="NAME",
                    help="planner (repeatable; default every built-in)")
     p.add_argument("--bs", metavar="LIST", help="batch sizes, comma-separated")

@@ -15,7 +15,7 @@ import re
 from conformance.corpus.limits import MAX_KEPT_MESSAGE
 from conformance.corpus.case_file import printable
 
-__all__ = ["MAX_KEPT_MESSAGE", "kept", "natural_key", "printable", "terminal_text"]
+__all__ = ["MAX_KEPT_MESSAGE", "help_text", "kept", "natural_key", "printable", "terminal_text"]
 
 
 def kept(text: str | None, limit: int = MAX_KEPT_MESSAGE) -> str | None:
@@ -38,3 +38,10 @@ def natural_key(text: str | None) -> tuple:
     alternating, so that two keys always compare."""
     return tuple(int(t) if i % 2 else t for i, t in enumerate(re.split(r"(\d+)", text or "")))
 
+
+
+def help_text(doc: str | None) -> str:
+    """A command module's docstring as ``--help`` prints it: the reStructuredText markup a
+    terminal shows literally taken out (``` ``x`` ``` and ``:mod:`x``` read ``x``)."""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", doc or "")
+    return re.sub(r"``(.+?)``", r"\1", text, flags=re.S)

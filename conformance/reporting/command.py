@@ -1,4 +1,4 @@
-"""The ``report`` subcommand of ``python -m conformance`` (arguments and dispatch only).
+"""A results file as an HTML page, Markdown or text; or what changed between two runs.
 
   report [RESULTS] [--bench BENCH_JSON] [--out PATH] [--publish DIR] [--format html|markdown|text]
   report --compare OLD NEW [--format html|markdown|text] [--out PATH] [--fail-on-regression]
@@ -25,7 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from conformance.corpus.text import terminal_text
+from conformance.corpus.text import help_text, terminal_text
 from conformance.paths import DEFAULT_COMPARE_HTML, DEFAULT_REPORT_HTML, DEFAULT_RESULTS, evidence_fault
 from conformance.reporting.publish import PublishError, publish
 from conformance.reporting.report_files import GENERATOR, LAST_LINES, is_report_file
@@ -33,9 +33,10 @@ from conformance.reporting.results_format import ResultsError, load_results
 
 
 def add_report_parser(sub) -> None:
-    """Register ``report`` on the CLI's subparsers."""
+    """Register ``report`` on the CLI's subparsers (this module: its arguments and dispatch)."""
     p = sub.add_parser("report", help="results file -> HTML page, Markdown or text; --compare",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=help_text(__doc__),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="?", type=Path, default=DEFAULT_RESULTS, metavar="RESULTS",
                    help="results file or --publish folder (default: reports/out/results.json)")
     p.add_argument("--bench", type=Path, metavar="BENCH_JSON",
@@ -43,7 +44,9 @@ def add_report_parser(sub) -> None:
     p.add_argument("--out", type=Path, metavar="PATH", help="where to write the report")
     p.add_argument("--publish", type=Path, metavar="DIR",
                    help="also write DIR/index.html and DIR/results.json (and bench.json)")
-    p.add_argument("--format", choices=("html", "markdown", "text"), default="html")
+    p.add_argument("--format", choices=("html", "markdown", "text"), default="html",
+                   help="html (default: a page written to --out, reports/report.html), or "
+                        "markdown / text (standard output unless --out is given)")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"),
                    help="compare two runs: results files, benchmark files or --publish folders")
     p.add_argument("--fail-on-regression", action="store_true",

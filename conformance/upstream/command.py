@@ -21,6 +21,7 @@ import os
 import shlex
 from pathlib import Path
 
+from conformance.corpus.text import help_text
 from conformance.paths import GENERATED_ROOT, kept_files
 from conformance.upstream.matrix import MATRIX_NAME, write_matrix
 from conformance.upstream.run_release import OUT_NAMES, prepare, reuse, run_corpus
@@ -36,7 +37,8 @@ def default_cache() -> Path:
 
 def add_parser(sub) -> None:
     p = sub.add_parser("upstream", help="judge sglang's published releases, unchanged",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=help_text(__doc__),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("releases", nargs="+", metavar="RELEASE", help="an sglang release (0.5.23)")
     p.add_argument("--wheel", type=Path, action="append", default=[], metavar="PATH",
                    help="a wheel on disk (its release must be one named); no download for it")

@@ -40,6 +40,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from conformance.corpus.text import help_text
 from conformance.corpus.subjects import SubjectError
 from conformance.paths import REPO_ROOT, kept_files
 from conformance.upstream.command import default_cache
@@ -58,7 +59,8 @@ SCRATCH_NAMES = ("child-main.json", "child-case.json")
 def add_parser(sub) -> None:
     p = sub.add_parser("upstream-entries", help="build and judge a release's kernel of a subject's "
                        "upstream launcher (UPSTREAM_ENTRY)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=help_text(__doc__),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
     p.set_defaults(func=run)
 
@@ -247,7 +249,7 @@ def run(args) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.upstream.entries_command",
-                                     description=__doc__,
+                                     description=help_text(__doc__),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     return run(parser.parse_args(argv))

@@ -31,6 +31,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from conformance.corpus.text import help_text
 from conformance.corpus.subjects import SubjectError, case_folder, discover
 from conformance.paths import CASES_ROOT, REPO_ROOT
 from conformance.upstream import entries_declared
@@ -40,7 +41,8 @@ from conformance.upstream.launchers_report import render, verdict
 
 def add_parser(sub) -> None:
     p = sub.add_parser("upstream-launchers", help="judge a release's own launchers on a subject's cases",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=help_text(__doc__),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
     p.set_defaults(func=run)
 
