@@ -236,3 +236,29 @@ def test_numbers_json_cannot_hold_and_deep_text_are_one_fault(tmp_path: Path, te
     (tmp_path / "c.json").write_text(text)
     cases, errors = load_corpus([tmp_path])
     assert cases == [] and [str(e) for e in errors] == [f"{tmp_path / 'c.json'}: {fault}"]
+
+
+@pytest.mark.parametrize(("change", "path", "message"), [
+    (lambda doc: doc.update(expected=doc.pop("expect")), "$",
+     "Additional properties are not allowed ('expected' was unexpected); the keys allowed here: "
+     "id, description, tags, subject, source, golden_check, entry, inputs, overrides, derived, "
+     "allocate, expect, steps, xfail, pins, needs_review ('expected': did you mean 'expect'?)"),
+    (lambda doc: doc["inputs"].update(lut={"generator": "identity", "length": 8}), "$.inputs.lut",
+     "Additional properties are not allowed ('length' was unexpected); the keys allowed here: "
+     "generator, len, shift, seed, prng, values, set ('length': did you mean 'len'?)"),
+    (lambda doc: doc.update(zzz=1), "$",
+     "Additional properties are not allowed ('zzz' was unexpected); the keys allowed here: "
+     "id, description, tags, subject, source, golden_check, entry, inputs, overrides, derived, "
+     "allocate, expect, steps, xfail, pins, needs_review"),
+])
+def test_an_unknown_key_names_the_keys_allowed_and_the_one_meant(tmp_path: Path, change, path,
+                                                                 message):
+    """A misspelt key (``expected`` for ``expect``, ``length`` for a LUT's ``len``) is refused
+    with the keys the schema allows at that place, and the closest one when there is one."""
+    doc = copy.deepcopy(GOOD)
+    change(doc)
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    cases, errors = load_corpus([tmp_path])
+    assert cases == []
+    [error] = errors
+    assert (error.json_path, error.message) == (path, message)

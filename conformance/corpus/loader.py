@@ -28,6 +28,7 @@ from conformance.corpus.corpus_subject import element_rules as _element_rules
 from conformance.corpus.corpus_subject import hazards as _hazards
 from conformance.corpus.limits import MAX_FILE_PERMUTED_ELEMENTS, MAX_PERMUTED_ELEMENTS
 from conformance.corpus.rule_kinds import PINS, kind_of  # noqa: F401 - PINS: what a case may pin
+from conformance.corpus.schema_words import schema_message
 from conformance.paths import DIVERGENCES_DIRNAME
 
 OWN_FOLDER_HINT = ("a case in a folder of your own needs that folder: --extra-cases DIR (with the "
@@ -136,7 +137,7 @@ def _schema_error(doc: object, ref: str) -> tuple[str, str] | None:
         return error.json_path, (f"unknown tag {error.instance!r}: the tags are declared in "
                                  f"cases/{DEFAULT_SUBJECT}/schema.json ($defs/tag): "
                                  f"{', '.join(known_tags())}")
-    return error.json_path, error.message
+    return error.json_path, schema_message(error)
 
 
 def _merge_defaults(case: object, defaults: dict) -> object:
