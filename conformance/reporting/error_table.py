@@ -55,6 +55,13 @@ def catalog(results: list[dict], planners: list[str]) -> list[dict]:
     return rows
 
 
+def columns(rows: list[dict], planners: list[str]) -> list[str]:
+    """The ``planners`` that have a cell in some row of ``rows`` (catalog or hazard rows): a
+    column of only dashes (a one-call subject's planner, a case file that did not load) is left
+    out."""
+    return [p for p in planners if any(p in row["cells"] for row in rows)]
+
+
 def cell_text(c: dict | None) -> str:
     """``17/18``, ``5/5 +1 not judged``, ``not judged (2)``, ``-`` (no case for this planner)."""
     if c is None:

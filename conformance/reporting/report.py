@@ -155,8 +155,10 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
                  results, _order, lambda r: anchor("fail", r["case"] or r["id"], r["planner"]),
                  profile),
              "tags": sorted({t for r in results for t in r["tags"]}),
-             "catalog": error_table.catalog(results, planners),
-             "hazards": [r for r in rows if "hazard" in r["tags"]],
+             "catalog": (catalog := error_table.catalog(results, planners)),
+             "catalog_planners": error_table.columns(catalog, planners),
+             "hazards": (hazards := [r for r in rows if "hazard" in r["tags"]]),
+             "hazard_planners": error_table.columns(hazards, planners),
              "divergence": divergence_profile.profile(
                  [r for r in results if r.get("out_of_contract") is not None]),
              "total": len(results), "bad": sum(r["status"] in BAD for r in results),
@@ -313,7 +315,7 @@ def render_markdown(model: dict) -> str:
     out += [none_expected] if none_expected else [
         "Per planner: cases whose every step expecting the error raised it exactly / cases "
         "judged (a crash, timeout or skip is not judged).", "",
-        error_table.render(model["catalog"], model["planners"], "github")]
+        error_table.render(model["catalog"], model["catalog_planners"], "github")]
     if model["bench"]:
         out += ["", "### Benchmarks", *bench_section.goal_lines(model["bench"], "github")]
     return "\n".join(out).rstrip("\n") + "\n"

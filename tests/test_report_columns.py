@@ -1,0 +1,51 @@
+"""The documented-errors and hazards tables of the report have a column for a planner only when it
+has a cell there: a case file that did not load (``load``) or a one-call subject's planner would
+add a column of dashes to the corpus subject's tables, which a reviewer reads as "not judged".
+
+The run is ``a`` of tests/report_runs.py (``python``, the planted planner and the ``validator``
+row); a case file that did not load is added to its results as the plugin records one."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from conformance.reporting.report import build, render_html, render_markdown
+from conformance.reporting.results_format import load_results
+from tests.report_runs import PLANNER, run
+
+LOAD_FAILURE = {
+    "id": "cases/x.json@$[load]", "case": "my-bad-1", "planner": "load", "status": "fail",
+    "duration": 0.0, "message": "bad case file: cases/x.json: at $: 'id' is a required property",
+    "rerun": "python -m conformance --cases cases cases",
+    "description": "bad case file: cases/x.json: at $: 'id' is a required property",
+    "file": "cases/x.json", "json_path": "$", "entry": None, "source": None, "tags": [],
+    "error_ids": [], "pins": None, "out_of_contract": [], "observed": "fail", "divergence": None,
+    "worker": None, "verdict": None, "subject": None, "after_last_call": None}
+
+
+def _model() -> dict:
+    doc = copy.deepcopy(load_results(run("a").results))
+    doc["results"].append(LOAD_FAILURE)
+    return build(doc, check_stale=False)
+
+
+def _header(html: str, section: str) -> list[str]:
+    start = html.index(f'<h2 id="{section}">')
+    row = html[html.index("<tr>", start):html.index("</tr>", start)]
+    return re.findall(r"<code>([^<]*)</code>", row)
+
+
+def test_only_planners_with_a_cell_get_a_column():
+    model = _model()
+    assert model["planners"] == ["python", PLANNER, "validator", "load"]  # the summary's rows
+    html = render_html(model)
+    assert _header(html, "catalog") == ["python", PLANNER, "validator"]
+    assert _header(html, "hazards") == ["python", PLANNER]
+    md = render_markdown(model)
+    catalog = md.split("### Documented errors x planners", 1)[1]
+    header = next(line for line in catalog.splitlines() if line.startswith("| error"))
+    assert [c.strip() for c in header.strip("|").split("|")] == [
+        "error", "cases", "`python`", f"`{PLANNER}`", "`validator`"]
+    assert (model["catalog_planners"], model["hazard_planners"]) == (
+        ["python", PLANNER, "validator"], ["python", PLANNER])
