@@ -13,16 +13,7 @@ the reference on a valid call; where the reference raises, each raises another e
 
 from __future__ import annotations
 
-from impls.offsets_planner import python_planner
-
-
-def _documented(kwargs):
-    """The error the reference planner raises for these arguments (None: it returns)."""
-    try:
-        python_planner.launch(**kwargs)
-    except Exception as exc:  # noqa: BLE001 - the documented error, re-dressed below
-        return exc
-    return None
+from tests.planted.hostile6_errors import _documented
 
 
 class _PosesAsValueError(type):
