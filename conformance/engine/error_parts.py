@@ -35,10 +35,10 @@ def _kept(text: str) -> str:
     return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + "..."
 
 
-def raised_id(raised: Raised):
-    """The catalog id of ``raised``: the ``error_id`` it carries, else the id whose message
-    template its message matches (the corpus subject's error catalog), else None."""
-    return raised.error_id or _errors.identify(raised.message)
+def documented_message(want: dict, device: str) -> str:
+    """The exact message the step ``want`` documents, ``{device}`` replaced by the device the
+    call ran on (``cpu``, ``cuda:0``)."""
+    return want["message"].replace("{device}", device)
 
 
 def conforms(parts: dict) -> bool:
@@ -65,8 +65,8 @@ def error_parts(want: dict, device: str, raised: Raised) -> dict:
         character where the whole messages differ (None when ``same``); ``id.got`` the raised
         ``error_id``, else the catalog id whose template the message matches, else None.
     """
-    message = want["message"].replace("{device}", device)
-    got_id = raised_id(raised)
+    message = documented_message(want, device)
+    got_id = raised.error_id or _errors.identify(raised.message)  # the corpus catalog's id
     return {
         "type": {"expected": want["type"], "got": one_line(raised.class_name),
                  "same": want["type"] in raised.builtin_bases},

@@ -11,7 +11,7 @@ error's difference keeps those parts.
 from __future__ import annotations
 
 from conformance.corpus.corpus_subject import element_rules as _element_rules
-from conformance.engine.error_parts import conforms, error_parts, raised_id
+from conformance.engine.error_parts import conforms, documented_message, error_parts
 from conformance.engine.failure_words import error_clause as _error_clause
 from conformance.engine.failure_words import one_line, quoted
 from conformance.engine.failure_words import rule_name as _rule_name
@@ -38,7 +38,7 @@ def error_difference(k: int, run: str, want: dict | None, raised: Raised | None,
         return Difference(k, run, "raised", "error", None, None,
                           f"{raised.class_name}: {raised.message[:200]}", rules.error,
                           got_kind=raised.class_name), text
-    message = want["message"].replace("{device}", device)
+    message = documented_message(want, device)
     expected = f"{want['type']} [{want['id']}] {message!r}"
     if raised is None:
         return (Difference(k, run, "no-error", "error", None, expected, None, CONTRACT),
@@ -48,8 +48,8 @@ def error_difference(k: int, run: str, want: dict | None, raised: Raised | None,
     parts = error_parts(want, device, raised)
     if conforms(parts):
         return None
-    got_id = raised_id(raised)
-    shown_id = "unidentified" if got_id is None else one_line(str(got_id))
+    got_id = parts["id"]["got"]  # one line, None when the message is no catalog entry's
+    shown_id = "unidentified" if got_id is None else got_id
     got = f"{one_line(raised.class_name)} [{shown_id}] {raised.message!r}"
     type_ok = parts["type"]["same"]
     differed = [p for p in ERROR_PARTS if not parts[p]["same"]]

@@ -15,10 +15,9 @@ A result a manifest declares is ``declared`` when its observed outcome is one th
 a declared case that passes is an unexpected pass (``xpass``, fails the run: strict), unless the
 divergence shows only as a fault (``"shows_as": "fault"``) and the case ran where no such fault can
 be seen (in process, or on CUDA tensors, sanitized or not: ``manifest.FAULT_DETECTORS``): then it
-is ``declared``
-(observed ``pass``), its message saying it was not observable; another outcome stays the failure
-it is, with the declaration named. Reading or writing outside a tensor is
-never a project rule (spec section 6, last line): a crash, a timeout, a sanitizer report (status
+is ``declared`` (observed ``pass``), its message saying it was not observable; another outcome
+stays the failure it is, with the declaration named. Reading or writing outside a tensor is never
+a project rule (spec section 6, last line): a crash, a timeout, a sanitizer report (status
 ``oob`` from the isolation worker) or a value that can only come from outside a tensor
 (:mod:`conformance.engine.outside`) is a contract failure whatever the case pins; the last two get
 the status ``oob``.
