@@ -31,10 +31,10 @@ Limits found and not fixed (read in the code, no test): the worker snapshots pro
 case's ``begin`` and compares at its ``end`` (conformance/robustness/isolation_worker.py), so a
 change a planner's thread makes after one case's end is in the next case's snapshot and never
 compared; ``os.environ`` (stated), the umask, resource limits, Python's ``random`` and numpy's
-global generators and rebound ``builtins`` are not read. In the one-call engine (in pytest's
-process) a mutable object that a watched namespace binds can be changed in place, and
-conformance/engine/inputs.py (the poison cache the fills come from) is not watched at all: a call
-that writes the next runs' cached poison as the right plan is unseen.
+global generators and rebound ``builtins`` are not read (read since tests/test_hostile16.py). In
+the one-call engine (in pytest's process) a mutable object that a watched namespace binds can be
+changed in place; conformance/engine/inputs.py (the fills) was not watched and kept its fills in a
+cache a call could overwrite (both fixed since: tests/test_one_call_attacks.py).
 """
 
 from __future__ import annotations

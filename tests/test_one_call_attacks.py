@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from conformance.corpus.subjects import discover
-from conformance.engine.call_runs import RUNS
+from conformance.engine.call_runs import PLAIN, RUNS
 from conformance.engine.one_call import judge_call
 from conformance.engine.verdict import PROFILES, status_of
 from conformance.paths import CASES_ROOT
@@ -132,6 +132,37 @@ def test_a_planner_that_is_right_only_in_the_harness_fails(attack):
     the subject's fixed ``SCRATCH_GARBAGE``, so a planner right only under poison or only on that
     garbage is caught."""
     assert fails(judge(ENTRIES, VALID[ENTRIES.NAME], attack(honest(ENTRIES), POSITION)))
+
+
+def test_a_planner_that_forges_the_plain_runs_fill_through_the_harness_fails():
+    """The fills are drawn afresh for every run (conformance/engine/inputs.py keeps no tensor a
+    call could reach): a planner that overwrites what ``stale_plan_values`` hands it does not
+    change what the ``plain`` run fills the outputs with, so it is still right only under poison.
+    With a cache of fills (before), the ``plain`` run got the forged, poison-sized fill back and
+    this planner passed."""
+    from conformance.engine.inputs import stale_plan_values
+
+    fill = stale_plan_values(torch.int64, 8).clone()
+    launch = hostile.right_only_under_poison_forging_the_plain_fill(honest(ENTRIES), POSITION)
+    verdict = judge(ENTRIES, VALID[ENTRIES.NAME], launch)
+    assert fails(verdict)
+    assert [(d.run, d.field, d.index) for d in verdict.differences] == [(PLAIN, POSITION, 0)]
+    assert torch.equal(stale_plan_values(torch.int64, 8), fill)
+
+
+def test_a_planner_that_rebinds_what_the_fills_are_drawn_from_fails():
+    """conformance/engine/inputs.py is one of the watched namespaces: the rebinding is set back
+    after the call that made it and recorded as a contract difference of that run, and the
+    ``plain`` run still draws its fill from the stale-plan range (where the planner is wrong)."""
+    from conformance.engine import inputs
+
+    before = inputs.STALE_PLAN_RANGE
+    launch = hostile.right_only_under_poison_narrowing_the_plain_fill(honest(ENTRIES), POSITION)
+    verdict = judge(ENTRIES, VALID[ENTRIES.NAME], launch)
+    assert inputs.STALE_PLAN_RANGE is before and fails(verdict)
+    assert {(d.run, d.field) for d in verdict.differences} >= {
+        (run, "conformance.engine.inputs.STALE_PLAN_RANGE") for run in RUNS}
+    assert (PLAIN, POSITION, 0) in {(d.run, d.field, d.index) for d in verdict.differences}
 
 
 def test_writing_the_value_already_there_is_no_difference():
@@ -326,15 +357,13 @@ def test_a_defined_element_written_wrong_over_a_fill_equal_to_its_value_is_anoth
     ``out_verify_expected_positions[0]``: the planner's wrong write there is another value (the
     element is defined), not ``written`` (kept for elements the step does not define), as in
     conformance/engine/output_differences.py."""
-    from conformance.engine.inputs import _POISON_CACHE, poison_seed, set_poison_seed
+    from conformance.engine.inputs import poison_seed, set_poison_seed
 
     before = poison_seed()
     set_poison_seed(668)
-    _POISON_CACHE.clear()
     try:
         later = judge(ENTRIES, VALID[ENTRIES.NAME], wrong.shifted_position)
     finally:
         set_poison_seed(before)
-        _POISON_CACHE.clear()
     assert [(d.run, d.what, d.field, d.index, d.expected, d.got) for d in later.differences] == [
         (run, "value", POSITION, 0, 0, 1) for run in RUNS]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import random
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import torch
 
@@ -48,10 +49,12 @@ planner that reads them is wrong whatever they hold; the poison and guards are w
 SCALAR_DEFAULTS = dict(zip(SCALAR_NAMES, (0, 1 << 20)))
 """A case that names no window is full attention (0); no verify capacity: 1 << 20, above every
 case's verify total."""
-POISON_RANGES = {torch.int64: (1 << 40, 1 << 62), torch.int32: (1 << 30, (1 << 31) - 1)}
+POISON_RANGES = MappingProxyType({torch.int64: (1 << 40, 1 << 62),
+                                  torch.int32: (1 << 30, (1 << 31) - 1)})
 """Magnitudes of poison values per dtype: run ``a`` draws them positive, run ``b`` negative, so
 every element differs between the two runs and no poison value is a plausible offset, count or
-slot (spec section 3's values are far below)."""
+slot (spec section 3's values are far below). Read-only: a planner in this process cannot narrow
+them in place (the one-call engine watches this module's bindings)."""
 POISONS: dict[str, dict[torch.dtype, int]] = {"a": {}, "b": {}}
 """A poison base of each run and dtype (drawn per seed; the sign of its run's values). The
 poison itself is :func:`poison_values`, random per element; ``conformance.repro`` writes these
@@ -74,7 +77,6 @@ def set_poison_seed(seed: int) -> None:
             POISONS[run][dtype] = sign * rng.randrange(low, high)
     TABLE_GUARD_GARBAGE[torch.int32] = rng.randrange(0x3000_0000, 0x4000_0000)
     TABLE_GUARD_GARBAGE[torch.int64] = rng.randrange(0x3000_0000_0000, 0x4000_0000_0000)
-    _POISON_CACHE.clear()
 
 
 def poison_seed() -> int:
@@ -87,22 +89,18 @@ def new_poison_seed() -> int:
     return int.from_bytes(os.urandom(8), "little") >> 1
 
 
-_POISON_CACHE: dict[tuple, torch.Tensor] = {}
-
-
 def poison_values(run: str, dtype: torch.dtype, n: int) -> torch.Tensor:
     """The ``n`` poison values of run ``run`` for an allocation of ``dtype`` (CPU): independent
     random magnitudes in :data:`POISON_RANGES`, positive in run ``a`` and negative in run ``b``,
-    drawn from the poison seed (the same for every allocation of that length in this process)."""
-    key = (run, dtype, n)
-    if key not in _POISON_CACHE:
-        low, high = POISON_RANGES[dtype]
-        gen = torch.Generator().manual_seed(
-            random.Random(f"conformance-poison-{poison_seed()}-{run}-{dtype}-{n}").getrandbits(63))
-        magnitude = torch.randint(low, high, (n,), generator=gen, dtype=torch.int64)
-        sign = 1 if POISONS[run][dtype] > 0 else -1
-        _POISON_CACHE[key] = (magnitude * sign).to(dtype)
-    return _POISON_CACHE[key]
+    drawn from the poison seed (the same for every allocation of that length in this process).
+    A new tensor every call: none is kept that a planner in this process could reach and
+    overwrite, so that a later run's fill holds what it chose (tests/test_one_call_attacks.py)."""
+    low, high = POISON_RANGES[dtype]
+    gen = torch.Generator().manual_seed(
+        random.Random(f"conformance-poison-{poison_seed()}-{run}-{dtype}-{n}").getrandbits(63))
+    magnitude = torch.randint(low, high, (n,), generator=gen, dtype=torch.int64)
+    sign = 1 if POISONS[run][dtype] > 0 else -1
+    return (magnitude * sign).to(dtype)
 
 
 STALE_PLAN_RANGE = (-1, 1 << 12)
@@ -113,14 +111,11 @@ range of :func:`stale_plan_values`."""
 def stale_plan_values(dtype: torch.dtype, n: int) -> torch.Tensor:
     """``n`` values a stale plan could hold, drawn per element in :data:`STALE_PLAN_RANGE` from the
     poison seed (CPU, ``dtype``): the fill of a run that a planner cannot tell from a server's
-    reused outputs, so that a planner right only on poison-sized fills is seen."""
-    key = ("stale-plan", dtype, n)
-    if key not in _POISON_CACHE:
-        gen = torch.Generator().manual_seed(random.Random(
-            f"conformance-stale-plan-{poison_seed()}-{dtype}-{n}").getrandbits(63))
-        _POISON_CACHE[key] = torch.randint(*STALE_PLAN_RANGE, (n,), generator=gen,
-                                           dtype=torch.int64).to(dtype)
-    return _POISON_CACHE[key]
+    reused outputs, so that a planner right only on poison-sized fills is seen. A new tensor every
+    call, as :func:`poison_values`."""
+    gen = torch.Generator().manual_seed(random.Random(
+        f"conformance-stale-plan-{poison_seed()}-{dtype}-{n}").getrandbits(63))
+    return torch.randint(*STALE_PLAN_RANGE, (n,), generator=gen, dtype=torch.int64).to(dtype)
 
 
 def run_seed(run: str) -> int:

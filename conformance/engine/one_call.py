@@ -52,7 +52,7 @@ from types import ModuleType
 
 import torch
 
-from conformance.engine import call_error, call_report, call_runs, object_text
+from conformance.engine import call_error, call_report, call_runs, inputs, object_text
 from conformance.engine.allocations import Allocations
 from conformance.engine.call_error import judge_error
 from conformance.engine.call_runs import RUNS, output_fill, uncovered_fill
@@ -124,11 +124,12 @@ def _flat(tensor: torch.Tensor) -> list:
 def _watched(subject: ModuleType) -> list[ModuleType]:
     """The modules whose attributes decide a verdict or its text: this engine, the verdict's, the
     guarded allocations', the namespace guard's own, the subject's, and this engine's parts (the
-    runs' fills, the error's judgement, a planner's object as text, the verdict's text) (and the
-    classes each defines: :func:`conformance.engine.namespaces.snapshot`)."""
+    runs' fills and the values they are drawn from, the error's judgement, a planner's object as
+    text, the verdict's text) (and the classes each defines:
+    :func:`conformance.engine.namespaces.snapshot`)."""
     return [sys.modules[__name__], sys.modules[VerdictData.__module__],
             sys.modules[Allocations.__module__], sys.modules[snapshot.__module__], subject,
-            call_runs, call_error, object_text, call_report]
+            call_runs, inputs, call_error, object_text, call_report]
 
 
 def _judge_input(data: VerdictData, run: str, name: str, before: torch.Tensor,

@@ -6,17 +6,30 @@ thread that calls the planner; whether Python's cyclic garbage collector runs, a
 thresholds; the Python profile and trace hooks of the calling thread and of every thread started
 later; and every signal's Python handler (how a server stops: ``SIGTERM`` ignored, ``SIGINT``
 swallowed), set back only from the main thread (``signal.signal`` raises ValueError elsewhere).
+What else a server's process runs on (tests/test_hostile16.py): the umask (the modes of every file
+it creates), its resource limits (``RLIMIT_NOFILE`` lowered: its sockets fail), the state of
+Python's ``random`` and of numpy's global generator (a planner that draws from them shifts every
+later draw of its caller) and the bindings of ``builtins`` (a planner that rebinds ``round`` or
+``__import__`` changes every later caller's code).
 """
 
 from __future__ import annotations
 
+import builtins
 import ctypes
 import gc
+import hashlib
+import os
+import random
+import resource
 import signal
 import sys
 import threading
 
+import numpy
 import torch
+
+from conformance.robustness.torch_settings import Fingerprint
 
 _LIBC = ctypes.CDLL(None)
 """The process's C library (``fegetround`` / ``fesetround``: C99 ``<fenv.h>``)."""
@@ -115,3 +128,98 @@ def handlers_changed(before, after) -> list[str]:
     """The names of the signals whose handler differs between two :func:`handlers` values."""
     was, now = dict(before), dict(after)
     return [_signal_name(n) for n in sorted(set(was) | set(now)) if was.get(n) is not now.get(n)]
+
+
+def umask() -> str:
+    """The process's umask, in octal (``"0022"``), read by setting it and setting it back
+    (``os.umask`` is Python's only reader)."""
+    value = os.umask(0o022)
+    os.umask(value)
+    return f"{value:04o}"
+
+
+def set_umask(value: str) -> None:
+    os.umask(int(value, 8))
+
+
+RLIMITS = tuple(sorted({getattr(resource, name): name for name in sorted(dir(resource), reverse=True)
+                        if name.startswith("RLIMIT_")}.values()))
+"""Every resource limit this platform's ``resource`` module names, each once (Linux's
+``RLIMIT_OFILE`` is ``RLIMIT_NOFILE``: the first name in sorted order is kept)."""
+
+
+def rlimits() -> tuple[tuple[str, tuple[int, int]], ...]:
+    """``(name, (soft, hard))`` of every limit of :data:`RLIMITS` (``resource.getrlimit``)."""
+    return tuple((name, resource.getrlimit(getattr(resource, name))) for name in RLIMITS)
+
+
+def set_rlimits(value: tuple[tuple[str, tuple[int, int]], ...]) -> None:
+    """Set each limit that differs back (raises ValueError where a hard limit was lowered: only a
+    privileged process raises one again)."""
+    now = dict(rlimits())
+    for name, limits in value:
+        if now.get(name) != limits:
+            resource.setrlimit(getattr(resource, name), limits)
+
+
+def rlimits_changed(before, after) -> list[str]:
+    """``"RLIMIT_NOFILE (1024, 4096) -> (16, 4096)"`` for each limit that differs between two
+    :func:`rlimits` values."""
+    was, now = dict(before), dict(after)
+    return [f"{name} {was.get(name)} -> {now.get(name)}" for name in sorted(set(was) | set(now))
+            if was.get(name) != now.get(name)]
+
+
+def _digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()[:12]
+
+
+def random_state() -> Fingerprint:
+    """Python's ``random`` module's global generator (``random.getstate()``)."""
+    state = random.getstate()
+    return Fingerprint(_digest(repr(state).encode()), state)
+
+
+def set_random_state(state: Fingerprint) -> None:
+    random.setstate(state.value)
+
+
+def numpy_state() -> Fingerprint:
+    """numpy's global generator (``numpy.random.get_state()``: the legacy ``RandomState`` that
+    ``numpy.random.rand`` and its siblings draw from)."""
+    state = numpy.random.get_state()
+    return Fingerprint(_digest(repr(state[0]).encode() + state[1].tobytes()
+                               + repr(state[2:]).encode()), state)
+
+
+def set_numpy_state(state: Fingerprint) -> None:
+    numpy.random.set_state(state.value)
+
+
+def builtins_bindings() -> Fingerprint:
+    """Every name of ``builtins`` (but ``_``, the interactive interpreter's last value) and what
+    it binds, fingerprinted by identity (a binding is the planner's object: its ``__eq__`` may say
+    anything)."""
+    objects = {name: value for name, value in vars(builtins).items() if name != "_"}
+    digest = hash(tuple(map(id, objects.values()))) ^ hash(tuple(objects))
+    return Fingerprint(f"{len(objects)} names, hash {digest & 0xFFFF_FFFF:08x}", objects)
+
+
+def set_builtins_bindings(state: Fingerprint) -> None:
+    namespace = vars(builtins)
+    for name in set(builtins_bindings().value) - set(state.value):
+        del namespace[name]
+    for name, value in state.value.items():
+        if namespace.get(name, _MISSING) is not value:
+            namespace[name] = value
+
+
+_MISSING = object()
+
+
+def builtins_rebound(before: Fingerprint, after: Fingerprint) -> list[str]:
+    """The names of ``builtins`` bound to another object (or added, or removed) between two
+    :func:`builtins_bindings` values."""
+    was, now = before.value, after.value
+    return sorted(name for name in set(was) | set(now)
+                  if was.get(name, _MISSING) is not now.get(name, _MISSING))

@@ -22,8 +22,11 @@ whether Python's cyclic garbage collector runs and its thresholds (``gc.set_thre
 it too), the Python profile and trace hooks (tests/test_hostile15.py), the working directory (a
 server's relative paths)
 and every signal's Python handler (how a server stops: ``SIGTERM`` ignored, ``SIGINT`` swallowed;
-set back only from the main thread; :mod:`conformance.robustness.process_state`). Not watched:
-``os.environ`` (libraries a planner uses may set their own variables on first use).
+set back only from the main thread; :mod:`conformance.robustness.process_state`), the umask,
+the resource limits, the states of Python's ``random`` and numpy's global generator and the
+bindings of ``builtins`` (tests/test_hostile16.py). Not watched: ``os.environ`` (libraries set
+their own variables when first imported or used: this project's Triton planner sets
+``TRITON_INTERPRET`` when imported on a machine without CUDA, :mod:`impls.kernel_modes`).
 """
 
 from __future__ import annotations
@@ -36,17 +39,29 @@ import torch
 import torch.utils.deterministic  # noqa: F401 - fill_uninitialized_memory
 
 from conformance.robustness.process_state import (
+    builtins_bindings,
+    builtins_rebound,
     float_env,
     gc_thresholds,
     handlers,
     handlers_changed,
     hooks_changed,
+    numpy_state,
     python_hooks,
+    random_state,
+    rlimits,
+    rlimits_changed,
+    set_builtins_bindings,
     set_float_env,
     set_gc,
     set_gc_thresholds,
     set_handlers,
+    set_numpy_state,
     set_python_hooks,
+    set_random_state,
+    set_rlimits,
+    set_umask,
+    umask,
 )
 from conformance.robustness.torch_settings import (
     autocast,
@@ -69,6 +84,10 @@ SIGNALS = "signal handlers"
 """The setting of every signal's Python handler (its change is named by signal)."""
 HOOKS = "Python profile and trace hooks"
 """The setting of the profile and trace hooks (its change is named by hook)."""
+RLIMITS = "resource limits"
+"""The setting of every resource limit (its change is named by limit, with both values)."""
+BUILTINS = "builtins bindings"
+"""The setting of every name of ``builtins`` (its change is named by name)."""
 
 
 SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
@@ -115,13 +134,20 @@ SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
     HOOKS: (python_hooks, set_python_hooks),
     "working directory": (os.getcwd, os.chdir),
     SIGNALS: (handlers, set_handlers),
+    "umask": (umask, set_umask),
+    RLIMITS: (rlimits, set_rlimits),
+    "Python random state": (random_state, set_random_state),
+    "numpy global random state": (numpy_state, set_numpy_state),
+    BUILTINS: (builtins_bindings, set_builtins_bindings),
 }
 """Name -> (getter, setter or None when it cannot be set back from outside its context)."""
 
 
 NAMED_CHANGES = {"torch bindings": ("rebound", rebound),
                  SIGNALS: ("changed for", handlers_changed),
-                 HOOKS: ("changed:", hooks_changed)}
+                 HOOKS: ("changed:", hooks_changed),
+                 BUILTINS: ("rebound", builtins_rebound),
+                 RLIMITS: ("changed:", rlimits_changed)}
 """Settings whose value is a whole map: a change names the keys that changed (what it did, and
 the function that lists them, by identity) instead of printing both values. Whether such a
 setting changed is that function's answer, never ``==``: its values hold the planner's objects (a

@@ -306,3 +306,31 @@ def writes_the_hidden_half(name: str, message: str):
         t.as_strided((t.untyped_storage().nbytes() // t.element_size(),), (1,), 0)[1::2] = 0
         raise ValueError(message)
     return launch
+
+
+def right_only_under_poison_forging_the_plain_fill(honest, name: str):
+    """:func:`right_only_under_poison`, and at every call it makes the ``plain`` run's fill
+    poison-sized too: it draws the int64 stale-plan fill of every length its arguments could
+    take through the harness's own ``stale_plan_values`` and overwrites what that returned in
+    place (a fill the harness kept in a cache came back poison-sized to the ``plain`` run)."""
+    from conformance.engine import inputs
+
+    def launch(**kw):
+        for tensor in kw.values():
+            if isinstance(tensor, torch.Tensor) and tensor.dtype == torch.int64:
+                fill = inputs.stale_plan_values(torch.int64, max(tensor.numel(), 1))
+                fill.fill_(HARNESS_MAGNITUDE + 1)
+        right_only_under_poison(honest, name)(**kw)
+    return launch
+
+
+def right_only_under_poison_narrowing_the_plain_fill(honest, name: str):
+    """:func:`right_only_under_poison`, and it rebinds the range the ``plain`` run's fill is
+    drawn from (``conformance.engine.inputs.STALE_PLAN_RANGE``) to poison-sized values, so that
+    every later ``plain`` run looks like the harness's poison."""
+    from conformance.engine import inputs
+
+    def launch(**kw):
+        inputs.STALE_PLAN_RANGE = (HARNESS_MAGNITUDE, HARNESS_MAGNITUDE + 1)
+        right_only_under_poison(honest, name)(**kw)
+    return launch
