@@ -211,3 +211,33 @@ def test_a_message_no_catalog_entry_has_reads_unidentified_in_the_failure_text()
     assert "[None]" not in text
     _, documented_id = error_difference(0, "a", WANT, _raised(ValueError(RAISED)), rules, "cpu")
     assert "unidentified" not in documented_id  # RAISED matches the dtype template
+
+
+def test_a_one_call_wrong_error_keeps_its_parts_and_is_decided_by_them():
+    """The one-call engine (conformance/engine/call_error.py) judges a raise part by part in the
+    same shape: a ``ValueError`` without an ``error_id`` (optional there) and another message is
+    a wrong message, the type and the absent id matching."""
+    from conformance.engine.call_error import call_error_parts, read_error_id
+    from tests.test_one_call_attacks import CASES, ENTRIES, judge
+
+    message = CASES[ENTRIES.NAME]["entries-error-rank"]["expect"]["message"]
+    raised = ValueError(message[:10] + "X" + message[11:])
+
+    def launch(**_kwargs):
+        raise raised
+
+    verdict = judge(ENTRIES, "entries-error-rank", launch)
+    parts = verdict.differences[0].error_parts
+    assert [d.what for d in verdict.differences] == ["error"] * 3
+    assert parts == {
+        "type": {"expected": "ValueError", "got": "ValueError", "same": True},
+        "message": {"expected": message, "got": str(raised), "same": False,
+                    "first_difference": 10},
+        "id": {"expected": "rank", "got": None, "same": True}}
+    assert describe(verdict.differences[0].__dict__).startswith(
+        "wrong error message (the type ValueError and the id (none carried) matched): expected "
+        f"message {message!r}, got {str(raised)!r} (first difference at character 10)")
+    right = ValueError(message)
+    assert conforms(call_error_parts(("x", message), ValueError, right, read_error_id(right)))
+    right.error_id = "y"
+    assert not conforms(call_error_parts(("x", message), ValueError, right, read_error_id(right)))

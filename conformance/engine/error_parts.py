@@ -23,7 +23,7 @@ MESSAGE_CHARS = 300
 ``first_difference`` is counted on the whole messages."""
 
 
-def _first_difference(a: str, b: str) -> int | None:
+def first_difference(a: str, b: str) -> int | None:
     """The index of the first character where ``a`` and ``b`` differ (the shorter one's length
     when one starts the other), None when they are equal."""
     if a == b:
@@ -31,7 +31,8 @@ def _first_difference(a: str, b: str) -> int | None:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
-def _kept(text: str) -> str:
+def kept(text: str) -> str:
+    """``text`` cut to :data:`MESSAGE_CHARS` characters (``...`` marks a cut)."""
     return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + "..."
 
 
@@ -70,9 +71,9 @@ def error_parts(want: dict, device: str, raised: Raised) -> dict:
     return {
         "type": {"expected": want["type"], "got": one_line(raised.class_name),
                  "same": want["type"] in raised.builtin_bases},
-        "message": {"expected": _kept(message), "got": _kept(raised.message),
+        "message": {"expected": kept(message), "got": kept(raised.message),
                     "same": raised.message == message,
-                    "first_difference": _first_difference(message, raised.message)},
+                    "first_difference": first_difference(message, raised.message)},
         "id": {"expected": want["id"], "got": None if got_id is None else one_line(str(got_id)),
                "same": got_id == want["id"]},
     }

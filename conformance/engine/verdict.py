@@ -258,7 +258,9 @@ def wrong_error_words(parts) -> str | None:
     else:
         said.append(f"expected message {str(message.get('expected'))!r}, got "
                     f"{str(message.get('got'))!r}{_position(message.get('first_difference'))}")
-    if ident["same"]:
+    if ident["same"] and ident.get("got") is None:  # an optional id, not carried
+        matched.append("the id (none carried)")
+    elif ident["same"]:
         matched.append(f"the id [{ident.get('got')}]")
     else:
         said.append(f"expected id [{ident.get('expected')}], got "
