@@ -33,8 +33,9 @@ change a planner's thread makes after one case's end is in the next case's snaps
 compared; ``os.environ`` (stated), the umask, resource limits, Python's ``random`` and numpy's
 global generators and rebound ``builtins`` are not read (read since tests/test_hostile16.py). In
 the one-call engine (in pytest's process) a mutable object that a watched namespace binds can be
-changed in place; conformance/engine/inputs.py (the fills) was not watched and kept its fills in a
-cache a call could overwrite (both fixed since: tests/test_one_call_attacks.py).
+changed in place (its dicts, lists and sets watched since: tests/test_hostile17.py);
+conformance/engine/inputs.py (the fills) was not watched and kept its fills in a cache a call
+could overwrite (fixed since: tests/test_one_call_attacks.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """What a call may not change in the judge's own process: the namespaces of the modules that
 decide a verdict and of the classes they define, snapshotted before a call and set back after it
 (:func:`snapshot`, :func:`restore_changed`), read through the interpreter's own descriptors so that
-a rebound module ``__class__`` or a metaclass cannot show the judge another namespace.
+a rebound module ``__class__`` or a metaclass cannot show the judge another namespace; and the
+contents of every dict, list, set and bytearray those namespaces hold (through dicts, lists,
+sets and tuples): a binding that stays the same object proves nothing of what it holds
+(``PROFILES["all"]`` narrowed in place, tests/test_hostile17.py).
 
 Used by :mod:`conformance.engine.one_call`, whose planner runs in the judge's process; what it
 cannot stop (a call that patches torch itself, say) is listed there.
@@ -20,6 +23,14 @@ _FUNCTIONS = object()
 """The key under which :func:`snapshot` keeps what each watched function runs."""
 _EMPTY = object()
 """An empty closure cell's contents, in a snapshot."""
+_CONTENTS = object()
+"""The key under which :func:`snapshot` keeps the contents of every container (:func:`_held`)."""
+_MUTABLE = (dict, list, set, bytearray)
+"""The containers whose contents a snapshot keeps (exact types: a subclass is the planner's)."""
+_WALKED = (dict, list, set, tuple, frozenset)
+"""The containers a snapshot looks into for more of them."""
+_MOST = 100_000
+"""The most elements a snapshot walks (the watched namespaces hold a few hundred)."""
 
 
 def _attributes(owner) -> dict | MappingProxyType:
@@ -53,7 +64,61 @@ def snapshot(modules: list[ModuleType]) -> dict:
             if function is not None and function not in functions:
                 functions[function] = (owner, key, _runs(function))
     saved[_FUNCTIONS] = functions
+    saved[_CONTENTS] = _held(saved)
     return saved
+
+
+def _held(saved: dict) -> list[tuple]:
+    """(owner, path, container, a copy of its contents) of every container of :data:`_MUTABLE`
+    the namespaces of ``saved`` hold, walked through :data:`_WALKED` (each container once; a
+    module's ``__builtins__`` left out)."""
+    out, seen, budget = [], set(), [_MOST]
+
+    def walk(owner, path: str, value) -> None:
+        if type(value) not in _WALKED or id(value) in seen or budget[0] <= 0:
+            return
+        seen.add(id(value))
+        items = list(value.items()) if type(value) is dict else list(value)
+        budget[0] -= len(items) + 1
+        if type(value) in _MUTABLE:
+            out.append((owner, path, value, tuple(items)))
+        for item in items:
+            for part in (item if type(value) is dict else (item,)):
+                walk(owner, f"{path}[...]", part)
+
+    for owner, entry in saved.items():
+        if owner is _FUNCTIONS:
+            continue
+        for key, value in entry[1].items():
+            if not (type(key) is str and key == "__builtins__"):
+                walk(owner, key if type(key) is str else f"<a {type_name(key)} key>", value)
+    return out
+
+
+def _same_contents(container, then: tuple) -> bool:
+    """Whether ``container`` holds the very objects of ``then`` (:func:`_held`'s copy)."""
+    if type(container) is bytearray:
+        return bytes(container) == bytes(then)
+    now = list(container.items()) if type(container) is dict else list(container)
+    if len(now) != len(then):
+        return False
+    if type(container) is set:
+        return {id(x) for x in now} == {id(x) for x in then}
+    if type(container) is dict:
+        return all(a[0] is b[0] and a[1] is b[1] for a, b in zip(now, then))
+    return all(a is b for a, b in zip(now, then))
+
+
+def _put_back(container, then: tuple) -> None:
+    kind = type(container)
+    if kind is dict:
+        dict.clear(container)
+        dict.update(container, then)
+    elif kind is set:
+        set.clear(container)
+        set.update(container, then)
+    else:
+        kind.__setitem__(container, slice(None), kind(then))
 
 
 def _function_of(value) -> FunctionType | None:
@@ -112,10 +177,12 @@ def restore_changed(data: VerdictData, run: str, saved: dict) -> None:
     back first (a rebound ``add`` must not swallow the difference), then recorded. A key the call
     put into a module's namespace is never hashed, compared or printed (it is the planner's
     object): a module with one is cleared and set back whole. A watched function whose code,
-    defaults or closure the call replaced in place is set back and recorded too."""
+    defaults or closure the call replaced in place is set back and recorded too, and so is a
+    container whose contents it changed in place (``verdict.PROFILES``, a subject's table
+    defaults)."""
     found = []
     for owner, entry in saved.items():
-        if owner is _FUNCTIONS:
+        if owner is _FUNCTIONS or owner is _CONTENTS:
             continue
         kind, before = entry
         if type(owner) is not kind:  # a module's __class__ rebound (a __dict__ that lies)
@@ -143,6 +210,10 @@ def restore_changed(data: VerdictData, run: str, saved: dict) -> None:
         if not _same(_runs(function), runs):
             _set_back(function, runs)
             found.append((owner, f"{key} (its code, defaults or closure)"))
+    for owner, path, container, then in saved[_CONTENTS]:
+        if not _same_contents(container, then):
+            _put_back(container, then)
+            found.append((owner, f"{path} (its contents)"))
     for owner, key in found:
         where = owner.__name__ if isinstance(owner, ModuleType) else \
             f"{owner.__module__}.{owner.__qualname__}"

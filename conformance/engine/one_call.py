@@ -34,8 +34,9 @@ synchronises the device, and compares:
   is an ``outside`` difference, with its proof: the status is ``oob``).
 
 A call that rebinds an attribute of the engine's modules or of a class they define (the judge and
-its parts, the verdict, the allocations, the subject) is a difference, and everything is set back
-before the next judgement; an error that judging raises after a call (the call's doing) is a RuntimeError, never
+its parts, the verdict, the allocations, the subject), or changes in place a dict, list, set or
+bytearray they hold (``verdict.PROFILES``), is a difference, and everything is set back before
+the next judgement; an error that judging raises after a call (the call's doing) is a RuntimeError, never
 the case's ValueError, KeyError or TypeError.
 
 Each difference is a :class:`~conformance.engine.verdict.Difference` with the element's rule

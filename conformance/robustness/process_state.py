@@ -197,21 +197,34 @@ def set_numpy_state(state: Fingerprint) -> None:
 
 
 def builtins_bindings() -> Fingerprint:
-    """Every name of ``builtins`` (but ``_``, the interactive interpreter's last value) and what
-    it binds, fingerprinted by identity (a binding is the planner's object: its ``__eq__`` may say
-    anything)."""
-    objects = {name: value for name, value in vars(builtins).items() if name != "_"}
-    digest = hash(tuple(map(id, objects.values()))) ^ hash(tuple(objects))
+    """Every key of ``builtins`` (but ``_``, the interactive interpreter's last value) and what it
+    binds, fingerprinted by identity (a binding is the planner's object: its ``__eq__`` may say
+    anything). A key that is not a plain ``str`` (the planner's object: its ``__hash__`` and
+    ``__eq__`` may say anything; ``dir(builtins)`` raises beside it) is named by its class and
+    its identity, never hashed or compared (tests/test_hostile17.py)."""
+    objects = {}
+    for key, value in list(vars(builtins).items()):
+        if type(key) is str:
+            if key != "_":
+                objects[key] = (key, value)
+        else:
+            objects[f"<a {_class_name(key)} key at {id(key):#x}>"] = (key, value)
+    digest = hash(tuple(id(v) for _, v in objects.values())) ^ hash(tuple(objects))
     return Fingerprint(f"{len(objects)} names, hash {digest & 0xFFFF_FFFF:08x}", objects)
+
+
+def _class_name(value) -> str:
+    return type.__dict__["__name__"].__get__(type(value))
 
 
 def set_builtins_bindings(state: Fingerprint) -> None:
     namespace = vars(builtins)
-    for name in set(builtins_bindings().value) - set(state.value):
-        del namespace[name]
-    for name, value in state.value.items():
-        if namespace.get(name, _MISSING) is not value:
-            namespace[name] = value
+    for name, (key, _) in builtins_bindings().value.items():
+        if name not in state.value:
+            del namespace[key]
+    for key, value in state.value.values():
+        if namespace.get(key, _MISSING) is not value:
+            namespace[key] = value
 
 
 _MISSING = object()
@@ -222,4 +235,4 @@ def builtins_rebound(before: Fingerprint, after: Fingerprint) -> list[str]:
     :func:`builtins_bindings` values."""
     was, now = before.value, after.value
     return sorted(name for name in set(was) | set(now)
-                  if was.get(name, _MISSING) is not now.get(name, _MISSING))
+                  if was.get(name, (None, _MISSING))[1] is not now.get(name, (None, _MISSING))[1])
