@@ -122,6 +122,9 @@ def test_one_case_on_python_ends_with_the_summary(tmp_path):
     assert lines[head + 1] == f"subject {CORPUS_NAME}:"  # each subject's table under its name
     assert lines[head + 2].split() == list(HEADERS)
     assert lines[head + 4].split()[:4] == ["python", "cpu", "1", "0"]
+    # one subject: the legend of its columns under its table, once
+    assert lines[head + 5].startswith("pass..error: pytest's outcomes; judged: oob, ")
+    assert sum(line.startswith("pass..error: ") for line in lines) == 1
     assert re.search(r"\b1 passed\b", lines[-1])
     # report --format text on this one-result file
     proc = cli("report", str(results), "--format", "text")  # in this process: no planner

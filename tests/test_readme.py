@@ -7,7 +7,8 @@ from pathlib import Path
 
 from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.plugin.outcomes import OUTCOMES
-from conformance.plugin.summary import HEADERS, parse as parse_summary, render as render_summary
+from conformance.plugin.summary import HEADERS, legend_lines, parse as parse_summary
+from conformance.plugin.summary import render as render_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,7 +46,12 @@ def test_readme_summary_is_laid_out_as_printed():
     assert [block[i] for i in heads] == [
         f"subject {CORPUS_NAME}:", "subject canary-plan:", "subject entries-planner:"]
     assert heads[0] == 1
-    tables = [block[a + 1:b] for a, b in zip(heads, [*heads[1:], len(block)])]
+    # the legend of the columns once, under the last table (every table has the same columns)
+    legend = legend_lines()
+    assert legend[0].startswith("pass..error: pytest's outcomes; judged: oob, ")
+    assert block[-len(legend):] == legend
+    assert sum(ln.startswith("pass..error:") for ln in block) == 1
+    tables = [block[a + 1:b] for a, b in zip(heads, [*heads[1:], len(block) - len(legend)])]
     for sample, n in zip(tables, (7, 4, 3), strict=True):
         assert sample[0].split() == list(HEADERS) and len(HEADERS) == len(OUTCOMES) + 3
         rows = [[r[0], r[1], *map(int, r[2:-1]), r[-1]] for r in parse_summary(sample).values()]

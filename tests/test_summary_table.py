@@ -4,7 +4,7 @@ planner name inside its column, and reads back to the counts it was given."""
 from __future__ import annotations
 
 from conformance.plugin.outcomes import OUTCOMES
-from conformance.plugin.summary import HEADERS, LEGEND, WIDTH, parse, render
+from conformance.plugin.summary import HEADERS, LEGEND, WIDTH, legend_lines, parse, render
 
 BUILT_IN = [["numba-cuda-bound", "simulator", 191, 0, 0, 0, 0, 0, 0, 0, 0, 0, "48.5"],
             ["triton", "interpreter", 180, 3, 1, 0, 2, 0, 4, 1, 0, 0, "16.8"],
@@ -22,22 +22,34 @@ def test_headers_are_the_results_file_statuses():
 def test_built_in_planners_fit_without_wrapping():
     lines = render(BUILT_IN)
     assert lines[0].split() == list(HEADERS)
-    assert lines[-2:] == [
-        "pass..error: pytest's outcomes; judged: oob, an access outside a tensor seen; differs, a "
-        "difference only a project rule",
-        "  decides; not-wrapper, one only the wrapper's check decides; declared, a divergence a "
-        "manifest declares"]
-    assert " ".join(line.strip() for line in lines[-2:]) == LEGEND
-    assert len(lines) == 2 + len(BUILT_IN) + 2  # header, rule, one line a planner, legend
+    assert len(lines) == 2 + len(BUILT_IN)  # header, rule, one line a planner; no legend
+    assert lines[-1].split() == ["load", "-", "0", "3", *["0"] * 8, "0"]
     assert max(map(len, lines)) <= WIDTH
     assert lines[3].split() == ["triton", "interpreter", "180", "3", "1", "0", "2", "0", "4", "1",
                                 "0", "0", "16.8"]
 
 
+def test_the_legend_is_its_own_lines():
+    assert legend_lines() == [
+        "pass..error: pytest's outcomes; judged: oob, an access outside a tensor seen; differs, a "
+        "difference only a project rule",
+        "  decides; not-wrapper, one only the wrapper's check decides; declared, a divergence a "
+        "manifest declares"]
+    assert " ".join(line.strip() for line in legend_lines()) == LEGEND
+
+
+def test_parse_stops_at_the_next_subject():
+    """Tables follow each other with no legend between: the first one's rows end at the next
+    subject's line."""
+    lines = [*render(BUILT_IN), "subject canary-plan:", *render([BUILT_IN[1]]), *legend_lines()]
+    assert list(parse(lines)) == ["numba-cuda-bound", "triton", "load"]
+    assert parse(lines)["load"] == ["load", "-", "0", "3", *["0"] * 8, "0"]
+
+
 def test_a_long_external_planner_wraps_and_reads_back():
     lines = render([*BUILT_IN, LONG])
     assert max(map(len, lines)) <= WIDTH
-    assert len(lines) > 2 + 4 + 1  # the long name took continuation lines
+    assert len(lines) > 2 + 4  # the long name took continuation lines
     rows = parse(lines)
     assert rows[LONG[0]] == [str(c) for c in LONG]
     assert rows["load"] == ["load", "-", "0", "3", *["0"] * 8, "0"]
@@ -45,7 +57,7 @@ def test_a_long_external_planner_wraps_and_reads_back():
 
 def test_a_narrower_width_is_kept_too():
     lines = render([LONG], width=110)
-    assert max(map(len, lines[:-1])) == 110 and parse(lines)[LONG[0]][0] == LONG[0]
+    assert max(map(len, lines)) == 110 and parse(lines)[LONG[0]][0] == LONG[0]
 
 
 def _profile_model(planners: list[str]) -> dict:

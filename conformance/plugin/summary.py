@@ -28,7 +28,8 @@ HEADERS: tuple[str, ...] = ("planner", "mode", *(STATUS[o] for o in OUTCOMES), "
 
 LEGEND = ("pass..error: pytest's outcomes; judged: "
           + "; ".join(f"{s}, {meaning}" for s, meaning in JUDGED_MEANING.items()))
-"""What the count columns are, under the table (one paragraph: :func:`legend_lines` wraps it)."""
+"""What the count columns are: printed once, under the last subject's table (one paragraph:
+:func:`legend_lines` wraps it)."""
 
 _GAP = 2  # tabulate's "simple" format: two spaces between columns
 _MIN_MODE = 12
@@ -36,6 +37,7 @@ _MIN_MODE = 12
 
 _NAME_BREAK = re.compile(r"(?<=[.:/_-])")  # a dotted module path breaks after its separators
 _WORD_BREAK = re.compile(r"(?<= )")
+_SUBJECT_LINE = re.compile(r"subject \S+:")  # the line above each subject's table (plugin.tally)
 
 
 def note_lines(text: str, width: int = WIDTH) -> list[str]:
@@ -66,12 +68,19 @@ def _wrap(text: str, width: int, breaks: re.Pattern) -> str:
     return "\n".join(line.rstrip() for line in lines if line)
 
 
-def render(rows: list[list], width: int = WIDTH) -> list[str]:
-    """The summary's lines for ``rows`` ([planner, mode, count per outcome..., seconds]).
+def legend_lines(width: int = WIDTH) -> list[str]:
+    """:data:`LEGEND` on lines of at most ``width`` characters (60 at least): what the run prints
+    once, under the last subject's table, since every table has the same columns."""
+    return note_lines(LEGEND, max(width, 60))
 
-    Returns lines of at most ``width`` characters (the legend aside) when ``width`` leaves the
-    planner and mode columns room for their headers and a 12-character mode (106 characters
-    with these headers; always at 120).
+
+def render(rows: list[list], width: int = WIDTH) -> list[str]:
+    """The summary table's lines for ``rows`` ([planner, mode, count per outcome..., seconds]),
+    without the legend (:func:`legend_lines`).
+
+    Returns lines of at most ``width`` characters when ``width`` leaves the planner and mode
+    columns room for their headers and a 12-character mode (106 characters with these headers;
+    always at 120).
     """
     cols = list(zip(*([str(c) for c in row] for row in [list(HEADERS), *rows])))
     fixed = sum(_width(list(c)) for c in cols[2:]) + _GAP * (len(HEADERS) - 1)
@@ -88,18 +97,19 @@ def render(rows: list[list], width: int = WIDTH) -> list[str]:
         table = tabulate(rows, headers=HEADERS, tablefmt="simple")
     finally:
         tabulate_module.MIN_PADDING = padding
-    return [*table.splitlines(), *note_lines(LEGEND, max(width, 60))]
+    return table.splitlines()
 
 
 def parse(lines: list[str]) -> dict[str, list[str]]:
     """{planner: [planner, mode, counts..., seconds]} from printed summary ``lines`` (wrapped names
     and modes joined again), cut at the columns of the rule under the header: the inverse of
-    :func:`render`, for tests and tools that read a run's output."""
+    :func:`render`, for tests and tools that read a run's output. The first table's rows end at a
+    blank line, the legend or the next subject's ``subject NAME:`` line."""
     rule = next(i for i, ln in enumerate(lines) if ln.startswith("-") and set(ln) <= {"-", " "})
     spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[rule])]
     rows: list[list[str]] = []
     for line in lines[rule + 1:]:
-        if not line.strip() or line.startswith(LEGEND[:20]):
+        if not line.strip() or line.startswith(LEGEND[:20]) or _SUBJECT_LINE.fullmatch(line):
             break
         cells = [line[a:b + 1].strip() for a, b in spans]
         if rows and not any(cells[2:]):  # a continuation line of a wrapped name or mode

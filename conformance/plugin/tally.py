@@ -14,7 +14,7 @@ from conformance.corpus.case_file import display_path
 from conformance.engine.rerun import shell_command
 from conformance.plugin.one_call_items import SUBJECTS, corpus_planner_names, planners_of
 from conformance.plugin.outcomes import OUTCOMES, outcome
-from conformance.plugin.summary import render as summary_lines
+from conformance.plugin.summary import legend_lines, render as summary_lines
 from conformance.reporting import failure_groups
 
 NOT_JUDGED = ("skipped", "xfailed", "xpassed", "error")
@@ -72,7 +72,8 @@ class Summary:
     """Tallies outcomes per (subject, planner) from test reports (on the controller under xdist)
     and prints one table per subject at the end of the run, each under a ``subject NAME:`` line:
     the corpus engine's first (its items carry no ``subject`` property; its name is the corpus
-    subject's ``NAME``), then each one-call subject's."""
+    subject's ``NAME``), then each one-call subject's; the legend of their columns once, under the
+    last."""
 
     def __init__(self) -> None:
         self.tally: dict[tuple, Counter] = defaultdict(Counter)
@@ -149,6 +150,8 @@ class Summary:
             terminalreporter.write_line(f"subject {subject or CORPUS_NAME}:")
             for line in summary_lines(self.rows(subject)):
                 terminalreporter.write_line(line)
+        for line in legend_lines():  # once: every subject's table has the same columns
+            terminalreporter.write_line(line)
 
         for line in subjects_not_run(config, tuple(registry.chosen_planners(None))):
             terminalreporter.write_line(terminal_text(line))
