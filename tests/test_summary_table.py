@@ -90,6 +90,61 @@ def test_the_divergence_profile_fits_the_terminal_and_keeps_every_word():
     assert len(wide.splitlines()) == 2 + len(_profile_model(["python"])["rows"])
 
 
+BUILT_IN_PLANNERS = ["numba-cuda", "numba-cuda-bound", "python", "triton", "triton-bound"]
+
+
+def _counted_model(planners: list[str]) -> dict:
+    model = _profile_model(planners)
+    for row in model["rows"]:
+        row["cells"] = {p: f"{row['project']} x{k + 1}" for k, p in enumerate(planners)}
+    return model
+
+
+def test_a_long_situation_stays_one_row_of_the_profile():
+    """In the terminal a situation too long for its column used to go on at the start of the next
+    line, where it read as a row of its own; now the situation takes the room the planners leave
+    (whole, with up to three planners at 118 columns) and every further line of a wrapped cell is
+    indented, its row's first column blank."""
+    from conformance.reporting.divergence_profile import render as profile_render
+    from impls.offsets_planner.harness.section6 import ROWS
+
+    assert profile_render(_counted_model(["python"]), width=WIDTH - 2).splitlines() == [
+        "spec §6 situation                               this project               python",
+        "----------------------------------------------  -------------------------  "
+        "--------------------------------------",
+        "translated slot >= lut_len                      clamps                     clamps x1",
+        "prefix_lens[r] - 1 >= max_seq_len               clamps                     clamps x1",
+        "req_pool_indices[r] < 0 or >= max_reqs, active  no read, seed -1           "
+        "no read, seed -1 x1",
+        "write_offsets past bs                           untouched                  untouched x1",
+        "negative prefix where W - prefix exceeds int64  exact                      exact x1",
+        "a 0-d tensor where a 1-D one is expected        counted as length 1, then  "
+        "counted as length 1, then validated x1",
+        "                                                  validated",
+        "a prefix but extend 0                           skips the read             "
+        "skips the read x1",
+        "min(total_verify, verify_capacity) >= 2^31      the int32 wrap             "
+        "the int32 wrap x1"]
+    text = profile_render(_counted_model(BUILT_IN_PLANNERS), width=WIDTH - 2)
+    tables = text.split("\n\n")
+    assert [t.splitlines()[0].split()[-3:] for t in tables] == [
+        ["numba-cuda", "numba-cuda-bound", "python"], ["project", "triton", "triton-bound"]]
+    for table in tables:
+        lines = table.splitlines()
+        rule = [len(dashes) for dashes in lines[1].split()]
+        firsts = [ln for ln in lines[2:] if not ln.startswith(" ")]
+        assert [ln[:rule[0]].rstrip() for ln in firsts] == [r.situation for r in ROWS]
+        for line in lines[2:]:
+            if line.startswith(" "):  # a further line of a row: each cell there indented
+                cells = [line[a:a + w] for a, w in zip(_starts(rule), rule)]
+                assert all(c.strip() == "" or c.startswith("  ") for c in cells), line
+        assert max(map(len, lines)) <= WIDTH - 2
+
+
+def _starts(widths: list[int]) -> list[int]:
+    return [sum(widths[:k]) + 2 * k for k in range(len(widths))]
+
+
 def test_a_note_wraps_at_words_and_never_breaks_a_planner_name():
     from conformance.plugin.summary import note_lines
 

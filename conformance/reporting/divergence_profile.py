@@ -12,8 +12,10 @@ follows every rule; a crash or a hang is credited to a row only from cases that 
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 
+import tabulate as tabulate_module
 from tabulate import tabulate
 
 from conformance.corpus.corpus_subject import section6 as _section6
@@ -102,12 +104,16 @@ def empty_line(model: dict) -> str | None:
             "the case's own error, or a crash in a case that reaches several).")
 
 
-FIXED_WIDTHS = (30, 22)
-"""Widest the situation and the project's rule may be in a table of :func:`render` given a width
-(their cells wrap on more lines beyond)."""
+FIXED_WIDTHS = (30, 16)
+"""Widest the situation and the project's rule are at first in a table of :func:`render` given a
+width: what decides how many planners fit beside them; room left over widens the situation first."""
 MIN_PLANNER_WIDTH = 16
 """Narrowest a planner's column may be in a table of :func:`render` given a width; planners that
 do not fit beside each other at it go to the next table."""
+CONTINUATION = "  "
+"""What starts each further line of a cell wrapped in a table of :func:`render` given a width, so
+that a long situation reads as one row, not as a row of its own."""
+_GAP = 2  # tabulate's "simple" format: two spaces between columns
 
 
 def table_or_line(model: dict, fmt: str = "simple") -> str:
@@ -120,28 +126,68 @@ def render(model: dict, fmt: str = "simple", width: int | None = None) -> str:
     """The profile as a table (tabulate's ``fmt``): one line per section-6 row. In ``github``
     (Markdown) the planner names, read from a results file, are code spans.
 
-    With ``width`` (a terminal's columns), no line is wider: cells wrap on more lines (tabulate's
-    ``maxcolwidths``, the situation and the rule within :data:`FIXED_WIDTHS`), and the planners
-    that do not fit at :data:`MIN_PLANNER_WIDTH` each go into further tables, one after another
-    with a blank line between."""
+    With ``width`` (a terminal's columns), no line is wider: a cell too long for its column wraps
+    at words onto further lines, each indented by :data:`CONTINUATION`, so that only a row's first
+    line starts at the left margin. The situation and the rule start within
+    :data:`FIXED_WIDTHS`; the planners that do not fit at :data:`MIN_PLANNER_WIDTH` each go into
+    further tables, one after another with a blank line between; the room left in a table widens
+    the situation, then the planners, then the rule, each up to what it needs (:func:`_widths`)."""
     planners = model["planners"]
     whole = _table(model, planners, fmt, None)
     if width is None or max(map(len, whole.splitlines())) <= width:
         return whole
-    gap = 2  # tabulate's "simple" format: two spaces between columns
-    room = width - sum(FIXED_WIDTHS) - 2 * gap
-    per_table = max(1, room // (MIN_PLANNER_WIDTH + gap))
+    room = width - sum(FIXED_WIDTHS) - 2 * _GAP
+    per_table = max(1, room // (MIN_PLANNER_WIDTH + _GAP))
     tables = []
     for start in range(0, max(len(planners), 1), per_table):
         group = planners[start:start + per_table]
-        each = max(MIN_PLANNER_WIDTH, room // max(len(group), 1) - gap)
-        tables.append(_table(model, group, fmt, [*FIXED_WIDTHS, *[each] * len(group)]))
+        tables.append(_table(model, group, fmt, _widths(model, group, width)))
     return "\n\n".join(tables)
 
 
+def _cells(model: dict, planners: list[str]) -> tuple[list[str], list[list[str]]]:
+    headers = ["spec §6 situation", "this project", *planners]
+    rows = [[r["situation"], r["project"], *[r["cells"][p] for p in planners]]
+            for r in model["rows"]]
+    return headers, rows
+
+
+def _widths(model: dict, planners: list[str], width: int) -> list[int]:
+    """Each column's width in a table of ``planners`` at most ``width`` wide: the situation and
+    the rule within :data:`FIXED_WIDTHS`, each planner within :data:`MIN_PLANNER_WIDTH`, then
+    what is left shared out, one character at a time, to the situation (the row's name), then the
+    planners, then the rule, none past what its cells and header need."""
+    headers, rows = _cells(model, planners)
+    need = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+    widths = [min(need[0], FIXED_WIDTHS[0]), min(need[1], FIXED_WIDTHS[1]),
+              *(min(n, MIN_PLANNER_WIDTH) for n in need[2:])]
+    left = width - sum(widths) - _GAP * (len(widths) - 1)
+    for columns in ([0], range(2, len(widths)), [1]):
+        while left > 0 and (wanting := [i for i in columns if widths[i] < need[i]]):
+            for i in wanting[:left]:
+                widths[i] += 1
+            left -= len(wanting[:left])
+    return widths
+
+
+def _wrapped(text: str, width: int, indent: str) -> str:
+    """``text`` on lines of at most ``width`` characters (tabulate's multi-line cell), each line
+    after the first starting with ``indent``."""
+    return "\n".join(textwrap.wrap(text, width, subsequent_indent=indent,
+                                   break_on_hyphens=False)) or text
+
+
 def _table(model: dict, planners: list[str], fmt: str, widths: list[int] | None) -> str:
-    table = [[r["situation"], r["project"], *[r["cells"][p] for p in planners]]
-             for r in model["rows"]]
-    names = [code_span(p) if fmt == "github" else p for p in planners]
-    return tabulate(table, headers=["spec §6 situation", "this project", *names], tablefmt=fmt,
-                    maxcolwidths=widths, maxheadercolwidths=widths)
+    headers, rows = _cells(model, planners)
+    headers = [*headers[:2], *(code_span(p) if fmt == "github" else p for p in headers[2:])]
+    if widths is None:
+        return tabulate(rows, headers=headers, tablefmt=fmt)
+    # wrapped by hand (tabulate's own wrapping has no indent), and no padding past a header: a
+    # column is as wide as _widths says
+    rows = [[_wrapped(cell, w, CONTINUATION) for cell, w in zip(row, widths)] for row in rows]
+    headers = [_wrapped(h, w, "") for h, w in zip(headers, widths)]
+    padding, tabulate_module.MIN_PADDING = tabulate_module.MIN_PADDING, 0
+    try:
+        return tabulate(rows, headers=headers, tablefmt=fmt)
+    finally:
+        tabulate_module.MIN_PADDING = padding
