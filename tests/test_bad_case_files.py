@@ -222,12 +222,13 @@ def test_every_declared_tag_has_a_meaning_and_the_corpus_uses_only_declared_tags
 
 
 @pytest.mark.parametrize(("text", "fault"), [
-    ("1e9999223372036854775808", "at $: Decimal('Infinity') is not of type 'object'"),
+    ("1e9999223372036854775808", "at $: the case must be a JSON object, got a number too large "
+                                 "to read"),
     ('{"id": NaN}', "at $: unreadable number: NaN is not a JSON number"),
     ('{"id": -Infinity}', "at $: unreadable number: -Infinity is not a JSON number"),
     ("[" * 5000 + "]" * 5000, "at $: JSON nested too deeply to read (the limit is 32 levels)"),
     (json.dumps(_good("float-len", inputs__prefix_lens={"fill": 7, "len": 1.0})),
-     "at $.inputs.prefix_lens.len: Decimal('1.0') is not of type 'integer'"),
+     'at $.inputs.prefix_lens.len: "len" must be an integer, got the number 1.0'),
 ])
 def test_numbers_json_cannot_hold_and_deep_text_are_one_fault(tmp_path: Path, text, fault):
     """Found by tests/test_corpus_mutations.py: a number past Decimal's exponent range used to
@@ -236,6 +237,42 @@ def test_numbers_json_cannot_hold_and_deep_text_are_one_fault(tmp_path: Path, te
     (tmp_path / "c.json").write_text(text)
     cases, errors = load_corpus([tmp_path])
     assert cases == [] and [str(e) for e in errors] == [f"{tmp_path / 'c.json'}: {fault}"]
+
+
+@pytest.mark.parametrize(("change", "path", "message"), [
+    (lambda doc: doc["inputs"].update(prefix_lens="10,2"), "$.inputs.prefix_lens",
+     '"prefix_lens" must be a JSON array of integers (or an object with "fill", "arange", "cycle", '
+     '"random" or "concat"), got the string "10,2"'),
+    (lambda doc: doc["inputs"].update(prefix_lens=[7, "2"]), "$.inputs.prefix_lens[1]",
+     'item 1 of "prefix_lens" must be an integer, got the string "2"'),
+    (lambda doc: doc["inputs"].update(extend_seq_lens=1), "$.inputs.extend_seq_lens",
+     '"extend_seq_lens" must be a JSON array of integers (or an object with "fill", "arange", '
+     '"cycle", "random" or "concat"), got the number 1'),
+    (lambda doc: doc["inputs"].update(lut="identity"), "$.inputs.lut",
+     '"lut" must be null (or an object with "generator"), got the string "identity"'),
+    (lambda doc: doc["inputs"].update(swa_window_size="4" * 50), "$.inputs.swa_window_size",
+     '"swa_window_size" must be an integer, got a string of 50 characters starting "'
+     + "4" * 40 + '..."'),
+    (lambda doc: doc["expect"].update(out_verify_num_valid=None), "$.expect.out_verify_num_valid",
+     '"out_verify_num_valid" must be an integer, got null'),
+    (lambda doc: doc.update(tags="hazard"), "$.tags",
+     '"tags" must be a JSON array, got the string "hazard"'),
+    (lambda doc: doc["inputs"].update(req_to_token={"generator": "linear", "max_reqs": 4,
+                                                    "max_seq_len": 16, "set": [[0, 1, "a"]]}),
+     "$.inputs.req_to_token.set[0][2]", 'item [0][2] of "set" must be an integer, got the string '
+                                        '"a"'),
+])
+def test_a_value_of_the_wrong_type_names_the_field_what_it_must_be_and_what_it_is(
+        tmp_path: Path, change, path, message):
+    """A value of the wrong JSON type is said in the case author's terms (the field, what it must
+    be, what the file holds), not as jsonschema's "'10,2' is not of type 'array'"."""
+    doc = copy.deepcopy(GOOD)
+    change(doc)
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    cases, errors = load_corpus([tmp_path])
+    assert cases == []
+    [error] = errors
+    assert (error.json_path, error.message) == (path, message)
 
 
 @pytest.mark.parametrize(("change", "path", "message"), [
