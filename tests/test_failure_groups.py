@@ -192,6 +192,19 @@ def test_the_block_is_capped():
     assert failure_groups.terminal_lines([]) == [] and failure_groups.markdown_lines([]) == []
 
 
+def test_one_more_pattern_of_one_case_is_said_in_the_singular():
+    fields = [f"out_{k}" for k in range(MAX_PATTERNS + 1)]
+    results = [{"planner": "p", "case": f"c-{f}-{i}", "status": "fail", "verdict": {
+        "differences": [{"step": 0, "what": "value", "field": f, "rule": "contract"}],
+        "error_steps": []}} for n, f in enumerate(fields) for i in range(1 if n == 0 else 2)]
+    [group] = failure_groups.groups(results)
+    assert (group["more_patterns"], group["more_cases"]) == (1, 1)
+    assert failure_groups.terminal_lines([group])[-1] == "    and 1 more pattern (1 failed case)"
+    last_row = failure_groups.markdown_lines([group])[-1].splitlines()[-1]
+    assert [cell.strip() for cell in last_row.split("|")] == [
+        "", "`p`", "1", "and 1 more pattern", "", ""]
+
+
 def _words(what: str, got_kind: str | None = None) -> str:
     return failure_groups.words(("fail", what, "error", "contract", "dtype", got_kind))
 

@@ -49,3 +49,19 @@ def test_only_planners_with_a_cell_get_a_column():
         "error", "cases", "`python`", f"`{PLANNER}`", "`validator`"]
     assert (model["catalog_planners"], model["hazard_planners"]) == (
         ["python", PLANNER, "validator"], ["python", PLANNER])
+
+
+def test_one_more_pattern_reads_in_the_singular_on_the_page():
+    """Past the patterns a report lists, one more pattern (of one failed case) is said as one."""
+    from conformance.reporting import failure_groups
+
+    fields = [f"out_{k}" for k in range(failure_groups.MAX_PATTERNS + 1)]
+    results = [{"planner": "p", "case": f"c-{f}-{i}", "status": "fail", "verdict": {
+        "differences": [{"step": 0, "what": "value", "field": f, "rule": "contract"}],
+        "error_steps": []}} for n, f in enumerate(fields) for i in range(1 if n == 0 else 2)]
+    model = {**_model(), "failure_groups": failure_groups.groups(results)}
+    html = render_html(model)
+    table = html.split('id="failure-groups-table"', 1)[1].split("</table>", 1)[0]
+    assert ('<td class="num bad">1</td><td class="muted" colspan="2">and 1 more pattern</td>'
+            in table)
+    assert "more patterns" not in table

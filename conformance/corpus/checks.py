@@ -20,6 +20,7 @@ from conformance.corpus.corpus_subject import constants as _constants
 from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.corpus_subject import errors as _errors
 from conformance.corpus.override_checks import override_error
+from conformance.corpus.text import counted
 from conformance.corpus.size_checks import (
     INT32_MAX,
     INT32_MIN,
@@ -149,7 +150,8 @@ def _golden_error(expect: dict, bs: int) -> Fault | None:
         except ArraySpecError as exc:
             return f".expect.{name}", f"bad array spec: {exc}"
         if len(values) != want:
-            return f".expect.{name}", f"golden has {len(values)} values, bs={bs} needs {want}"
+            return f".expect.{name}", (f"golden has {counted(len(values), 'value')}, bs={bs} "
+                                       f"needs {want}")
         i = first_outside(values, INT64_MIN, INT64_MAX)
         if i is not None:
             return f".expect.{name}", f"element {i} is outside int64"

@@ -15,7 +15,14 @@ import re
 from conformance.corpus.limits import MAX_KEPT_MESSAGE
 from conformance.corpus.case_file import printable
 
-__all__ = ["MAX_KEPT_MESSAGE", "help_text", "kept", "natural_key", "printable", "terminal_text"]
+__all__ = ["MAX_KEPT_MESSAGE", "counted", "help_text", "kept", "natural_key", "printable",
+           "terminal_text"]
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: ``1 value``, ``0 values``, ``3 values``
+    (``plural``: where adding an ``s`` is not the plural)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def kept(text: str | None, limit: int = MAX_KEPT_MESSAGE) -> str | None:

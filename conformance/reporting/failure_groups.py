@@ -24,7 +24,7 @@ import textwrap
 
 from tabulate import tabulate
 
-from conformance.corpus.text import natural_key
+from conformance.corpus.text import counted, natural_key
 from conformance.corpus.case_file import printable
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.corpus.entries import LOAD
@@ -202,8 +202,8 @@ def groups(results: list[dict], order=None, link=None,
 
 
 def _count_line(group: dict) -> str:
-    n, k = group["failed"], len(group["patterns"])
-    return (f"{n} failed case{'s' if n != 1 else ''}, {k} pattern{'s' if k != 1 else ''}")
+    return (f"{counted(group['failed'], 'failed case')}, "
+            f"{counted(len(group['patterns']), 'pattern')}")
 
 
 def _cases_text(pattern_: dict, quote=str) -> str:
@@ -226,8 +226,8 @@ def terminal_lines(found: list[dict], width: int = WIDTH) -> list[str]:
             out += textwrap.wrap(line, width, subsequent_indent=" " * (6 + digits),
                                  break_long_words=False, break_on_hyphens=False)
         if group["more_patterns"]:
-            out.append(f"    and {group['more_patterns']} more patterns "
-                       f"({group['more_cases']} failed cases)")
+            out.append(f"    and {counted(group['more_patterns'], 'more pattern')} "
+                       f"({counted(group['more_cases'], 'failed case')})")
     return out
 
 
@@ -244,7 +244,7 @@ def markdown_lines(found: list[dict]) -> list[str]:
                          _cases_text(p, code_span)])
         if group["more_patterns"]:
             rows.append([code_span(group["planner"]), group["more_cases"],
-                         f"and {group['more_patterns']} more patterns", ""])
+                         f"and {counted(group['more_patterns'], 'more pattern')}", ""])
     heads = "; ".join(f"{code_span(g['planner'])}, {_count_line(g)}" for g in found)
     return [f"{MARKDOWN_TITLE} {heads}", "",
             tabulate(rows, headers=["planner", "failed", "first difference", "cases"],

@@ -32,6 +32,7 @@ import torch
 
 from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.loader import Case
+from conformance.corpus.text import counted
 from conformance.engine.inputs import poison_seed
 from conformance.engine.observe import Raised, ReportedRaise, observe
 from conformance.engine.runner import CaseBuildError, Target, resolve_device
@@ -111,8 +112,9 @@ def observe_in(worker, request: dict, deadline: float, timeout: float) -> dict:
         changed = worker.end(deadline, timeout)
         if launcher.past_end:  # one record per call, and a launcher case's calls are its steps
             if len(launcher.past_end) != len(seen.steps):
-                raise ChildLost({"status": "error", "text": f"{len(launcher.past_end)} calls "
-                                 f"for {len(seen.steps)} observed steps"})
+                raise ChildLost({"status": "error", "text": (
+                    f"{counted(len(launcher.past_end), 'call')} for "
+                    f"{counted(len(seen.steps), 'observed step')}")})
             for step, found in zip(seen.steps, launcher.past_end):
                 step.past_end = found
     except ChildLost as lost:
