@@ -114,6 +114,66 @@ def test_a_selected_case_whose_file_fails_to_load_counts_once(tmp_path):
     assert name.endswith("[load]") and item.outcome == "failed", (name, item)
 
 
+def test_a_broken_extra_case_file_is_said_in_words_and_rerun_with_extra_cases(tmp_path):
+    """A case file of an ``--extra-cases`` folder that does not load: its fault says which field
+    must be what and what it holds, its rerun keeps ``--extra-cases`` (``--cases`` would drop the
+    corpus, and with it the earlier file of a duplicate id), and the summary prints its legend
+    once, under the last subject's table."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps(case_doc("mine-a", inputs={
+        **case_doc("x")["inputs"], "prefix_lens": "10,2"})))
+    short = case_doc("mine-b")
+    short["expect"]["out_write_offsets"] = [0]
+    (folder / "b.json").write_text(json.dumps(short))
+    proc, items = run_pytest(tmp_path, "--planner", "python", "--extra-cases", str(folder),
+                             "--case", "mine-a", "--case", "mine-b", "--case", "spec7-no-prefix",
+                             "--case", "canary-error-lut-required")
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    out = proc.stdout
+    assert (f'bad case file: {folder / "a.json"}: at $.inputs.prefix_lens: "prefix_lens" must be '
+            'a JSON array of integers (or an object with "fill", "arange", "cycle", "random" or '
+            '"concat"), got the string "10,2"\n') in out
+    assert (f"bad case file: {folder / 'b.json'}: at $.expect.out_write_offsets: golden has 1 "
+            "value, bs=1 needs 2\n") in out
+    results = {r["case"]: r for r in json.loads((tmp_path / "results.json").read_text())["results"]}
+    for case in ("mine-a", "mine-b"):
+        assert results[case]["planner"] == "load"
+        assert results[case]["rerun"].endswith(
+            f"python -m conformance --extra-cases {folder} cases"), results[case]["rerun"]
+    summary = out.split("conformance summary")[1].splitlines()
+    heads = [i for i, line in enumerate(summary) if line.startswith("subject ")]
+    assert [summary[i] for i in heads] == ["subject offsets-planner:", "subject canary-plan:"]
+    legend = [i for i, line in enumerate(summary) if line.startswith("pass..error: ")]
+    assert len(legend) == 1  # once, not under each table
+    assert summary[legend[0] - 1].split()[:4] == ["python", "cpu", "1", "0"]  # canary-plan's row
+    assert summary[legend[0] + 1].startswith("  decides; not-wrapper, ")
+
+
+def test_a_fault_is_rerun_with_the_folder_options_the_run_gave(tmp_path):
+    """:func:`conformance.plugin.case_folders.rerun_folders`: the run's own options up to the
+    folder that holds the file; none for a file of the corpus in a run without ``--cases``."""
+    import pytest
+
+    from conformance.plugin.case_folders import FOLDER_OPTIONS, rerun_folders
+
+    class Config:
+        def __init__(self, given):
+            self.stash = pytest.Stash()
+            self.stash[FOLDER_OPTIONS] = given
+
+    a, b, c = (tmp_path / name for name in "abc")
+    run = Config([("--cases", a), ("--extra-cases", b), ("--extra-cases", c)])
+    assert rerun_folders(run, a / "x.json") == ([a], [])
+    assert rerun_folders(run, b / "sub" / "x.json") == ([a], [b])
+    assert rerun_folders(run, c / "x.json") == ([a], [b, c])
+    assert rerun_folders(run) == ([a], [b, c])
+    extra_only = Config([("--extra-cases", b)])
+    assert rerun_folders(extra_only, b / "x.json") == ([], [b])
+    assert rerun_folders(extra_only, DEFAULT_CASES_DIR / "spec" / "x.json") == ([], [])
+    assert rerun_folders(Config([]), DEFAULT_CASES_DIR / "spec" / "x.json") == ([], [])
+
+
 def test_a_case_folder_option_after_the_subcommand_says_where_it_goes(tmp_path, capsys):
     """argparse alone would say "unrecognized arguments"; the folder options belong to
     ``python -m conformance`` itself, before the subcommand. A folder named like a subcommand

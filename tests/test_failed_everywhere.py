@@ -34,6 +34,10 @@ def test_the_record_command_loads_the_run_s_case_folders_quoted():
     line, = failed_everywhere(ran, failed, [Path("/tmp/my cases"), Path("/tmp/x;rm -rf ~")])
     assert ("`python -m conformance --cases '/tmp/my cases' --cases '/tmp/x;rm -rf ~' record "
             "mine` prints the reference planner's") in line
+    # a run's --extra-cases stay --extra-cases (beside the corpus), as the run gave them
+    line, = failed_everywhere(ran, failed, [], [Path("/tmp/my cases")])
+    assert ("`python -m conformance --extra-cases '/tmp/my cases' record mine` prints the "
+            "reference planner's") in line
 
 
 def _cases(directory: Path, seed: int) -> Path:

@@ -12,7 +12,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from conformance.engine.rerun import load_rerun_command, rerun_command
+from conformance.engine.rerun import list_cases_command, rerun_command
 from tests.subproc import run_pytest
 
 HOSTILE = "x $(touch PWNED) d"
@@ -77,4 +77,7 @@ def test_rerun_command_without_environment_or_folder():
     assert rerun_command("c1", "python", None, {}) == (
         "pytest conformance/ --planner python --case c1 --results reports/out/rerun-c1.json")
     assert rerun_command("c1", "validator", None, {}).startswith("pytest conformance/ --case c1 ")
-    assert load_rerun_command(Path("/tmp/a b"), {}) == "python -m conformance --cases '/tmp/a b' cases"
+    assert list_cases_command([Path("/tmp/a b")], {}) == \
+        "python -m conformance --cases '/tmp/a b' cases"
+    assert list_cases_command([], {}, extra=[Path("/tmp/a;b")]) == \
+        "python -m conformance --extra-cases '/tmp/a;b' cases"

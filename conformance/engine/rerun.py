@@ -85,18 +85,16 @@ def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None,
     return shell_command(argv, environment)
 
 
-def load_rerun_command(folder: Path, environment: dict[str, str] | None = None) -> str:
-    """The command that lists the cases (and load faults) of the case files in ``folder``, safe to
-    paste into a shell (see :func:`rerun_command` for ``environment``)."""
-    return list_cases_command([folder], environment)
-
-
-def list_cases_command(folders: list[Path], environment: dict[str, str] | None = None) -> str:
+def list_cases_command(folders: list[Path], environment: dict[str, str] | None = None,
+                       extra: list[Path] = ()) -> str:
     """The command that lists the cases (and load faults) of the case files in ``folders`` (the
-    default corpus when empty): what a ``--case`` id that names no case, or a case file that does
-    not load, is rerun with."""
+    default corpus when empty) and ``extra`` (beside them: ``--extra-cases``): what a ``--case``
+    id that names no case, or a case file that does not load, is rerun with (see
+    :func:`rerun_command` for ``environment``), safe to paste into a shell."""
     argv = ["python", "-m", "conformance",
-            *(word for folder in folders for word in ("--cases", display_path(folder))), "cases"]
+            *(word for folder in folders for word in ("--cases", display_path(folder))),
+            *(word for folder in extra for word in ("--extra-cases", display_path(folder))),
+            "cases"]
     return shell_command(argv, RUN_ENVIRONMENT if environment is None else environment)
 
 

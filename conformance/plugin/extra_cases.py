@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
+from conformance.plugin.case_folders import FOLDER_OPTIONS, given
 
 
 def with_extra_cases(cases: list[Path] | None, extra: list[Path] | None) -> list[Path] | None:
@@ -43,4 +44,5 @@ subjects, :mod:`conformance.plugin.subjects`); ``--extra-cases`` alone restricts
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[CASES_GIVEN] = bool(config.option.cases)
+    config.stash[FOLDER_OPTIONS] = given(config.option.cases, config.option.extra_cases)  # reruns
     config.option.cases = with_extra_cases(config.option.cases, config.option.extra_cases) or []

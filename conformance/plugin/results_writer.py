@@ -33,6 +33,7 @@ from conformance.corpus.case_file import display_path
 from conformance.corpus.text import kept
 from conformance.plugin.junit import label_testcase
 from conformance.plugin.worker_deaths import AFTER
+from conformance.plugin.case_folders import rerun_folders
 from conformance.plugin.isolated_outcome import ISOLATE, RERUN_ISOLATED
 from conformance.corpus.corpus_subject import section6 as _section6
 from conformance.reporting.results_format import FINISHED_EXIT_CODES, FORMAT, JUDGED, RANK, VERSION
@@ -42,7 +43,7 @@ from conformance.plugin.outcomes import STATUS, outcome
 from conformance.plugin.one_call_items import corpus_planner_names
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.engine.rerun import (RUN_ENVIRONMENT, RUN_SETTINGS, case_dir_arg,
-                                      list_cases_command, load_rerun_command, rerun_command)
+                                      list_cases_command, rerun_command)
 from conformance.engine.inputs import poison_seed
 from conformance.fingerprint import run_fingerprint
 from conformance.plugin.results_path import (DEFAULT_PATH, default_results_path, is_corpus_item,
@@ -81,15 +82,13 @@ def case_meta(item: pytest.Item) -> dict | None:
                 "pins": case.pins, "out_of_contract": list(out_of_contract(case))}
     error = getattr(item, "error", None)
     if error is not None and hasattr(error, "json_path"):
-        folder = error.path if error.path.is_dir() else error.path.parent
-        # the run's own --cases folder that holds the file: a duplicate id needs both files
-        roots = [Path(p) for p in item.config.getoption("cases", None) or []]
-        folder = next((r for r in roots if error.path.resolve().is_relative_to(r.resolve())),
-                      folder)
+        # the run's own folder options up to the one that holds the file, as the run gave them
+        # (--extra-cases stays --extra-cases): a duplicate id needs the earlier file too
+        cases, extra = rerun_folders(item.config, error.path)
         return {"case": error.case_id, "description": f"bad case file: {error}", "tags": [],
                 "source": None, "file": display_path(error.path), "json_path": error.json_path,
                 "entry": None, "error_ids": [],
-                "rerun": load_rerun_command(folder)}
+                "rerun": list_cases_command(cases, extra=extra)}
     return None
 
 
@@ -199,7 +198,7 @@ class ResultsWriter:
                 "id": report.nodeid.split("::", 1)[-1], "case": case, "planner": planner,
                 "status": None, "duration": 0.0, "message": None,
                 "rerun": meta.get("rerun") or (
-                    list_cases_command(self.config.getoption("cases", None) or [])
+                    list_cases_command(*rerun_folders(self.config))
                     if planner == LOAD else rerun_command(case or "?", planner)),
                 **{k: meta.get(k) for k in ("description", "file", "json_path", "entry",
                                             "source")},

@@ -12,6 +12,7 @@ from conformance.corpus.entries import LOAD, PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.text import terminal_text
 from conformance.corpus.case_file import display_path
 from conformance.engine.rerun import shell_command
+from conformance.plugin.case_folders import rerun_folders
 from conformance.plugin.one_call_items import SUBJECTS, corpus_planner_names, planners_of
 from conformance.plugin.outcomes import OUTCOMES, outcome
 from conformance.plugin.summary import legend_lines, render as summary_lines
@@ -25,15 +26,16 @@ the sanitizer: conformance/plugin/isolation_options.py)."""
 
 
 def failed_everywhere(ran: dict[tuple, set], failed: dict[tuple, set],
-                      case_dirs: list = ()) -> list[str]:
+                      case_dirs: list = (), extra_dirs: list = ()) -> list[str]:
     """A line per case that failed (``failed``: pytest's plain failure, no judged status) on every
     planner that ran it, where two or more did (``ran``: (subject, case id) -> planner names):
     planners that share no code rarely fail a case alike, so its expected values are suspect.
     Planners that share the code at fault (a planner and its bound form, say) fail alike too,
-    which the line says. Its ``record`` command loads the run's case folders (``case_dirs``: the
-    run's ``--cases``, with ``--extra-cases`` and the corpus folder when those were given; empty
-    for the corpus alone), quoted for a POSIX shell."""
-    folders = [word for d in case_dirs for word in ("--cases", display_path(d))]
+    which the line says. Its ``record`` command loads the run's case folders as the run named them
+    (``case_dirs``: its ``--cases``, empty for the corpus; ``extra_dirs``: its ``--extra-cases``),
+    quoted for a POSIX shell."""
+    folders = [*(word for d in case_dirs for word in ("--cases", display_path(d))),
+               *(word for d in extra_dirs for word in ("--extra-cases", display_path(d)))]
     out = []
     for key in sorted(failed):
         names = ran.get(key, set())
@@ -155,7 +157,7 @@ class Summary:
 
         for line in subjects_not_run(config, tuple(registry.chosen_planners(None))):
             terminalreporter.write_line(terminal_text(line))
-        for line in failed_everywhere(self.ran, self.failed, config.getoption("cases") or []):
+        for line in failed_everywhere(self.ran, self.failed, *rerun_folders(config)):
             terminalreporter.write_line(terminal_text(line))
         for (subject, planner), counts in sorted(self.special.items()):
             parts = ", ".join(f"{counts[s]} {s}" for s in SPECIAL_STATUSES if counts[s])
