@@ -12,7 +12,7 @@ from impls.offsets_planner import python_planner, triton_planner, validate_cache
 from impls.offsets_planner.errors import PlanError
 from impls.offsets_planner.registry import availability, get_planner
 from impls.offsets_planner.validate import validate_launch
-from impls.offsets_planner.validate_cache import STABLE_NAMES
+from impls.offsets_planner.buffer_set import STABLE_NAMES
 from tests.test_validate_cache import _mutations, expected_error, make_kw, raised, request
 
 from impls.offsets_planner.contract import REQUEST_INPUT_NAMES as REQUEST

@@ -1,4 +1,5 @@
-"""The validation memo (impls/offsets_planner/validate_cache.py): a new bs or new request tensors never cost a full
+"""The validation memo (impls/offsets_planner/validate_cache.py, its buffer sets:
+impls/offsets_planner/buffer_set.py): a new bs or new request tensors never cost a full
 validation, and no check of spec section 4 is ever skipped when its inputs changed: every way a
 per-step tensor (or a buffer-set tensor, in place) can change raises exactly the validator's error."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from impls.offsets_planner import validate_cache
+from impls.offsets_planner import buffer_set, validate_cache
 from impls.offsets_planner.buffers import PlanBuffers
 from impls.offsets_planner.validate import validate_launch
 
@@ -53,7 +54,7 @@ def fresh_memo():
 
 @pytest.fixture
 def full_validations(monkeypatch):
-    """Counts calls of the full validator made by the memo."""
+    """Counts calls of the full validator made by the memo (and by its buffer sets)."""
     calls = []
 
     def counting(**kw):
@@ -62,6 +63,7 @@ def full_validations(monkeypatch):
         return validate_launch(**kw)
 
     monkeypatch.setattr(validate_cache, "validate_launch", counting)
+    monkeypatch.setattr(buffer_set, "validate_launch", counting)
     return calls
 
 
@@ -180,17 +182,17 @@ def test_lru_evicts_the_least_recently_used_never_everything(monkeypatch):
 
 def test_bind_set_raises_the_first_buffer_set_error_and_makes_the_zero_lut():
     kw = make_kw(5, lut=False)
-    stable = {n: kw[n] for n in validate_cache.STABLE_NAMES}
-    buffers = validate_cache.bind_set(**stable)
+    stable = {n: kw[n] for n in buffer_set.STABLE_NAMES}
+    buffers = buffer_set.bind_set(**stable)
     assert buffers.tensors[1].tolist() == [0] and buffers.max_bs == CAPACITY
     bad = dict(stable, out_write_offsets=torch.zeros(CAPACITY, dtype=torch.int64),
                out_verify_enable=torch.zeros(1, dtype=torch.int64))
-    assert raised(lambda: validate_cache.bind_set(**bad)) == expected_error(
+    assert raised(lambda: buffer_set.bind_set(**bad)) == expected_error(
         {**bad, **{n: torch.zeros(0, dtype=torch.int64) for n in
                    ("req_pool_indices", "prefix_lens", "extend_seq_lens")}})
-    assert raised(lambda: validate_cache.bind_set(**bad))[2] == "dtype"
+    assert raised(lambda: buffer_set.bind_set(**bad))[2] == "dtype"
     with pytest.raises(TypeError, match="missing"):
-        validate_cache.bind_set(req_to_token=kw["req_to_token"])
+        buffer_set.bind_set(req_to_token=kw["req_to_token"])
 
 
 def test_lookup_args_takes_the_launchers_order_and_agrees_with_lookup():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from impls.offsets_planner import metadata_guard, validate_cache
+from impls.offsets_planner import buffer_set, metadata_guard, validate_cache
 from impls.offsets_planner.validate import validate_launch
 from tests.test_validate_cache import CAPACITY, expected_error, make_kw, raised, request
 
@@ -119,7 +119,7 @@ def test_a_buffer_set_tensor_changed_in_place_is_seen(name):
     assert _memo_outcome(step) == want  # twice: a failure is never memoised
     if not isinstance(want, tuple):  # it passes: the memo now holds the new pointers
         plan, buffers = validate_cache.lookup(step)
-        names = validate_cache.STABLE_TENSOR_NAMES
+        names = buffer_set.STABLE_TENSOR_NAMES
         assert buffers.tensors[names.index(arg)].data_ptr() == step[arg].data_ptr()
 
 
@@ -178,15 +178,15 @@ def test_another_grad_mode_rebuilds_the_guard(keyed):
     kw = make_kw(5)
     validate_cache.lookup(kw)
     with torch.inference_mode():  # the guard was built outside: its check fails here
-        for i in range(validate_cache._REBUILD_AFTER + 3):
+        for i in range(buffer_set._REBUILD_AFTER + 3):
             step = request(kw, 4)
             assert validate_cache.lookup(step)[0] == validate_launch(**step)
     # every call answered right; after the rebuild the fast path holds again
-    assert len(keyed) <= 1 + validate_cache._REBUILD_AFTER
+    assert len(keyed) <= 1 + buffer_set._REBUILD_AFTER
 
 
 def test_without_guards_the_memo_reads_every_attribute(monkeypatch, keyed):
-    monkeypatch.setattr(validate_cache, "guard_for", lambda *a: None)
+    monkeypatch.setattr(buffer_set, "guard_for", lambda *a: None)
     kw = make_kw(5)
     validate_cache.lookup(kw)
     step = request(kw, 6)

@@ -4,7 +4,7 @@ A server keeps ``req_to_token``, the LUT, the six output buffers, the window and
 its whole life and hands the planner new ``req_pool_indices``, ``prefix_lens`` and
 ``extend_seq_lens`` every step. :func:`bind` validates the first group once (spec section 4, with
 empty request tensors standing in) and returns a :class:`BoundPlan`, whose call re-checks only what
-can change per step (:meth:`impls.offsets_planner.validate_cache.BufferSet.plan_for`: dtype, 1-D, contiguity,
+can change per step (:meth:`impls.offsets_planner.buffer_set.BufferSet.plan_for`: dtype, 1-D, contiguity,
 lengths, bs range and capacity, device of the three tensors; on a failure the full validator runs
 and raises the spec's first error with its exact message) and then launches.
 
@@ -26,20 +26,20 @@ from types import ModuleType
 
 import torch
 
+from impls.offsets_planner.buffer_set import STABLE_NAMES, BufferSet, bind_set, stable_key, stable_key_of
 from impls.offsets_planner.contract import ARGUMENT_NAMES, REQUEST_INPUT_NAMES
 from impls.offsets_planner.validate import validate_launch
-from impls.offsets_planner.validate_cache import STABLE_NAMES, BufferSet, bind_set, stable_key, stable_key_of
 
 
 class BoundPlan:
     """A planner bound to one buffer set; call it with the three request tensors of a step.
 
     Attributes:
-        buffers: the validated :class:`~impls.offsets_planner.validate_cache.BufferSet`.
+        buffers: the validated :class:`~impls.offsets_planner.buffer_set.BufferSet`.
         planner: the planner module (exports ``launch_validated``).
         check: ``check(req_pool_indices, prefix_lens, extend_seq_lens) -> LaunchPlan``, the
             per-step validation alone (what a call does before it launches): the buffer set's
-            :meth:`~impls.offsets_planner.validate_cache.BufferSet.plan_for` itself, so that a server's per-step
+            :meth:`~impls.offsets_planner.buffer_set.BufferSet.plan_for` itself, so that a server's per-step
             check costs no extra call. Raises PlanError, the first failing check of spec section 4
             for the whole call.
     """
@@ -103,7 +103,7 @@ def bind(planner: str | ModuleType, **buffer_set) -> BoundPlan:
 class BoundLauncher:
     """A launcher (spec section 3) that binds ``planner`` on first use per buffer set, then calls
     the bound plan. Bound plans are kept in an LRU of :data:`MAX_BOUND` entries (by
-    :func:`impls.offsets_planner.validate_cache.stable_key`, so a buffer set changed in place binds again)."""
+    :func:`impls.offsets_planner.buffer_set.stable_key`, so a buffer set changed in place binds again)."""
 
     MAX_BOUND = 64
 

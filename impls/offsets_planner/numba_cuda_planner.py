@@ -231,7 +231,7 @@ def validate_arguments(launcher_kwargs: dict):
 def launch_validated(validated, req_pool_indices: torch.Tensor, prefix_lens: torch.Tensor,
                      extend_seq_lens: torch.Tensor) -> None:
     """The launch alone, after :func:`validate_arguments` (or
-    :meth:`impls.offsets_planner.validate_cache.BufferSet.plan_for`) passed for exactly these request tensors.
+    :meth:`impls.offsets_planner.buffer_set.BufferSet.plan_for`) passed for exactly these request tensors.
 
     Raises:
         TypeError: tensors on a device type this mode does not run on.

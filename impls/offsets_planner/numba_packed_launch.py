@@ -2,7 +2,7 @@
 buffer set, instead of Numba's dispatcher (which re-types and re-marshals every argument on every
 call).
 
-For each buffer set (:class:`impls.offsets_planner.validate_cache.BufferSet`: table, LUT, outputs,
+For each buffer set (:class:`impls.offsets_planner.buffer_set.BufferSet`: table, LUT, outputs,
 window, capacity) the kernel parameters (:data:`impls.offsets_planner.numba_cuda_kernel.POINTER_SIGNATURE`)
 are packed once into ctypes cells (:class:`PackedLaunch`); each call writes the new request
 tensors' pointers (and, when bs changed, bs, the chunk, the grid and the kernel) into those same

@@ -18,9 +18,9 @@ from itertools import accumulate
 
 import torch
 
+from impls.offsets_planner.buffer_set import BufferSet
 from impls.offsets_planner.constants import NO_SEED
 from impls.offsets_planner.validate import LaunchPlan, validate_launch
-from impls.offsets_planner.validate_cache import BufferSet
 
 MODE = "cpu"
 _INT64_MAX = (1 << 63) - 1

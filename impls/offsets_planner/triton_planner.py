@@ -40,7 +40,7 @@ launch is used only after a one-time self-check at :func:`probe` (:func:`run_sel
 and standard launch write the same bytes for a probe plan); when it fails, a one-line warning says
 so and every launch takes Triton's standard path. A launch's grid and integer arguments are
 prepared once per buffer set and bs (:mod:`impls.offsets_planner.triton_prepared_launch`, kept in
-:attr:`impls.offsets_planner.validate_cache.BufferSet.records`).
+:attr:`impls.offsets_planner.buffer_set.BufferSet.records`).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from __future__ import annotations
 import torch
 
 from impls.kernel_modes import choose_triton_mode as _choose_mode
+from impls.offsets_planner.buffer_set import BufferSet
 from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
 from impls.offsets_planner.launch_self_check import probe_kwargs, self_check  # noqa: F401 (tests)
 from impls.offsets_planner.registry import Availability
@@ -56,7 +57,7 @@ from impls.offsets_planner.triton_launch_design import (  # noqa: F401 (the plan
 from impls.offsets_planner.triton_prepared_launch import (  # noqa: F401 (the planner's names)
     Prepared, _design_kernel, _prepare, _prepare_design, run_self_check)
 from impls.offsets_planner.validate import LaunchPlan
-from impls.offsets_planner.validate_cache import BufferSet, lookup, lookup_args
+from impls.offsets_planner.validate_cache import lookup, lookup_args
 
 _INT64_MAX = (1 << 63) - 1
 

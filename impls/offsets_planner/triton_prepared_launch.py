@@ -3,7 +3,7 @@ grid, integer arguments and compiled-kernel handles, built once per buffer set a
 one-time self-check of the fast launch that calls those handles.
 
 A launch is prepared from the design tables (:mod:`impls.offsets_planner.triton_launch_design`)
-and kept in :attr:`impls.offsets_planner.validate_cache.BufferSet.records`; the planner's launch
+and kept in :attr:`impls.offsets_planner.buffer_set.BufferSet.records`; the planner's launch
 (``triton_planner._launch``) then takes Triton's standard path or, once the compiled kernel is
 known and :func:`run_self_check` passed, the compiled kernel's own launcher.
 
@@ -20,17 +20,18 @@ from collections.abc import Callable
 
 import torch
 
+from impls.offsets_planner.buffer_set import BufferSet
 from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
 from impls.offsets_planner.launch_self_check import probe_kwargs, self_check
 from impls.offsets_planner.triton_launch_design import (CONFIG, DESIGNS, INTERPRETER_DESIGNS,
                                                         block_for)
 from impls.offsets_planner.validate import LaunchPlan
-from impls.offsets_planner.validate_cache import BufferSet, lookup
+from impls.offsets_planner.validate_cache import lookup
 
 
 class Prepared:
     """One plan's launch, prepared once per buffer set and bs (kept in
-    :attr:`impls.offsets_planner.validate_cache.BufferSet.records`).
+    :attr:`impls.offsets_planner.buffer_set.BufferSet.records`).
 
     Attributes:
         tail: the kernel's integer and constexpr arguments after its pointers.

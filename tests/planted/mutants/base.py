@@ -30,10 +30,10 @@ from itertools import accumulate
 import torch
 
 from impls.offsets_planner import python_planner
+from impls.offsets_planner.buffer_set import BufferSet
 from impls.offsets_planner.constants import NO_SEED
 from impls.offsets_planner.contract import ARGUMENT_NAMES, REQUEST_INPUT_NAMES
 from impls.offsets_planner.validate import LaunchPlan
-from impls.offsets_planner.validate_cache import BufferSet
 
 wrap = python_planner._wrap
 """``wrap(value, bits)``: two's-complement wrap to ``bits`` bits, as the planner's stores do."""

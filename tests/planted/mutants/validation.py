@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import torch
 
+from impls.offsets_planner.buffer_set import BufferSet
 from impls.offsets_planner.constants import PLAN_BS_BLOCK_SIZE
 from impls.offsets_planner.contract import (DEVICE_REFERENCE, LUT_NAME, LUT_TENSOR_NAME, REQUEST_INPUT_NAMES,
                             TABLE_NAME)
 from impls.offsets_planner.errors import CATALOG, PlanError
 from impls.offsets_planner.validate import leading_len
-from impls.offsets_planner.validate_cache import BufferSet
 from tests.planted.mutants.base import Planner, launcher
 
 CHECK_ORDER = list(CATALOG)

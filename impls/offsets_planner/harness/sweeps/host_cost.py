@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     import impls.offsets_planner
     from impls.offsets_planner import python_planner, validate_cache
     from impls.offsets_planner.contract import REQUEST_INPUT_NAMES
-    from impls.offsets_planner.validate_cache import STABLE_NAMES
+    from impls.offsets_planner.buffer_set import STABLE_NAMES
 
     spec = workloads.spec_for("serving", "cpu")
     kw = workloads.build(4096, spec, "cpu")

@@ -1,9 +1,9 @@
 """Per-call cost of the validation memo, on the CPU: ``python -m impls.offsets_planner.harness.sweeps.memo_cost``.
 
 The unbound ``triton`` and ``numba-cuda`` planners call :func:`impls.offsets_planner.validate_cache.lookup_args`
-on every eager call (``launch(**kw)``): the buffer-set key (:func:`impls.offsets_planner.validate_cache.
+on every eager call (``launch(**kw)``): the buffer-set key (:func:`impls.offsets_planner.buffer_set.
 stable_key_of`), the dict lookup, then the per-step request-tensor checks
-(:meth:`impls.offsets_planner.validate_cache.BufferSet.plan_for`). This prints the wall-clock us per call of the
+(:meth:`impls.offsets_planner.buffer_set.BufferSet.plan_for`). This prints the wall-clock us per call of the
 fastest of ``--repeat`` runs of ``--calls`` calls each (as :mod:`timeit`: on a shared machine
 other processes only ever add time) of:
 
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from impls.offsets_planner import validate_cache as vc
     from impls.offsets_planner.contract import ARGUMENT_NAMES, REQUEST_INPUT_NAMES
-    from impls.offsets_planner.validate_cache import STABLE_NAMES
+    from impls.offsets_planner.buffer_set import STABLE_NAMES
 
     spec = workloads.spec_for("serving", args.device)
     kw = workloads.build(4096, spec, args.device)
