@@ -24,7 +24,8 @@ planning step does; CUDA-graph replays included). Two launches overlapping on tw
 killed midway, can throw the workspace's ticket count off, and then that launch and every later
 one above bs 512 may write wrong offsets until
 :func:`impls.offsets_planner.triton_roles_lookback.reset_workspace` restores it. :func:`plan_launch` with a
-configuration runs the earlier kernel of this module instead (:data:`CONFIG`).
+configuration runs the earlier kernel instead (:data:`CONFIG`,
+:mod:`impls.offsets_planner.triton_config_kernel`).
 Every load is masked by the full condition that makes it in bounds (lane < bs; for the table also
 0 <= row < max_reqs, max_seq_len > 0, prefix > 0 and a write; for the LUT a non-negative slot,
 index clamped to lut_len - 1), row * stride is computed in int64, only int64 lengths are scanned
@@ -90,62 +91,6 @@ if triton is not None:
         verify_len = tl.where(active, tl.maximum(in_window, zero), zero)
         write_len = tl.where(active, tl.maximum(extend, zero), zero)
         return row, prefix, active, verify_len, write_len
-
-    @triton.jit(do_not_specialize=_INT_ARGS, do_not_specialize_on_alignment=_PTR_ARGS)
-    def _offsets_kernel(
-        rpi_ptr, prefix_ptr, extend_ptr, table_ptr, lut_ptr,
-        verify_ptr, write_ptr, seed_ptr, num_valid_ptr, enable_ptr, reqs_ptr,
-        bs: tl.int64, stride0: tl.int64, max_reqs: tl.int64, max_seq_len: tl.int64,
-        lut_len: tl.int64, window: tl.int64, capacity: tl.int64,
-        BLOCK: tl.constexpr, TILE: tl.constexpr, HAS_LUT: tl.constexpr,
-    ):
-        start = tl.program_id(0) * TILE
-        lane = start + tl.arange(0, TILE)
-        live = lane < bs
-        zero = (lane * 0).to(tl.int64)
-        row, prefix, active, verify_len, write_len = _lengths(
-            rpi_ptr, prefix_ptr, extend_ptr, lane, live, window)
-        carry_v = tl.sum(zero, axis=0)
-        carry_w = tl.sum(zero, axis=0)
-        if TILE < BLOCK:  # several programs: each sums the lengths of the lanes before its tile
-            every = tl.arange(0, BLOCK)
-            _r, _p, _a, v_before, w_before = _lengths(
-                rpi_ptr, prefix_ptr, extend_ptr, every, every < start, window)
-            carry_v += tl.sum(v_before, axis=0)
-            carry_w += tl.sum(w_before, axis=0)
-        # Scan int64 lengths only (a boolean cumsum is XOR on some builds: triton#5897).
-        verify_incl = tl.cumsum(verify_len, axis=0)
-        write_incl = tl.cumsum(write_len, axis=0)
-        tl.store(verify_ptr + lane, carry_v + verify_incl - verify_len, mask=live)
-        tl.store(write_ptr + lane, carry_w + write_incl - write_len, mask=live)
-
-        # Seed: the table is read only where the read is in bounds (spec section 6).
-        has_seed = active & (prefix > 0) & (write_len > 0) & (row >= 0) & (row < zero + max_reqs)
-        has_seed = has_seed & (zero + max_seq_len > 0)
-        pos = tl.minimum(prefix - 1, zero + (max_seq_len - 1))
-        offset = row.to(tl.int64) * stride0 + pos
-        slot = tl.load(table_ptr + offset, mask=has_seed, other=0).to(tl.int64)
-        if HAS_LUT:
-            translate = has_seed & (slot >= 0)
-            index = tl.minimum(slot, zero + (lut_len - 1))
-            slot = tl.where(translate, tl.load(lut_ptr + index, mask=translate, other=0), slot)
-        tl.store(seed_ptr + lane, tl.where(has_seed, slot, zero - 1), mask=live)
-
-        # Totals and scalars: lane 0 of the last program, through masked vector stores
-        # (not scalar stores, whose mask an older interpreter ignored: triton#5048).
-        first_lane = tl.arange(0, TILE)
-        first = (first_lane == 0) & (first_lane * 0 + tl.program_id(0) == tl.num_programs(0) - 1)
-        total_v = zero + (carry_v + tl.sum(verify_len, axis=0))
-        tl.store(verify_ptr + bs + first_lane, total_v, mask=first)
-        tl.store(write_ptr + bs + first_lane, zero + (carry_w + tl.sum(write_len, axis=0)), mask=first)
-        tl.store(num_valid_ptr + first_lane, tl.minimum(total_v, zero + capacity).to(tl.int32),
-                 mask=first)
-        tl.store(enable_ptr + first_lane, tl.where(total_v > capacity, 0, 1).to(tl.int32), mask=first)
-        tl.store(reqs_ptr + first_lane, (zero + bs).to(tl.int32), mask=first)
-
-    _kernel = _offsets_kernel
-else:
-    _kernel = None
 
 
 FAST_LAUNCH: bool = True
@@ -315,3 +260,10 @@ def launch(
                          out_write_seed_slot_indices, out_verify_num_valid, out_verify_enable,
                          out_write_num_valid_reqs, swa_window_size, verify_capacity),
             req_pool_indices, prefix_lens, extend_seq_lens)
+
+
+# Last: the configurable kernel's module reads this one's triton, _lengths and argument names.
+from impls.offsets_planner.triton_config_kernel import _offsets_kernel  # noqa: E402
+
+_kernel = _offsets_kernel
+"""The configurable kernel (None without Triton), read here by the prepared launches at call time."""
