@@ -2,7 +2,7 @@
 ``TRITON_INTERPRET=0 python -m tests.one_pass_sm90`` (Triton's bundled ptxas; no device needed).
 
 ``--all``: every config the GPU sweep launches (a minute or so), else :data:`CONFIGS` (eight
-representative ones of :mod:`impls.offsets_planner.triton_one_pass`) and :data:`PACKED` (two of
+representative ones of :mod:`impls.offsets_planner.triton_one_pass_kernel`) and :data:`PACKED` (two of
 :mod:`impls.offsets_planner.triton_packed_lookback`). Prints one line per config,
 ``BLOCK TILE LOOKBACK SPLIT NPROG warps TICKET UNROLLED: ok`` (``packed TILE NPROG warps: ok`` for
 the packed kernel) or the compile error, and
@@ -23,6 +23,7 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
 from impls.offsets_planner import triton_one_pass as top  # noqa: E402
+from impls.offsets_planner import triton_one_pass_kernel as topk  # noqa: E402
 from impls.offsets_planner import triton_packed_lookback as tpl  # noqa: E402
 from impls.offsets_planner import triton_roles, triton_roles_lookback  # noqa: E402
 
@@ -112,7 +113,7 @@ def main() -> int:
         values = dict(zip(CONSTEXPRS, (block, tile, True, lookback, split, nprog, ticket,
                                        unrolled)))
         label = f"{block} {tile} {lookback} {split} {nprog} {warps} {ticket} {unrolled}"
-        results.append((label, _compile(top._one_pass_kernel, len(CONSTEXPRS), values, warps)))
+        results.append((label, _compile(topk._one_pass_kernel, len(CONSTEXPRS), values, warps)))
     for tile, nprog, warps in PACKED:
         values = {"TILE": tile, "HAS_LUT": True, "NPROG": nprog}
         results.append((f"packed {tile} {nprog} {warps}",

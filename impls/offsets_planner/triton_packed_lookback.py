@@ -3,7 +3,7 @@ whose readers need one round trip, reached through :func:`impls.offsets_planner.
 
 ``ceil(bs / TILE)`` programs; program p owns tile p (as ``lookback-pid``: it relies on the whole
 grid being resident, at most 128 programs, and the bounded spin, :data:`SPIN_LIMIT`, turns a
-violation into wrong outputs, not a hang). What changes against :mod:`impls.offsets_planner.triton_one_pass`:
+violation into wrong outputs, not a hang). What changes against :mod:`impls.offsets_planner.triton_one_pass_kernel`:
 
 * **one word per value and round trip.** A tile's two int64 totals are published as four words,
   each ``READY | 32 bits`` (low and high halves of the verify total, then of the write total),
@@ -18,7 +18,7 @@ violation into wrong outputs, not a hang). What changes against :mod:`impls.offs
   uses: it finds only zeros there (not ready) and its own words. The launch before it, which also
   used that set, has finished (one stream), so no reader is left. Exact for every launch count.
 * **the epoch from the ticket, off the chain.** Word 0 is ``epoch << 16 | tickets`` as in
-  :mod:`impls.offsets_planner.triton_one_pass`; the ticket (``atomic_add``) is issued beside the request loads and
+  :mod:`impls.offsets_planner.triton_one_pass_kernel`; the ticket (``atomic_add``) is issued beside the request loads and
   returns with them, and the program that draws the last one adds ``(1 << 16) - grid``. Every
   program's ticket precedes that, so every program of a launch sees the same epoch.
 * **polls beside the gathers**: one poll right after publishing, one beside the LUT gather (no
