@@ -327,7 +327,7 @@ def _packed_layout(framework: str):
         from impls.offsets_planner import triton_packed_lookback as tpl
 
         return tpl.workspace(CPU), 0, tpl.SETS_AT, tpl.MAX_TILES * tpl.WORDS_PER_TILE
-    from impls.offsets_planner import numba_one_pass_kernel as nk
+    from impls.offsets_planner import numba_one_pass_layout as nk
 
     return nop.workspace(CPU), nk.PACKED, nk.PACKED + 8, nk.SET_WORDS
 

@@ -12,7 +12,7 @@ Designs (:data:`DESIGNS`), chosen with ``design=`` on :func:`plan_launch`:
   on one stream; a launch killed midway leaves it invalid: :func:`reset_workspace`);
 * ``lookback-pid``: the same with the chunk by block index, the ticket (for the epoch) taken after
   the table gathers: no round trip before the inputs, but it relies on every block being resident
-  at once (:mod:`impls.offsets_planner.numba_one_pass_kernel`);
+  at once (:mod:`impls.offsets_planner.numba_one_pass_layout`);
 * ``lookback-packed``: the chunk by block index, the epoch from a ticket issued beside the inputs,
   the block's scan before the LUT gathers, its two totals published as four self-flagged words
   (``READY | 32 bits``) into one of two sets (the other zeroed for the next launch), read back with
@@ -58,7 +58,7 @@ FLAT_DESIGNS = ("roles", "roles-lookback", "warp-lookback")
 """The designs whose kernels take the planner's parameters (a flat table and its shape:
 :data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE`, or with ``pointers``
 :data:`~impls.offsets_planner.numba_cuda_kernel.POINTER_SIGNATURE`); the others take
-:data:`impls.offsets_planner.numba_one_pass_kernel.SIGNATURE`."""
+:data:`impls.offsets_planner.numba_one_pass_layout.SIGNATURE`."""
 
 
 def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bool = False,
@@ -80,7 +80,8 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
     from numba import cuda
 
     from impls.offsets_planner.numba_cuda_kernel import ARRAY_SIGNATURE, POINTER_SIGNATURE
-    from impls.offsets_planner.numba_one_pass_kernel import SIGNATURE, build_kernel
+    from impls.offsets_planner.numba_one_pass_kernel import build_kernel
+    from impls.offsets_planner.numba_one_pass_layout import SIGNATURE
     from impls.offsets_planner.numba_roles_kernel import build_roles_kernel
     from impls.offsets_planner.numba_roles_lookback_kernel import build_roles_lookback_kernel
 
@@ -125,14 +126,14 @@ def workspace(device: torch.device, design: str = "lookback") -> torch.Tensor:
     """``device``'s look-back workspace, int64 [WORKSPACE_LEN], zeroed when first made (make it
     before any graph capture); ``roles-lookback``: the one the default planner shares
     (:func:`impls.offsets_planner.numba_roles_lookback_kernel.workspace`)."""
-    from impls.offsets_planner import numba_one_pass_kernel, numba_roles_lookback_kernel
+    from impls.offsets_planner import numba_one_pass_layout, numba_roles_lookback_kernel
 
     if design in ("roles-lookback", "warp-lookback"):
         return numba_roles_lookback_kernel.workspace(device)
     key = str(device)
     ws = _WORKSPACES.get(key)
     if ws is None:
-        ws = _WORKSPACES[key] = torch.zeros(numba_one_pass_kernel.WORKSPACE_LEN,
+        ws = _WORKSPACES[key] = torch.zeros(numba_one_pass_layout.WORKSPACE_LEN,
                                             dtype=torch.int64, device=device)
     return ws
 

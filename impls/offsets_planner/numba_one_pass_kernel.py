@@ -2,26 +2,17 @@
 
 Import it through :mod:`impls.offsets_planner.numba_one_pass`, which imports :mod:`impls.offsets_planner.numba_cuda_planner` first
 (that decides ``NUMBA_ENABLE_CUDASIM``). As in :mod:`impls.offsets_planner.numba_cuda_kernel`, the kernel names
-``cuda`` as a module global and everything else is a parameter or a closure value (numba#3265).
+``cuda`` as a module global and everything else is a parameter or a closure value (numba#3265);
+the workspace's word offsets (:mod:`impls.offsets_planner.numba_one_pass_layout`, with the
+look-back designs' protocol) are module globals too, constants to the compiler.
 
 Block b plans the ``chunk`` requests of tile b, thread t a run of ``ceil(chunk / blockDim.x)``
 consecutive ones (at most ``items``). Order of the work, so that only the chain's round trips are
 dependent (request values -> table entry -> LUT entry): the thread's inputs, then its table
 gathers, then the carry (``blocked``: the lengths of every request before the tile, thread-strided
 and ``unroll`` loads deep; ``lookback``: the totals published by earlier tiles), then its LUT
-gathers, then one block-wide scan and the stores. No store precedes a gather.
-
-``lookback`` shares a workspace (int64 [8 + 3 * 128]: word 0 is ``epoch << 16 | tickets``, then
-flags, verify totals, write totals per tile): thread 0 takes the tile by ticket (``atomic.add``,
-arrival order: every earlier tile's block has started), the block that draws the last ticket adds
-``(1 << 16) - gridDim.x`` (the epoch advances, the count returns to 0), each block publishes its
-two totals and then a flag ``epoch + 1`` (``threadfence`` between), and spins on the flags of
-earlier tiles with atomic reads. The workspace stays valid from launch to launch, also under
-CUDA-graph replay, with no reset (:mod:`impls.offsets_planner.numba_one_pass`). ``lookback-pid``: the tile is the
-block index and thread 0 takes the ticket (for the epoch only) after the block's table gathers are
-issued, so no round trip precedes the inputs; it relies on the whole grid being resident at once
-(at most 128 blocks), which CUDA does not promise; the bounded spin makes a violation wrong
-outputs, not a hang. Guards: spec section 6, as the default kernel's.
+gathers, then one block-wide scan and the stores. No store precedes a gather. Guards: spec
+section 6, as the default kernel's.
 """
 
 from __future__ import annotations
@@ -29,24 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-SIGNATURE = ("void(int64[::1], int64[::1], int64[::1], int32[:, ::1], int64[::1], int64[::1], "
-             "int64[::1], int64[::1], int32[::1], int32[::1], int32[::1], int64[::1], int64, "
-             "int64, int64, int64, int64)")
-"""The signature of this module's candidate kernels: rpi, prefix, extend, the 2-D table, lut,
-the six outputs, a workspace (int64, read only by the look-back designs), then bs, lut_len, W,
-verify_capacity and chunk (requests per block). (The planner's kernels take
-:data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE`: a flat table and its shape.)"""
-
-FLAGS, AGG_V, AGG_W, MAX_BLOCKS = 8, 8 + 128, 8 + 256, 128
-PACKED = 8 + 3 * MAX_BLOCKS
-"""``lookback-packed``'s own ticket/epoch word (its parity must advance only with its own
-launches), then its two sets of 128 x 4 words from ``PACKED + 8``."""
-SET_WORDS = 4 * MAX_BLOCKS
-WORKSPACE_LEN = PACKED + 8 + 2 * SET_WORDS
-SPIN_LIMIT = 1 << 12
-"""Most polls of one flag before a look-back block gives up (wrong outputs, which a check sees,
-instead of a hang): 4096 polls of about 1 us, against the few us an earlier block takes to
-publish."""
+from impls.offsets_planner.numba_one_pass_layout import (AGG_V, AGG_W, FLAGS, PACKED, SET_WORDS,
+                                                         SPIN_LIMIT)
 
 
 def build_kernel(*, design: str, use_shuffle: bool, padding: int, no_seed: int, max_threads: int,
