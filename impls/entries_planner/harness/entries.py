@@ -40,6 +40,9 @@ import sys
 import time
 from pathlib import Path
 
+from impls.entries_planner.harness.entries_rows import (BUDGET_SPENT, _plan_or_absent, flat_rows,
+                                                       floor_rows, gather_rows, planner_rows)
+
 GPU_BATCHES = (1, 8, 64, 512, 4096)
 CPU_BATCHES = (1, 8)
 PYTHON_BS = (1, 8)
@@ -47,7 +50,6 @@ PYTHON_BS = (1, 8)
 DEFAULT_PLANNERS = ("triton", "numba-cuda", "python")
 DEFAULT_FLAT = ("triton", "numba-cuda", "upstream-wrapper")
 """The whole-plan launchers timed by default: our two compiled pipelines and upstream's wrapper."""
-BUDGET_SPENT = "not measured: --budget-s spent"
 LEGEND = (
     "Every figure is the median (p50) over samples, with its IQR, us. Eager: host wall time of "
     "one launch call (validation and launch; not synchronised, so device work is not included; "
@@ -101,134 +103,6 @@ def _choose_device(asked: str | None) -> str:
         os.environ.setdefault("TRITON_INTERPRET", "1")
         os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
     return device
-
-
-def _timed(row: dict, measure, deadline: float) -> dict:
-    """Fill ``row``'s figures from ``measure()`` (a Stats), or its status from Refused."""
-    from impls.entries_planner.harness.entries_calls import PUBLISHED, Refused
-
-    row.update(p50_us=None, iqr_us=None, n=None)
-    if time.monotonic() > deadline:
-        row["status"] = BUDGET_SPENT
-        return row
-    t0 = time.monotonic()
-    try:
-        stats = measure()
-        row.update(p50_us=stats.median, iqr_us=stats.iqr, n=stats.rounds, status=PUBLISHED)
-    except Refused as exc:
-        row["status"] = str(exc)
-    what = " ".join(str(row.get(k)) for k in ("kind", "variant", "bs", "label", "framework",
-                                              "shape") if row.get(k) is not None)
-    print(f"  {what}: {row['p50_us'] and round(row['p50_us'], 2)} {row['status'][:90]} "
-          f"({time.monotonic() - t0:.1f} s)", file=sys.stderr, flush=True)
-    return row
-
-
-def floor_rows(device, gpu: bool, deadline: float) -> list[dict]:
-    """The empty-kernel floors of both frameworks, eager and (on a GPU) replay."""
-    from conformance.bench import timing as gt
-    from conformance.bench.floors import floor_call
-    from impls.entries_planner.harness.entries_calls import NO_CUDA, Refused, eager_time
-
-    rows = []
-    for framework, name in (("triton", "empty-triton"), ("numba-cuda", "empty-numba")):
-        eager_fn, capturable = floor_call(name, device)
-
-        def replay(fn=capturable):
-            if not gpu:
-                raise Refused(NO_CUDA)
-            return gt.graph_replay_time(fn)
-
-        for mode, measure in (("eager", lambda f=eager_fn: eager_time(f, device)),
-                              ("replay", replay)):
-            rows.append(_timed({"kind": "floor", "floor": name, "framework": framework,
-                                "mode": mode},
-                               measure, deadline))
-    return rows
-
-
-def gather_rows(w, gpu: bool, deadline: float) -> list[dict]:
-    """The gather floor of step ``w`` at each launch shape of both frameworks."""
-    from conformance.bench import gather_floor as gf
-    from conformance.bench import timing as gt
-    from impls.entries_planner.harness.entries_calls import NO_CUDA, Refused
-
-    g = gf.inputs(w.entries_kw["verify_offsets_scratch"], w.bs)
-    rows = []
-    for framework in gf.FRAMEWORKS:
-        for shape in (gf.SHAPES if gpu else gf.CPU_SHAPES)[framework]:
-            def measure(fn=gf.call(framework, shape, g)):
-                for out in g.outputs:
-                    out.zero_()
-                stats = gt.graph_replay_time(fn) if gpu else fn()
-                wrong = gf.wrong_output(g)
-                if wrong:
-                    raise Refused(f"not published: {wrong}")
-                if not gpu:
-                    raise Refused(f"{NO_CUDA} (ran once: outputs checked)")
-                return stats
-
-            rows.append(_timed({"kind": "gather", "framework": framework, "bs": w.bs,
-                                "variant": w.variant, "total": g.n,
-                                "shape": gf.shape_text(framework, shape)}, measure, deadline))
-    return rows
-
-
-def planner_rows(spec: str, label: str, w, previous, deadline: float) -> list[dict]:
-    """The eager and replay rows of one entries planner on step ``w``."""
-    from impls.entries_planner.harness import entries_calls as calls
-
-    base = {"planner": spec, "label": label, "bs": w.bs, "variant": w.variant}
-    try:
-        launch = calls.resolve(spec, "entries")
-    except calls.Refused as exc:
-        return [dict(base, kind=k, p50_us=None, iqr_us=None, n=None, status=str(exc))
-                for k in ("eager", "replay")]
-    python = spec == "python"
-    rows = [_timed(dict(base, kind="eager"), lambda: calls.eager(launch, w, python), deadline)]
-    if not python:
-        rows.append(_timed(dict(base, kind="replay"),
-                           lambda: calls.replay(launch, w, previous), deadline))
-    return rows
-
-
-def plan_rows(pairs: list[tuple], w, previous, deadline: float) -> list[dict]:
-    """One row per (offsets spec, its label, entries spec, its label, upstream offsets?)."""
-    from impls.entries_planner.harness import entries_calls as calls
-
-    rows = []
-    for off_spec, off_label, ent_spec, ent_label, upstream in pairs:
-        row = {"kind": "plan", "offsets": off_spec, "offsets_label": off_label,
-               "entries": ent_spec, "entries_label": ent_label, "upstream_offsets": upstream,
-               "bs": w.bs, "variant": w.variant}
-
-        def measure(o=off_spec, e=ent_spec):
-            offsets, entries = calls.resolve(o, "offsets"), calls.resolve(e, "entries")
-            return calls.plan_replay(offsets, entries, w, previous)
-
-        rows.append(_timed(row, measure, deadline))
-    return rows
-
-
-def flat_rows(specs: list[str], w, previous, deadline: float) -> list[dict]:
-    """The eager and replay rows of each whole-plan launcher of ``specs`` on step ``w``."""
-    from impls.entries_planner.harness import entries_calls as calls
-
-    rows = []
-    for spec in specs:
-        label = "upstream's wrapper" if spec == "upstream-wrapper" else spec
-        base = {"kind": "flat", "launcher": spec, "label": label, "bs": w.bs, "variant": w.variant,
-                "upstream": spec.startswith(calls.UPSTREAM_PREFIX)}
-        try:
-            launch = calls.resolve_flat(spec)
-        except calls.Refused as exc:
-            rows += [dict(base, mode=m, p50_us=None, iqr_us=None, n=None, status=str(exc))
-                     for m in ("eager", "replay")]
-            continue
-        rows.append(_timed(dict(base, mode="eager"), lambda: calls.flat_eager(launch, w), deadline))
-        rows.append(_timed(dict(base, mode="replay"),
-                           lambda: calls.flat_replay(launch, w, previous), deadline))
-    return rows
 
 
 def _pairs(planners: list[str], args) -> list[tuple]:
@@ -307,18 +181,6 @@ def main(argv: list[str] | None = None) -> int:
               f"{r.get('label') or r.get('entries_label') or r.get('framework')}: {r['status']}",
               file=sys.stderr)
     return 1 if refused else 0
-
-
-def _plan_or_absent(pairs, w, previous, deadline) -> list[dict]:
-    """Whole-step rows; the upstream-entries row without ``--upstream-entries`` says why not."""
-    rows = plan_rows([p for p in pairs if p[2]], w, previous, deadline)
-    for off_spec, off_label, _, ent_label, upstream in (p for p in pairs if not p[2]):
-        rows.append({"kind": "plan", "offsets": off_spec, "offsets_label": off_label,
-                     "entries": None, "entries_label": ent_label, "upstream_offsets": upstream,
-                     "bs": w.bs, "variant": w.variant, "p50_us": None, "iqr_us": None, "n": None,
-                     "status": "not measured: upstream's entries launcher not given "
-                               "(--upstream-entries MODULE:CALLABLE)"})
-    return rows
 
 
 def workload_text(p) -> str:
