@@ -4,7 +4,7 @@ interpreter start :mod:`impls.known_finders` knows, and how it asks them (:func:
 Each is judged when this module is imported (before any planner code runs in the harness's
 process), of the exact class on ``sys.meta_path`` then, in a plain module (read past any
 override: :mod:`impls.finder_data`); the modules and classes are snapshot with the import
-system's (:func:`guarded`, ``known_finders._guarded``: a rebinding after that refuses every
+system's (:func:`guarded`, ``import_snapshot._guarded``: a rebinding after that refuses every
 lookup). The finders, and where each rule comes from:
 
 * setuptools' ``_distutils_hack.DistutilsMetaFinder`` (``distutils-precedence.pth``): asked, with

@@ -1,5 +1,6 @@
 """Reading an import finder as the interpreter runs it, past any override, for
-:mod:`impls.known_finders`, :mod:`impls.editable_finders` and :mod:`impls.virtualenv_finder`:
+:mod:`impls.known_finders`, :mod:`impls.import_snapshot`, :mod:`impls.editable_finders` and
+:mod:`impls.virtualenv_finder`:
 its module's globals and its class's dict (:func:`namespace`), its instance's own state and
 whether that is plain data (:func:`plain`, :func:`plain_state`), the class of a finder on
 ``sys.meta_path`` (:func:`finder_class`), and the code it was compiled from (its file's text:

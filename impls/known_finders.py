@@ -9,7 +9,8 @@ that one, is of another type. A finder counts only of its exact type (a subclass
 anything), with an instance state of plain data and no method of its own, and only while the
 import system's modules, the known finders' classes and modules and ``builtins.__import__`` read
 as when this module was imported (before any planner code runs in the harness's process; what
-this module calls itself is bound then too). The known types:
+this module calls itself is bound then too; the snapshot and its check:
+:mod:`impls.import_snapshot`). The known types:
 
 * on ``sys.meta_path``: the standard library's ``BuiltinImporter``, ``FrozenImporter`` and
   ``PathFinder``; pytest's assertion-rewriting finder (``_pytest.assertion.rewrite``, as pytest
@@ -28,7 +29,8 @@ this module calls itself is bound then too). The known types:
 
 Not covered: code that runs in the harness's process after this module's import (the bench
 imports an external planner there) can still rebind this module's own names (and those of
-:mod:`impls.editable_finders`, :mod:`impls.virtualenv_finder` and :mod:`impls.finder_data`) or
+:mod:`impls.import_snapshot`, :mod:`impls.editable_finders`, :mod:`impls.virtualenv_finder` and
+:mod:`impls.finder_data`) or
 its callers' (``registry.find_source``), or change a builtin or a library this module does not
 check; code that runs before it (a ``.pth`` file, ``sitecustomize``) can make any finder look
 known. A path hook (``sys.path_hooks``) is code that runs here, as in the import, for a folder
@@ -41,8 +43,6 @@ imported.
 
 from __future__ import annotations
 
-import builtins
-import importlib._bootstrap as _bootstrap
 import importlib._bootstrap_external as _bootstrap_external
 import importlib.machinery
 import os
@@ -51,14 +51,12 @@ import types
 import zipimport
 
 from impls import editable_finders as _pth
-from impls.finder_data import namespace as _namespace
 from impls.finder_data import plain_state as _plain_state
+from impls.import_snapshot import _REWRITE, _REWRITE_HOOK
 
 # --- references taken when this module is imported (before any planner code runs here) --------
 
-_MODULE_DICT = types.ModuleType.__dict__["__dict__"]
 _INSTANCE_DICT = object.__getattribute__
-_MODULE = types.ModuleType
 _SourceFileLoader = importlib.machinery.SourceFileLoader
 _LOADER_CLASSES = (importlib.machinery.ExtensionFileLoader, _SourceFileLoader,
                    importlib.machinery.SourcelessFileLoader)
@@ -74,92 +72,6 @@ _FILE_FINDER_STATE = frozenset(_INSTANCE_DICT(_FileFinder(_HERE, (_SourceFileLoa
 _ZIP_STATE = frozenset({"archive", "prefix", "_files"})
 _PATH_ISABS = _bootstrap_external._path_isabs
 _PATH_STAT = _bootstrap_external._path_stat
-_BUILTINS = ("__import__", "type", "len", "all", "any", "getattr", "hasattr", "list", "int",
-             "isinstance", "range")
-"""``builtins.__import__`` (what an ``import`` statement calls) and the builtins this module
-calls while it judges finders."""
-_BUILTINS_AT_IMPORT = tuple((name, _MODULE_DICT.__get__(builtins)[name]) for name in _BUILTINS)
-
-
-def _module(name: str):
-    """``sys.modules[name]`` when it is a plain module, else None."""
-    module = sys.modules.get(name)
-    return module if type(module) is _MODULE else None
-
-
-_REWRITE = _module("_pytest.assertion.rewrite")
-_REWRITE_HOOK = None if _REWRITE is None else _namespace(_REWRITE).get("AssertionRewritingHook")
-
-
-def _guarded() -> list:
-    """The modules and classes whose namespaces must read as at import for a finder to count
-    (:func:`intact`): the import system's own modules (``importlib._bootstrap``,
-    ``_bootstrap_external`` and the built-in modules they call: ``posix``, ``_io``, ``marshal``,
-    ``_imp``...; ``zipimport``), every class they define, and the known finders' classes (their
-    bases too) and modules (with the ones the ``.pth`` files' finders call:
-    :func:`impls.editable_finders.guarded`)."""
-    pth_modules, pth_classes = _pth.guarded()
-    modules = [_bootstrap, _bootstrap_external, zipimport]
-    for module in (_bootstrap, _bootstrap_external):
-        modules += [v for v in _namespace(module).values()
-                    if type(v) is _MODULE and v is not sys and v not in modules]
-    if _REWRITE is not None:
-        modules.append(_REWRITE)
-    modules += [module for module in pth_modules if module not in modules]
-    owners = list(modules)
-    for module in modules:
-        owners += [v for v in list(_namespace(module).values()) if isinstance(v, type)
-                   and _namespace(v).get("__module__") == module.__name__ and v not in owners]
-    for cls in (_REWRITE_HOOK, *pth_classes):
-        if isinstance(cls, type):
-            owners += [c for c in cls.__mro__ if c is not object and c not in owners]
-    return owners
-
-
-_CHANGING = frozenset({"_epoch"})
-"""Class attributes the import system changes itself (``_NamespacePath._epoch``, by
-``importlib.invalidate_caches``)."""
-_SNAPSHOT = tuple((owner, type(owner), dict(_namespace(owner))) for owner in _guarded())
-
-
-def intact() -> bool:
-    """Whether the import system reads as when this module was imported: every namespace of
-    :func:`_guarded` holds the same keys (each an exact ``str``) bound to the same objects, and
-    ``builtins.__import__`` (and the builtins this module calls) are the ones of then."""
-    names = _namespace(builtins)
-    if any(names.get(name) is not value for name, value in _BUILTINS_AT_IMPORT):
-        return False
-    for owner, kind, before in _SNAPSHOT:
-        if type(owner) is not kind:
-            return False
-        now = _namespace(owner)
-        if len(now) != len(before) or not all(type(key) is str for key in now):
-            return False
-        if any(now.get(key, intact) is not value for key, value in before.items()
-               if key not in _CHANGING):
-            return False
-    return True
-
-
-def changes() -> list[str]:
-    """What :func:`intact` finds changed, in words (empty when it is intact): each builtin rebound,
-    and per guarded namespace the keys added, removed or rebound. For messages and diagnosis."""
-    names = _namespace(builtins)
-    out = [f"builtins.{name} rebound" for name, value in _BUILTINS_AT_IMPORT
-           if names.get(name) is not value]
-    for owner, kind, before in _SNAPSHOT:
-        label = getattr(owner, "__name__", type(owner).__name__)
-        if type(owner) is not kind:
-            out.append(f"{label}: now of type {type(owner).__name__}")
-            continue
-        now = _namespace(owner)
-        added = sorted(repr(key) for key in now if key not in before or type(key) is not str)
-        removed = sorted(repr(key) for key in before if key not in now)
-        rebound = sorted(key for key, value in before.items()
-                         if key in now and now[key] is not value and key not in _CHANGING)
-        out += [f"{label}: {what} {', '.join(keys)}" for what, keys in
-                (("added", added), ("removed", removed), ("rebound", rebound)) if keys]
-    return out
 
 
 class Refused(Exception):

@@ -38,7 +38,8 @@ import os
 import pathlib
 import sys
 
-from impls.known_finders import Refused, find_spec, intact, is_rewriting_hook, rewriting_module
+from impls.import_snapshot import intact
+from impls.known_finders import Refused, find_spec, is_rewriting_hook, rewriting_module
 
 # --- references taken when this module is imported (before any planner code runs here) --------
 

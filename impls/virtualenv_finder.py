@@ -16,7 +16,7 @@ module ``_virtualenv`` on ``sys.meta_path`` then, of the bases ``(object,)``, wi
 its class statement does not name, its ``find_spec`` the code compiled from the module's file
 (read then) and of a known guard, ``_DISTUTILS_PATCH`` an exact tuple of exact str. Then, at
 each lookup, the instance's own state must be plain data (``fullname`` only). The module and
-the class are snapshot with the import system's (:func:`guarded`, ``known_finders._guarded``: a
+the class are snapshot with the import system's (:func:`guarded`, ``import_snapshot._guarded``: a
 rebinding after that refuses every lookup).
 """
 

@@ -72,13 +72,13 @@ def fixed_poison_seed():
 @pytest.fixture(autouse=True)
 def _import_system_left_as_found():
     """Fails, at its teardown, the test after which the import system no longer reads as when the
-    harness started (impls/known_finders.py ``intact``): every later source lookup of that
+    harness started (impls/import_snapshot.py ``intact``): every later source lookup of that
     process would be refused, and the tests that read a digest would fail far from the cause.
     Autouse, so it is torn down after the test's own fixtures (monkeypatch's undo included)."""
-    from impls import known_finders
+    from impls import import_snapshot
 
-    was = known_finders.intact()
+    was = import_snapshot.intact()
     yield
-    if was and not known_finders.intact():
+    if was and not import_snapshot.intact():
         pytest.fail("this test left the import system changed: "
-                    + "; ".join(known_finders.changes()), pytrace=False)
+                    + "; ".join(import_snapshot.changes()), pytrace=False)

@@ -384,14 +384,14 @@ def test_a_virtualenv_module_whose_file_changed_since_it_was_loaded_is_refused(t
 def test_changes_names_each_key_added_rebound_or_removed(monkeypatch):
     import importlib._bootstrap_external as external
 
-    from impls import known_finders
+    from impls import import_snapshot
 
     join = external._path_join
-    assert known_finders.changes() == [] and known_finders.intact()
+    assert import_snapshot.changes() == [] and import_snapshot.intact()
     monkeypatch.setattr(external, "_added_by_a_test", 1, raising=False)
     monkeypatch.setattr(external, "_path_join", lambda *parts: join(*parts))
-    assert not known_finders.intact()
-    assert known_finders.changes() == ["importlib._bootstrap_external: added '_added_by_a_test'",
+    assert not import_snapshot.intact()
+    assert import_snapshot.changes() == ["importlib._bootstrap_external: added '_added_by_a_test'",
                                        "importlib._bootstrap_external: rebound _path_join"]
     monkeypatch.undo()
-    assert known_finders.changes() == [] and known_finders.intact()
+    assert import_snapshot.changes() == [] and import_snapshot.intact()
