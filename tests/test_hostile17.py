@@ -384,3 +384,30 @@ def test_the_poison_seed_changed_in_place_is_set_back(fixed_poison_seed):
 
 def test_the_shadow_folder_is_this_reviews():
     assert os.path.basename(planted.SHADOW) == "hostile17-shadow"
+
+
+def test_a_compiled_kernels_launcher_module_is_not_a_change_but_json_is():
+    """Triton 3.6 loads each newly compiled kernel's launcher as ``sys.modules
+    ["__triton_launcher"]``, replacing the last: the first compiled case of every Triton design
+    failed on it on a GPU (reports/gpu/2026-12-06-f/). That name is not compared; any other
+    module replaced still is."""
+    import types
+
+    from conformance.robustness import torch_state
+
+    before = torch_state.snapshot()
+    saved = {name: sys.modules.get(name) for name in ("__triton_launcher", "json")}
+    try:
+        sys.modules["__triton_launcher"] = types.ModuleType("__triton_launcher")
+        assert torch_state.changes(before, torch_state.snapshot()) == []
+        sys.modules["json"] = types.ModuleType("json")
+        assert torch_state.changes(before, torch_state.snapshot()) == [
+            "sys.modules: replaced or removed json"]
+        assert torch_state.restore(before) == []
+        assert sys.modules["json"] is saved["json"]
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module

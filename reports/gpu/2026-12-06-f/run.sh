@@ -15,7 +15,9 @@
 #   PART=8: scan_only.py (the planner's scan programs alone, scan tiles 128 to 512);
 #   PART=9: scan_only.py --narrow (scan tiles 64 and 128, alone and in whole plans);
 #   PART=3: the isolated corpus of both GPU planners, then run_evidence.sh's compiled corpus,
-#           memcheck and GPU tests, the evidence packed into $OUT/evidence/evidence.tgz.
+#           memcheck and GPU tests, the evidence packed into $OUT/evidence/evidence.tgz
+#           (STEPS overrides run_evidence.sh's steps: the rerun after the sys.modules fix ran
+#           STEPS="fingerprint corpus-builtins memcheck-builtins").
 #   OUT=/path PART=1 bash reports/gpu/2026-12-06-f/run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -87,6 +89,6 @@ else
     --planner numba-cuda --isolate > "$OUT/isolated.txt" 2>&1
   echo "exit code: $?" >> "$OUT/isolated.txt"
   tail -n 5 "$OUT/isolated.txt"
-  STEPS="fingerprint corpus-builtins memcheck-builtins gpu-tests" TC=100 TM=150 TT=150 \
+  STEPS="${STEPS:-fingerprint corpus-builtins memcheck-builtins gpu-tests}" TC=100 TM=150 TT=150 \
     OUT="$OUT/evidence" bash reports/gpu/run_evidence.sh
 fi
