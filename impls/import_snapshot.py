@@ -72,6 +72,17 @@ def _guarded() -> list:
 _CHANGING = frozenset({"_epoch"})
 """Class attributes the import system changes itself (``_NamespacePath._epoch``, by
 ``importlib.invalidate_caches``)."""
+_WARNINGS = "__warningregistry__"
+"""The key the ``warnings`` machinery adds to the globals of a module a warning is attributed to
+(a ``ResourceWarning`` of an unclosed file collected during an import lands in
+``importlib._bootstrap_external``): nothing of the import system reads it. Neither compared nor
+counted."""
+
+
+def _ours(key) -> bool:
+    """Whether ``key`` is one :func:`intact` compares (every key but :data:`_WARNINGS`; a key of
+    another type than ``str`` always is)."""
+    return not (type(key) is str and key == _WARNINGS)
 _SNAPSHOT = tuple((owner, type(owner), dict(_namespace(owner))) for owner in _guarded())
 
 
@@ -86,10 +97,11 @@ def intact() -> bool:
         if type(owner) is not kind:
             return False
         now = _namespace(owner)
-        if len(now) != len(before) or not all(type(key) is str for key in now):
+        keys = [key for key in now if _ours(key)]
+        if len(keys) != sum(map(_ours, before)) or not all(type(key) is str for key in keys):
             return False
         if any(now.get(key, intact) is not value for key, value in before.items()
-               if key not in _CHANGING):
+               if key not in _CHANGING and _ours(key)):
             return False
     return True
 
@@ -106,10 +118,11 @@ def changes() -> list[str]:
             out.append(f"{label}: now of type {type(owner).__name__}")
             continue
         now = _namespace(owner)
-        added = sorted(repr(key) for key in now if key not in before or type(key) is not str)
-        removed = sorted(repr(key) for key in before if key not in now)
-        rebound = sorted(key for key, value in before.items()
-                         if key in now and now[key] is not value and key not in _CHANGING)
+        added = sorted(repr(key) for key in now
+                       if _ours(key) and (type(key) is not str or key not in before))
+        removed = sorted(repr(key) for key in before if _ours(key) and key not in now)
+        rebound = sorted(key for key, value in before.items() if _ours(key)
+                         and key in now and now[key] is not value and key not in _CHANGING)
         out += [f"{label}: {what} {', '.join(keys)}" for what, keys in
                 (("added", added), ("removed", removed), ("rebound", rebound)) if keys]
     return out

@@ -395,3 +395,35 @@ def test_changes_names_each_key_added_rebound_or_removed(monkeypatch):
                                        "importlib._bootstrap_external: rebound _path_join"]
     monkeypatch.undo()
     assert import_snapshot.changes() == [] and import_snapshot.intact()
+
+
+def test_a_warning_attributed_to_the_import_system_leaves_it_intact():
+    """A warning attributed to ``importlib._bootstrap_external`` (a ``ResourceWarning`` of an
+    unclosed file collected during an import: a fresh clone's test run hit it) adds
+    ``__warningregistry__`` to its globals: the warnings machinery's key, which the import system
+    never reads. The snapshot still reads intact; any other key added still is a change."""
+    import importlib._bootstrap_external as external
+    import warnings
+
+    from impls import import_snapshot
+
+    had = "__warningregistry__" in vars(external)
+    saved = vars(external).get("__warningregistry__")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            warnings.warn_explicit("unclosed file", ResourceWarning, "<frozen>", 1,
+                                   module="importlib._bootstrap_external",
+                                   registry=vars(external).setdefault("__warningregistry__", {}))
+        assert "__warningregistry__" in vars(external)
+        assert import_snapshot.intact() and import_snapshot.changes() == []
+        vars(external)[1] = "a key of another type"
+        assert not import_snapshot.intact()
+        assert import_snapshot.changes() == ["importlib._bootstrap_external: added 1"]
+    finally:
+        vars(external).pop(1, None)
+        if had:
+            vars(external)["__warningregistry__"] = saved
+        else:
+            vars(external).pop("__warningregistry__", None)
+    assert import_snapshot.intact()

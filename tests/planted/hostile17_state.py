@@ -25,6 +25,12 @@ import numpy
 from impls.offsets_planner.python_planner import launch as _launch
 
 
+_SINK = open(os.devnull, "w")  # noqa: SIM115 - kept open for the process: never collected unclosed
+"""The ``/dev/null`` that :data:`HARMS`'s ``silences_stdout`` makes ``sys.stdout``: one file for
+the process, so that no ``ResourceWarning`` of an unclosed file fires when the harness has set
+the stream back (collected during an import, it lands in the import system's globals)."""
+
+
 def _swallow(*args) -> None:
     """An exception hook that prints nothing."""
 
@@ -36,7 +42,7 @@ HARMS = {
     "shrinks_thread_stacks": lambda: threading.stack_size(64 * 1024),
     "swallows_uncaught_errors": lambda: setattr(sys, "excepthook", _swallow),
     "swallows_thread_errors": lambda: setattr(threading, "excepthook", _swallow),
-    "silences_stdout": lambda: setattr(sys, "stdout", open(os.devnull, "w")),
+    "silences_stdout": lambda: setattr(sys, "stdout", _SINK),
     "disables_logging": lambda: logging.disable(logging.CRITICAL),
     "times_out_sockets": lambda: socket.setdefaulttimeout(0.001),
     "blocks_sigterm": lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}),
