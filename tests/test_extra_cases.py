@@ -53,6 +53,22 @@ def test_extra_cases_run_with_the_corpus_and_cases_replaces_it(tmp_path):
         f"python -m conformance --cases {own} cases"), results["spec7-no-prefix[missing]"]
 
 
+def test_a_case_id_that_names_no_case_beside_extra_cases_is_a_failure_not_a_crash(tmp_path):
+    """A misspelt ``--case`` with ``--extra-cases`` given: the ``ID[missing]`` failure, whose
+    rerun lists the cases with the run's own options (the results writer passed the extra
+    folders where the environment goes: an INTERNALERROR, exit 3, before)."""
+    own = _own_cases(tmp_path)
+    proc, items = run_pytest(tmp_path, "--planner", "python", "--extra-cases", str(own),
+                             "--case", "no-such-case")
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    assert "INTERNALERROR" not in proc.stdout + proc.stderr
+    assert {name: item.outcome for name, item in items.items()} == {
+        "no-such-case[missing]": "failed"}
+    results = {r["id"]: r for r in json.loads((tmp_path / "results.json").read_text())["results"]}
+    assert results["no-such-case[missing]"]["rerun"].endswith(
+        f"python -m conformance --extra-cases {own} cases"), results["no-such-case[missing]"]
+
+
 def test_an_extra_case_id_already_in_the_corpus_is_a_load_fault(tmp_path):
     folder = tmp_path / "dup"
     folder.mkdir()

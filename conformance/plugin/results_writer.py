@@ -92,6 +92,13 @@ def case_meta(item: pytest.Item) -> dict | None:
     return None
 
 
+def _list_command(config: pytest.Config) -> str:
+    """The command that lists the cases of every folder of the run, with the run's own folder
+    options (:func:`conformance.plugin.case_folders.rerun_folders`)."""
+    cases, extra = rerun_folders(config)
+    return list_cases_command(cases, extra=extra)
+
+
 def _status(report: pytest.TestReport, props: dict) -> str | None:
     """The item's status from this report, or None when this report does not decide it."""
     judged = getattr(report, "conformance_status", None)  # conformance.plugin.profiles
@@ -198,8 +205,8 @@ class ResultsWriter:
                 "id": report.nodeid.split("::", 1)[-1], "case": case, "planner": planner,
                 "status": None, "duration": 0.0, "message": None,
                 "rerun": meta.get("rerun") or (
-                    list_cases_command(*rerun_folders(self.config))
-                    if planner == LOAD else rerun_command(case or "?", planner)),
+                    _list_command(self.config) if planner == LOAD
+                    else rerun_command(case or "?", planner)),
                 **{k: meta.get(k) for k in ("description", "file", "json_path", "entry",
                                             "source")},
                 "tags": meta.get("tags", []), "error_ids": meta.get("error_ids", []),

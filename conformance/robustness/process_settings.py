@@ -35,7 +35,8 @@ import warnings
 
 import numpy.random
 
-from conformance.robustness.torch_settings import Fingerprint
+from conformance.robustness.torch_settings import (Fingerprint, public_callables, rebound_callables,
+                                                  set_public_callables)
 
 
 def thread_stack_size() -> int:
@@ -199,26 +200,14 @@ RANDOM_MODULES = (("random", random), ("numpy.random", numpy.random))
 
 def random_bindings() -> Fingerprint:
     """Every public callable of :data:`RANDOM_MODULES`, by (module, name), by identity."""
-    objects = {(prefix, name): value for prefix, module in RANDOM_MODULES
-               for name, value in list(vars(module).items())
-               if type(name) is str and not name.startswith("_") and callable(value)}
-    digest = hash(tuple(map(id, objects.values()))) ^ hash(tuple(objects))
-    return Fingerprint(f"{len(objects)} callables, hash {digest & 0xFFFF_FFFF:08x}", objects)
+    return public_callables(RANDOM_MODULES)
 
 
 def set_random_bindings(state: Fingerprint) -> None:
-    modules = dict(RANDOM_MODULES)
-    now = random_bindings().value
-    for key in set(now) - set(state.value):
-        delattr(modules[key[0]], key[1])
-    for key, value in state.value.items():
-        if now.get(key) is not value:
-            setattr(modules[key[0]], key[1], value)
+    set_public_callables(RANDOM_MODULES, state)
 
 
-def random_rebound(before: Fingerprint, after: Fingerprint) -> list[str]:
-    return sorted(f"{p}.{n}" for (p, n) in set(before.value) | set(after.value)
-                  if before.value.get((p, n)) is not after.value.get((p, n)))
+random_rebound = rebound_callables
 
 
 SETTINGS = {

@@ -109,29 +109,47 @@ BOUND = (("torch", torch), ("torch.Tensor", torch.Tensor),
 """Namespaces whose public callables a planner must not rebind."""
 
 
-def bindings() -> Fingerprint:
-    """Every public callable of :data:`BOUND`, by (namespace, name), fingerprinted by identity."""
-    objects = {(prefix, name): value for prefix, namespace in BOUND
-               for name, value in vars(namespace).items()
-               if not name.startswith("_") and callable(value)}
+def public_callables(namespaces) -> Fingerprint:
+    """Every public callable of ``namespaces`` (``(prefix, namespace)`` pairs), by (prefix, name),
+    fingerprinted by identity (a key that is not a ``str`` is passed over: it names nothing an
+    attribute access reaches)."""
+    objects = {(prefix, name): value for prefix, namespace in namespaces
+               for name, value in list(vars(namespace).items())
+               if type(name) is str and not name.startswith("_") and callable(value)}
     digest = hash(tuple(map(id, objects.values()))) ^ hash(tuple(objects))
     return Fingerprint(f"{len(objects)} callables, hash {digest & 0xFFFF_FFFF:08x}", objects)
 
 
-def set_bindings(state: Fingerprint) -> None:
-    namespaces = dict(BOUND)
-    now = bindings().value
+def set_public_callables(namespaces, state: Fingerprint) -> None:
+    """Bind every callable of ``state`` (a :func:`public_callables` value of the same
+    ``namespaces``) again, and remove one added since."""
+    by_prefix = dict(namespaces)
+    now = public_callables(namespaces).value
     for key in set(now) - set(state.value):
-        delattr(namespaces[key[0]], key[1])
+        delattr(by_prefix[key[0]], key[1])
     for key, value in state.value.items():
         if now.get(key) is not value:
-            setattr(namespaces[key[0]], key[1], value)
+            setattr(by_prefix[key[0]], key[1], value)
 
 
-def rebound(before: Fingerprint, after: Fingerprint) -> list[str]:
-    """Names of the callables of :data:`BOUND` that differ between two ``torch bindings``."""
+def rebound_callables(before: Fingerprint, after: Fingerprint) -> list[str]:
+    """``prefix.name`` of every callable that differs between two :func:`public_callables`
+    values (rebound, added or removed)."""
     return sorted(f"{p}.{n}" for (p, n) in set(before.value) | set(after.value)
                   if before.value.get((p, n)) is not after.value.get((p, n)))
+
+
+def bindings() -> Fingerprint:
+    """Every public callable of :data:`BOUND`, by (namespace, name), fingerprinted by identity."""
+    return public_callables(BOUND)
+
+
+def set_bindings(state: Fingerprint) -> None:
+    set_public_callables(BOUND, state)
+
+
+rebound = rebound_callables
+"""Names of the callables of :data:`BOUND` that differ between two ``torch bindings``."""
 
 
 def autocast() -> tuple[bool, bool]:

@@ -36,9 +36,8 @@ first.
 
 from __future__ import annotations
 
-import torch
-
 from impls.offsets_planner import triton_planner as tp  # first: chooses the interpreter without CUDA
+from impls.offsets_planner.workspaces import Workspaces
 
 triton, tl = tp.triton, tp.tl
 
@@ -179,20 +178,10 @@ if triton is not None:
 else:
     _one_pass_kernel = None
 
-_WORKSPACES: dict[str, torch.Tensor] = {}
-
-
-def workspace(device: torch.device) -> torch.Tensor:
-    """The look-back workspace of ``device``: int64 [:data:`WORKSPACE_LEN`], zeroed when first
-    made (outside any graph capture: call it once before capturing), then kept valid by the kernel
-    itself (module docstring)."""
-    key = str(device)
-    ws = _WORKSPACES.get(key)
-    if ws is None:
-        ws = _WORKSPACES[key] = torch.zeros(WORKSPACE_LEN, dtype=torch.int64, device=device)
-    return ws
-
-
-def reset_workspace(device: torch.device) -> None:
-    """Zero ``device``'s workspace again (after a launch that did not finish)."""
-    workspace(device).zero_()
+_WORKSPACES = Workspaces(WORKSPACE_LEN)
+workspace = _WORKSPACES.get
+"""``workspace(device)``: the look-back workspace of ``device``, int64 [:data:`WORKSPACE_LEN`],
+zeroed when first made (outside any graph capture: call it once before capturing), then kept
+valid by the kernel itself (module docstring); ``reset_workspace(device)`` zeroes it again (after
+a launch that did not finish)."""
+reset_workspace = _WORKSPACES.reset

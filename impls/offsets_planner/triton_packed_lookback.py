@@ -30,9 +30,8 @@ graph capture); a launch killed midway leaves it invalid (:func:`reset_workspace
 
 from __future__ import annotations
 
-import torch
-
 from impls.offsets_planner import triton_planner as tp  # first: chooses the interpreter without CUDA
+from impls.offsets_planner.workspaces import Workspaces
 
 triton, tl = tp.triton, tp.tl
 MAX_TILES = 128
@@ -130,22 +129,12 @@ if triton is not None:
                  mask=first)
         tl.store(reqs_ptr + first_lane, (zero + bs).to(tl.int32), mask=first)
 
-_WORKSPACES: dict[str, torch.Tensor] = {}
-
-
-def workspace(device: torch.device) -> torch.Tensor:
-    """``device``'s workspace: int64 [:data:`WORKSPACE_LEN`], zeroed when first made (outside any
-    graph capture), then kept valid by the kernel itself (module docstring)."""
-    key = str(device)
-    ws = _WORKSPACES.get(key)
-    if ws is None:
-        ws = _WORKSPACES[key] = torch.zeros(WORKSPACE_LEN, dtype=torch.int64, device=device)
-    return ws
-
-
-def reset_workspace(device: torch.device) -> None:
-    """Zero ``device``'s workspace again (after a launch that did not finish)."""
-    workspace(device).zero_()
+_WORKSPACES = Workspaces(WORKSPACE_LEN)
+workspace = _WORKSPACES.get
+"""``workspace(device)``: ``device``'s workspace, int64 [:data:`WORKSPACE_LEN`], zeroed when
+first made (outside any graph capture), then kept valid by the kernel itself (module docstring);
+``reset_workspace(device)`` zeroes it again (after a launch that did not finish)."""
+reset_workspace = _WORKSPACES.reset
 
 
 def launch(args: tuple, *, tile: int, grid: int, warps: int, has_lut: bool):
