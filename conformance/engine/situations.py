@@ -1,7 +1,9 @@
 """What a planner did where each section-6 situation of a case shows (spec section 6), credited
 from every difference the judge saw at those elements in any run (not only the verdict's kept
-ones): ``rule`` (as the row's rule says), ``raised``, ``outside`` (an access outside a tensor),
-``never-written``, or ``other``; for the 0-d rule, ``no-error``, ``rule`` or ``other``. The words
+ones): ``rule`` (as the row's rule says), ``raised``, ``raised-shared`` (a raise on a step that
+shows other rows too: which one it raised on cannot be told, but it raised where this one shows),
+``outside`` (an access outside a tensor), ``never-written``, or ``other``; for the 0-d rule,
+``no-error``, ``rule`` or ``other``. The words
 land in :attr:`conformance.engine.verdict.VerdictData.situations` (row key -> word), which the
 reports read.
 """
@@ -18,9 +20,9 @@ def credit_situations(situations: dict[str, str], at_element: dict[tuple, set[st
                       rules_per_step: list[StepRules]) -> None:
     """Credit each row that a step of the case shows (``rules_per_step``: each step's rules) in
     ``situations``, from ``at_element`` ((step, field, index) -> what differed there, in any run;
-    ``outside`` for an access outside a tensor). A raise is credited to a row only on a step where
-    that row alone shows: a step that reaches two rows cannot say which one the planner raised
-    on."""
+    ``outside`` for an access outside a tensor). A raise on a step where that row alone shows is
+    ``raised``; on a step that reaches several rows, ``raised-shared`` for each (which one the
+    planner raised on cannot be told, but none of them was simply not reached)."""
     errors = {step: what for (step, _, _), whats in at_element.items()
               for what in sorted(whats) if what in ("error", "no-error", "raised")}
     raised = {step for step, what in errors.items() if what == "raised"}
@@ -33,9 +35,7 @@ def credit_situations(situations: dict[str, str], at_element: dict[tuple, set[st
                                  for name, index in where))
             word = "rule"
             if k in raised:
-                if len(rules.shows) > 1:
-                    continue  # a raise on a step that shows several rows names none of them
-                word = "raised"
+                word = "raised" if len(rules.shows) == 1 else "raised-shared"
             elif "outside" in seen:
                 word = "outside"
             elif "never-written" in seen:

@@ -104,7 +104,8 @@ class VerdictData:
             wrote nothing, modified no input: spec section 4's checks come before any write).
         situations: {section-6 row key: what the planner did on the elements where that situation
             shows: ``rule`` (as the project's rule, no difference there), ``other`` (another value),
-            ``never-written``, ``outside`` (an access outside a tensor seen there), ``raised``}.
+            ``never-written``, ``outside`` (an access outside a tensor seen there), ``raised``,
+            ``raised-shared`` (raised on a step that shows other rows too)}.
         outside: the first proof of an access outside a tensor, or None.
         by_kind: {rule: {what: number of differences}}, over all of them: which kinds of
             difference each rule decides, the ones past :data:`KEPT` included.

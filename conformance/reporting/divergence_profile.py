@@ -46,6 +46,7 @@ def behaviour(result: dict, row: Row) -> str | None:
     word = verdict.get("situations", {}).get(row.key)
     return {"rule": row.project, "other": row.other, "outside": "reads out of bounds",
             "never-written": "leaves it unwritten", "raised": "raises",
+            "raised-shared": "raises (on a step with other situations)",
             "no-error": "raises no error", None: None}[word]
 
 
