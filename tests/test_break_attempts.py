@@ -79,7 +79,7 @@ def test_a_monkeypatched_torch_equal_does_not_hide_an_input_write():
 
 
 def test_unprintable_exceptions_and_return_values_fail_readably():
-    assert "raised _StrRaises on a valid input" in _failure(bp.raises_unprintable)
+    assert "raised _StrRaises on a valid step" in _failure(bp.raises_unprintable)
     assert "returned <repr() raised>; the launcher returns None" in _failure(
         bp.returns_hostile_value)
 

@@ -29,6 +29,25 @@ def test_a_load_fault_outside_the_selection_is_a_warning(tmp_path):
     assert everything.returncode == 1  # run without --case, the fault is a failing item
 
 
+def test_a_load_fault_deselected_by_k_is_a_warning(tmp_path):
+    """``-k`` deselects a case file's ``[load]`` item as it deselects any other: the fault is
+    named in the warnings summary (before, the run read all green with no sign of it)."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    shutil.copyfile(CASES_DIR / "spec" / "section7-examples.json", cases / "good.json")
+    doc = json.loads((cases / "good.json").read_text())
+    doc["cases"] = doc["cases"][:1]
+    doc["cases"][0]["id"] = "my-bad-len"
+    doc["cases"][0]["inputs"]["prefix_lens"] = [1, 2, 3, 4, 5, 6, 7]  # not bs long
+    (cases / "bad.json").write_text(json.dumps(doc))
+    proc, _ = run_pytest(tmp_path, "--cases", str(cases), "--planner", "python",
+                         "-k", "spec7-no-prefix")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "UnselectedFaultWarning" in proc.stdout
+    assert "bad.json@$.cases[0]" in proc.stdout and "[load]: not run (deselected)" \
+        in proc.stdout, proc.stdout[-3000:]
+
+
 def test_a_case_file_named_in_capitals_is_a_fault_not_silence(tmp_path):
     from conformance.corpus.loader import load_corpus
 

@@ -135,7 +135,7 @@ def test_cutting_the_shared_file_in_the_call_is_refused(hostile_run):
     """Caught: ``ftruncate`` raises in the planner (the file is sealed), which fails the case."""
     _, out, statuses, kept = hostile_run
     assert statuses["truncate_shared_files"] == "fail", out[-3000:]
-    assert "raised PermissionError on a valid input" in _report(out, "truncate_shared_files")
+    assert "raised PermissionError on a valid step" in _report(out, "truncate_shared_files")
 
 
 @pytest.mark.slow

@@ -36,7 +36,7 @@ def test_runner_reports_a_raise_on_valid_input(tmp_path):
     with pytest.raises(ConformanceFailure) as excinfo:
         run_case(case, Target("crashes", crashes, CPU))
     text = str(excinfo.value)
-    assert "raised RuntimeError on a valid input:" in text
+    assert "raised RuntimeError on a valid step:" in text
     assert "RuntimeError: boom in the kernel" in text
     assert ("\n    decided by: contract\n      spec §5: every input that passes validation is "
             "planned (section 6 says what an out-of-contract value gets); no raise after the "

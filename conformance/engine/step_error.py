@@ -30,7 +30,7 @@ def error_difference(k: int, run: str, want: dict | None, raised: Raised | None,
     if want is None:
         if raised is None:
             return None
-        text = (f"raised {one_line(raised.class_name)} on a valid input:\n"
+        text = (f"raised {one_line(raised.class_name)} on a valid step:\n"
                 f"{quoted(raised.traceback_tail)}\n  decided by: {_rule_name(rules.error)}")
         if rules.error == CONTRACT:
             text += ("\n    spec §5: every input that passes validation is planned (section 6 "

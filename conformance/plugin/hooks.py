@@ -228,8 +228,20 @@ class CorpusFile(pytest.File):
 
 
 class UnselectedFaultWarning(UserWarning):
-    """A case file fault that ``--case`` left unselected: shown in the warnings summary, so that a
-    run of a few cases never hides a file of the corpus that does not load."""
+    """A case file fault that ``--case`` or a deselection (``-k``, ``-m``) left unselected: shown
+    in the warnings summary, so that a run of a few cases never hides a file of the corpus that
+    does not load."""
+
+
+def pytest_deselected(items) -> None:
+    """Each case file fault that ``-k`` or ``-m`` deselected, as an :class:`UnselectedFaultWarning`
+    at the faulty file (not run, never hidden)."""
+    for item in items:
+        error = getattr(item, "error", None) if isinstance(item, CaseFileItem) else None
+        if error is not None and hasattr(error, "path"):
+            warnings.warn_explicit(UnselectedFaultWarning(
+                f"{item.name}: not run (deselected): {printable(error.message)}"),
+                UnselectedFaultWarning, filename=os.path.abspath(error.path), lineno=1)
 
 
 class CaseFileItem(pytest.Item):
