@@ -12,6 +12,7 @@ rewriting.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -37,8 +38,15 @@ def rerun_folders(config: pytest.Config, path: Path | None = None) -> tuple[list
     if options is None:  # configured without the extra_cases plugin: the folded list, as --cases
         options = given(config.getoption("cases", None), [])
     if path is not None:
-        resolved = path.resolve()
-        holds = [k for k, (_, d) in enumerate(options) if resolved.is_relative_to(d.resolve())]
+        holds = [k for k, (_, d) in enumerate(options) if _holds(d, path)]
         options = options[:holds[0] + 1] if holds else []  # none: the corpus, no --cases given
     return ([d for option, d in options if option == "--cases"],
             [d for option, d in options if option == "--extra-cases"])
+
+
+def _holds(folder: Path, path: Path) -> bool:
+    """Whether the loader found ``path`` in ``folder``: by the path it walked (a symlink in the
+    folder to a file elsewhere, to ``/dev/zero`` or to nothing is the folder's), or by the file's
+    real path."""
+    walked = Path(os.path.abspath(path)).is_relative_to(os.path.abspath(folder))
+    return walked or path.resolve().is_relative_to(folder.resolve())
