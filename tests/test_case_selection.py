@@ -10,7 +10,9 @@ from conformance.corpus.corpus_subject import CASES_DIR
 from tests.subproc import run_pytest
 
 
-def test_a_load_fault_outside_the_selection_is_a_warning(tmp_path):
+def _one_good_one_bad(tmp_path):
+    """A folder of spec section 7's examples (``good.json``) and one case whose ``prefix_lens``
+    is not bs long (``bad.json``: a load fault)."""
     cases = tmp_path / "cases"
     cases.mkdir()
     shutil.copyfile(CASES_DIR / "spec" / "section7-examples.json", cases / "good.json")
@@ -19,6 +21,11 @@ def test_a_load_fault_outside_the_selection_is_a_warning(tmp_path):
     doc["cases"][0]["id"] = "my-bad-len"
     doc["cases"][0]["inputs"]["prefix_lens"] = [1, 2, 3, 4, 5, 6, 7]  # not bs long
     (cases / "bad.json").write_text(json.dumps(doc))
+    return cases
+
+
+def test_a_load_fault_outside_the_selection_is_a_warning(tmp_path):
+    cases = _one_good_one_bad(tmp_path)
     proc, _ = run_pytest(tmp_path, "--cases", str(cases), "--planner", "python",
                          "--case", "spec7-no-prefix")
     assert proc.returncode == 0, proc.stdout[-3000:]
@@ -32,14 +39,7 @@ def test_a_load_fault_outside_the_selection_is_a_warning(tmp_path):
 def test_a_load_fault_deselected_by_k_is_a_warning(tmp_path):
     """``-k`` deselects a case file's ``[load]`` item as it deselects any other: the fault is
     named in the warnings summary (before, the run read all green with no sign of it)."""
-    cases = tmp_path / "cases"
-    cases.mkdir()
-    shutil.copyfile(CASES_DIR / "spec" / "section7-examples.json", cases / "good.json")
-    doc = json.loads((cases / "good.json").read_text())
-    doc["cases"] = doc["cases"][:1]
-    doc["cases"][0]["id"] = "my-bad-len"
-    doc["cases"][0]["inputs"]["prefix_lens"] = [1, 2, 3, 4, 5, 6, 7]  # not bs long
-    (cases / "bad.json").write_text(json.dumps(doc))
+    cases = _one_good_one_bad(tmp_path)
     proc, _ = run_pytest(tmp_path, "--cases", str(cases), "--planner", "python",
                          "-k", "spec7-no-prefix")
     assert proc.returncode == 0, proc.stdout[-3000:]
