@@ -442,6 +442,57 @@ def test_fast_launch_passes_the_standard_launchs_arguments(monkeypatch):
     validate_cache.clear()
 
 
+def test_a_caller_that_never_probed_gets_the_self_check_at_its_first_launch_not_captured(monkeypatch):
+    """A server that calls ``launch`` without ``probe`` (upstream's wrapper does not probe) runs the
+    fast launch's self-check once, at its first launch outside CUDA-graph capture, and launches
+    through the fast path from then on; a launch under capture never runs it (it synchronises)."""
+    log: list = []
+    compiled = _FakeCompiled(log)
+
+    class Kernel:
+        def __getitem__(self, grid):
+            def standard(*args, num_warps):
+                log.append(("standard", grid))
+                return compiled
+            return standard
+
+    class Driver:
+        def get_current_stream(self, device):
+            return "stream0"
+
+        def get_current_device(self):
+            return 0
+
+    checks: list = []
+
+    def self_check(*args, **kwargs):
+        checks.append(args)
+        tp.FAST_LAUNCH_CHECK = True
+        return True
+
+    capturing = [True]
+    monkeypatch.setattr(tp, "_GPU", True)
+    monkeypatch.setattr(tp, "_design_kernel", lambda design: Kernel())
+    monkeypatch.setattr(tp, "_driver", Driver())
+    monkeypatch.setattr(tp, "_COMPILED", {})
+    monkeypatch.setattr(tp, "FAST_LAUNCH_CHECK", None)
+    monkeypatch.setattr(tp, "run_self_check", self_check)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: capturing[0])
+    monkeypatch.setattr(torch.cuda, "device", lambda device: __import__("contextlib").nullcontext())
+    validate_cache.clear()
+    kw = random_case(9, 3, "swa")
+    tp.launch(**kw)  # under capture: no self-check, the standard path
+    tp.launch(**kw)
+    assert checks == [] and tp.FAST_LAUNCH_CHECK is None
+    assert [entry[0] for entry in log] == ["standard", "standard"]
+    capturing[0] = False
+    tp.launch(**kw)  # the first launch not captured: the self-check, then the fast path
+    tp.launch(**kw)
+    assert checks == [()] and tp.FAST_LAUNCH_CHECK is True
+    assert [entry[0] for entry in log] == ["standard", "standard", "fast", "fast"]
+    validate_cache.clear()
+
+
 @pytest.mark.parametrize(("early_poll", "epoch_load"), [(False, True), (True, True), (False, False)])
 def test_lookback_flags_reach_the_default_launch(early_poll, epoch_load, monkeypatch):
     """``EARLY_POLL`` and ``EPOCH_LOAD`` set on the planner module change the default launch's

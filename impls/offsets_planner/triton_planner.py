@@ -98,7 +98,10 @@ FAST_LAUNCH: bool = True
 
 FAST_LAUNCH_CHECK: bool | None = None
 """The fast launch's one-time self-check (:func:`self_check`): None until it ran (on the GPU, at
-:func:`probe`), then whether the fast launch agreed with the standard one on a probe plan."""
+:func:`probe`, or at the first launch not under CUDA-graph capture of a caller that never probed),
+then whether the fast launch agreed with the standard one on a probe plan. Until it ran, every
+launch takes Triton's standard path (about 2x the fast one's host time on an H100,
+``reports/gpu/2026-12-06-g/``)."""
 
 EARLY_POLL: bool = True
 """The look-back design's ``EARLY_POLL``: its scan programs send the first poll of the earlier
@@ -143,6 +146,8 @@ def _launch(plan: LaunchPlan, buffers: BufferSet, req_pool_indices, prefix_lens,
         prep.kernel[(prep.grid,)](req_pool_indices, prefix_lens, extend_seq_lens, *prep.suffix,
                                   num_warps=prep.warps)
         return
+    if FAST_LAUNCH_CHECK is None and fast is None and not torch.cuda.is_current_stream_capturing():
+        run_self_check()  # a caller that never probed (a server calling launch): once, not captured
     run = prep.run
     if (run is not None and (FAST_LAUNCH and FAST_LAUNCH_CHECK is True if fast is None else fast)
             and _hooks_idle()
