@@ -237,15 +237,11 @@ class Module:
 
 def plan_call(mod, name, threads, rows_per_thread, cluster):
     """A make(kw) for ``replay_rounds``: the raw plan kernel ``name`` over ``kw``."""
-    from impls.offsets_planner.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
+    from impls.offsets_planner.contract import OUTPUT_NAMES
+    from impls.offsets_planner.harness.sweeps.one_pass_calls import _chain_args
 
     def make(kw):
-        import torch
-
-        rpi, prefix, extend = (kw[n] for n in REQUEST_INPUT_NAMES)
-        table, lut = (kw[n] for n in TABLE_INPUT_NAMES)
-        lut_len = 0 if lut is None else int(lut.shape[0])
-        lut = lut if lut is not None else torch.zeros(1, dtype=torch.int64, device=rpi.device)
+        rpi, prefix, extend, table, lut, _seeds, lut_len = _chain_args(kw)
         bs = int(rpi.shape[0])
         ctas = max(1, -(-bs // (threads * rows_per_thread)))
         ctas = -(-ctas // cluster) * cluster
@@ -258,18 +254,14 @@ def plan_call(mod, name, threads, rows_per_thread, cluster):
 
 
 def chain_call(mod, threads):
-    from impls.offsets_planner.contract import OUTPUT_NAMES, REQUEST_INPUT_NAMES, TABLE_INPUT_NAMES
+    """A make(kw): the raw chain floor (``chain``), ``threads`` a CTA."""
+    from impls.offsets_planner.harness.sweeps.one_pass_calls import _chain_args
 
     def make(kw):
-        import torch
-
-        rpi, prefix, extend = (kw[n] for n in REQUEST_INPUT_NAMES)
-        table, lut = (kw[n] for n in TABLE_INPUT_NAMES)
-        lut_len = 0 if lut is None else int(lut.shape[0])
-        lut = lut if lut is not None else torch.zeros(1, dtype=torch.int64, device=rpi.device)
+        rpi, prefix, extend, table, lut, seeds, lut_len = _chain_args(kw)
         bs = int(rpi.shape[0])
-        args = (rpi, prefix, extend, table, lut, kw[OUTPUT_NAMES[2]], bs, table.stride(0),
-                table.shape[0], table.shape[1], lut_len)
+        args = (rpi, prefix, extend, table, lut, seeds, bs, table.stride(0), table.shape[0],
+                table.shape[1], lut_len)
         return lambda: mod.launch("chain", max(1, -(-bs // threads)), threads, args)
     return make
 
