@@ -302,6 +302,37 @@ def test_gpu_cuda_graph_capture_and_replay(bs):
 
 
 @gpu
+def test_gpu_a_caller_that_never_probed_and_captures_first_gets_no_check_in_its_graph(monkeypatch):
+    """A server that captures its first call without ``probe``: the packed launch's self-check (it
+    makes sample tensors on the device) waits for the first launch not captured, and the graph
+    holds the plan alone: its replay plans right, and no packing was chosen during the capture."""
+    monkeypatch.setattr(nb.packed_launch, "LAUNCH", None)
+    monkeypatch.setattr(nb.packed_launch, "LAUNCH_PATH", "driver")
+    monkeypatch.setattr(nb.packed_launch, "FALLBACK_REASON", None)
+    validate_cache.clear()  # no packed record from an earlier test
+    static = random_plan(41, 300, lut=True, hazards=False)
+    graph = torch.cuda.CUDAGraph()
+    torch.cuda.synchronize()
+    with torch.cuda.graph(graph):
+        nb.launch(**static)
+    assert nb.packed_launch.LAUNCH is None  # nothing chosen, nothing sampled, under capture
+    poison(static)
+    graph.replay()
+    torch.cuda.synchronize()
+    ref = check_against_reference(clone(static))
+    for name in OUT:
+        assert torch.equal(static[name], ref[name]), name
+    eager = clone(static)
+    poison(eager)
+    nb.launch(**eager)  # the first launch not captured: the check, then the packed launch
+    torch.cuda.synchronize()
+    assert nb.packed_launch.LAUNCH is not None and nb.packed_launch.LAUNCH_PATH == "driver"
+    for name in OUT:
+        assert torch.equal(eager[name], ref[name]), name
+    validate_cache.clear()
+
+
+@gpu
 def test_gpu_inputs_written_on_a_side_stream_are_seen():
     """numba#7706: the launch goes on torch's current stream, so stream order is respected."""
     kw = random_plan(7, 4096, lut=True, hazards=False)

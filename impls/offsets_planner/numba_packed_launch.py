@@ -229,6 +229,9 @@ def launch_gpu(plan, buffers, tensors: tuple, use_shuffle: bool = True) -> None:
     record = buffers.records.get(RECORD_KEY)
     if record is None or (record.provisional and not capturing(buffers.device)):
         if LAUNCH is None:
+            if capturing(buffers.device):  # never probed: the packing check's sample tensors
+                launch_numba_path(plan, buffers, tensors, use_shuffle, stream)  # would be captured
+                return
             choose_path(nb.compiled(), buffers.device)
             if LAUNCH_PATH != "driver":
                 return launch_gpu(plan, buffers, tensors, use_shuffle)
