@@ -64,7 +64,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not _project_run(config):
         return
     for item in items:
-        avail = getattr(item, "avail", None)  # a corpus item (conformance/plugin/hooks.py)
+        avail = getattr(item, "avail", None)  # a corpus item (conformance/plugin/corpus_items.py)
         if str(getattr(item, "planner", "")).endswith("-bound") and avail is not None \
                 and avail.mode in SLOW_MODES:
             item.add_marker(pytest.mark.slow)

@@ -29,7 +29,7 @@ setup(
     packages=find_packages(include=["impls*", "conformance*"]) + list(DATA_PACKAGES),
     package_dir={name: folder for name, (folder, _) in DATA_PACKAGES.items()},
     package_data={
-        # the report's Jinja2 templates (conformance/reporting/report.py, compare.py)
+        # the report's Jinja2 templates (conformance/reporting/report_render.py, compare_render.py)
         "conformance.reporting": ["templates/*"],
         **{name: globs for name, (_, globs) in DATA_PACKAGES.items()},
     },

@@ -17,7 +17,7 @@ Folders by role, bottom to top; each imports only itself and the folders before 
   isolation: one worker per planner (``isolation.py``, its process ``worker_process.py``), the
   child (``isolation_worker.py``, its shepherd ``shepherd.py``) and its namespaces (``sandbox.py``),
   the parent builds, observes and judges while the child only calls (``isolated_case.py``,
-  ``shared_tensors.py``), compute-sanitizer and its
+  ``shared_tensors.py``, ``shared_receiver.py``, ``worker_socket.py``), compute-sanitizer and its
   memcheck parser (``sanitizer.py``), guards for planners that run in-process (``in_process.py``,
   ``torch_state.py``, ``torch_settings.py``, ``process_state.py``);
 * :mod:`conformance.reporting` -- the results format as data, the HTML / Markdown / text report,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from conformance.corpus.jsonfmt import dumps
-from conformance.corpus.loader import Case
+from conformance.corpus.case_model import Case
 from conformance.engine.reference import record_expectations
 
 __all__ = ["UNCHECKED", "record_expectations", "write_expectations"]

@@ -29,7 +29,8 @@ from conformance.corpus.arrays import evaluate
 from conformance.corpus.entries import planner_name_error
 from conformance.corpus.jsonfmt import dumps
 from conformance.corpus.case_file import display_path
-from conformance.corpus.loader import Case, load_corpus
+from conformance.corpus.case_model import Case
+from conformance.corpus.loader import load_corpus
 from conformance import repro_checks
 from conformance.engine.inputs import (GUARD, OUTPUT_DTYPES, POISONS, SCALAR_DEFAULTS,
                                        TABLE_GUARD_GARBAGE, TAIL, TAIL_GARBAGE, build_tables,

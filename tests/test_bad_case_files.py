@@ -213,7 +213,7 @@ def test_the_subject_defaults_and_a_group_names_it_for_its_cases(tmp_path: Path)
 
 
 def test_every_declared_tag_has_a_meaning_and_the_corpus_uses_only_declared_tags():
-    from conformance.corpus.loader import known_tags
+    from conformance.corpus.case_schema import known_tags
     tags = known_tags()
     assert "hazard" in tags and "isolation" in tags["hazard"]
     assert all(len(meaning) > 10 for meaning in tags.values())

@@ -1,4 +1,4 @@
-"""A floor's kernel module faked in ``sys.modules`` (conformance/bench/floors.py
+"""A floor's kernel module faked in ``sys.modules`` (conformance/bench/floor_modules.py
 ``kernel_module``): the bench binds the kernel modules of the floors a run needs at collection,
 before any planner is imported, checks that each is the bench's own file, uses only what it bound,
 and watches the ``sys.modules`` entry (a replacement refuses every figure after it, as a rebound
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conformance.bench import clocks, floors
+from conformance.bench import chain_floors, clocks, floor_modules
 from conformance.bench.refusal import refused
 from tests.planted import floor_module_attacks as attacks
 from tests.test_bench import _planner_benches, _pytest
@@ -36,13 +36,14 @@ def fresh(monkeypatch):
     module imported, its kernels on the watch list), set back afterwards: this process's other
     tests keep theirs."""
     importlib.import_module(NUMBA)
-    bound = dict(floors._BOUND)
-    floors._BOUND.clear()  # in place: the name itself is watched
-    kept = [w for w in clocks._WATCH if w[1] is not floors._BOUND and w[1] is not sys.modules]
+    bound = dict(floor_modules._BOUND)
+    floor_modules._BOUND.clear()  # in place: the name itself is watched
+    kept = [w for w in clocks._WATCH
+            if w[1] is not floor_modules._BOUND and w[1] is not sys.modules]
     monkeypatch.setattr(clocks, "_WATCH", kept)
-    yield floors
-    floors._BOUND.clear()
-    floors._BOUND.update(bound)
+    yield floor_modules
+    floor_modules._BOUND.clear()
+    floor_modules._BOUND.update(bound)
 
 
 def _kw():
@@ -50,12 +51,12 @@ def _kw():
     from conformance.bench import rejudge, workloads
 
     kw = workloads.build(8, workloads.spec_for("serving", "cpu", (16, 8), seed=8), "cpu")
-    want = rejudge.reference_values(kw, *(kw[n] for n in floors.TABLE_INPUT_NAMES))[2]
+    want = rejudge.reference_values(kw, *(kw[n] for n in chain_floors.TABLE_INPUT_NAMES))[2]
     return kw, want
 
 
 def _seeds(kw) -> list[int]:
-    return kw[floors.SEEDS_NAME][:8].tolist()
+    return kw[chain_floors.SEEDS_NAME][:8].tolist()
 
 
 def test_a_floor_module_put_in_sys_modules_before_the_first_import_is_refused(fresh,
@@ -69,13 +70,13 @@ def test_a_floor_module_put_in_sys_modules_before_the_first_import_is_refused(fr
         "Slow", (), {"__getitem__": lambda self, config: lambda *a: calls.append(config)})()
     monkeypatch.setitem(sys.modules, NUMBA, fake)
     kw, _ = _kw()
-    with pytest.raises(floors.FloorModuleError) as caught:
-        floors.chain_call("chain-numba", kw)
+    with pytest.raises(floor_modules.FloorModuleError) as caught:
+        chain_floors.chain_call("chain-numba", kw)
     assert str(caught.value) == (
         "floor chain-numba: sys.modules['conformance.bench.chain_numba'] is not the bench's own "
         "conformance/bench/chain_numba.py (its spec names None): a module put there before the "
         "bench imported it; no figure of this floor is measured")
-    assert calls == [] and "chain-numba" not in floors._BOUND
+    assert calls == [] and "chain-numba" not in floor_modules._BOUND
 
 
 def test_a_floor_module_replaced_after_the_bench_bound_it_is_unused_and_seen(fresh, monkeypatch):
@@ -90,17 +91,17 @@ def test_a_floor_module_replaced_after_the_bench_bound_it_is_unused_and_seen(fre
         "Slow", (), {"__getitem__": lambda self, config: lambda *a: calls.append(config)})()
     monkeypatch.setitem(sys.modules, NUMBA, fake)
     kw, want = _kw()
-    floors.chain_call("chain-numba", kw)[1]()
+    chain_floors.chain_call("chain-numba", kw)[1]()
     assert calls == [] and _seeds(kw) == want
     assert clocks.tampered() == ["sys.modules['conformance.bench.chain_numba']"]
 
 
 def test_the_bound_module_set_to_another_is_seen(fresh, monkeypatch):
     """Attack: the bench's own record of the bound module rewritten in place
-    (``floors._BOUND['chain-numba']``): seen as a tampering."""
+    (``floor_modules._BOUND['chain-numba']``): seen as a tampering."""
     fresh.kernel_module("chain-numba")
-    monkeypatch.setitem(floors._BOUND, "chain-numba", types.ModuleType(NUMBA))
-    assert clocks.tampered() == ["conformance.bench.floors._BOUND['chain-numba']"]
+    monkeypatch.setitem(floor_modules._BOUND, "chain-numba", types.ModuleType(NUMBA))
+    assert clocks.tampered() == ["conformance.bench.floor_modules._BOUND['chain-numba']"]
 
 
 @pytest.mark.xfail(strict=True, reason="a module forged before the bench's first import of it "
@@ -115,23 +116,24 @@ def test_a_floor_module_forged_as_the_bench_file_before_the_first_import_is_refu
     from importlib.machinery import ModuleSpec
 
     fake = types.ModuleType(NUMBA)
-    path = str(Path(floors.__file__).with_name("chain_numba.py"))
+    path = str(Path(floor_modules.__file__).with_name("chain_numba.py"))
     fake.__spec__, fake.__file__ = ModuleSpec(NUMBA, None, origin=path), path
     fake.chain_kernel = fake.chain_pointer_kernel = object()
     clocks.watch(fake, "chain_kernel")
     monkeypatch.setitem(sys.modules, NUMBA, fake)
-    with pytest.raises(floors.FloorModuleError):
-        floors.kernel_module("chain-numba")
+    with pytest.raises(floor_modules.FloorModuleError):
+        floor_modules.kernel_module("chain-numba")
 
 
 def test_every_floor_kernel_module_is_the_bench_file_it_names():
     """No false alarm: each floor's module binds as the bench's own file, and its kernels are
     the ones the floor calls."""
-    for name, module in floors.KERNEL_MODULES.items():
-        bound = floors.kernel_module(name)
+    for name, module in floor_modules.KERNEL_MODULES.items():
+        bound = floor_modules.kernel_module(name)
         assert bound is sys.modules[module] and bound.__file__ == str(
-            Path(floors.__file__).with_name(module.rpartition(".")[2] + ".py"))
-    assert floors.empty_triton_kernel() is floors.kernel_module("empty-triton").empty_kernel
+            Path(floor_modules.__file__).with_name(module.rpartition(".")[2] + ".py"))
+    bound = floor_modules.kernel_module("empty-triton")
+    assert floor_modules.empty_triton_kernel() is bound.empty_kernel
 
 
 @pytest.fixture(scope="module")
@@ -172,12 +174,12 @@ def test_a_planner_that_fakes_the_chain_floors_module_gets_every_figure_refused(
 def test_the_planted_fake_writes_the_plans_seeds_slower():
     """The planted fake is a floor the bench's own check cannot tell apart: its seeds are the
     plan's (what test_chain_floor compares), only :data:`EXTRA_S` later per launch (called as
-    floors.chain_call calls the chain-triton kernel)."""
+    chain_floors.chain_call calls the chain-triton kernel)."""
     import time
 
     kw, want = _kw()
-    rpi, prefix, extend = (kw[n] for n in floors.REQUEST_INPUT_NAMES)
-    table, lut = (kw[n] for n in floors.TABLE_INPUT_NAMES)
+    rpi, prefix, extend = (kw[n] for n in chain_floors.REQUEST_INPUT_NAMES)
+    table, lut = (kw[n] for n in chain_floors.TABLE_INPUT_NAMES)
     lut_len = 0 if lut is None else int(lut.shape[0])
     lut = lut if lut is not None else torch.zeros(1, dtype=torch.int64)
     out = torch.full((8,), -7, dtype=torch.int64)

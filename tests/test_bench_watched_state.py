@@ -15,7 +15,7 @@ import time
 import pytest
 import torch
 
-from conformance.bench import clocks, floors, rejudge
+from conformance.bench import chain_floors, clocks, floor_modules, floors, rejudge
 from conformance.bench.kernel_modes import NUMBA_REBOUND, TRITON_REBOUND
 from impls.offsets_planner import python_planner
 
@@ -26,9 +26,9 @@ _FLOORS = ("empty-triton", "empty-numba", "chain-triton", "chain-numba")
 def bound():
     """Every floor kernel module bound (as at collection), nothing tampered before the test."""
     for name in _FLOORS:
-        floors.kernel_module(name)
+        floor_modules.kernel_module(name)
     assert clocks.tampered() == []
-    return {name: floors.kernel_module(name) for name in _FLOORS}
+    return {name: floor_modules.kernel_module(name) for name in _FLOORS}
 
 
 def _kw():
@@ -48,10 +48,10 @@ def test_honest_launches_of_every_floor_change_no_watched_state(bound):
         eager()
     kw = _kw()
     for name, shape in (("chain-triton", None), ("chain-numba", None),
-                        ("chain-numba", (32, floors.POINTERS))):
-        floors.chain_call(name, kw, shape)[0]()
-    assert kw[floors.SEEDS_NAME][:8].tolist() == rejudge.reference_values(
-        kw, *(kw[n] for n in floors.TABLE_INPUT_NAMES))[2]
+                        ("chain-numba", (32, chain_floors.POINTERS))):
+        chain_floors.chain_call(name, kw, shape)[0]()
+    assert kw[chain_floors.SEEDS_NAME][:8].tolist() == rejudge.reference_values(
+        kw, *(kw[n] for n in chain_floors.TABLE_INPUT_NAMES))[2]
     assert clocks.tampered() == []
     assert {s.name for s in clocks._STATES} >= {
         "conformance.bench.empty_triton.empty_kernel", "conformance.bench.empty_numba.empty_kernel",
@@ -84,7 +84,7 @@ def test_a_numba_kernel_replaced_or_given_a_new_class_is_named(bound, monkeypatc
     """The empty Numba kernel set to another object (a watched name, and its module is the one
     the floor launches from), and a chain kernel given another class."""
     module = bound["empty-numba"]
-    assert floors.empty_numba_kernel() is module.empty_kernel
+    assert floor_modules.empty_numba_kernel() is module.empty_kernel
     monkeypatch.setattr(module, "empty_kernel", object())
     assert clocks.tampered() == ["conformance.bench.empty_numba.empty_kernel"]
     monkeypatch.undo()

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.reporting.report import anchor, build, render_html
+from conformance.reporting.report import anchor, build
+from conformance.reporting.report_render import render_html
 from conformance.reporting.results_format import load_results
 from tests.report_runs import PLANNER, run
 

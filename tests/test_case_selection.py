@@ -1,5 +1,5 @@
 """``--case`` selects cases, never hides a fault: a case file that does not load is named in the
-warnings summary of a run that selected other cases (conformance/plugin/hooks.py)."""
+warnings summary of a run that selected other cases (conformance/plugin/corpus_items.py)."""
 
 from __future__ import annotations
 

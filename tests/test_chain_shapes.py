@@ -1,4 +1,4 @@
-"""The chain floor's launch shape (conformance/bench/floors.py): tried on the GPU, the fastest
+"""The chain floor's launch shape (conformance/bench/chain_floors.py): tried on the GPU, the fastest
 kept and named; the default, untried, without one."""
 
 from __future__ import annotations
@@ -6,33 +6,37 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance.bench import floors, workloads
+from conformance.bench import chain_floors, floors, workloads
 
 
 def test_labels_name_the_framework_shape():
-    assert floors.shape_label("chain-triton", (128, 4)) == "BLOCK 128, 4 warps"
-    assert floors.shape_label("chain-numba", (256, None)) == "256 threads"
+    assert chain_floors.shape_label("chain-triton", (128, 4)) == "BLOCK 128, 4 warps"
+    assert chain_floors.shape_label("chain-numba", (256, None)) == "256 threads"
 
 
 def test_without_a_gpu_the_default_shape_is_used_untried():
     kw = workloads.build(8, workloads.spec_for("serving", "cpu", seed=8), "cpu")
-    assert floors.best_chain_shape("chain-triton", kw) == ((floors.CHAIN_BLOCK, 4), {})
-    assert floors.best_chain_shape("chain-numba", kw) == ((floors.CHAIN_BLOCK, None), {})
+    assert chain_floors.best_chain_shape("chain-triton", kw) == (
+        (chain_floors.CHAIN_BLOCK, 4), {})
+    assert chain_floors.best_chain_shape("chain-numba", kw) == (
+        (chain_floors.CHAIN_BLOCK, None), {})
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="shapes are tried by CUDA-graph replay")
 @pytest.mark.parametrize("chain", floors.CHAIN_FLOORS)
 def test_on_a_gpu_the_fastest_tried_shape_is_kept(chain):
     kw = workloads.build(4096, workloads.spec_for("serving", "cuda", seed=3), "cuda")
-    shape, trials = floors.best_chain_shape(chain, kw)
-    assert shape in floors.CHAIN_SHAPES[chain]
-    assert set(trials) == {floors.shape_label(chain, s) for s in floors.CHAIN_SHAPES[chain]}
-    assert trials[floors.shape_label(chain, shape)] == min(trials.values()) > 0
+    shape, trials = chain_floors.best_chain_shape(chain, kw)
+    assert shape in chain_floors.CHAIN_SHAPES[chain]
+    assert set(trials) == {chain_floors.shape_label(chain, s)
+                           for s in chain_floors.CHAIN_SHAPES[chain]}
+    assert trials[chain_floors.shape_label(chain, shape)] == min(trials.values()) > 0
 
 
 def test_a_numba_shape_names_its_parameter_style():
-    assert floors.shape_label("chain-numba", (64, floors.POINTERS)) == "64 threads, pointers"
-    assert {s for _, s in floors.CHAIN_SHAPES["chain-numba"]} == {None, floors.POINTERS}
+    assert chain_floors.shape_label("chain-numba", (64, chain_floors.POINTERS)) == \
+        "64 threads, pointers"
+    assert {s for _, s in chain_floors.CHAIN_SHAPES["chain-numba"]} == {None, chain_floors.POINTERS}
 
 
 def _loads_before_tests(fn) -> list[str]:
@@ -81,16 +85,16 @@ def _seeds_by_torch(kw: dict) -> torch.Tensor:
     return torch.where(has, slot, -1)
 
 
-@pytest.mark.parametrize("style", [None, floors.POINTERS])
+@pytest.mark.parametrize("style", [None, chain_floors.POINTERS])
 def test_both_numba_chain_kernels_write_the_chain(style):
     """The array and the pointer kernel (the simulator on the CPU, compiled on a GPU) write the
     same value per request, the one torch computes, on a workload with padding rows and a LUT."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
     bs = 70
     kw = workloads.build(bs, workloads.spec_for("serving", device, seed=5), device)
-    seeds = kw[floors.SEEDS_NAME]
+    seeds = kw[chain_floors.SEEDS_NAME]
     seeds.fill_(-7)
-    _eager, call = floors.chain_call("chain-numba", kw, (32, style))
+    _eager, call = chain_floors.chain_call("chain-numba", kw, (32, style))
     call()
     if device == "cuda":
         torch.cuda.synchronize()
@@ -101,16 +105,16 @@ def test_both_numba_chain_kernels_write_the_chain(style):
 
 
 @pytest.mark.parametrize(("chain", "shape"), [("chain-triton", (32, 1)), ("chain-numba", (32, None)),
-                                              ("chain-numba", (32, floors.POINTERS))])
+                                              ("chain-numba", (32, chain_floors.POINTERS))])
 def test_a_chain_floor_reads_nothing_from_a_table_with_no_columns(chain, shape):
     """``--bench-table 8x0``: every active request has a prefix and an extend but its row has no
     column to read; the chain writes -1 for each (as the planners plan it), and on the CPU
     stand-ins any read at column -1 would raise."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
     kw = workloads.build(8, workloads.spec_for("decode", device, table=(8, 0), seed=1), device)
-    seeds = kw[floors.SEEDS_NAME]
+    seeds = kw[chain_floors.SEEDS_NAME]
     seeds.fill_(-7)
-    floors.chain_call(chain, kw, shape)[1]()
+    chain_floors.chain_call(chain, kw, shape)[1]()
     if device == "cuda":
         torch.cuda.synchronize()
     assert seeds[:8].tolist() == [-1] * 8

@@ -1,6 +1,7 @@
 """``report --compare`` of runs that ran different planners says so and compares only the planners
 both ran (no item of a missing planner counts as a regression); ``--fail-on-regression`` makes a
-regression exit 1 (conformance/reporting/compare.py, command.py)."""
+regression exit 1 (conformance/reporting/compare.py,
+compare_verdict.py, command.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import json
 from pathlib import Path
 
 from conformance.cli import main as cli_main
-from conformance.reporting.compare import compare, planner_sets, regressions
+from conformance.reporting.compare import compare, planner_sets
+from conformance.reporting.compare_verdict import regressions
 from tests.report_runs import PLANNER, run
 
 

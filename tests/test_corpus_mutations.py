@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from impls.offsets_planner.harness.hazards import HAZARD_TAG, ROWS
 from conformance.corpus.case_file import CaseFileError
-from conformance.corpus.loader import HARNESS_BUG, Case, case_files, load_corpus
+from conformance.corpus.case_model import Case
+from conformance.corpus.loader import HARNESS_BUG, case_files, load_corpus
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 
 CORPUS = [(path.name, json.loads(path.read_text())) for path in case_files(DEFAULT_CASES_DIR)]

@@ -17,14 +17,16 @@ import pytest
 import torch
 
 from conformance.robustness.guard_pages import PAGE, fenced_base, view_extent, window
-from conformance.robustness.shared_tensors import Receiver, Sender
+from conformance.robustness.shared_receiver import Receiver
+from conformance.robustness.shared_tensors import Sender
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = "req_to_token"
 
 CHILD = """
 import ctypes, os, sys, torch
-from conformance.robustness.shared_tensors import Receiver, Sender
+from conformance.robustness.shared_receiver import Receiver
+from conformance.robustness.shared_tensors import Sender
 guarded, flat, write = sys.argv[1] == "guarded", int(sys.argv[2]), sys.argv[3:] == ["write"]
 values = torch.arange(64, dtype=torch.int32).view(4, 16)
 if guarded:  # runs a and b: 16 elements of guard zone each side, inside the storage

@@ -18,7 +18,9 @@ from conformance.engine.judge import ConformanceFailure, judge
 from conformance.engine.observe import Observation, observe
 from conformance.engine.runner import Target
 from conformance.engine.verdict import CONTRACT, status_of
-from conformance.robustness.shared_tensors import Receiver, Sender, slack_bytes
+from conformance.robustness.guard_pages import slack_bytes
+from conformance.robustness.shared_receiver import Receiver
+from conformance.robustness.shared_tensors import Sender
 from impls.offsets_planner.python_planner import launch as python_launch
 
 CPU = torch.device("cpu")

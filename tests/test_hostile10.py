@@ -257,7 +257,7 @@ def test_a_write_past_the_end_on_every_run_is_oob(hostile_run):
 
 
 def test_a_write_past_the_end_only_on_plain_buffers_is_seen(hostile_run):
-    """Caught: every shared CPU storage has a hidden guard after it (shared_tensors.slack_bytes),
+    """Caught: every shared CPU storage has a hidden guard after it (guard_pages.slack_bytes),
     the plain run's exact-size ones too; the planner still sees a storage of exactly its size."""
     _, out, statuses, _, _ = hostile_run
     assert statuses[_item(CASE, f"{POISON}:oob_only_on_plain")] == "oob", out[-3000:]

@@ -21,7 +21,9 @@ import os
 import pytest
 import torch
 
-from conformance.robustness.shared_tensors import FRONT, Receiver, Sender
+from conformance.robustness.guard_pages import FRONT
+from conformance.robustness.shared_receiver import Receiver
+from conformance.robustness.shared_tensors import Sender
 from tests.planner_folder_runs import corpus_run, results_of
 
 PLANTED = "tests.planted.hostile11_guard"

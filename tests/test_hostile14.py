@@ -13,7 +13,7 @@ before this review. Fixed here:
   object after a call, and the judge reads only its own tensors' bytes: a planner that left the
   three one-element outputs 0-d (``squeeze_``; the server's next ``t[0]`` raises) passed. Now the
   worker compares every tensor argument with its descriptor after every call (dtype, shape,
-  strides, offset, storage: ``Receiver.altered``, conformance/robustness/shared_tensors.py), and a
+  strides, offset, storage: ``Receiver.altered``, conformance/robustness/shared_receiver.py), and a
   change fails the case as changed state does;
 * process-global state beyond torch's settings (conformance/robustness/torch_state.py, read
   through torch_settings.py and process_state.py): the bindings of ``torch.nn.functional`` (only
@@ -84,7 +84,8 @@ def test_the_squeezing_planner_plans_right_but_breaks_its_callers_next_read():
 def test_the_worker_names_every_change_of_an_arguments_tensor_object():
     """``Receiver.altered`` in this process, on a Sender's descriptors: a 0-d output, a
     transposed input, a rebound storage; an untouched argument is not named."""
-    from conformance.robustness.shared_tensors import Receiver, Sender
+    from conformance.robustness.shared_receiver import Receiver
+    from conformance.robustness.shared_tensors import Sender
 
     sender, receiver = Sender(), Receiver()
     try:

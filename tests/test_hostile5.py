@@ -292,7 +292,7 @@ def test_a_planner_without_a_source_digest_is_named_by_the_report(entrant_editab
 
 def test_compare_names_a_planner_without_a_source_digest(entrant_editable, tmp_path, capsys):
     """A compare of two runs of a planner with no digest (the entrant's own editable finder) names
-    it in the headline: a rewrite between the runs cannot be seen (reporting/compare.py)."""
+    it in the headline: a rewrite between the runs cannot be seen (reporting/compare_verdict.py)."""
     from conformance.cli import main as cli_main
 
     module, path = entrant_editable
@@ -417,7 +417,7 @@ def test_an_error_step_that_wrote_before_raising_fails_its_error_row(error_step_
     error, fails its error row: an error step is ok only with no difference of its own (spec
     section 4: the checks come before any write; conformance/engine/judge.py)."""
     from conformance.reporting import error_table
-    from conformance.reporting.report import render_text
+    from conformance.reporting.report_render import render_text
 
     by_id, model = error_step_run
     planner = f"{CORPUS}:writes_then_raises"

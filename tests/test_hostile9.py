@@ -186,7 +186,7 @@ def test_a_profile_hook_left_by_the_planner_does_not_slow_the_floors(tmp_path):
                    "(conformance/engine/judge.py:_Judging.unchanged); the contract's 'inputs are "
                    "read-only' is not enforced (fix: input storages the worker cannot map "
                    "writable -- a memfd the judge seals with F_SEAL_FUTURE_WRITE once it has "
-                   "filled it, mapped read-only in shared_tensors.Receiver._value -- so the write "
+                   "filled it, mapped read-only in shared_receiver.Receiver._value -- so the write "
                    "faults and is a crash verdict; an mprotect in the worker alone is no fix, the "
                    "planner can mprotect the pages back)")
 def test_an_input_used_as_scratch_through_numpy_and_restored_fails_in_the_corpus_engine(tmp_path):

@@ -481,12 +481,12 @@ def test_chain_floor_on_a_bench_table_with_no_columns(style):
     """Through the bench's own path: ``--bench-table 8x0`` makes workloads.build's table (8, 0)
     (every prefix 1, extend 1, active rows 1..7); the Numba planner plans it (seeds -1), the
     chain floor must too (test_chain_floor compares its seeds with the plan's)."""
-    from conformance.bench import floors, workloads
+    from conformance.bench import chain_floors, workloads
 
     kw = workloads.build(8, workloads.spec_for("decode", "cpu", table=(8, 0), seed=1), "cpu")
     want = reference(kw)["out_write_seed_slot_indices"][:8].tolist()
-    floors.chain_call("chain-numba", kw, (32, style and floors.POINTERS))[1]()
-    assert kw[floors.SEEDS_NAME][:8].tolist() == want
+    chain_floors.chain_call("chain-numba", kw, (32, style and chain_floors.POINTERS))[1]()
+    assert kw[chain_floors.SEEDS_NAME][:8].tolist() == want
 
 
 @pytest.mark.parametrize("kernel_name", ["pointers", "arrays"])
@@ -508,7 +508,7 @@ def test_chain_floor_kernels_guards(kernel_name):
 def test_chain_pointer_floor_reads_a_table_view_from_its_start():
     """chain_call with the pointer shape on a table that is a view at a storage offset: the
     seeds are the view's entries (the pointer kernel takes table.reshape(-1))."""
-    from conformance.bench import floors
+    from conformance.bench import chain_floors
 
     big = torch.arange(80, dtype=torch.int32).reshape(10, 8)
     table = big[2:6]
@@ -517,16 +517,16 @@ def test_chain_pointer_floor_reads_a_table_view_from_its_start():
                  padded([1, 8, 9, 3], bs, 1), padded([1, 1, 0], bs, 1), window=2,
                  write_cap=bs)
     want = reference(kw)["out_write_seed_slot_indices"][:bs].tolist()
-    floors.chain_call("chain-numba", kw, (32, floors.POINTERS))[1]()
-    assert kw[floors.SEEDS_NAME][:bs].tolist() == want
+    chain_floors.chain_call("chain-numba", kw, (32, chain_floors.POINTERS))[1]()
+    assert kw[chain_floors.SEEDS_NAME][:bs].tolist() == want
 
 
 # ======== 6. what a planner under test can reach in the new bench code ===========================
 
 @pytest.fixture
 def watched():
-    """The bench's watch list as the bench builds it (clocks, then floors at import)."""
-    from conformance.bench import clocks, floors  # noqa: F401 (registers floors' names)
+    """The bench's watch list as the bench builds it (clocks, then the chain floors at import)."""
+    from conformance.bench import chain_floors, clocks  # noqa: F401 (registers chain_floors' names)
 
     assert clocks.tampered() == []
     return clocks
@@ -538,7 +538,7 @@ def test_rebinding_the_chain_pointer_kernel_is_seen(watched, monkeypatch):
     (the kernel _numba_chain_call looks up at each chain_call) to a slower one that still
     writes the right seeds would raise the chain-numba floor every other Numba planner's
     figure is compared with; the bench must see it (clocks.tampered)."""
-    from conformance.bench import chain_numba, floors
+    from conformance.bench import chain_floors, chain_numba
 
     real = chain_numba.chain_pointer_kernel
     calls = []
@@ -552,35 +552,38 @@ def test_rebinding_the_chain_pointer_kernel_is_seen(watched, monkeypatch):
 
     monkeypatch.setattr(chain_numba, "chain_pointer_kernel", Slower())
     kw = make_kw(table_of(4, 4, lo=0), None, [1, 2, 3], [1, 2, 3], [1, 1, 1], write_cap=3)
-    floors.chain_call("chain-numba", kw, (32, floors.POINTERS))[1]()
+    chain_floors.chain_call("chain-numba", kw, (32, chain_floors.POINTERS))[1]()
     assert calls, "the substitute was not called"
-    assert kw[floors.SEEDS_NAME].tolist() == reference(kw)["out_write_seed_slot_indices"].tolist()
+    want = reference(kw)["out_write_seed_slot_indices"].tolist()
+    assert kw[chain_floors.SEEDS_NAME].tolist() == want
     assert any("chain_pointer_kernel" in name for name in watched.tampered()), watched.tampered()
 
 
 def test_dropping_the_pointer_chain_shapes_is_refused_or_seen(watched, monkeypatch):
-    """floors.CHAIN_SHAPES (the three pointer shapes among them) is what best_chain_shape tries on
-    the GPU, keeping the fastest: a planner that removes the pointer shapes leaves only the slower
+    """chain_floors.CHAIN_SHAPES (the three pointer shapes among them) is what best_chain_shape
+    tries on the GPU, keeping the fastest: a planner that removes the pointer shapes leaves only the slower
     array shapes, and the chain-numba floor every Numba planner is compared with rises. In place
     it cannot (a read-only mapping of tuples); rebinding the name is seen."""
-    from conformance.bench import floors
+    from conformance.bench import chain_floors
 
-    fewer = tuple(s for s in floors.CHAIN_SHAPES["chain-numba"] if s[1] != floors.POINTERS)
+    fewer = tuple(s for s in chain_floors.CHAIN_SHAPES["chain-numba"]
+                  if s[1] != chain_floors.POINTERS)
     with pytest.raises(TypeError):
-        floors.CHAIN_SHAPES["chain-numba"] = fewer
+        chain_floors.CHAIN_SHAPES["chain-numba"] = fewer
     assert watched.tampered() == []
-    monkeypatch.setattr(floors, "CHAIN_SHAPES", {**floors.CHAIN_SHAPES, "chain-numba": fewer})
+    monkeypatch.setattr(chain_floors, "CHAIN_SHAPES",
+                        {**chain_floors.CHAIN_SHAPES, "chain-numba": fewer})
     assert any("CHAIN_SHAPES" in n for n in watched.tampered()), watched.tampered()
 
 
 def test_rebinding_POINTERS_is_seen(watched, monkeypatch):
-    """floors.POINTERS (new) decides, in _numba_chain_call, whether a shape runs the pointer
+    """chain_floors.POINTERS (new) decides, in _numba_chain_call, whether a shape runs the pointer
     kernel: rebound, every '(n, "pointers")' shape runs the array kernel and is labelled plain
     'n threads' in the published table; the bench must see it."""
-    from conformance.bench import floors
+    from conformance.bench import chain_floors
 
-    monkeypatch.setattr(floors, "POINTERS", "not-pointers")
-    assert floors.shape_label("chain-numba", (32, "pointers")) == "32 threads"
+    monkeypatch.setattr(chain_floors, "POINTERS", "not-pointers")
+    assert chain_floors.shape_label("chain-numba", (32, "pointers")) == "32 threads"
     assert any("POINTERS" in n for n in watched.tampered()), watched.tampered()
 
 

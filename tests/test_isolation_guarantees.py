@@ -115,7 +115,7 @@ def test_one_worker_per_planner():
 
 def test_worker_refuses_another_protocol_version():
     from conformance.robustness.isolation_worker import PROTOCOL
-    from conformance.robustness.shared_tensors import socket_pair
+    from conformance.robustness.worker_socket import socket_pair
 
     env = worker_env("python", cuda=False)
     read_end, write_end = os.pipe()

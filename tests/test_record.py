@@ -11,7 +11,8 @@ import pytest
 
 from conformance import cli
 from conformance.corpus.arrays import evaluate
-from conformance.corpus.loader import load_corpus, make_case
+from conformance.corpus.case_model import make_case
+from conformance.corpus.loader import load_corpus
 from conformance.engine.reference import record_expectations
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.record import UNCHECKED, write_expectations

@@ -13,7 +13,8 @@ import pytest
 from conformance.cli import main as cli_main
 from conformance.reporting.compare import compare
 from conformance.paths import RESULTS_SCHEMA_PATH as SCHEMA_PATH
-from conformance.reporting.report import build, run_command
+from conformance.reporting.report import build
+from conformance.reporting.report_lines import run_command
 from conformance.reporting.results_format import ResultsError, load_results
 from conformance.reporting.bench_figures import _row, load_bench
 from conformance.reporting.bench_noise import moved
@@ -298,7 +299,7 @@ def test_compare_published_folders(capsys, tmp_path):
 
 
 def test_the_page_names_its_subjects_and_the_corpus_subjects_catalog():
-    from conformance.reporting.report import CATALOG_FILE, run_subjects
+    from conformance.reporting.report_lines import CATALOG_FILE, run_subjects
 
     assert CATALOG_FILE == "impls/offsets_planner/errors.py"
     doc = {"results": [{"subject": "entries-planner"}, {}, {"subject": "canary-plan"},

@@ -10,7 +10,8 @@ from __future__ import annotations
 import copy
 import re
 
-from conformance.reporting.report import build, render_html, render_markdown
+from conformance.reporting.report import build
+from conformance.reporting.report_render import render_html, render_markdown
 from conformance.reporting.results_format import load_results
 from tests.report_runs import PLANNER, run
 

@@ -6,7 +6,7 @@
   (conformance/reporting/freshness.py);
 * ``--compare`` of runs whose planners differ says first which planner each side ran alone, never
   says "no regressions" when no planner was compared, and ``--fail-on-regression`` fails when no
-  planner was compared or a planner only NEW ran does not pass (conformance/reporting/compare.py).
+  planner was compared or a planner only NEW ran does not pass (conformance/reporting/compare_verdict.py).
 
 The results files are real ``pytest conformance/`` runs of two cases, with an external planner
 package ``fukpp`` in ``CONFORMANCE_PLANNER_PATH`` (as a user runs their own planner): ``fukpp.planner`` is the

@@ -19,7 +19,8 @@ import copy
 import re
 
 from conformance.reporting import error_table
-from conformance.reporting.report import anchor, build, render_html, render_markdown, render_text
+from conformance.reporting.report import anchor, build
+from conformance.reporting.report_render import render_html, render_markdown, render_text
 from conformance.reporting.results_format import load_results
 from tests.report_runs import PAST_ROW, PLANNER, SEED, run
 
@@ -213,7 +214,7 @@ def test_a_run_with_an_error_case_keeps_the_table():
 
 def test_a_case_that_is_its_whole_file_is_named_by_the_file_alone():
     """The JSON path ``$`` (the file is the case) is left out after the file's name, as the
-    failure text's location does (conformance/corpus/loader.py ``Case.location``)."""
+    failure text's location does (conformance/corpus/case_model.py ``Case.location``)."""
     doc = copy.deepcopy(load_results(run("d").results))
     result = next(r for r in doc["results"] if r["id"] == f"hazard-prefix-past-row[{SEED}]")
     grouped = f"{result['file']} {result['json_path']}"

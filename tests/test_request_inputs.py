@@ -33,7 +33,8 @@ from conformance.engine.runner import ConformanceFailure, Target, run_case
 from conformance.engine.verdict import VerdictData, describe
 from conformance.paths import CASES_ROOT
 from conformance.reporting.markdown import code_span
-from conformance.reporting.report import build, render_html, render_markdown
+from conformance.reporting.report import build
+from conformance.reporting.report_render import render_html, render_markdown
 from conformance.reporting.results_format import load_results
 from impls.offsets_planner.contract import (OUTPUT_NAMES, REQUEST_INPUT_NAMES,
                                             SCALAR_OUTPUT_NAMES)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from conformance.reporting.compare import changed_code
+from conformance.reporting.code_changes import changed_code
 from impls.offsets_planner.registry import source_digest
 
 ROOT = Path(__file__).resolve().parent.parent

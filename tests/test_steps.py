@@ -12,7 +12,8 @@ import json
 import pytest
 import torch
 
-from conformance.corpus.loader import load_corpus, make_case
+from conformance.corpus.case_model import make_case
+from conformance.corpus.loader import load_corpus
 from conformance.engine.inputs import GUARD
 from conformance.engine.runner import Target, run_case
 from conformance.engine.steps import RUNS, CaseBuildError, CaseInputs, expand_golden

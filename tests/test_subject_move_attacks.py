@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from conformance.corpus import corpus_subject
-from conformance.corpus.loader import make_case
+from conformance.corpus.case_model import make_case
 from conformance.engine.reference import record_expectations
 from conformance.engine.rerun import RERUN_ENVIRONMENT, RUN_ENVIRONMENT, rerun_command
 from tests.subproc import CHILD_ADDOPTS, REPO, cli, run_pytest

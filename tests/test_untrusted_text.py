@@ -82,7 +82,8 @@ def _no_markdown_of_its_own(text: str) -> None:
 
 
 def test_markdown_report_quotes_fingerprint_fields_and_stale_planner_names():
-    from conformance.reporting.report import build, render_markdown
+    from conformance.reporting.report import build
+    from conformance.reporting.report_render import render_markdown
 
     doc = _results_doc()
     doc["fingerprint"].update(host=FAKE, gpu=FAKE, date=FAKE)
@@ -96,7 +97,8 @@ def test_markdown_report_quotes_fingerprint_fields_and_stale_planner_names():
 
 
 def test_compare_markdown_quotes_changed_planner_names(tmp_path):
-    from conformance.reporting.compare import compare, render_markdown
+    from conformance.reporting.compare import compare
+    from conformance.reporting.compare_render import render_markdown
 
     old, new = _results_doc(), _results_doc()
     for doc, sha in ((old, "1" * 64), (new, "2" * 64)):

@@ -20,7 +20,8 @@ from conformance.engine.error_parts import conforms, error_parts
 from conformance.engine.observe import Raised
 from conformance.engine.step_error import error_difference
 from conformance.engine.verdict import describe
-from conformance.reporting.report import build, render_html, render_markdown, render_text
+from conformance.reporting.report import build
+from conformance.reporting.report_render import render_html, render_markdown, render_text
 from conformance.reporting.results_format import load_results
 from tests.report_runs import PLANNER, run
 from tests.subproc import run_pytest

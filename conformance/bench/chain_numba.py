@@ -1,4 +1,5 @@
-"""The Numba dependent-load chain kernels of the ``chain-numba`` floor (conformance/bench/floors.py).
+"""The Numba dependent-load chain kernels of the ``chain-numba`` floor
+(conformance/bench/chain_floors.py).
 
 Per thread: load the three request inputs, then the table entry, then the LUT entry, write one
 value; no scan. A table with no columns is never read. The three request loads come first and

@@ -1,4 +1,5 @@
-"""The Triton dependent-load chain kernel of the ``chain-triton`` floor (conformance/bench/floors.py).
+"""The Triton dependent-load chain kernel of the ``chain-triton`` floor
+(conformance/bench/chain_floors.py).
 
 Per lane: load the three request inputs, then the table entry they point at, then the LUT entry
 that points at, and write one value: the loads a planner cannot avoid, in the order it must make

@@ -6,8 +6,9 @@ floor was measured with); in Numba's simulator (no CUDA) ``cuda.jit`` compiles n
 first launch.
 
 A module of its own, like the other floors' kernels
-(:data:`conformance.bench.floors.KERNEL_MODULES`), so that the bench imports and binds it at
-collection, before any planner is imported (:func:`conformance.bench.floors.bind_kernels`),
+(:data:`conformance.bench.floor_modules.KERNEL_MODULES`), so that the bench imports and binds it
+at collection, before any planner is imported
+(:func:`conformance.bench.floor_modules.bind_kernels`),
 checks that it is this file, and watches the kernel's name, its state and the ``sys.modules``
 entry: a kernel that a planner sets in its place, or slows through its state, gets every figure
 after it refused. :func:`conformance.bench.kernel_modes.numba_simulated` runs first: it chooses

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from conformance.bench.floors import launch_shape_text
+from conformance.bench.chain_floors import launch_shape_text
 
 FRAMEWORKS = ("triton", "numba-cuda")
 SHAPES = {
@@ -30,7 +30,7 @@ CPU_SHAPES = {"triton": ((128, 4),), "numba-cuda": ((32,),)}
 
 
 def shape_text(framework: str, shape: tuple) -> str:
-    """:func:`conformance.bench.floors.launch_shape_text` of one of :data:`SHAPES`."""
+    """:func:`conformance.bench.chain_floors.launch_shape_text` of one of :data:`SHAPES`."""
     return launch_shape_text(framework == "triton", *shape)
 
 

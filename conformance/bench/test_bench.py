@@ -22,8 +22,8 @@ planner is resolved, before its first call, and after each timed loop. What an `
 same way (a wrong plan there refuses the figure too). What the harness recorded of each test
 (:mod:`conformance.bench.provenance`) is put back on its entry at session end. No figure is
 asserted against a goal: speed is read from the table. The floors' kernel modules are imported
-at collection, before any planner is (:func:`conformance.bench.floors.bind_kernels`): the floors
-call only those, one replaced in ``sys.modules`` later is a watched name rebound, and so is a
+at collection, before any planner is (:func:`conformance.bench.floor_modules.bind_kernels`): the
+floors call only those, one replaced in ``sys.modules`` later is a watched name rebound, and so is a
 change to a kernel object's own state (a pre-run hook, an instance ``run``:
 :func:`conformance.bench.clocks.watch_state`).
 
@@ -46,7 +46,8 @@ import torch
 
 from conformance.plugin import gpu_pinning
 from conformance.bench import timing as gt
-from conformance.bench import call_tap, clocks, cross_check, floors, modes, provenance, rejudge
+from conformance.bench import (call_tap, chain_floors, clocks, cross_check, floor_modules, floors,
+                               modes, provenance, rejudge)
 from conformance.bench import workloads
 from conformance.bench.refusal import loop_refusal, tampered_reason
 from conformance.reporting.bench_figures import REFUSED
@@ -70,11 +71,12 @@ def _device_of(planner: str) -> torch.device:
 
 def _bind_kernels(floor: str, planner: str) -> None:
     """Bind floor ``floor``'s kernel module now, at collection, before any planner is imported
-    (:func:`conformance.bench.floors.bind_kernels`; a module in ``sys.modules`` that is not the
-    bench's own file stops the run there, :class:`~conformance.bench.floors.FloorModuleError`),
+    (:func:`conformance.bench.floor_modules.bind_kernels`; a module in ``sys.modules`` that is not
+    the bench's own file stops the run there,
+    :class:`~conformance.bench.floor_modules.FloorModuleError`),
     when ``planner``, whose framework it runs in, runs here (else its test is skipped)."""
     if availability(planner).available:
-        floors.bind_kernels([floor])
+        floor_modules.bind_kernels([floor])
 
 
 def _scenarios_for(mode: str, wanted: list[str]) -> list[str]:
@@ -275,7 +277,7 @@ def _floor_device(floor: str, planner: str | None, mode: str) -> torch.device:
 
 _CHAIN_SHAPES: dict[tuple, tuple] = {}
 """(chain, device, bs, workload, table) -> (launch shape, every tried shape's us): the chain
-floor's fastest shape at that bs (:func:`conformance.bench.floors.best_chain_shape`)."""
+floor's fastest shape at that bs (:func:`conformance.bench.chain_floors.best_chain_shape`)."""
 
 
 def test_chain_floor(benchmark, chain: str, mode: str, bs: int, workload: str, request,
@@ -284,17 +286,17 @@ def test_chain_floor(benchmark, chain: str, mode: str, bs: int, workload: str, r
     kw = workload_kwargs(bs, workload, device, request.config)
     key = (chain, str(device), bs, workload, table_shape(request.config))
     if key not in _CHAIN_SHAPES:  # tried once per bs, then every mode and repeat uses it
-        _CHAIN_SHAPES[key] = floors.best_chain_shape(chain, kw)
+        _CHAIN_SHAPES[key] = chain_floors.best_chain_shape(chain, kw)
     shape, trials = _CHAIN_SHAPES[key]
-    eager, capturable = floors.chain_call(chain, kw, shape)
+    eager, capturable = chain_floors.chain_call(chain, kw, shape)
     benchmark.extra_info.update(floor=chain, chain=True, workload=workload,
-                                chain_shape=floors.shape_label(chain, shape),
+                                chain_shape=chain_floors.shape_label(chain, shape),
                                 chain_shape_trials=trials)
     _describe(benchmark, device)
     first, _ = _run(benchmark, capturable if mode == "replay" else eager, device, mode,
                     request.config)
     assert first > 0 and (benchmark.disabled or benchmark.stats.stats.median > 0)
-    seeds = kw[floors.SEEDS_NAME][:bs].tolist()  # the chain's loads, not the plan's
+    seeds = kw[chain_floors.SEEDS_NAME][:bs].tolist()  # the chain's loads, not the plan's
     want = _reference_plan(kw)[2]
     _refuse(benchmark, None if seeds == want else "chain floor: its loads are not the plan's seeds")
 

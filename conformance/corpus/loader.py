@@ -5,139 +5,39 @@ A file holds one case or a group (``{"group": ..., "defaults": {...}, "cases": [
 ``cases/<subject>/README.md``. Faults never stop the load: each becomes a
 :class:`~conformance.corpus.case_file.CaseFileError` that names the file and the JSON path, and
 every other case still loads; reading a file's JSON safely is
-:mod:`conformance.corpus.case_file`'s.
+:mod:`conformance.corpus.case_file`'s, the schema check :mod:`conformance.corpus.case_schema`'s,
+and a loaded case (:class:`~conformance.corpus.case_model.Case`)
+:mod:`conformance.corpus.case_model`'s.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass, field, replace
-from functools import cache
 from pathlib import Path
 
-import jsonschema
-
-from conformance.corpus.arrays import spec_len
-from conformance.corpus.case_file import CaseFileError, display_path, read_case_file
+from conformance.corpus.case_file import CaseFileError, read_case_file
+from conformance.corpus.case_model import DEFAULT_PINS, Case, make_case
+from conformance.corpus.case_schema import id_error, schema_error
 from conformance.corpus.checks import semantic_error
-from conformance.corpus.corpus_subject import CASE_SCHEMA_PATH, CASES_DIR as DEFAULT_CASES_DIR
-from conformance.corpus.corpus_subject import NAME as DEFAULT_SUBJECT
+from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.corpus_subject import element_rules as _element_rules
 from conformance.corpus.corpus_subject import hazards as _hazards
 from conformance.corpus.limits import MAX_FILE_PERMUTED_ELEMENTS, MAX_PERMUTED_ELEMENTS
-from conformance.corpus.rule_kinds import PINS, kind_of  # noqa: F401 - PINS: what a case may pin
-from conformance.corpus.schema_words import schema_message
+from conformance.corpus.rule_kinds import kind_of
 from conformance.paths import DIVERGENCES_DIRNAME
 
 OWN_FOLDER_HINT = ("a case in a folder of your own needs that folder: --extra-cases DIR (with the "
                    "corpus) or --cases DIR (instead of it)")
 """What an unknown case id's message adds (pytest's ``--case``, ``python -m conformance record``)."""
-REQUEST_INPUT_NAMES = _contract.REQUEST_INPUT_NAMES
 TABLE_NAME = _contract.TABLE_NAME
 case_rules = _element_rules.case_rules
 reached_rules = _element_rules.reached_rules
 findings = _hazards.findings
 hazard_tag_fault = _hazards.hazard_tag_fault
 tag_fault = _hazards.tag_fault
-out_of_contract = _hazards.out_of_contract
 
 HARNESS_BUG = "harness bug"
 """Starts the fault of a case on which the loader itself raised: the file may be fine."""
-
-DEFAULT_PINS = "contract"
-"""A case file that says nothing pins the contract (``cases/<subject>/schema.json``)."""
-
-
-@dataclass(frozen=True)
-class Step:
-    """One launch of a case: its inputs (case inputs merged with the step's), overrides, expectation."""
-
-    inputs: dict
-    overrides: list
-    expect: dict
-
-    @property
-    def bs(self) -> int:
-        return spec_len(self.inputs.get(REQUEST_INPUT_NAMES[0], []))
-
-    @property
-    def error(self) -> dict | None:
-        return self.expect.get("error")
-
-
-@dataclass(frozen=True)
-class Case:
-    """A loaded, checked case. ``path`` and ``json_path`` locate it for error messages;
-    ``subject`` names the kernel it pins (default the corpus subject); ``out_of_contract`` lists the rows
-    of spec section 6 its values reach (computed by the corpus subject's ``hazards.out_of_contract``;
-    non-empty only on cases tagged ``hazard``)."""
-
-    id: str
-    description: str
-    tags: tuple[str, ...]
-    source: dict
-    golden_check: str
-    entry: str
-    inputs: dict
-    steps: tuple[Step, ...]
-    derived: dict
-    allocate: dict
-    xfail: tuple[dict, ...]
-    needs_review: bool
-    path: Path
-    json_path: str
-    raw: dict = field(repr=False, compare=False)
-    subject: str = DEFAULT_SUBJECT
-    out_of_contract: tuple[str, ...] = ()
-    """Rows of spec section 6 this case's values reach (the corpus subject's
-    ``harness/hazards.py`` ROWS)."""
-    pins: str = DEFAULT_PINS
-    """What the case pins (spec section 8): one of :data:`PINS`."""
-
-    @property
-    def location(self) -> str:
-        return f"{display_path(self.path)}{'' if self.json_path == '$' else ' ' + self.json_path}"
-
-    @property
-    def write_req_capacity(self) -> int:
-        """Seed-buffer length: the case's, or the largest bs of its steps."""
-        given = self.inputs.get("write_req_capacity")
-        return given if given is not None else max(step.bs for step in self.steps)
-
-
-@cache
-def _validator() -> jsonschema.protocols.Validator:
-    schema = json.loads(CASE_SCHEMA_PATH.read_text())
-    return jsonschema.Draft202012Validator(schema)
-
-
-def known_tags() -> dict[str, str]:
-    """The declared tags and what each means, from ``cases/<subject>/schema.json``
-    (``$defs/tag``)."""
-    return {entry["const"]: entry["description"]
-            for entry in _validator().schema["$defs"]["tag"]["oneOf"]}
-
-
-def _schema_error(doc: object, ref: str) -> tuple[str, str] | None:
-    validator = _validator()
-    defs = validator.schema["$defs"]
-    sub = validator.evolve(schema={"$ref": ref, "$defs": defs})
-    error = jsonschema.exceptions.best_match(sub.iter_errors(doc))
-    if error is None:
-        return None
-    # Descend into oneOf branches to the most specific message: the branch that got deepest into
-    # the value (the one the author meant), except for a tag, whose branches are the declared tags.
-    while error.context and error.schema != defs["tag"]:
-        deepest = max(len(e.absolute_path) for e in error.context)
-        error = jsonschema.exceptions.best_match(
-            e for e in error.context if len(e.absolute_path) == deepest)
-    if error.schema == defs["tag"]:
-        return error.json_path, (f"unknown tag {error.instance!r}: the tags are declared in "
-                                 f"cases/{DEFAULT_SUBJECT}/schema.json ($defs/tag): "
-                                 f"{', '.join(known_tags())}")
-    return error.json_path, schema_message(error)
 
 
 def _merge_defaults(case: object, defaults: dict) -> object:
@@ -158,17 +58,8 @@ def _merge_defaults(case: object, defaults: dict) -> object:
     return merged
 
 
-def _id_error(raw: dict) -> tuple[str, str] | None:
-    """The id must match its schema pattern in full: jsonschema searches with Python's ``re``,
-    whose ``$`` also matches before a trailing newline."""
-    pattern = _validator().schema["$defs"]["id"]["pattern"]
-    if re.fullmatch(pattern.removeprefix("^").removesuffix("$"), raw["id"]):
-        return None
-    return "$.id", f"id {raw['id']!r} does not match {pattern!r} in full"
-
-
 def _check_case(raw: object, path: Path, prefix: str) -> Case | CaseFileError:
-    fault = _schema_error(raw, "#/$defs/case") or _id_error(raw) or semantic_error(raw)
+    fault = schema_error(raw, "#/$defs/case") or id_error(raw) or semantic_error(raw)
     if not fault:
         case = make_case(raw, path, prefix)
         found = findings(case)
@@ -186,7 +77,7 @@ def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
     if fault:
         return [], [fault]
     if isinstance(doc, dict) and "cases" in doc:
-        fault = _schema_error(doc, "#/$defs/group")
+        fault = schema_error(doc, "#/$defs/group")
         if fault:
             return [], [CaseFileError(path, *fault)]
         defaults = {**doc.get("defaults", {}), **({"subject": doc["subject"]}
@@ -242,28 +133,6 @@ def pins_fault(case: Case) -> tuple[str, str] | None:
     reached = ", ".join(sorted(kinds)) or "only the contract"
     return "$.pins", (f"pins {case.pins!r}, but no element or error of the case is decided by "
                       f"a {case.pins} rule (it reaches {reached}; spec §8)")
-
-
-def make_case(raw: dict, path: Path, json_path: str) -> Case:
-    """The :class:`Case` of one case dict ``raw`` that has passed the schema and the load-time
-    checks (group defaults already merged), located at ``path`` / ``json_path``. Used by the loader,
-    by fuzz (a generated plan) and by the isolation worker (a case sent as JSON)."""
-    inputs = raw.get("inputs", {})
-    if "steps" in raw:
-        steps = tuple(Step({**inputs, **s.get("inputs", {})}, s.get("overrides", []), s["expect"])
-                      for s in raw["steps"])
-    else:
-        steps = (Step(inputs, raw.get("overrides", []), raw["expect"]),)
-    case = Case(
-        id=raw["id"], description=raw["description"], tags=tuple(raw["tags"]),
-        source=raw["source"], golden_check=raw["golden_check"],
-        entry=raw.get("entry", "launcher"), inputs=inputs, steps=steps,
-        derived=raw.get("derived", {}), allocate=raw.get("allocate", {}),
-        xfail=tuple(raw.get("xfail", ())), needs_review=raw.get("needs_review", False),
-        path=path, json_path=json_path, raw=raw, subject=raw.get("subject", DEFAULT_SUBJECT),
-        pins=raw.get("pins", DEFAULT_PINS),
-    )
-    return replace(case, out_of_contract=tuple(out_of_contract(case)))
 
 
 def case_files(directory: Path) -> list[Path]:

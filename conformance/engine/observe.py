@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from conformance.corpus.loader import Case
+from conformance.corpus.case_model import Case
 from conformance.engine.inputs import GUARD, output_lengths
 from conformance.engine.object_text import error_fields
 from conformance.engine.steps import BuiltStep, CaseInputs, first_step, runs_of

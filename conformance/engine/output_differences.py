@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 
 from conformance.corpus.corpus_subject import element_rules as _element_rules
-from conformance.corpus.loader import Case
+from conformance.corpus.case_model import Case
 from conformance.corpus.subject import subject_of
 from conformance.engine.diff import differing_indices, field_diff
 from conformance.engine.failure_words import RAISES_WRITE_NOTHING

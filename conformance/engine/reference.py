@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from conformance.corpus.loader import Case
+from conformance.corpus.case_model import Case
 from conformance.engine.diff import field_diff
 from conformance.engine.steps import CaseInputs, RUNS
 from conformance.corpus.subject import CORPUS_SUBJECT, Subject, subject_of

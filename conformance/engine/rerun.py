@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conformance.corpus.entries import SHARED_PLANNERS
 from conformance.corpus.case_file import display_path
-from conformance.corpus.loader import Case
+from conformance.corpus.case_model import Case
 from conformance.paths import FROM_ELSEWHERE, RESULTS_RELPATH
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.corpus.corpus_subject import ENV as CORPUS_SUBJECT_ENV

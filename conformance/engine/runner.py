@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from conformance.corpus.loader import Case
+from conformance.corpus.case_model import Case
 from conformance.engine.judge import ConformanceFailure, judge
 from conformance.engine.observe import Observation, observe
 from conformance.engine.rerun import case_dir_arg, cases_dir_arg, rerun_command

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import torch
 
 from conformance.corpus.case_file import display_path
-from conformance.corpus.loader import Case, Step
+from conformance.corpus.case_model import Case, Step
 from conformance.engine.inputs import (
     GUARD,
     OutputBuffer,

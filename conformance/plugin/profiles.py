@@ -46,6 +46,7 @@ from conformance.corpus.manifest import (FAULT_DETECTORS, find_divergence, load_
                                          unknown_cases)
 from conformance.engine.verdict import DEFAULT_PROFILE, PROFILES, VerdictData, status_of
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
+from conformance.plugin.corpus_items import LOADED_CASES, CaseFileItem
 from conformance.plugin.one_call_items import judges_corpus
 from conformance.plugin.summary import WIDTH
 from conformance.reporting import divergence_profile
@@ -132,8 +133,6 @@ class ProfileJudge:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
-        from conformance.plugin.hooks import LOADED_CASES, CaseFileItem  # hooks registers this
-
         corpus = [i for i in items if hasattr(i, "case")]
         if not corpus or not judges_corpus(config):
             return  # the manifests name corpus cases: a run without that corpus checks none

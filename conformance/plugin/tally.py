@@ -130,7 +130,7 @@ class Summary:
                 mode = "shared"
             elif planner == LOAD:
                 mode = "-"
-            else:  # every planner's item carries its mode (plugin.hooks, plugin.one_call_items)
+            else:  # every planner's item carries its mode (corpus_items, one_call_items)
                 mode = self.modes.get(key) or "unavailable"
             counts = self.tally[key]
             rows.append([planner, mode, *[counts.get(o, 0) for o in OUTCOMES],

@@ -112,7 +112,7 @@ def _own_input(args: argparse.Namespace) -> str | None:
 
 def run_report(args: argparse.Namespace) -> int:
     """Run ``report``; returns the exit code (see the module docstring)."""
-    from conformance.reporting import compare, report
+    from conformance.reporting import compare, compare_render, compare_verdict, report, report_lines
     from conformance.reporting.bench_figures import BenchError
 
     clash = _own_input(args)
@@ -123,11 +123,11 @@ def run_report(args: argparse.Namespace) -> int:
         if args.compare:
             model = compare.compare(*args.compare)
             if args.format == "html":
-                _emit(compare.render_html(model), args.out, DEFAULT_COMPARE_HTML)
+                _emit(compare_render.render_html(model), args.out, DEFAULT_COMPARE_HTML)
             else:
                 fmt = "github" if args.format == "markdown" else "simple"
-                _emit(compare.render_markdown(model, fmt), args.out, None, args.format)
-            failed = compare.gate(model) if args.fail_on_regression else []
+                _emit(compare_render.render_markdown(model, fmt), args.out, None, args.format)
+            failed = compare_verdict.gate(model) if args.fail_on_regression else []
             if failed:  # also on stderr: the comparison may be going to a file
                 print(f"--fail-on-regression: {'; '.join(failed)}", file=sys.stderr)
             return 1 if model["incomplete"] or failed else 0
@@ -141,7 +141,7 @@ def run_report(args: argparse.Namespace) -> int:
             PublishError) as exc:
         print(f"error: {terminal_text(str(exc))}", file=sys.stderr)
         return 2
-    warning = report.warning(model)
+    warning = report_lines.warning(model)
     if warning:  # also on stderr: Markdown and text may be going to a file
         print(f"warning: {terminal_text(warning)}", file=sys.stderr)  # the file's text: escaped
     held = (model.get("bench") or {}).get("withheld")
@@ -151,17 +151,17 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def _write_report(model: dict, args: argparse.Namespace) -> None:
-    from conformance.reporting import report
+    from conformance.reporting import report_render
 
     if args.format == "text":
-        _emit(report.render_text(model), args.out, None, "text")
+        _emit(report_render.render_text(model), args.out, None, "text")
     elif args.format == "markdown":
-        _emit(report.render_markdown(model), args.out, None, "markdown")
+        _emit(report_render.render_markdown(model), args.out, None, "markdown")
     elif args.out or not args.publish:
-        _emit(report.render_html(model), args.out, DEFAULT_REPORT_HTML)
+        _emit(report_render.render_html(model), args.out, DEFAULT_REPORT_HTML)
     if args.publish:
         if args.publish.exists() and not args.publish.is_dir():
             raise OutputError(f"--publish {args.publish}: is a file; name a folder")
-        html = report.render_html(model)
+        html = report_render.render_html(model)
         for path in publish(args.publish, args.results, html, args.bench):
             print(f"published {path}")

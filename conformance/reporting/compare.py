@@ -22,7 +22,9 @@ became malformed, or that a run never reached), each side whose run is incomplet
 in NEW or missing from NEW. ``--fail-on-regression`` (:func:`gate`) fails on those, and also
 when no planner was compared or a planner only NEW ran has items not passing (no baseline).
 
-Rendered as HTML (``compare.html.j2``), Markdown for a pull-request comment, or text.
+This module builds the comparison as data (:func:`compare`); its headline and the gate are
+:mod:`conformance.reporting.compare_verdict`; it is rendered as HTML (``compare.html.j2``),
+Markdown for a pull-request comment, or text by :mod:`conformance.reporting.compare_render`.
 """
 
 from __future__ import annotations
@@ -30,23 +32,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tabulate import tabulate
-
 from conformance.corpus.text import natural_key
-from conformance.corpus.case_file import printable
 from conformance.corpus.entries import PSEUDO_PLANNERS
 from conformance.reporting.run_profile import weaker_profile
 from conformance.reporting import bench_figures as report_bench
 from conformance.reporting import compare_bench
-from conformance.reporting.compare_bench import bench_line
 from conformance.reporting.code_changes import changed_code, undigested_code
 from conformance.reporting.file_text import read_file_text
 from conformance.reporting.report import what_went_wrong
-from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, incomplete_reason, load_results
-
-MAX_ROWS = 60
-"""Rows per section in Markdown and text (a pull-request comment has a size limit)."""
 
 
 def load_side(path: Path) -> tuple[dict | None, list | None, str]:
@@ -160,163 +154,3 @@ def planner_sets(old: dict, new: dict) -> dict:
                                 and r["status"] in BAD),
             "left_out": sum(1 for doc in (old, new) for r in doc["results"]
                             if r.get("planner") in only)}
-
-
-def _different_sets(model: dict) -> dict | None:
-    """The model's ``planner_sets`` when a planner of one side has no counterpart on the other,
-    else None."""
-    sets = model.get("planner_sets")
-    return sets if sets and (sets["only_old"] or sets["only_new"]) else None
-
-
-def planner_line(model: dict) -> str:
-    """One line when the two runs ran different planners (empty when they ran the same)."""
-    sets = _different_sets(model)
-    if sets is None:
-        return ""
-    only = "; ".join(f"only in {side}: {', '.join(sets[key])}" for side, key in
-                     (("OLD", "only_old"), ("NEW", "only_new")) if sets[key])
-    on = f"the {len(sets['compared'])} planner(s) both ran ({', '.join(sets['compared'])})" \
-        if sets["compared"] else "no planner (only the shared validator/allocator rows)"
-    return (f"the runs ran different planners ({only}): compared on {on}, "
-            f"{sets['left_out']} item(s) of the others left out")
-
-
-def not_compared(model: dict, quote=str) -> str:
-    """The headline's first part when a planner of one side has no counterpart on the other:
-    ``not compared: OLD ran A only, NEW ran B only``, with the count of NEW's items of those
-    planners that do not pass (empty when both ran the same planners)."""
-    sets = _different_sets(model)
-    if sets is None:
-        return ""
-    sides = ", ".join(f"{side} ran {', '.join(map(quote, sets[key]))} only" for side, key in
-                      (("OLD", "only_old"), ("NEW", "only_new")) if sets[key])
-    bad = f" ({sets['new_only_bad']} of NEW's items of those not passing, with no baseline)" \
-        if sets["new_only_bad"] else ""
-    return f"not compared: {sides}{bad}"
-
-
-def nothing_compared(model: dict) -> bool:
-    """Both sides hold results and no planner (the shared pseudo planners aside) ran on both."""
-    sets = model.get("planner_sets")
-    return bool(model["has_results"] and sets is not None and not sets["compared"])
-
-
-SECTIONS = (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing"),
-            ("other_changes", "Other status changes"), ("appeared", "Appeared"),
-            ("disappeared", "Disappeared"))
-
-
-REGRESSIONS = ("newly_failing", "disappeared")
-"""The sections whose items are regressions (an incomplete side is one too)."""
-
-
-def regressions(model: dict) -> int:
-    """Newly failing and disappeared items, plus one per incomplete side, plus the benchmark
-    figures refused in NEW (not in OLD) or missing from NEW
-    (:func:`~conformance.reporting.compare_bench.regressions`)."""
-    found = sum(len(model[k]) for k in REGRESSIONS) if model["has_results"] else 0
-    return found + len(model["incomplete"]) + compare_bench.regressions(model)
-
-
-def gate(model: dict) -> list[str]:
-    """Why ``--fail-on-regression`` fails (empty: it passes): any regression
-    (:func:`regressions`); no planner compared (the shared pseudo planners aside: a gate that
-    compared nothing cannot pass); NEW's items of a planner OLD did not run that do not pass
-    (failures with no baseline are never taken for "not a regression")."""
-    why = []
-    if model.get("weaker_profile"):
-        why.append(model["weaker_profile"])
-    if regressions(model):
-        why.append(f"{regressions(model)} regression(s)")
-    if nothing_compared(model):
-        why.append("no planner compared")
-    if model.get("planner_sets") and model["planner_sets"]["new_only_bad"]:
-        why.append(f"{model['planner_sets']['new_only_bad']} item(s) not passing of a planner "
-                   "only NEW ran (no baseline)")
-    return why
-
-
-def headline(model: dict, quote=str) -> str:
-    """One line: the planners only one side ran (:func:`not_compared`), then the regressions (or
-    "no regressions", or "NO PLANNER COMPARED" when no planner ran on both sides), then the count
-    of each other kind of change; ``quote`` renders the planner names read from the files (a code
-    span each in Markdown)."""
-    titles = dict(SECTIONS)
-    bad = [f"{side} run INCOMPLETE ({reason})" for side, reason in model["incomplete"].items()]
-    if model["has_results"]:
-        bad += [f"{len(model[k])} {titles[k].lower()}" for k in REGRESSIONS]
-    bad += compare_bench.regression_parts(model)
-    count = regressions(model)
-    if count:
-        lead = f"{count} regression(s): {', '.join(bad)}"
-    elif nothing_compared(model):  # never "no regressions" of runs that share no planner
-        lead = f"NO PLANNER COMPARED: regressions cannot be told ({', '.join(bad)})"
-    else:
-        lead = f"no regressions ({', '.join(bad)})" if bad else ""
-    parts = [not_compared(model, quote), lead] if not_compared(model) else [lead]
-    parts.insert(0, model.get("weaker_profile") or "")
-    lead = "; ".join(p for p in parts if p)
-    parts = []
-    if model["has_results"]:
-        parts += [f"{len(model[k])} {title.lower()}" for k, title in SECTIONS
-                  if k not in REGRESSIONS]
-        parts.append(f"{model['unchanged']} unchanged")
-    if model["bench"] is not None:
-        parts.append(bench_line(model))
-    if model.get("changed_code"):
-        parts.append(f"planner code changed: {', '.join(map(quote, model['changed_code']))}")
-    if model.get("undigested"):
-        parts.append(f"no source digest of {', '.join(map(quote, model['undigested']))}: "
-                     "whether its code changed cannot be seen")
-    return "; ".join(p for p in (lead, ", ".join(parts)) if p)
-
-
-def _rows(entries: list[dict], fmt: str) -> list[list]:
-    if fmt == "github":  # untrusted text as code spans: never Markdown of its own
-        return [[code_span(e["id"]), f"{e['old_status']} -> {e['status']}" if "old_status" in e
-                 else e["status"], code_span(e["detail"][:160]) if e["detail"] else ""]
-                for e in entries[:MAX_ROWS]]
-    return [[e["id"], f"{e['old_status']} -> {e['status']}" if "old_status" in e
-             else e["status"], e["detail"][:160]] for e in entries[:MAX_ROWS]]
-
-
-def render_markdown(model: dict, fmt: str = "github") -> str:
-    """Markdown (``fmt="github"``, for a pull-request comment) or plain text (``"simple"``).
-    In plain text the control characters of names and messages from the two files are escaped,
-    never sent to the terminal."""
-    md = fmt == "github"
-    quote = code_span if md else str
-    sides = f"{quote(model['old'])} -> {quote(model['new'])}"
-    if model["incomplete"]:
-        sides += f" ({' and '.join(model['incomplete'])} INCOMPLETE)"
-    out = [f"{'## ' if md else ''}Conformance: {sides}", "",
-           headline(model, quote) or "nothing to compare"]
-    if planner_line(model):
-        out += ["", planner_line(model)]
-    for key, title in SECTIONS if model["has_results"] else ():
-        entries = model[key]
-        if not entries:
-            continue
-        out += ["", f"{'### ' if md else ''}{title} ({len(entries)})", "",
-                tabulate(_rows(entries, fmt), headers=["test", "status", "detail"], tablefmt=fmt)]
-        if len(entries) > MAX_ROWS:
-            out.append(f"... and {len(entries) - MAX_ROWS} more")
-        if key == "newly_failing" and md:
-            for e in entries[:10]:
-                out += ["", f"<details><summary><code>{html_text(e['id'])}</code></summary>",
-                        "", fenced(e["message"] or ""), "", "</details>"]
-    if model["bench"] is not None:
-        out += compare_bench.render(model, fmt, quote)
-    text = "\n".join(out)
-    return (text if md else "\n".join(printable(line) for line in text.split("\n"))) + "\n"
-
-
-def render_html(model: dict) -> str:
-    """The comparison as one self-contained page."""
-    from conformance.reporting.html_pages import environment
-
-    env = environment()
-    return env.get_template("compare.html.j2").render(sections=SECTIONS, headline=headline(model),
-                                                      planners=planner_line(model),
-                                                      lookup=model, **model)

@@ -1,12 +1,13 @@
-"""``python -m conformance report``: a results file (and benchmark JSON) as one page.
+"""``python -m conformance report``: a results file (and benchmark JSON) as one page's model.
 
-:func:`load_results` reads and schema-checks a results file written by
-:mod:`conformance.plugin.results_writer`; :func:`build` turns it into the page's model (summary per planner,
-the cases x planners matrix with failures first, every failure's report and rerun command, the
-error catalog x planners, the hazard cases, benchmarks: :mod:`conformance.reporting.bench_section`);
-:func:`render_html` (Jinja2 template
-``conformance/reporting/templates/report.html.j2``: inline CSS and SVG, a few lines of JavaScript, nothing
-fetched), :func:`render_text` (tabulate) and :func:`render_markdown` print it.
+A results file is read and schema-checked by
+:func:`conformance.reporting.results_format.load_results` (written by
+:mod:`conformance.plugin.results_writer`); :func:`build` turns it into the page's model (summary per
+planner, the cases x planners matrix with failures first, every failure's report and rerun
+command, the error catalog x planners, the hazard cases, benchmarks:
+:mod:`conformance.reporting.bench_section`). The lines every rendering shares (the warning, the
+run's command) are :mod:`conformance.reporting.report_lines`; the renderings (HTML, text,
+Markdown) are :mod:`conformance.reporting.report_render`.
 """
 
 from __future__ import annotations
@@ -14,25 +15,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tabulate import tabulate
-
-from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
-from conformance.corpus.corpus_subject import errors as _catalog
 from conformance.reporting import bench_section
 from conformance.reporting.run_profile import judged_on, profile_fault, run_profile_of
 from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
-from conformance.corpus.case_file import printable
 from conformance.corpus.text import kept, natural_key
 from conformance.reporting.freshness import stale_reasons, undigested
 from conformance.reporting import divergence_profile, error_table, failure_groups, verdict_view
-from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
 from conformance.corpus.corpus_subject import registry as _registry
-from conformance.engine.rerun import POISON_SEED_VARIABLE, RERUN_ENVIRONMENT, shell_command
 
 builtin_names = _registry.builtin_names
-CATALOG_FILE = _catalog.__name__.replace(".", "/") + ".py"
-"""The corpus subject's error catalog, as the page names it (``impls/<subject>/errors.py``)."""
 
 
 def anchor(*parts: str | None) -> str:
@@ -166,156 +158,3 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
     model.update(bench_section.section(bench, doc), incomplete=incomplete_reason(doc),
                  stale=stale_reasons(doc) if check_stale else [], undigested=undigested(doc))
     return model
-
-
-def warning(model: dict, quote=str) -> str | None:
-    """The report's first line when the results are not a whole run of this checkout's code;
-    ``quote`` renders each stale reason (it names commits and planners read from the file: a code
-    span each in Markdown). The incomplete reason holds only counts and an exit code."""
-    parts = []
-    if model["incomplete"]:
-        parts.append(f"INCOMPLETE RUN: {model['incomplete']}; only what finished is shown")
-    if model.get("profile_fault"):
-        parts.append(f"PROFILE NOT AS RECORDED: {quote(model['profile_fault'])}; read as "
-                     f"--profile {model['profile']}")
-    if model["stale"]:
-        parts.append(f"STALE RESULTS: {'; '.join(map(quote, model['stale']))}")
-    if model.get("undigested"):
-        parts.append(f"NO SOURCE DIGEST of {', '.join(map(quote, model['undigested']))}: a change "
-                     "to its code since the run cannot be seen")
-    held = (model.get("bench") or {}).get("withheld")
-    if held:
-        parts.append("BENCHMARK FIGURES WITHHELD: " + "; ".join(
-            f"{quote(name)}: {quote(why)}" for name, why in held.items()))
-    return " | ".join(parts) or None
-
-
-def run_command(doc: dict) -> str:
-    """The command that made the results document ``doc``, safe to paste into a shell: pytest with
-    its arguments, after the run's assignments of the variables a rerun needs (only those names:
-    the document is untrusted, so any other key is dropped, and values are quoted)."""
-    names = (*RERUN_ENVIRONMENT, POISON_SEED_VARIABLE)
-    env = doc.get("environment")
-    kept_env = {k: v for k, v in env.items() if k in names and isinstance(v, str)} \
-        if isinstance(env, dict) else {}
-    return shell_command(["pytest", *doc["args"]], kept_env)
-
-
-def no_error_case_line(catalog: list[dict], quote=str) -> str | None:
-    """The line that stands for the documented errors x planners table when no case of the run
-    expects an error of the corpus subject's catalog (:data:`CATALOG_FILE`, spec section 4): no
-    row of ``catalog`` (:func:`error_table.catalog`) has a case, as in a run of one valid case or
-    of another subject; None when one does. ``quote`` renders the catalog's path (a code span in
-    Markdown)."""
-    if any(row["cases"] for row in catalog):
-        return None
-    judged = f", so none of its {len(catalog)} ids was judged" if catalog else ""
-    return f"No case of this run expected a documented error of {quote(CATALOG_FILE)}{judged}."
-
-
-def render_html(model: dict) -> str:
-    """The self-contained page."""
-    from conformance.reporting.html_pages import environment
-
-    env = environment()
-    return env.get_template("report.html.j2").render(
-        **model, warning=warning(model), command=run_command(model["doc"]),
-        subjects=run_subjects(model["doc"]), corpus_subject=CORPUS_NAME,
-        catalog_file=CATALOG_FILE, no_error_cases=no_error_case_line(model["catalog"]))
-
-
-def run_subjects(doc: dict) -> list[str]:
-    """The subjects a results document holds results of, in name order (a result without a
-    ``subject`` is the corpus subject's; a non-string one, from an untrusted file, is left out)."""
-    found = [r.get("subject") or CORPUS_NAME for r in doc.get("results") or ()
-             if isinstance(r, dict)]
-    return sorted({s for s in found if isinstance(s, str)})
-
-
-def _summary_table(model: dict, fmt: str) -> str:
-    # In Markdown a planner name or mode read from a results file is untrusted: a code span each
-    cell = code_span if fmt == "github" else str
-    rows = [[cell(s["planner"]), cell(s["mode"]), *[s["counts"][k] for k in STATUSES],
-             f"{s['seconds']:.1f}"] for s in model["summary"]]
-    return tabulate(rows, headers=["planner", "mode", *STATUSES, "seconds"], tablefmt=fmt)
-
-
-def _head(model: dict, quote=str) -> str:
-    """The line under the title; ``quote`` renders each fingerprint field read from the file
-    (:func:`~conformance.reporting.markdown.code_span` in Markdown: a host named
-    ``# ALL PASSED`` or ``![x](y)`` stays text)."""
-    fp = model["fingerprint"]
-    state = "INCOMPLETE" if model["incomplete"] else "complete"
-    results = "1 result" if model["total"] == 1 else f"{model['total']} results"
-    return (f"{results}, {model['bad']} not passing; run {state}, "
-            f"{quote(str(fp['date']))}, commit {quote((fp['commit'] or 'unknown')[:12])}"
-            f"{' (dirty)' if fp.get('dirty') else ''}, host {quote(str(fp['host']))}, "
-            f"GPU {quote(str(fp['gpu']))}; judged: {model['judged_on']}")
-
-
-def render_text(model: dict) -> str:
-    """The terminal rendering: summary per planner, failures with rerun commands, catalog gaps.
-    Control characters a results file holds (an ESC in a hand-edited planner name or message) are
-    escaped, never sent to the terminal."""
-    out = [line for line in (warning(model),) if line]
-    out += [_head(model), "", _summary_table(model, "simple")]
-    out += ["", *lines] if (lines := failure_groups.terminal_lines(model["failure_groups"])) else []
-    for judged, title in ((False, "not passing:"), (True, "judged, not failed:")):
-        listed = [f for f in model["failures"] if f["judged"] == judged]
-        if listed:
-            out += ["", title]
-            out += [f"  {f['status']:<7} {f['id']}: {f['summary']}"
-                    + (f" ({f['rules']})" if f["rules"] else "") + f"\n          {f['rerun']}"
-                    for f in listed]
-    uncovered = [c["id"] for c in model["catalog"] if not c["cases"]]
-    none_expected = no_error_case_line(model["catalog"])
-    out += ["", none_expected or f"error catalog: {len(model['catalog']) - len(uncovered)} of "
-                                 f"{len(model['catalog'])} ids covered by this run's cases"
-                                 + (f"; not in this run: {', '.join(uncovered)}" if uncovered
-                                    else "")]
-    failing = error_table.failing_lines(model["catalog"])
-    if failing:
-        out += ["documented error steps failed (cases that raised it as documented / judged):"]
-        out += [f"  {line}" for line in failing]
-    else:
-        out += ["documented error steps: none failed"]
-    if model["bench"]:
-        out += bench_section.text_lines(model["bench"])
-    return "\n".join(printable(line) for line in "\n".join(out).split("\n")) + "\n"
-
-
-def render_markdown(model: dict) -> str:
-    """A Markdown summary (for a pull request or a CI job summary): what did not pass first, then
-    what was judged and not failed, then the tables (divergence profile, documented errors,
-    benchmarks)."""
-    title = "## Conformance" + (f": {warning(model, code_span)}" if warning(model) else "")
-    out = [title, "", _head(model, code_span), "", f"Run: {code_span(run_command(model['doc']))}",
-           "", _summary_table(model, "github")]
-    bad = [f for f in model["failures"] if not f["judged"]]
-    if bad:
-        out += ["", "### Not passing", "", *failure_groups.markdown_lines(model["failure_groups"]),
-                ""]
-        for f in bad:
-            out += [f"<details><summary><b>{f['status']}</b> <code>{html_text(f['id'])}</code>: "
-                    f"{html_text(f['summary'])}</summary>", "", fenced(f["message"] or ""), "",
-                    f"Rerun: {code_span(f['rerun'])}", "", "</details>", ""]
-    judged = [r for r in model["doc"]["results"] if r["status"] in JUDGED]
-    if judged:
-        out += ["", "### Judged, not failed", "", tabulate(
-            [[r["status"], code_span(r["id"]),
-              code_span((kept(r["message"]) or "").splitlines()[0]),
-              code_span(what_went_wrong(r)),
-              code_span(rules) if (rules := verdict_view.rules(r)) else ""]
-             for r in judged], headers=["status", "test", "why", "what", "rules"],
-            tablefmt="github")]
-    out += ["", "### Divergence profile (spec §6)", "",
-            divergence_profile.table_or_line(model["divergence"], "github")]
-    out += ["", "### Documented errors x planners", ""]
-    none_expected = no_error_case_line(model["catalog"], code_span)
-    out += [none_expected] if none_expected else [
-        "Per planner: cases whose every step expecting the error raised it exactly / cases "
-        "judged (a crash, timeout or skip is not judged).", "",
-        error_table.render(model["catalog"], model["catalog_planners"], "github")]
-    if model["bench"]:
-        out += ["", "### Benchmarks", *bench_section.goal_lines(model["bench"], "github")]
-    return "\n".join(out).rstrip("\n") + "\n"

@@ -33,7 +33,7 @@ from conformance.corpus.corpus_subject import FOUND_CASES_DIR
 from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.corpus_subject import hazards as _hazards
 from conformance.corpus.corpus_subject import registry as _registry
-from conformance.corpus.loader import make_case
+from conformance.corpus.case_model import make_case
 from conformance.engine.runner import Target, cases_dir_arg
 from conformance.engine.runner import rerun_command as runner_rerun
 from conformance.robustness.found_cases import found_id, place

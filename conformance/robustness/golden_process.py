@@ -104,7 +104,7 @@ def golden_process() -> GoldenProcess:
 
 
 def _serve(stdin, stdout) -> None:
-    from conformance.corpus.loader import make_case
+    from conformance.corpus.case_model import make_case
     from conformance.engine.reference import record_expectations
 
     for line in stdin:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import torch
 
 from conformance.corpus.corpus_subject import contract as _contract
-from conformance.corpus.loader import Case
+from conformance.corpus.case_model import Case
 from conformance.corpus.text import counted
 from conformance.engine.inputs import poison_seed
 from conformance.engine.observe import Raised, ReportedRaise, observe

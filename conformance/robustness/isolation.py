@@ -33,7 +33,7 @@ import time
 from conformance.engine.rerun import POISON_SEED_VARIABLE
 from conformance.robustness.isolation_worker import MARK
 from conformance.robustness.sanitizer import AccessError, parse_memcheck
-from conformance.robustness.shared_tensors import send
+from conformance.robustness.worker_socket import send
 from conformance.robustness.worker_process import LINGER_SECONDS, WorkerProcess, _json_or_none
 from impls.source_file import child_pythonpath
 

@@ -15,7 +15,8 @@ replies go to file descriptor ``N`` (one JSON object per line, the harness never
 The handshake comes on stdin: ``{"hello": {"protocol": P, "planner": NAME}}``; the worker replies
 ``{"ready": true, "protocol": P, "pid": ..., "sandbox": ...}`` when it speaks :data:`PROTOCOL`, else
 ``{"refused": "<why>"}`` and exits with status 2. Then requests come on the Unix socket ``M``
-(pickled, with file descriptors: :mod:`conformance.robustness.shared_tensors`):
+(pickled, with file descriptors: :mod:`conformance.robustness.worker_socket`; the tensors:
+:mod:`conformance.robustness.shared_tensors`):
 
 * ``{"begin": n, "device": D}``: a case starts (no reply); the worker prints ``MARK begin n`` to its
   stdout (:data:`MARK`, for compute-sanitizer's report) and snapshots torch's global state.
@@ -29,7 +30,7 @@ The handshake comes on stdin: ``{"hello": {"protocol": P, "planner": NAME}}``; t
 * ``{"end": n}``: the worker prints ``MARK end n`` and replies ``{"status": "ended",
   "state_changed": [...]}`` (:mod:`conformance.robustness.torch_state`, then every change a call
   of the case made to its arguments' tensor objects: :meth:`~conformance.robustness.
-  shared_tensors.Receiver.altered`); it exits when state changed, so that the next case gets a
+  shared_receiver.Receiver.altered`); it exits when state changed, so that the next case gets a
   clean process.
 
 The worker never sees a case: no id, no file, no golden, no expected value, not the judge nor the
@@ -122,7 +123,8 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
     import torch  # noqa: F401 - loaded before the first case, not inside its timeout
 
     from conformance.robustness import torch_state
-    from conformance.robustness.shared_tensors import Receiver, receive, version_bumps
+    from conformance.robustness.shared_receiver import Receiver, version_bumps
+    from conformance.robustness.worker_socket import receive
     from conformance.corpus.corpus_subject import registry as _registry
     get_planner = _registry.get_planner
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.corpus.corpus_subject import registry as _registry
-from conformance.corpus.loader import Case, make_case
+from conformance.corpus.case_model import Case, make_case
 from conformance.engine.runner import ConformanceFailure, Target, resolve_device, run_case
 from conformance.engine.verdict import FAILING, PROFILES, status_of
 from conformance.robustness.golden_process import golden_process

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from conformance.corpus.loader import Case
+from conformance.corpus.case_model import Case
 from conformance.engine.runner import Target
 from conformance.engine.steps import first_step
 from conformance.corpus.subject import subject_of

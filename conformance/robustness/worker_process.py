@@ -24,7 +24,7 @@ from conformance.robustness.isolation_worker import MARK, PROTOCOL
 from conformance.robustness.shepherd import CLEAN_UP
 from conformance.robustness.after_last_call import (  # noqa: F401 (the worker's names)
     END_SECONDS, LINGER_SECONDS, AfterLastCall, signal_name)
-from conformance.robustness.shared_tensors import socket_pair
+from conformance.robustness.worker_socket import socket_pair
 
 STARTUP_TIMEOUT = 300.0
 """Seconds the worker may take to import torch and the harness (not counted in a case's timeout)."""

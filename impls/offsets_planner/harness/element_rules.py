@@ -192,7 +192,7 @@ def _step_rules(step, bs: int, capacity: int, verify_capacity: int, table: Table
 
 def case_rules(case) -> list[StepRules]:
     """One :class:`StepRules` per step of ``case`` (a loaded
-    :class:`conformance.corpus.loader.Case`); a validator or allocate case has one step, whose
+    :class:`conformance.corpus.case_model.Case`); a validator or allocate case has one step, whose
     error the contract decides.
 
     Raises:

@@ -148,7 +148,7 @@ def _request_findings(r: int, rpi: int, prefix: int, extend: int, window: int,
 
 
 def findings(case) -> list[Finding]:
-    """Every request of ``case`` (a loaded :class:`conformance.corpus.loader.Case`) that reaches a
+    """Every request of ``case`` (a loaded :class:`conformance.corpus.case_model.Case`) that reaches a
     row of :data:`ROWS`, step by step, in order.
 
     Raises:
@@ -177,7 +177,7 @@ def out_of_contract(case) -> list[str]:
     """Which rows of spec section 6 ``case`` reaches: keys of :data:`ROWS`, each once, in the
     spec's order; ``[]`` for a case whose values are all in contract.
 
-    ``case`` is a loaded :class:`conformance.corpus.loader.Case` (its ``entry``, ``inputs``,
+    ``case`` is a loaded :class:`conformance.corpus.case_model.Case` (its ``entry``, ``inputs``,
     ``steps`` and ``raw`` are read). The loader stores the result as ``Case.out_of_contract``.
     """
     reached = {f.row for f in findings(case)}

@@ -190,7 +190,7 @@ RULES: dict[str, Callable[[object], str | None]] = {
     "zero-size": _zero_size,
     "negative": _negative,
 }
-"""Tag -> rule: the rule takes a loaded :class:`conformance.corpus.loader.Case` (its ``entry``,
+"""Tag -> rule: the rule takes a loaded :class:`conformance.corpus.case_model.Case` (its ``entry``,
 ``inputs``, ``steps``, ``derived``, ``allocate``) and returns None when the case's data bears the
 tag out, else what the data lacks (one clause)."""
 

@@ -25,7 +25,7 @@ import torch
 from conformance.bench import timing as gt
 from conformance.fingerprint import fingerprint_text
 from conformance.bench import workloads
-from conformance.bench.floors import empty_numba_kernel
+from conformance.bench.floor_modules import empty_numba_kernel
 
 SIZES = (1, 64, 512, 4096)
 CALLS_PER_GRAPH = 20

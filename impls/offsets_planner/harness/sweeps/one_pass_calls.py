@@ -42,7 +42,7 @@ def chain_floors(framework: str, bs: int) -> list[Entry]:
         shapes = [(b, w) for b, w in ((32, 1), (64, 1), (64, 2), (128, 2), (128, 4), (256, 4),
                                       (256, 8), (512, 4), (512, 8), (1024, 8)) if b <= top]
         return [("chain floor", f"BLOCK {b}, {w} warps", _triton_chain(b, w)) for b, w in shapes]
-    from conformance.bench.floors import POINTERS, launch_shape_text
+    from conformance.bench.chain_floors import POINTERS, launch_shape_text
 
     shapes = [(t, None) for t in (32, 64, 128, 256, 512, 1024) if t <= top] + [
         (t, POINTERS) for t in (32, 64, 128) if t <= top]
@@ -64,10 +64,10 @@ def _triton_chain(block: int, warps: int) -> Make:
 
 
 def _numba_chain(threads: int, style: str | None = None) -> Make:
-    """The ``chain-numba`` floor's call (:func:`conformance.bench.floors.chain_call`): Numba
-    arrays, or raw pointers with ``style`` :data:`conformance.bench.floors.POINTERS`."""
+    """The ``chain-numba`` floor's call (:func:`conformance.bench.chain_floors.chain_call`): Numba
+    arrays, or raw pointers with ``style`` :data:`conformance.bench.chain_floors.POINTERS`."""
     def make(kw):
-        from conformance.bench.floors import chain_call
+        from conformance.bench.chain_floors import chain_call
 
         return chain_call("chain-numba", kw, (threads, style))[1]
     return make

@@ -31,7 +31,7 @@ from conformance.bench import timing as gt
 from conformance.fingerprint import fingerprint_text  # noqa: E402
 
 from conformance.bench import workloads  # noqa: E402
-from conformance.bench.floors import empty_triton_kernel  # noqa: E402
+from conformance.bench.floor_modules import empty_triton_kernel  # noqa: E402
 
 try:
     import triton

@@ -1,0 +1,62 @@
+"""A case file checked against ``cases/<subject>/schema.json`` (jsonschema, draft 2020-12): the
+most specific fault of a value as ``(JSON path, message)`` (:func:`schema_error`, worded by
+:mod:`conformance.corpus.schema_words`), an id that matches its pattern in full
+(:func:`id_error`), and the declared tags (:func:`known_tags`). Used by
+:mod:`conformance.corpus.loader`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+
+import jsonschema
+
+from conformance.corpus.corpus_subject import CASE_SCHEMA_PATH
+from conformance.corpus.corpus_subject import NAME as DEFAULT_SUBJECT
+from conformance.corpus.schema_words import schema_message
+
+
+@cache
+def _validator() -> jsonschema.protocols.Validator:
+    schema = json.loads(CASE_SCHEMA_PATH.read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def known_tags() -> dict[str, str]:
+    """The declared tags and what each means, from ``cases/<subject>/schema.json``
+    (``$defs/tag``)."""
+    return {entry["const"]: entry["description"]
+            for entry in _validator().schema["$defs"]["tag"]["oneOf"]}
+
+
+def schema_error(doc: object, ref: str) -> tuple[str, str] | None:
+    """``(JSON path, message)`` of the most specific fault of ``doc`` against the schema's
+    definition ``ref`` (``#/$defs/case``, ``#/$defs/group``), or None when it conforms."""
+    validator = _validator()
+    defs = validator.schema["$defs"]
+    sub = validator.evolve(schema={"$ref": ref, "$defs": defs})
+    error = jsonschema.exceptions.best_match(sub.iter_errors(doc))
+    if error is None:
+        return None
+    # Descend into oneOf branches to the most specific message: the branch that got deepest into
+    # the value (the one the author meant), except for a tag, whose branches are the declared tags.
+    while error.context and error.schema != defs["tag"]:
+        deepest = max(len(e.absolute_path) for e in error.context)
+        error = jsonschema.exceptions.best_match(
+            e for e in error.context if len(e.absolute_path) == deepest)
+    if error.schema == defs["tag"]:
+        return error.json_path, (f"unknown tag {error.instance!r}: the tags are declared in "
+                                 f"cases/{DEFAULT_SUBJECT}/schema.json ($defs/tag): "
+                                 f"{', '.join(known_tags())}")
+    return error.json_path, schema_message(error)
+
+
+def id_error(raw: dict) -> tuple[str, str] | None:
+    """The id must match its schema pattern in full: jsonschema searches with Python's ``re``,
+    whose ``$`` also matches before a trailing newline."""
+    pattern = _validator().schema["$defs"]["id"]["pattern"]
+    if re.fullmatch(pattern.removeprefix("^").removesuffix("$"), raw["id"]):
+        return None
+    return "$.id", f"id {raw['id']!r} does not match {pattern!r} in full"
