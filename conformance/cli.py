@@ -55,6 +55,7 @@ from conformance.corpus.loader import OWN_FOLDER_HINT, load_corpus
 from conformance.corpus.jsonfmt import dumps
 from conformance.paths import INSTALLED, PACKAGED_DATA
 from conformance.reporting.command import add_report_parser
+from conformance.plugin.case_folders import given as folders_given
 from conformance.plugin.extra_cases import with_extra_cases
 from conformance.upstream import command as upstream_command
 from conformance.upstream import entries_command as upstream_entries_command
@@ -251,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{late} goes before the subcommand: python -m conformance {late} DIR "
                      "COMMAND ...")
     args = parser.parse_args(argv)
+    args.case_folders = folders_given(args.cases, args.extra_cases)  # as given, for a command's rerun
     args.cases = with_extra_cases(args.cases, args.extra_cases)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     return args.func(args)

@@ -201,6 +201,21 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
+def rerun_command(args: argparse.Namespace) -> str:
+    """The ``python -m conformance ... repro`` command that writes this script again, for its
+    ``ABOUT["written_by"]``: the case folders as the command line gave them (``--cases DIR`` and
+    ``--extra-cases DIR``, in that order, before the subcommand: ``args.case_folders`` of
+    :func:`conformance.cli.main`), so that a case of an ``--extra-cases`` folder is found beside
+    the corpus again; without ``case_folders``, the folded ``args.cases`` as ``--cases``."""
+    folders = getattr(args, "case_folders", None)
+    if folders is None:
+        folders = [("--cases", d) for d in args.cases or []]
+    return shlex.join(["python", "-m", "conformance",
+                       *[a for option, d in folders for a in (option, display_path(d))],
+                       "repro", args.case, "--planner", args.planner,
+                       *(["--note", args.note] if args.note else [])])
+
+
 def run(args: argparse.Namespace) -> int:
     fault = planner_name_error(args.planner)
     if fault:
@@ -219,10 +234,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {args.case} is a {case.entry} case: only launcher cases call a planner",
               file=sys.stderr)
         return 2
-    command = shlex.join(["python", "-m", "conformance",
-                          *[a for d in (args.cases or []) for a in ("--cases", display_path(d))],
-                          "repro", args.case, "--planner", args.planner,
-                          *(["--note", args.note] if args.note else [])])
+    command = rerun_command(args)
     try:
         text = render(case, args.planner, command, args.note)
     except (UnknownPlanner, RuntimeError) as exc:

@@ -81,6 +81,46 @@ def test_repro_refuses_unknown_case_and_non_launcher_case():
     assert proc.returncode == 2 and "is a validator case" in proc.stderr
 
 
+def _written_by(script) -> str:
+    """The command the script says wrote it (its ``ABOUT["written_by"]``)."""
+    line = next(ln for ln in script.read_text().splitlines() if ln.startswith("ABOUT = "))
+    return json.loads(ast.literal_eval(line.removeprefix("ABOUT = json.loads(")[:-1]))["written_by"]
+
+
+def _own_case_folder(tmp_path, name: str, case_id: str):
+    """A folder of one case file: the corpus case spec7-no-prefix under id ``case_id``."""
+    from conformance.corpus.loader import load_corpus
+
+    raw = next(c.raw for c in load_corpus()[0] if c.id == "spec7-no-prefix")
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / f"{case_id}.json").write_text(json.dumps({**raw, "id": case_id}))
+    return folder
+
+
+def test_repro_of_an_extra_cases_case_names_extra_cases_in_its_command(tmp_path):
+    """A case found through ``--extra-cases DIR`` is rewritten with ``--extra-cases DIR`` (beside
+    the corpus), never ``--cases DIR`` (instead of it), and the corpus folder is not added."""
+    mine = _own_case_folder(tmp_path, "mine", "mine-no-prefix")
+    out = tmp_path / "repro.py"
+    proc = cli("--extra-cases", str(mine), "repro", "mine-no-prefix", "--planner", "python",
+               "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert _written_by(out) == (f"python -m conformance --extra-cases {mine} repro "
+                                "mine-no-prefix --planner python")
+
+
+def test_repro_keeps_cases_and_extra_cases_as_given(tmp_path):
+    only = _own_case_folder(tmp_path, "only", "only-no-prefix")
+    extra = _own_case_folder(tmp_path, "extra", "extra-no-prefix")
+    out = tmp_path / "repro.py"
+    proc = cli("--extra-cases", str(extra), "--cases", str(only), "repro", "extra-no-prefix",
+               "--planner", "python", "--note", "a note", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert _written_by(out) == (f"python -m conformance --cases {only} --extra-cases {extra} "
+                                "repro extra-no-prefix --planner python --note 'a note'")
+
+
 def test_manifest_draft_from_a_results_file(tmp_path):
     from tests.subproc import run_pytest
 
