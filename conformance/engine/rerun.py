@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
+from collections.abc import Callable
+from importlib.machinery import PathFinder
 from pathlib import Path
 
 from conformance.corpus.entries import SHARED_PLANNERS
 from conformance.corpus.case_file import display_path
 from conformance.corpus.case_model import Case
-from conformance.paths import FROM_ELSEWHERE, RESULTS_RELPATH
+from conformance.paths import FROM_ELSEWHERE, REPO_ROOT, RESULTS_RELPATH
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.corpus.corpus_subject import ENV as CORPUS_SUBJECT_ENV
 from impls.source_file import PLANNER_PATH_ENV, planner_folders
@@ -45,6 +48,69 @@ the planner, stays off pytest's own path; the planner is found through
 ``$CONFORMANCE_PLANNER_PATH``, which the rerun carries)."""
 
 
+def package_found_without(entries: list[str]) -> Path | None:
+    """The folder ``import conformance`` would find the package in, in this interpreter, with the
+    folders ``entries`` (and the checkout root) off ``sys.path``: what a fresh ``pytest`` started
+    without them imports through the project's ``pytest11`` entry point before the root
+    ``conftest.py`` puts the root on its path; None when no finder has it (a checkout that is not
+    installed: that ``conftest.py`` then loads the package from the root). Asks ``sys.meta_path``'s
+    finders as an import would (an editable install's finder included), imports nothing."""
+    gone = {os.path.realpath(e or ".") for e in [*entries, str(REPO_ROOT)]}
+    path = [p for p in sys.path if os.path.realpath(p or ".") not in gone]
+    for finder in sys.meta_path:
+        try:
+            spec = (PathFinder.find_spec("conformance", path) if finder is PathFinder
+                    else finder.find_spec("conformance", None))
+        except Exception:  # noqa: BLE001 - a finder that cannot answer finds nothing here
+            continue
+        if spec is not None and spec.submodule_search_locations:
+            return Path(list(spec.submodule_search_locations)[0]).parent
+    return None
+
+
+def rerun_pythonpath(pythonpath: str | None, from_elsewhere: bool | None = None,
+                     root: Path | None = None,
+                     found_without: Callable[[list[str]], Path | None] | None = None
+                     ) -> str | None:
+    """The ``PYTHONPATH`` a rerun command carries for a run that had ``pythonpath``: without its
+    entries that name the checkout root ``root`` (``""`` and ``.`` among them: the process started
+    there) when the rerun works without them, that is when it runs from that root (not
+    ``from_elsewhere``: ``pytest conformance/`` there loads the package, and the ``tests.`` planners,
+    through the root ``conftest.py``) and, without them, the package would be found in that
+    checkout or nowhere (:func:`package_found_without`; another checkout's editable install would
+    run its code instead); None when no entry is left. Every other entry (an external planner's
+    folder) is kept, and so is the whole value otherwise (README "Reports": a rerun needs no
+    ``PYTHONPATH`` of its own from a checkout). Defaults: this process's :data:`FROM_ELSEWHERE`,
+    :data:`~conformance.paths.REPO_ROOT` and :func:`package_found_without`."""
+    from_elsewhere = FROM_ELSEWHERE if from_elsewhere is None else from_elsewhere
+    root = REPO_ROOT if root is None else root
+    found_without = package_found_without if found_without is None else found_without
+    if not pythonpath or from_elsewhere:
+        return pythonpath
+    entries = pythonpath.split(os.pathsep)
+    here = os.path.realpath(root)
+    kept = [e for e in entries if os.path.realpath(e or ".") != here]
+    if len(kept) == len(entries):
+        return pythonpath
+    found = found_without(entries)
+    if found is not None and os.path.realpath(found) != here:
+        return pythonpath
+    return os.pathsep.join(kept) or None
+
+
+def rerun_environment(environment: dict[str, str]) -> dict[str, str]:
+    """``environment`` (a run's :data:`RUN_ENVIRONMENT`) as a rerun command of this process carries
+    it: ``PYTHONPATH`` through :func:`rerun_pythonpath`, left out when nothing is left of it."""
+    out = dict(environment)
+    if "PYTHONPATH" in out:
+        path = rerun_pythonpath(out["PYTHONPATH"])
+        if path is None:
+            del out["PYTHONPATH"]
+        else:
+            out["PYTHONPATH"] = path
+    return out
+
+
 def shell_word(word: str) -> str:
     """``word`` quoted for a shell: :func:`shlex.quote`, or, where it holds a character that is not
     printable (ESC, a newline, a bidi override), bash's ``$'...'`` with each such character as an
@@ -71,7 +137,8 @@ def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None,
 
     ``cases_dir`` is the directory to load the case from when it is not in the default corpus.
     The command writes its own results file (:data:`RERUN_RESULTS`), never the full run's, and
-    carries ``environment`` (default :data:`RUN_ENVIRONMENT` and :data:`RUN_SETTINGS`); ``extra``:
+    carries ``environment`` (default :data:`RUN_ENVIRONMENT` and :data:`RUN_SETTINGS`, its
+    ``PYTHONPATH`` as :func:`rerun_environment` keeps it); ``extra``:
     options that pick the case's subject (``--subject NAME``, ``--subject-module MODULE``).
     """
     argv = list(CORPUS_COMMAND) + list(extra)
@@ -81,7 +148,7 @@ def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None,
         argv += ["--cases", display_path(cases_dir)]
     argv += ["--case", case_id, "--results", str(RERUN_RESULTS).format(case=case_id)]
     if environment is None:  # this run's own command: its fills too
-        environment = {**RUN_ENVIRONMENT, **RUN_SETTINGS}
+        environment = rerun_environment({**RUN_ENVIRONMENT, **RUN_SETTINGS})
     return shell_command(argv, environment)
 
 
@@ -95,7 +162,8 @@ def list_cases_command(folders: list[Path], environment: dict[str, str] | None =
             *(word for folder in folders for word in ("--cases", display_path(folder))),
             *(word for folder in extra for word in ("--extra-cases", display_path(folder))),
             "cases"]
-    return shell_command(argv, RUN_ENVIRONMENT if environment is None else environment)
+    return shell_command(argv, rerun_environment(RUN_ENVIRONMENT) if environment is None
+                         else environment)
 
 
 def cases_dir_arg(directory: Path) -> Path | None:
