@@ -22,12 +22,11 @@ Fooled before this review, fixed here:
   case's inputs or fills. Now every dict, list, set and bytearray the watched namespaces hold is
   snapshotted by contents (conformance/engine/namespaces.py), set back and recorded.
 
-Not fixed, kept as strict xfails (each the verdict the harness should give): a thread of the
-planner that changes process state after the worker's last case ended (its state is read at the
-case's end only); a planner that forges the worker's state report (it runs in the worker's
-process, where the check is; README, "What is still not guaranteed"); a folder put first on
-``sys.path`` (not read: a planner's first import adds folders there legitimately, as
-``setuptools`` does, and so can no check tell a shadowing one).
+Not fixed here, strict xfails until tests/test_hostile18.py fixed them: a thread of the planner
+that changes process state after the worker's last case ended, and a planner that forges the
+worker's state report (both now seen where the kernel shows the state in ``/proc``: the umask, the
+main thread's blocked and ignored signals, the resource limits), and a folder put first on
+``sys.path`` (one put ahead of an old entry is now a change, one appended is not).
 """
 
 from __future__ import annotations
@@ -241,14 +240,13 @@ def test_the_late_umask_planner_harms_its_caller():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="process state is read at a case's begin and end: a "
-                   "thread that changes it after the worker's last case ended is never "
-                   "compared (fix: read it once more after --isolate-linger, a change then "
-                   "failing that case, as a late write does)")
 def test_a_thread_that_changes_state_after_the_last_case_fails(tmp_path):
+    """Fixed in tests/test_hostile18.py (was a strict xfail): the harness reads the worker's
+    umask in /proc once more after the linger (conformance/robustness/outside_view.py)."""
     code, out, statuses = planted_run(tmp_path, f"{STATE}:changes_umask_after_its_last_call",
                                       CASE)
     assert code == 1 and statuses == {CASE: "fail"}, (code, statuses, out[-3000:])
+    assert "umask: " in out and " -> 0000" in out, out[-3000:]
 
 
 def test_the_forging_planner_harms_its_caller():
@@ -260,11 +258,9 @@ def test_the_forging_planner_harms_its_caller():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the worker's state report comes from the planner's own "
-                   "process, where it rebinds the check (README, 'What is still not "
-                   "guaranteed'; fix: read what the kernel shows of the worker, its umask and "
-                   "limits in /proc, from pytest's process)")
 def test_a_planner_that_forges_its_state_report_fails(tmp_path):
+    """Fixed in tests/test_hostile18.py (was a strict xfail): the umask is read in /proc by the
+    harness, not reported by the worker (conformance/robustness/outside_view.py)."""
     code, out, statuses = planted_run(tmp_path, f"{STATE}:forges_its_state_report", CASE)
     assert code == 1 and statuses == {CASE: "fail"}, (code, statuses, out[-3000:])
 
@@ -278,10 +274,9 @@ def test_the_shadowing_planner_harms_its_caller():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="sys.path is not read: a planner's first import adds "
-                   "folders there as setuptools does (fix: a folder put ahead of the standard "
-                   "library's fails the case)")
 def test_a_planner_that_puts_a_folder_first_on_sys_path_fails(tmp_path):
+    """Fixed in tests/test_hostile18.py (was a strict xfail): a folder put ahead of one that was
+    there is a change (conformance/robustness/import_state.py); one appended is not."""
     code, out, statuses = planted_run(tmp_path, f"{STATE}:prepends_a_shadowing_folder", CASE)
     assert code == 1 and statuses == {CASE: "fail"}, (code, statuses, out[-3000:])
 

@@ -27,7 +27,7 @@ from conformance.plugin.isolated_outcome import RERUN_ISOLATED, isolated_rerun
 
 AFTER = "after_last_call"
 """The user property (and results-file field) that names what the planner did after the case's
-last call: ``death``, ``hang``, ``write-inside`` or ``write-outside``."""
+last call: ``death``, ``hang``, ``write-inside``, ``write-outside`` or ``state``."""
 KEY = "conformance_worker_deaths"
 """The ``config.workeroutput`` key under which a pytest-xdist worker hands its deaths over."""
 
@@ -41,6 +41,8 @@ def record(death: dict) -> dict:
     after = {"crash": "in a server the process dies (or hangs) after the step",
              "oob": "in a server it lands in the neighbouring allocation",
              "fail": "in a server it lands in the plan while the next step reads it"}[status]
+    if death.get("cause") == "state":
+        after = "in a server its caller's process state changes under it after the step"
     # the header every failure report has (the case, then its description): the report's
     # one-line summary of a result without a verdict is the line after it (report.first_detail)
     lines = [f"{case.id}[{item.planner}]  ({case.location})", f"  {case.description}",

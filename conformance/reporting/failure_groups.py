@@ -67,6 +67,7 @@ _AFTER = {
             "to)",
     "write-inside": "wrote into an argument after the case's last call",
     "write-outside": "wrote outside an argument after the case's last call",
+    "state": "changed its process state after the case's last call",
 }
 """A result failed after its case's last call, by its ``after_last_call``
 (:data:`conformance.robustness.after_last_call.CAUSES`)."""

@@ -13,6 +13,7 @@ import signal
 import time
 
 from conformance.robustness.late_writes import Parting
+from conformance.robustness.outside_view import WHERE, changed, read
 
 LINGER_SECONDS = 2.0
 """How long :meth:`WorkerProcess.close` waits by default, counted from the end of the worker's last case, for
@@ -21,10 +22,11 @@ process after the step (in a server the process dies) fails its last case when i
 this time, or before the next case begins; one that waits longer is not seen."""
 
 
-CAUSES = ("death", "hang", "write-inside", "write-outside")
+CAUSES = ("death", "hang", "write-inside", "write-outside", "state")
 """What a planner did after its case's last call, as a record's ``cause`` (and the results file's
-``after_last_call``) names it: its worker died, did not end when told to, or it wrote into an
-argument or outside one (:mod:`conformance.robustness.late_writes`)."""
+``after_last_call``) names it: its worker died, did not end when told to, it wrote into an
+argument or outside one (:mod:`conformance.robustness.late_writes`), or its process state changed
+as the harness reads it from outside (:mod:`conformance.robustness.outside_view`)."""
 
 
 END_SECONDS = 5.0
@@ -45,6 +47,7 @@ class AfterLastCall:
         self.ending = False  # the harness killed the worker or told it to end
         self.deaths: list[dict] = []  # ``owner``, ``status``, ``reason``, ``tail`` each
         self.parting = Parting()  # the last case's shared storages, read again later
+        self.last_view = None  # the worker's /proc state when the last case ended (outside_view)
 
     def case_ended(self) -> None:
         """The case of :attr:`owner` ended with the worker alive: a death from now until the next
@@ -65,6 +68,26 @@ class AfterLastCall:
                             "reason": f"the worker {exit_words(code)} after the case's last "
                                       f"call, with no call running ({when})"})
         self.last_owner = None
+
+    def _note_state(self, when: str) -> bool:
+        """Record, as a failure of its last case, a worker alive whose process state as the
+        harness reads it in ``/proc`` (:mod:`conformance.robustness.outside_view`) changed since
+        that case ended (a thread of the planner's, with no call running: in a server, the
+        caller's state changes under it); returns whether it did (the worker must then be
+        replaced before another case)."""
+        if self.ending or self.last_owner is None or self.proc is None \
+                or self.proc.poll() is not None:
+            return False
+        moved = changed(self.last_view, read(getattr(self, "pid", None)))
+        if not moved:
+            return False
+        self.deaths.append({"owner": self.last_owner, "tail": "", "status": "fail",
+                            "cause": "state",
+                            "reason": f"the worker's process state changed after the case's "
+                                      f"last call, with no call running ({when}; {WHERE}): "
+                                      + "; ".join(moved)})
+        self.last_owner = None
+        return True
 
     def _note_hang(self, waited: float, tampered: str | None) -> None:
         """Record, as a death of its last case, a worker that did not end within ``waited``

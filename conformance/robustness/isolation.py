@@ -31,6 +31,7 @@ import sys
 import time
 
 from conformance.engine.rerun import POISON_SEED_VARIABLE
+from conformance.robustness import outside_view
 from conformance.robustness.isolation_worker import MARK
 from conformance.robustness.sanitizer import AccessError, parse_memcheck
 from conformance.robustness.worker_socket import send
@@ -113,6 +114,8 @@ class Worker(WorkerProcess):
         from conformance.robustness.isolated_case import observe_in
 
         self.deaths += self.parting.check()  # the last case's storages, read once more
+        if self._note_state("before the next case began"):
+            self.kill()  # its state is not the next case's to start from: a fresh worker
         self.ensure_ready()
         self.owner = owner
         self.cases += 1
@@ -120,7 +123,13 @@ class Worker(WorkerProcess):
         # the worker can read its own log: no case id or file ever goes there
         mark = f"{MARK} case {self.cases} ===\n".encode()
         os.write(self.log, mark)
+        view = outside_view.read(self.pid)  # the kernel's word, not the worker's report
         answer = observe_in(self, request, time.monotonic() + timeout, timeout)
+        if answer["status"] == "observed":
+            self.last_view = outside_view.read(self.pid)
+            moved = [f"{outside_view.WHERE}: {c}"
+                     for c in outside_view.changed(view, self.last_view)]
+            answer["state_changed"] = [*(answer.get("state_changed") or []), *moved]
         if sanitized:
             answer["access_errors"] = [e.to_json() for e in self._access_errors(offset)]
         if self.log_size() < offset or os.pread(self.log, len(mark), offset) != mark:

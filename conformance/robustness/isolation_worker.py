@@ -123,6 +123,7 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
     import torch  # noqa: F401 - loaded before the first case, not inside its timeout
 
     from conformance.robustness import torch_state
+    from conformance.robustness.import_state import ENVIRON, environ, with_import_additions
     from conformance.robustness.shared_receiver import Receiver, version_bumps
     from conformance.robustness.worker_socket import receive
     from conformance.corpus.corpus_subject import registry as _registry
@@ -150,11 +151,16 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
         else:
             kwargs = receiver.kwargs(message, fds)
             if launch is None:
+                imported_from = environ()
                 try:
                     launch = get_planner(planner)
                 except BaseException:  # noqa: BLE001 - the planner's module failed: its case
                     send({"status": "error", "text": traceback.format_exc()})
                     continue
+                # variables its first import added are its libraries' own (import_state.py)
+                if isinstance(before.get(ENVIRON), tuple):
+                    before[ENVIRON] = with_import_additions(before[ENVIRON], imported_from,
+                                                            environ())
             versions = receiver.versions()
             answer = _call(launch, kwargs, device)
             answer["versions"] = version_bumps(kwargs, versions)

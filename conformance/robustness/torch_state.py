@@ -27,11 +27,11 @@ the resource limits, the states of Python's ``random`` and numpy's global genera
 bindings of ``builtins`` (tests/test_hostile16.py); the interpreter's limits, the error hooks, the
 standard streams, ``logging.disable``, the default socket timeout, the signal mask, the interval
 timers, the bindings of ``random`` and ``numpy.random``, the warnings filters and ``sys.modules``
-(:mod:`conformance.robustness.process_settings`, tests/test_hostile17.py). Not watched:
-``os.environ`` (libraries set their own variables when first imported or used: this project's
-Triton planner sets ``TRITON_INTERPRET`` when imported on a machine without CUDA,
-:mod:`impls.kernel_modes`), nor, for the same reason, ``sys.path`` (``setuptools`` adds a folder
-when first imported); of ``sys.modules`` only a module replaced or removed is a change.
+(:mod:`conformance.robustness.process_settings`, tests/test_hostile17.py); ``os.environ`` and the
+import system (``sys.path``, ``sys.meta_path``, ``sys.path_hooks``, ``sys.path_importer_cache``):
+:mod:`conformance.robustness.import_state` (tests/test_hostile18.py) says which of their changes
+are a library's own (a variable added by a module's first import, a folder appended) and no
+change. Of ``sys.modules`` only a module replaced or removed is a change.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from collections.abc import Callable
 import torch
 import torch.utils.deterministic  # noqa: F401 - fill_uninitialized_memory
 
-from conformance.robustness import process_settings
+from conformance.robustness import import_state, process_settings
 
 from conformance.robustness.process_state import (
     builtins_bindings,
@@ -147,6 +147,7 @@ SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
     "numpy global random state": (numpy_state, set_numpy_state),
     BUILTINS: (builtins_bindings, set_builtins_bindings),
     **process_settings.SETTINGS,
+    **import_state.SETTINGS,
 }
 """Name -> (getter, setter or None when it cannot be set back from outside its context)."""
 
@@ -156,7 +157,8 @@ NAMED_CHANGES = {"torch bindings": ("rebound", rebound),
                  HOOKS: ("changed:", hooks_changed),
                  BUILTINS: ("rebound", builtins_rebound),
                  RLIMITS: ("changed:", rlimits_changed),
-                 **process_settings.NAMED_CHANGES}
+                 **process_settings.NAMED_CHANGES,
+                 **import_state.NAMED_CHANGES}
 """Settings whose value is a whole map: a change names the keys that changed (what it did, and
 the function that lists them, by identity) instead of printing both values. Whether such a
 setting changed is that function's answer, never ``==``: its values hold the planner's objects (a

@@ -217,6 +217,7 @@ class WorkerProcess(AfterLastCall):
             except subprocess.TimeoutExpired:
                 pass
         self._note_death("after the run's last case")
+        self._note_state("after the run's last case")
         self.deaths += self.parting.check()
         if self.proc is not None and self.proc.poll() is None:
             tampered = self.tampered(alive=True)  # a stopped shepherd cannot end either

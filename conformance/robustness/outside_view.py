@@ -1,0 +1,74 @@
+"""What the kernel shows of an isolation worker's process state, read by the harness from
+``/proc`` (Linux ``proc(5)``), never from the worker (tests/test_hostile18.py).
+
+The worker's own state report (:mod:`conformance.robustness.torch_state`, read in the worker) runs
+in the planner's process: a planner can rebind the check there (its function's ``__code__``, the
+module's names, ``os.umask`` itself) and report nothing, and a thread of its own can change the
+state after the worker's last case ended, when nothing in the worker reads it again. The fields
+here are read from outside, so neither hides them:
+
+* ``Umask`` (``/proc/PID/status``, Linux 4.7 on): the modes of every file its caller creates;
+* ``SigBlk`` and ``SigIgn`` of the worker's main thread (``/proc/PID/status``: the thread that
+  calls the planner): signals blocked (inherited by every process the caller starts: its
+  ``terminate()`` stops none) and ignored;
+* every resource limit (``/proc/PID/limits``): ``RLIMIT_NOFILE`` lowered, and its sockets fail.
+
+A field the kernel does not show (an older kernel, a ``/proc`` mounted elsewhere) is left out of
+both reads, never a change; a read that fails (the worker is gone) is ``None``.
+"""
+
+from __future__ import annotations
+
+FIELDS = ("Umask", "SigBlk", "SigIgn")
+"""The fields of ``/proc/PID/status`` compared (hex masks, an octal umask)."""
+
+
+def read(pid: int | None) -> dict[str, str] | None:
+    """``{"Umask": "0022", "SigBlk": "0000000000000000", "SigIgn": ..., "limit Max open
+    files": "1024 4096 files"}`` of process ``pid`` now, or None when it cannot be read."""
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            status = dict(line.rstrip("\n").split(":\t", 1) for line in handle if ":\t" in line)
+        with open(f"/proc/{pid}/limits") as handle:
+            limits = handle.read().splitlines()[1:]
+    except (OSError, ValueError):
+        return None
+    out = {name: status[name].strip() for name in FIELDS if name in status}
+    for line in limits:  # "Max open files            1024                 4096                 files"
+        name, values = line[:26].strip(), " ".join(line[26:].split())
+        if name:
+            out[f"limit {name}"] = values
+    return out
+
+
+def _signals(mask: str) -> str:
+    """The signal numbers of a hex mask, as ``15`` or ``2, 15`` (``-`` for none)."""
+    try:
+        bits = int(mask, 16)
+    except ValueError:
+        return mask
+    return ", ".join(str(n) for n in range(1, 65) if bits >> (n - 1) & 1) or "-"
+
+
+def changed(before: dict[str, str] | None, after: dict[str, str] | None) -> list[str]:
+    """``umask 0022 -> 0000``, ``signals blocked (worker's main thread) - -> 15``, ``limit Max
+    open files 1024 4096 files -> 16 4096 files`` for each field both reads hold that differs;
+    ``[]`` when either read is None."""
+    if before is None or after is None:
+        return []
+    words = {"Umask": "umask", "SigBlk": "signals blocked (worker's main thread)",
+             "SigIgn": "signals ignored"}
+    out = []
+    for name in before:
+        if name in after and before[name] != after[name]:
+            was, now = before[name], after[name]
+            if name in ("SigBlk", "SigIgn"):
+                was, now = _signals(was), _signals(now)
+            out.append(f"{words.get(name, name)}: {was} -> {now}")
+    return out
+
+
+WHERE = "seen by the harness in /proc, whatever the worker reports"
+"""What the lines of :func:`changed` are prefixed with in a case's failure."""
