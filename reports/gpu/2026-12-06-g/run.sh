@@ -4,7 +4,8 @@
 #           (host or device: where an eager call's time goes), then bench --repeat 3 of every
 #           built-in planner;
 #   PART=3: raw_cluster.py again (torch imported first), eager_split.py --triton-only;
-#   PART=2: the isolated corpus of both GPU planners, the attack tests, the compiled corpus,
+#   PART=2: the isolated corpus of both GPU planners, the Triton planner judged as an external
+#           planner (never probed: its self-check runs inside the first judged call), the attack tests, the compiled corpus,
 #           memcheck and the GPU tests (run_evidence.sh steps) on the session's final tree.
 #   OUT=/path PART=1 bash reports/gpu/2026-12-06-g/run.sh
 set -uo pipefail
@@ -36,6 +37,9 @@ else
   timeout 150 python3 -m pytest conformance/ -q -p no:cacheprovider --planner triton \
     --planner numba-cuda --isolate > "$OUT/isolated.txt" 2>&1
   echo "exit code: $?" >> "$OUT/isolated.txt"; tail -n 3 "$OUT/isolated.txt"
+  timeout 100 python3 -m pytest conformance/ -q -p no:cacheprovider \
+    --planner impls.offsets_planner.triton_planner:launch > "$OUT/external-triton.txt" 2>&1
+  echo "exit code: $?" >> "$OUT/external-triton.txt"; tail -n 3 "$OUT/external-triton.txt"
   timeout 120 python3 -m pytest -q -p no:cacheprovider -m "slow or not slow" -n 8 \
     tests/test_hostile16.py tests/test_hostile17.py tests/test_hostile18.py \
     tests/test_one_call_attacks.py tests/test_wrong_error_parts.py > "$OUT/attack-tests.txt" 2>&1
