@@ -34,16 +34,16 @@ elif [ "${PART:-1}" = 1 ]; then
   sed -n '1,20p' "$OUT/bench.md"; tail -n 3 "$OUT/bench.txt"
 else
   PYTHONPATH= python3 -m pip install -q --no-index --no-deps build/wheels/*.whl  # for test subprocesses
-  timeout 150 python3 -m pytest conformance/ -q -p no:cacheprovider --planner triton \
+  timeout 100 python3 -m pytest conformance/ -q -p no:cacheprovider --planner triton \
     --planner numba-cuda --isolate > "$OUT/isolated.txt" 2>&1
   echo "exit code: $?" >> "$OUT/isolated.txt"; tail -n 3 "$OUT/isolated.txt"
-  timeout 100 python3 -m pytest conformance/ -q -p no:cacheprovider \
+  timeout 80 python3 -m pytest conformance/ -q -p no:cacheprovider \
     --planner impls.offsets_planner.triton_planner:launch > "$OUT/external-triton.txt" 2>&1
   echo "exit code: $?" >> "$OUT/external-triton.txt"; tail -n 3 "$OUT/external-triton.txt"
-  timeout 120 python3 -m pytest -q -p no:cacheprovider -m "slow or not slow" -n 8 \
+  STEPS="fingerprint corpus-builtins memcheck-builtins gpu-tests" TC=90 TM=150 TT=170 \
+    OUT="$OUT/evidence" bash reports/gpu/run_evidence.sh
+  timeout 130 python3 -m pytest -q -p no:cacheprovider -m "slow or not slow" -n 8 \
     tests/test_hostile16.py tests/test_hostile17.py tests/test_hostile18.py \
     tests/test_one_call_attacks.py tests/test_wrong_error_parts.py > "$OUT/attack-tests.txt" 2>&1
   echo "exit code: $?" >> "$OUT/attack-tests.txt"; tail -n 3 "$OUT/attack-tests.txt"
-  STEPS="fingerprint corpus-builtins memcheck-builtins gpu-tests" TC=90 TM=120 TT=110 \
-    OUT="$OUT/evidence" bash reports/gpu/run_evidence.sh
 fi
