@@ -14,13 +14,24 @@ here are read from outside, so neither hides them:
 * every resource limit (``/proc/PID/limits``): ``RLIMIT_NOFILE`` lowered, and its sockets fail.
 
 A field the kernel does not show (an older kernel, a ``/proc`` mounted elsewhere) is left out of
-both reads, never a change; a read that fails (the worker is gone) is ``None``.
+both reads, never a change; a read that fails (the worker is gone) is ``None``. One transition is
+the framework's, not the planner's: a signal of :data:`NATIVE_CRASH_SIGNALS` that leaves the
+ignored set for a handler (``SigCgt``).
 """
 
 from __future__ import annotations
 
 FIELDS = ("Umask", "SigBlk", "SigIgn")
 """The fields of ``/proc/PID/status`` compared (hex masks, an octal umask)."""
+CAUGHT = "SigCgt"
+"""Read beside :data:`FIELDS`, never compared: the signals with a handler installed (hex mask)."""
+NATIVE_CRASH_SIGNALS = frozenset({25})
+"""SIGXFSZ: CPython ignores it at start; LLVM's crash handler (Triton's compiler, loaded into the
+worker's process at a kernel's first compile) installs a handler for every signal of its
+``KillSigs`` list, SIGXFSZ among them (``llvm/lib/Support/Unix/Signals.inc``). So the first case
+that compiles a Triton kernel moves it from ignored to caught in every worker, whatever the
+planner does (seen on an H100, ``reports/gpu/2026-12-06-g/``): that move alone is not a change.
+Made ignored, blocked or set back to its default action it still is."""
 
 
 def read(pid: int | None) -> dict[str, str] | None:
@@ -35,7 +46,7 @@ def read(pid: int | None) -> dict[str, str] | None:
             limits = handle.read().splitlines()[1:]
     except (OSError, ValueError):
         return None
-    out = {name: status[name].strip() for name in FIELDS if name in status}
+    out = {name: status[name].strip() for name in (*FIELDS, CAUGHT) if name in status}
     for line in limits:  # "Max open files            1024                 4096                 files"
         name, values = line[:26].strip(), " ".join(line[26:].split())
         if name:
@@ -52,17 +63,32 @@ def _signals(mask: str) -> str:
     return ", ".join(str(n) for n in range(1, 65) if bits >> (n - 1) & 1) or "-"
 
 
+def _native_handlers_only(before: dict[str, str], after: dict[str, str]) -> dict[str, str]:
+    """``before`` with the signals of :data:`NATIVE_CRASH_SIGNALS` that left the ignored set for
+    a handler (in ``after``'s ``SigCgt``) taken out of its ``SigIgn``."""
+    try:
+        was, now, caught = (int(d[k], 16) for d, k in ((before, "SigIgn"), (after, "SigIgn"),
+                                                        (after, CAUGHT)))
+    except (KeyError, ValueError):
+        return before
+    moved = sum(1 << (n - 1) for n in NATIVE_CRASH_SIGNALS
+                if was >> (n - 1) & 1 and not now >> (n - 1) & 1 and caught >> (n - 1) & 1)
+    return dict(before, SigIgn=f"{was & ~moved:0{len(before['SigIgn'])}x}") if moved else before
+
+
 def changed(before: dict[str, str] | None, after: dict[str, str] | None) -> list[str]:
     """``umask 0022 -> 0000``, ``signals blocked (worker's main thread) - -> 15``, ``limit Max
-    open files 1024 4096 files -> 16 4096 files`` for each field both reads hold that differs;
-    ``[]`` when either read is None."""
+    open files 1024 4096 files -> 16 4096 files`` for each field both reads hold that differs
+    (``SigCgt`` never: it only qualifies :data:`NATIVE_CRASH_SIGNALS`); ``[]`` when either read
+    is None."""
     if before is None or after is None:
         return []
+    before = _native_handlers_only(before, after)
     words = {"Umask": "umask", "SigBlk": "signals blocked (worker's main thread)",
              "SigIgn": "signals ignored"}
     out = []
     for name in before:
-        if name in after and before[name] != after[name]:
+        if name != CAUGHT and name in after and before[name] != after[name]:
             was, now = before[name], after[name]
             if name in ("SigBlk", "SigIgn"):
                 was, now = _signals(was), _signals(now)
