@@ -3,6 +3,7 @@
 #   PART=1: fingerprint, raw_cluster.py (a raw CUDA cluster plan against the floors), eager_split.py
 #           (host or device: where an eager call's time goes), then bench --repeat 3 of every
 #           built-in planner;
+#   PART=4: the isolated corpus of both GPU planners again (after part2-first's false failures);
 #   PART=3: raw_cluster.py again (torch imported first), eager_split.py --triton-only;
 #   PART=2: the isolated corpus of both GPU planners, the Triton planner judged as an external
 #           planner (never probed: its self-check runs inside the first judged call), the attack tests, the compiled corpus,
@@ -14,7 +15,11 @@ OUT="${OUT:-/tmp/g-out}"
 mkdir -p "$OUT"
 python3 -c 'from conformance.fingerprint import fingerprint_text; print(fingerprint_text())' \
   > "$OUT/fingerprint.txt" 2>&1; nvidia-smi -L >> "$OUT/fingerprint.txt"
-if [ "${PART:-1}" = 3 ]; then  # PART=3: raw_cluster.py again (the first call's import order failed), eager_split --triton-only
+if [ "${PART:-1}" = 4 ]; then  # PART=4: the isolated corpus again, after the SIGXFSZ fix
+  timeout 120 python3 -m pytest conformance/ -q -p no:cacheprovider --planner triton \
+    --planner numba-cuda --isolate > "$OUT/isolated.txt" 2>&1
+  echo "exit code: $?" >> "$OUT/isolated.txt"; tail -n 3 "$OUT/isolated.txt"
+elif [ "${PART:-1}" = 3 ]; then  # PART=3: raw_cluster.py again (the first call's import order failed), eager_split --triton-only
   timeout 200 python3 reports/gpu/2026-12-06-g/raw_cluster.py > "$OUT/raw_cluster.txt" 2>&1
   echo "exit code: $?" >> "$OUT/raw_cluster.txt"
   grep -a -v "Warning\|warn(" "$OUT/raw_cluster.txt" | tail -n 70
