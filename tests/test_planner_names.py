@@ -22,6 +22,16 @@ def test_a_module_path_without_a_callable_is_told_both_readings():
     assert "mypkg.kernels:<callable> when mypkg.kernels is the module" in error
 
 
+def test_a_file_path_is_told_the_module_name_it_stands_for():
+    """``--planner mypkg/kernels.py`` names a file: the hint gives the module form and where its
+    folder goes, never a path with ':' appended."""
+    error = planner_name_error("mypkg/kernels.py")
+    assert "mypkg.kernels:<callable>" in error
+    assert "the folder that holds mypkg in CONFORMANCE_PLANNER_PATH" in error
+    assert "mypkg/kernels.py:" not in error
+    assert "CONFORMANCE_PLANNER_PATH" in planner_name_error("/abs/mypkg/kernels.py")
+
+
 @pytest.mark.parametrize("name", ["my pkg:launch", "pkg:class", "pkg.1mod:launch", ""])
 def test_names_that_are_refused(name):
     assert planner_name_error(name) is not None

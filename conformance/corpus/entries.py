@@ -31,6 +31,9 @@ def planner_name_error(name: str) -> str | None:
     if not colon:
         if name and all(c.isascii() and (c.isalnum() or c == "-") for c in name):
             return None
+        if "/" in name or name.endswith(".py"):
+            return (f"planner name {name!r} is a file path; a planner is named by its module and "
+                    f"callable, module.path:callable{_path_hint(name)}")
         module, _, attr = name.rpartition(".")
         hint = (f" (a callable is named with ':': {module}:{attr} when {attr} is the callable, "
                 f"{name}:<callable> when {name} is the module)" if module and attr else "")
@@ -41,3 +44,15 @@ def planner_name_error(name: str) -> str | None:
         return None
     return (f"planner {name!r} is not module.path:callable (dotted Python identifiers on each "
             "side of one ':')")
+
+
+def _path_hint(path: str) -> str:
+    """For a relative path such as ``mypkg/kernels.py``: the module name it stands for and the
+    folder to name in CONFORMANCE_PLANNER_PATH; nothing for a path that reads as no module."""
+    parts = [p for p in path.removesuffix(".py").split("/") if p not in ("", ".")]
+    if path.startswith("/") or not parts or not all(
+            p.isidentifier() and not keyword.iskeyword(p) for p in parts):
+        return " (the file's folders from the one named in CONFORMANCE_PLANNER_PATH, dotted)"
+    holder = parts[0] if len(parts) > 1 else f"{parts[0]}.py"
+    return (f" ({'.'.join(parts)}:<callable>, with the folder that holds {holder} in "
+            "CONFORMANCE_PLANNER_PATH)")
