@@ -257,6 +257,9 @@ def run(args: argparse.Namespace) -> int:
         path = [p for p in (RUN_ENVIRONMENT.get("PYTHONPATH"),
                             RUN_ENVIRONMENT.get(PLANNER_PATH_ENV)) if p]
         env = {"PYTHONPATH": os.pathsep.join(path)} if path else {}
-        print(f"wrote {args.out}: run it with  {shell_command(['python', str(args.out)], env)}",
-              file=sys.stderr)
+        command = shell_command(["python", str(args.out)], env)
+        if not path and ":" in args.planner:  # an external planner whose folder this run was not told
+            command = f"PYTHONPATH=FOLDER {command} (FOLDER: the folder that holds " \
+                      f"{args.planner.partition(':')[0].split('.')[0]}, unless it is installed)"
+        print(f"wrote {args.out}: run it with {command}", file=sys.stderr)
     return 0
