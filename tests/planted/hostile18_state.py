@@ -16,10 +16,9 @@ import importlib.util
 import os
 import sys
 import tempfile
-import threading
-import time
 
 from impls.offsets_planner.python_planner import launch as _launch
+from tests.planted.hostile17_state import changes_umask_after_its_last_call
 
 SHADOWED_MODULE = "colorsys"
 """The standard module whose next import the import-system harms answer."""
@@ -101,27 +100,15 @@ def appends_a_folder(**kwargs):
         sys.path.append(SHADOW)
 
 
-_LAST_CALL: list[float] = []
-
-
 def forges_then_changes_umask_late(**kwargs):
     """The right plan; where the worker's state check is loaded it rebinds the check's code (so
     that no check in the worker's process reports anything, whatever reference the worker holds),
-    and a thread of its own sets the umask to 0 once no call came for 0.3 s."""
-    _launch(**kwargs)
+    and a thread of its own sets the umask to 0 once no call came for 0.3 s (hostile 17's late
+    planner, :func:`tests.planted.hostile17_state.changes_umask_after_its_last_call`)."""
     checks = sys.modules.get("conformance.robustness.torch_state")
     if checks is not None:
         checks.changes.__code__ = (lambda before, after: []).__code__
-    first = not _LAST_CALL
-    _LAST_CALL[:] = [time.monotonic()]
-    if first:
-        threading.Thread(target=_clear_umask_when_idle, daemon=True).start()
-
-
-def _clear_umask_when_idle() -> None:
-    while time.monotonic() - _LAST_CALL[0] < 0.3:
-        time.sleep(0.05)
-    os.umask(0)
+    changes_umask_after_its_last_call(**kwargs)
 
 
 def forges_and_lowers_open_files(**kwargs):
