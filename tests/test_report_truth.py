@@ -175,7 +175,8 @@ def test_markdown_failure_text_stays_text(tmp_path, capsys):
     target = next(r for r in new["results"] if r["id"] == passing["id"])
     target.update(status="fail", message=f"{passing['id']}  (x)\n  y\n  {HOSTILE}")
     a, b = _write(tmp_path, "a.json", doc), _write(tmp_path, "b.json", new)
-    for args in ([a, "--format", "markdown"], ["--compare", a, b, "--format", "markdown"]):
+    for args in ([a, "--format", "markdown", "--max-failures-per-group", "0"],  # every report
+                 ["--compare", a, b, "--format", "markdown"]):
         code, md, _ = _report(capsys, *args)
         html = _html_of_markdown(md)
         assert "<img" not in html and "<h1>" not in html, html

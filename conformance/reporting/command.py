@@ -1,12 +1,18 @@
 """A results file as an HTML page, Markdown or text; or what changed between two runs.
 
   report [RESULTS] [--bench BENCH_JSON] [--out PATH] [--publish DIR] [--format html|markdown|text]
+         [--max-failures-per-group N]
   report --compare OLD NEW [--format html|markdown|text] [--out PATH] [--fail-on-regression]
 
 RESULTS defaults to ``reports/out/results.json`` (written by every ``pytest conformance/`` run).
 HTML goes to ``--out`` (default ``reports/report.html``, or ``reports/compare.html``; with
 ``--publish`` only there unless ``--out`` is given); Markdown and text go to standard output unless
 ``--out`` is given.
+
+Every report shows each failure group (a planner's failures with the same first difference) with
+its count, and the full report of at most N failures of each (``--max-failures-per-group``,
+default 3; 0: every one), saying how many it left out: one bug that fails 80 cases would otherwise
+print 80 reports, past the 65,536 characters of a GitHub comment. The results file keeps them all.
 
 Exit status: 0 when the report is written; 1 when it is written but the run is incomplete
 (interrupted, killed, stopped early: the report's first line says so), for --compare when either
@@ -27,6 +33,7 @@ from pathlib import Path
 
 from conformance.corpus.text import help_text, terminal_text
 from conformance.paths import DEFAULT_COMPARE_HTML, DEFAULT_REPORT_HTML, DEFAULT_RESULTS, evidence_fault
+from conformance.reporting.failure_details import DEFAULT_LIMIT, OPTION
 from conformance.reporting.publish import PublishError, publish
 from conformance.reporting.report_files import GENERATOR, LAST_LINES, is_report_file
 from conformance.reporting.results_format import ResultsError, load_results
@@ -47,6 +54,10 @@ def add_report_parser(sub) -> None:
     p.add_argument("--format", choices=("html", "markdown", "text"), default="html",
                    help="html (default: a page written to --out, reports/report.html), or "
                         "markdown / text (standard output unless --out is given)")
+    p.add_argument(OPTION, type=_limit, default=DEFAULT_LIMIT, metavar="N",
+                   help=f"the full report of at most N failures of each failure group (same "
+                        f"planner, same first difference), the others counted (default "
+                        f"{DEFAULT_LIMIT}; 0: every one); also for --publish, not for --compare")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"),
                    help="compare two runs: results files, benchmark files or --publish folders")
     p.add_argument("--fail-on-regression", action="store_true",
@@ -59,6 +70,17 @@ def add_report_parser(sub) -> None:
                         "planner has no source digest, or benchmark figures are withheld, as for "
                         "an incomplete run")
     p.set_defaults(func=run_report)
+
+
+def _limit(text: str) -> int:
+    """``--max-failures-per-group``'s value: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number, 0 (every failure) or more")
+    return value
 
 
 class OutputError(OSError):
@@ -135,7 +157,8 @@ def run_report(args: argparse.Namespace) -> int:
             folder, args.results = args.results, args.results / "results.json"
             if args.bench is None and (folder / "bench.json").exists():
                 args.bench = folder / "bench.json"
-        model = report.build(load_results(args.results), args.bench)
+        model = report.build(load_results(args.results), args.bench,
+                             max_per_group=args.max_failures_per_group)
         _write_report(model, args)
     except (ResultsError, BenchError, FileNotFoundError, OutputError, compare.KindsError,
             PublishError) as exc:

@@ -21,6 +21,7 @@ from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.text import kept, natural_key
 from conformance.reporting.freshness import stale_reasons, undigested
 from conformance.reporting import divergence_profile, error_table, failure_groups, verdict_view
+from conformance.reporting.failure_details import DEFAULT_LIMIT, limit_details
 from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
 from conformance.corpus.corpus_subject import registry as _registry
 
@@ -88,15 +89,20 @@ def planner_label(result: dict) -> str:
     return f"{result['planner']} ({subject})" if subject else result["planner"]
 
 
-def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dict:
+def build(doc: dict, bench: Path | None = None, check_stale: bool = True,
+          max_per_group: int = DEFAULT_LIMIT) -> dict:
     """The page's model: fingerprint, summary, matrix, failures, catalog, hazards, benchmarks, and
     why the results are not a whole run of this checkout (``incomplete``: a reason or None,
     from :func:`~conformance.reporting.results_format.incomplete_reason`; ``stale``: a list,
     from :func:`~conformance.reporting.freshness.stale_reasons`, empty without ``check_stale``;
-    ``undigested``: the external planners the run recorded no source digest of).
+    ``undigested``: the external planners the run recorded no source digest of). Each failure is
+    marked ``detailed`` when the renderings show its full report: at most ``max_per_group`` of each
+    failure group, every one when it is 0 (:func:`~conformance.reporting.failure_details.
+    limit_details`); ``left_out`` counts the others, ``max_per_group`` is kept.
 
     Raises:
         BenchError: ``bench`` is not a usable pytest-benchmark file.
+        ValueError: ``max_per_group`` is negative.
     """
     # a results file written by hand (or by an older harness) may hold a message of any length:
     # the page keeps what the results writer keeps (README, Limits)
@@ -138,14 +144,16 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True) -> dic
     failures.sort(key=lambda f: (f["judged"], _order(f["planner"]), f["file"] or "",
                                  natural_key(f["json_path"])))
     profile = run_profile_of(doc)
+    found = failure_groups.groups(
+        results, _order, lambda r: anchor("fail", r["case"] or r["id"], r["planner"]), profile)
+    left_out = limit_details(failures, found, profile, max_per_group)
     model = {"doc": doc, "fingerprint": doc["fingerprint"], "planners": planners,
              "profile": profile, "profile_fault": profile_fault(doc),
              "judged_on": judged_on(profile, doc["results"]),
              "summary": summary, "statuses": STATUSES, "bad_statuses": sorted(BAD),
              "judged_statuses": list(PASSING_JUDGED),
-             "rows": rows, "failures": failures, "failure_groups": failure_groups.groups(
-                 results, _order, lambda r: anchor("fail", r["case"] or r["id"], r["planner"]),
-                 profile),
+             "rows": rows, "failures": failures, "failure_groups": found,
+             "max_per_group": max_per_group, "left_out": left_out,
              "tags": sorted({t for r in results for t in r["tags"]}),
              "catalog": (catalog := error_table.catalog(results, planners)),
              "catalog_planners": error_table.columns(catalog, planners),

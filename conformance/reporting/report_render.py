@@ -7,6 +7,8 @@ CI job summary (:func:`render_markdown`; what a results file holds as code spans
 
 from __future__ import annotations
 
+import textwrap
+
 from tabulate import tabulate
 
 from conformance.corpus.case_file import printable
@@ -14,6 +16,7 @@ from conformance.corpus.corpus_subject import NAME as CORPUS_NAME
 from conformance.corpus.text import kept
 from conformance.reporting import bench_section, divergence_profile, error_table, failure_groups
 from conformance.reporting import verdict_view
+from conformance.reporting.failure_details import left_out_line
 from conformance.reporting.markdown import code_span, fenced, html_text
 from conformance.reporting.report import what_went_wrong
 from conformance.reporting.report_lines import (CATALOG_FILE, no_error_case_line, run_command,
@@ -29,7 +32,8 @@ def render_html(model: dict) -> str:
     return env.get_template("report.html.j2").render(
         **model, warning=warning(model), command=run_command(model["doc"]),
         subjects=run_subjects(model["doc"]), corpus_subject=CORPUS_NAME,
-        catalog_file=CATALOG_FILE, no_error_cases=no_error_case_line(model["catalog"]))
+        catalog_file=CATALOG_FILE, no_error_cases=no_error_case_line(model["catalog"]),
+        left_out_line=left_out_line(model))
 
 
 def _summary_table(model: dict, fmt: str) -> str:
@@ -61,12 +65,15 @@ def render_text(model: dict) -> str:
     out += [_head(model), "", _summary_table(model, "simple")]
     out += ["", *lines] if (lines := failure_groups.terminal_lines(model["failure_groups"])) else []
     for judged, title in ((False, "not passing:"), (True, "judged, not failed:")):
-        listed = [f for f in model["failures"] if f["judged"] == judged]
+        listed = [f for f in model["failures"] if f["judged"] == judged and f["detailed"]]
         if listed:
             out += ["", title]
             out += [f"  {f['status']:<7} {f['id']}: {f['summary']}"
                     + (f" ({f['rules']})" if f["rules"] else "") + f"\n          {f['rerun']}"
                     for f in listed]
+        if not judged and (left_out := left_out_line(model)):
+            out += [f"  {line}" for line in textwrap.wrap(left_out, 118, break_long_words=False,
+                                                         break_on_hyphens=False)]
     uncovered = [c["id"] for c in model["catalog"] if not c["cases"]]
     none_expected = no_error_case_line(model["catalog"])
     out += ["", none_expected or f"error catalog: {len(model['catalog']) - len(uncovered)} of "
@@ -95,7 +102,9 @@ def render_markdown(model: dict) -> str:
     if bad:
         out += ["", "### Not passing", "", *failure_groups.markdown_lines(model["failure_groups"]),
                 ""]
-        for f in bad:
+        left_out = left_out_line(model, code_span)
+        out += [left_out, ""] if left_out else []
+        for f in (f for f in bad if f["detailed"]):
             out += [f"<details><summary><b>{f['status']}</b> <code>{html_text(f['id'])}</code>: "
                     f"{html_text(f['summary'])}</summary>", "", fenced(f["message"] or ""), "",
                     f"Rerun: {code_span(f['rerun'])}", "", "</details>", ""]
