@@ -51,6 +51,7 @@ from conformance import manifest_draft, repro
 from conformance.robustness import fuzz_command, mutants
 from conformance.bench import cli as bench_cli
 from conformance.corpus.case_file import display_path
+from conformance.corpus.close_match import did_you_mean
 from conformance.corpus.loader import OWN_FOLDER_HINT, load_corpus
 from conformance.corpus.jsonfmt import dumps
 from conformance.paths import INSTALLED, PACKAGED_DATA
@@ -167,7 +168,8 @@ def _cmd_record(args: argparse.Namespace) -> int:
         return 1
     missing = [i for i in args.ids if i not in by_id]
     if missing:
-        print(f"error: no such case id(s): {', '.join(missing)}; {OWN_FOLDER_HINT} (before the "
+        named = ", ".join(m + did_you_mean(m, by_id) for m in missing)
+        print(f"error: no such case id(s): {named}; {OWN_FOLDER_HINT} (before the "
               "subcommand)", file=sys.stderr)
         return 2
     for case_id in args.ids:

@@ -30,6 +30,7 @@ from conformance.corpus.entries import planner_name_error
 from conformance.corpus.jsonfmt import dumps
 from conformance.corpus.case_file import display_path
 from conformance.corpus.case_model import Case
+from conformance.corpus.close_match import did_you_mean
 from conformance.corpus.loader import load_corpus
 from conformance import repro_checks
 from conformance.engine.inputs import (GUARD, OUTPUT_DTYPES, POISONS, SCALAR_DEFAULTS,
@@ -224,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
     cases, errors = load_corpus(args.cases or None)
     by_id = {c.id: c for c in cases}
     if args.case not in by_id:
-        print(f"error: no case has id {args.case!r}"
+        print(f"error: no case has id {args.case!r}{did_you_mean(args.case, by_id)}"
               + (f" ({len(errors)} case file fault(s))" if errors else "")
               + "; a case in a folder of your own: python -m conformance --extra-cases DIR repro "
               "CASE --planner P (the folder options go before the subcommand)", file=sys.stderr)

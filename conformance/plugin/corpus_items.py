@@ -21,6 +21,7 @@ from conformance.corpus.case_file import CaseFileError, display_path, printable
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS
 from conformance.corpus.case_model import Case
+from conformance.corpus.close_match import did_you_mean
 from conformance.corpus.loader import OWN_FOLDER_HINT, load_corpus
 from conformance.corpus.text import terminal_text
 from conformance.engine.runner import (
@@ -76,7 +77,8 @@ class CorpusFile(pytest.File):
         shown = {error.case_id for error in errors if error.case_id in wanted}  # a [load] item each
         for missing in sorted(wanted - {case.id for case in cases} - one_call_ids - shown):
             faults = "".join(f"\n  {error}" for error in errors)
-            text = f"--case {missing}: no case has this id" + (
+            text = f"--case {missing}: no case has this id" + did_you_mean(
+                missing, [*(case.id for case in cases), *one_call_ids]) + (
                 f"; these case files could not be loaded:{faults}" if faults else
                 f"; {OWN_FOLDER_HINT}")
             yield CaseFileItem.from_parent(self, name=f"{missing}[missing]", text=text)

@@ -8,6 +8,7 @@ child), how its Triton kernels were decorated (:func:`triton_mode`), and the pro
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 
@@ -60,6 +61,20 @@ def no_driver_hint() -> str:
             f"it is unset; here it is {'unset' if value is None else repr(value)})")
 
 
+def _did_you_mean(owner, before: list[str], part: str) -> str:
+    """`` (did you mean 'NAME'?)`` for an attribute ``part`` that ``owner`` (reached by the dotted
+    names ``before``) lacks: its public attribute closest to ``part`` by
+    :func:`difflib.get_close_matches` (difflib's cutoff, 0.6), with ``before`` in front; ``""``
+    when none is close. The harness's :mod:`conformance.corpus.close_match` says the same of a case
+    id; ``impls/`` cannot import it."""
+    try:
+        names = [n for n in dir(owner) if isinstance(n, str) and not n.startswith("_")]
+    except Exception:  # a module's __dir__ is its own code
+        return ""
+    close = difflib.get_close_matches(part, names, n=1)
+    return f" (did you mean {'.'.join([*before, close[0]])!r}?)" if close else ""
+
+
 def _load_external(name: str) -> Launcher:
     module_name, _, attr = name.partition(":")
     prepare_external_import()
@@ -74,10 +89,12 @@ def _load_external(name: str) -> Launcher:
         raise registry.UnknownPlanner(f"cannot import {module_name!r} for planner {name!r}: "
                              f"{type(exc).__name__}: {exc}{hint}") from exc
     target = module
-    for part in attr.split("."):
-        target = getattr(target, part, None)
+    parts = attr.split(".")
+    for i, part in enumerate(parts):
+        owner, target = target, getattr(target, part, None)
         if target is None:
-            raise registry.UnknownPlanner(f"module {module_name!r} has no attribute {attr!r}")
+            raise registry.UnknownPlanner(f"module {module_name!r} has no attribute {attr!r}"
+                                          + _did_you_mean(owner, parts[:i], part))
     if not callable(target):
         raise registry.UnknownPlanner(f"{name!r} is not callable")
     return target
