@@ -14,7 +14,8 @@ import pytest
 from conformance.corpus.text import natural_key
 from conformance.corpus.loader import load_corpus
 from conformance.reporting import failure_groups
-from conformance.reporting.failure_groups import MARKDOWN_TITLE, MAX_CASES, MAX_PATTERNS, TITLE
+from conformance.reporting.failure_groups import (MARKDOWN_TITLE, MAX_CASES, MAX_PATTERNS,
+                                                   SUMMARY_TITLE, TITLE, WIDTH)
 from conformance.reporting.results_format import BAD
 from conformance.reporting.run_profile import run_profile
 from tests.subproc import cli, run_pytest
@@ -55,10 +56,11 @@ def first_kinds(doc: dict) -> dict[tuple, set[str]]:
 
 
 def block(output: str) -> list[str]:
-    """The failure-groups block of a summary or a text report: from its title to the next
-    section's rule or a blank line."""
+    """The failure-groups block of a summary or a text report: from its title (the summary's
+    :data:`SUMMARY_TITLE`, the report's :data:`TITLE`) to the next section's rule or a blank
+    line."""
     lines = output.splitlines()
-    start = lines.index(TITLE)
+    [start] = [i for i, line in enumerate(lines) if line in (SUMMARY_TITLE, TITLE)]
     end = next(i for i in range(start + 1, len(lines))
                if lines[i].startswith("=====") or not lines[i].strip())
     return lines[start:end]
@@ -100,6 +102,11 @@ def test_the_summary_ends_with_the_groups(two_bugs):
     kinds = first_kinds(doc)
     lines = block(proc.stdout)
     failed = sum(map(len, kinds.values()))
+    # its first line says it is the part to read, and how to stop a run early, in one line
+    assert lines[0] == SUMMARY_TITLE == ("failures by first difference (when many cases fail, "
+                                         "read these lines first; -x or --maxfail=N stops a run "
+                                         "early):")
+    assert len(lines[0]) <= WIDTH
     assert lines[1].split() == [TWO_BUGS, str(failed), "failed", "cases,", str(len(kinds)),
                                 "patterns"]
     rows = patterns(lines[2:])
@@ -113,7 +120,7 @@ def test_the_summary_ends_with_the_groups(two_bugs):
         assert (key[1] in words) if key[0] == "value" else (f"[{key[3]}], got {key[4]}" in words)
     assert rows[0][1] == "out_verify_offsets_scratch: another value (contract)"
     # the block sits in the conformance summary, after the table
-    assert proc.stdout.index("conformance summary") < proc.stdout.index(TITLE) \
+    assert proc.stdout.index("conformance summary") < proc.stdout.index(SUMMARY_TITLE) \
         < proc.stdout.index("conformance profile")
 
 
@@ -133,13 +140,15 @@ def test_the_markdown_and_text_reports_show_the_same_groups(two_bugs):
         key = next(k for k, v in kinds.items() if set(ids) <= v)
         assert int(count) == len(kinds[key]) and len(ids) == min(len(kinds[key]), MAX_CASES)
     text = cli("report", str(path), "--format", "text").stdout
-    assert block(text) == block(two_bugs[0].stdout)  # the terminal's lines
+    # the terminal's lines, under the report's own title (no pytest option to name there)
+    assert block(text) == [TITLE, *block(two_bugs[0].stdout)[1:]]
 
 
 def test_a_passing_run_prints_no_groups(tmp_path):
     proc, _ = run_pytest(tmp_path, "-q", "-n", "0", "--planner", "python", "--case", PASSING)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "conformance summary" in proc.stdout and TITLE not in proc.stdout
+    assert "conformance summary" in proc.stdout
+    assert "failures by first difference" not in proc.stdout
     results = str(tmp_path / "results.json")
     assert MARKDOWN_TITLE not in cli("report", results, "--format", "markdown").stdout
     assert TITLE not in cli("report", results, "--format", "text").stdout
@@ -335,7 +344,7 @@ def test_a_real_lut_clamp_failure_is_grouped_under_the_contract(tmp_path):
     lines = block(proc.stdout)
     assert patterns(lines[2:]) == [(1, expected, LUT_CLAMP_CASE)]
     assert "project rule" not in "\n".join(lines)
-    assert block(cli("report", str(results), "--format", "text").stdout) == lines
+    assert block(cli("report", str(results), "--format", "text").stdout) == [TITLE, *lines[1:]]
     markdown = cli("report", str(results), "--format", "markdown").stdout
     section = markdown.split(MARKDOWN_TITLE, 1)[1].split("<details>")[0]
     assert f"`{expected}`" in section and "project rule" not in section

@@ -165,7 +165,8 @@ class Summary:
             terminalreporter.write_line(f"{label}: failed includes {parts}"
                                         + (" (oob: compute-sanitizer saw an access outside an "
                                            "allocation)" if counts["oob"] else ""))
-        for line in failure_groups.terminal_lines(run_groups(config)):
+        for line in failure_groups.terminal_lines(run_groups(config),
+                                                  title=failure_groups.SUMMARY_TITLE):
             terminalreporter.write_line(line)
 
 

@@ -40,6 +40,12 @@ MAX_CASES = 5
 WIDTH = 120
 """The widest terminal line (the conformance summary's)."""
 TITLE = "failures by first difference:"
+"""The line that opens the block in the text report."""
+SUMMARY_TITLE = ("failures by first difference (when many cases fail, read these lines first; "
+                 "-x or --maxfail=N stops a run early):")
+"""The line that opens the block at the end of a run's conformance summary: a failing run of the
+corpus prints every failure's report above it (one bug's 86 failures: some 1,400 lines), and these
+few lines are the ones to read; pytest's ``-x`` / ``--maxfail`` end a run at its first failures."""
 MARKDOWN_TITLE = "**By first difference:**"
 """The line that opens the Markdown table (under the report's ``### Not passing``)."""
 ERRORS = ("error", "no-error", "raised")
@@ -212,12 +218,13 @@ def _cases_text(pattern_: dict, quote=str) -> str:
     return ", ".join(quote(c["case"]) for c in pattern_["listed"]) + more
 
 
-def terminal_lines(found: list[dict], width: int = WIDTH) -> list[str]:
-    """The terminal block (none without failures): a line per planner, then a line per pattern
-    (count, words, case ids), wrapped at ``width``; every non-printable character escaped."""
+def terminal_lines(found: list[dict], width: int = WIDTH, title: str = TITLE) -> list[str]:
+    """The terminal block (none without failures): ``title`` (:data:`TITLE`, or the summary's
+    :data:`SUMMARY_TITLE`), a line per planner, then a line per pattern (count, words, case ids),
+    wrapped at ``width``; every non-printable character escaped."""
     if not found:
         return []
-    out = [TITLE]
+    out = [title]
     for group in found:
         out.append(f"  {printable(group['planner'])}  {_count_line(group)}")
         digits = len(str(group["listed"][0]["count"]))  # the largest
