@@ -18,7 +18,9 @@ thread per row, no scan.
 Every plan row is checked byte for byte against the pure-Python planner (all six outputs) on the
 serving workload at bs 1, 64, 512, 4096 before and after its replays. ``nocarry_*`` (bs 4096): the
 plan without the carries between CTAs (offsets wrong past the first CTA, not checked), launched as
-clusters of 8 or as plain CTAs: what the launch shape costs without the DSMEM exchange.
+clusters of 8 or as plain CTAs: what the launch shape costs without the DSMEM exchange; with each
+warp's scan only (no barrier) or no scan at all (every output still written): what the CTA's scan
+costs. ``--only-4096``: bs 4096 alone.
 
     python reports/gpu/2026-12-06-g/raw_cluster.py          # from the repository root, on a GPU
     python reports/gpu/2026-12-06-g/raw_cluster.py --compile-only   # NVRTC only (any machine)
@@ -58,7 +60,7 @@ __device__ __forceinline__ i64 seed_of(i64 row, i64 p, i64 wl, const int* table,
   }
   return slot; }
 
-template <int R, int C>
+template <int R, int C, int SCAN = 2>  // SCAN 2: the CTA's scan; 1: each warp's only; 0: none
 __device__ __forceinline__ void plan_body(
     const i64* __restrict__ rpi, const i64* __restrict__ prefix, const i64* __restrict__ extend,
     const int* __restrict__ table, const i64* __restrict__ lut, i64* __restrict__ vo,
@@ -80,11 +82,14 @@ __device__ __forceinline__ void plan_body(
     sv += vl[k]; sw += wl[k];
   }
   i64 iv = sv, iw = sw;  // inclusive warp scan of the thread sums
+  if (SCAN >= 1) {
 #pragma unroll
   for (int d = 1; d < 32; d <<= 1) {
     i64 tv = __shfl_up_sync(0xffffffffu, iv, d), tw = __shfl_up_sync(0xffffffffu, iw, d);
     if (lane >= d) { iv += tv; iw += tw; }
   }
+  }
+  if (SCAN == 2) {
   if (lane == 31) { warp_v[warp] = iv; warp_w[warp] = iw; }
   __syncthreads();
   if (warp == 0) {
@@ -98,9 +103,10 @@ __device__ __forceinline__ void plan_body(
     if (lane == 31) { block_tot[0] = xv; block_tot[1] = xw; }
   }
   __syncthreads();
-  i64 cv = (warp > 0 ? warp_v[warp - 1] : 0) + iv - sv;  // exclusive, within the CTA
-  i64 cw = (warp > 0 ? warp_w[warp - 1] : 0) + iw - sw;
-  i64 tv_all = block_tot[0], tw_all = block_tot[1];
+  }
+  i64 cv = (SCAN == 2 && warp > 0 ? warp_v[warp - 1] : 0) + iv - sv;  // exclusive, in the CTA
+  i64 cw = (SCAN == 2 && warp > 0 ? warp_w[warp - 1] : 0) + iw - sw;
+  i64 tv_all = SCAN == 2 ? block_tot[0] : iv, tw_all = SCAN == 2 ? block_tot[1] : iw;
   if (C > 1) {
     cluster_arrive();
     cluster_wait();
@@ -146,14 +152,17 @@ PLAN(2, 2, __cluster_dims__(2, 1, 1))
 PLAN(2, 4, __cluster_dims__(4, 1, 1))
 
 // No carries (wrong offsets past the first CTA): what the launch shape alone costs.
-#define NOCARRY(NAME, ATTR) extern "C" __global__ void ATTR NAME( \
+#define NOCARRY(NAME, ATTR, SCAN) extern "C" __global__ void ATTR NAME( \
     const i64* rpi, const i64* prefix, const i64* extend, const int* table, const i64* lut, \
     i64* vo, i64* wo, i64* seeds, int* nv, int* en, int* nr, i64 bs, i64 stride0, i64 rows, \
     i64 cols, i64 lut_len, i64 window, i64 capacity) { \
-  plan_body<1, 1>(rpi, prefix, extend, table, lut, vo, wo, seeds, nv, en, nr, bs, stride0, rows, \
-                  cols, lut_len, window, capacity); }
-NOCARRY(nocarry_cluster8, __cluster_dims__(8, 1, 1))
-NOCARRY(nocarry_plain, )
+  plan_body<1, 1, SCAN>(rpi, prefix, extend, table, lut, vo, wo, seeds, nv, en, nr, bs, stride0, \
+                        rows, cols, lut_len, window, capacity); }
+NOCARRY(nocarry_cluster8, __cluster_dims__(8, 1, 1), 2)
+NOCARRY(nocarry_plain, , 2)
+// Less of the scan: each warp's only (no barrier), or none (every output still written).
+NOCARRY(nocarry_warp_only, , 1)
+NOCARRY(nocarry_no_scan, , 0)
 
 extern "C" __global__ void chain(const i64* rpi, const i64* prefix, const i64* extend,
     const int* table, const i64* lut, i64* out, i64 bs, i64 stride0, i64 rows, i64 cols,
@@ -166,7 +175,8 @@ extern "C" __global__ void chain(const i64* rpi, const i64* prefix, const i64* e
 }
 """
 KERNELS = ["plan_R1_C1", "plan_R4_C1", "plan_R8_C1", "plan_R1_C2", "plan_R1_C4", "plan_R1_C8",
-           "plan_R2_C2", "plan_R2_C4", "nocarry_cluster8", "nocarry_plain", "chain"]
+           "plan_R2_C2", "plan_R2_C4", "nocarry_cluster8", "nocarry_plain", "nocarry_warp_only",
+           "nocarry_no_scan", "chain"]
 ARCH = "sm_90"
 
 
@@ -275,7 +285,8 @@ def rows_for(mod, bs):
               ("plan_R2_C2", 1024, 2, 2), ("plan_R1_C2", 1024, 1, 2)]
     if bs == 4096:
         shapes += [("nocarry_cluster8", 512, 1, 8), ("nocarry_plain", 512, 1, 8),
-                   ("nocarry_plain", 256, 1, 16)]
+                   ("nocarry_plain", 256, 1, 16), ("nocarry_warp_only", 256, 1, 16),
+                   ("nocarry_no_scan", 256, 1, 16)]
     for name, threads, r, c in shapes:
         if threads * r * c < bs or (c > 1 and threads * r * (c // 2) >= bs):
             continue  # one cluster (or one CTA) must cover bs, and every CTA of it hold rows
@@ -304,7 +315,7 @@ if __name__ == "__main__":
     torch.zeros(1, device=dev)
     mod = Module(cubin)
     bad = 0
-    for bs in (1, 64, 512, 4096):
+    for bs in ((4096,) if "--only-4096" in sys.argv else (1, 64, 512, 4096)):
         kw = one_pass.workload(bs, dev)
         cpu = {k: v.cpu() if isinstance(v, torch.Tensor) else v for k, v in one_pass._copy(kw).items()}
         python_launch(**cpu)

@@ -3,6 +3,7 @@
 #   PART=1: fingerprint, raw_cluster.py (a raw CUDA cluster plan against the floors), eager_split.py
 #           (host or device: where an eager call's time goes), then bench --repeat 3 of every
 #           built-in planner;
+#   PART=5: raw_cluster.py --only-4096 (with the no-scan and warp-only rows);
 #   PART=4: the isolated corpus of both GPU planners again (after part2-first's false failures);
 #   PART=3: raw_cluster.py again (torch imported first), eager_split.py --triton-only;
 #   PART=2: the isolated corpus of both GPU planners, the Triton planner judged as an external
@@ -15,7 +16,11 @@ OUT="${OUT:-/tmp/g-out}"
 mkdir -p "$OUT"
 python3 -c 'from conformance.fingerprint import fingerprint_text; print(fingerprint_text())' \
   > "$OUT/fingerprint.txt" 2>&1; nvidia-smi -L >> "$OUT/fingerprint.txt"
-if [ "${PART:-1}" = 4 ]; then  # PART=4: the isolated corpus again, after the SIGXFSZ fix
+if [ "${PART:-1}" = 5 ]; then  # PART=5: what the CTA's scan costs (raw_cluster.py --only-4096)
+  timeout 120 python3 reports/gpu/2026-12-06-g/raw_cluster.py --only-4096 > "$OUT/raw_scan_cost.txt" 2>&1
+  echo "exit code: $?" >> "$OUT/raw_scan_cost.txt"
+  grep -a -v "Warning\|warn(" "$OUT/raw_scan_cost.txt" | tail -n 30
+elif [ "${PART:-1}" = 4 ]; then  # PART=4: the isolated corpus again, after the SIGXFSZ fix
   timeout 120 python3 -m pytest conformance/ -q -p no:cacheprovider --planner triton \
     --planner numba-cuda --isolate > "$OUT/isolated.txt" 2>&1
   echo "exit code: $?" >> "$OUT/isolated.txt"; tail -n 3 "$OUT/isolated.txt"
