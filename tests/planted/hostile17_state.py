@@ -70,15 +70,18 @@ HARMS = {
   raises ``TypeError``)."""
 
 
-def _planner(name: str):
-    def launch(**kwargs):
-        _launch(**kwargs)
-        HARMS[name]()
-    launch.__name__ = launch.__qualname__ = name
-    return launch
+def harm_planners(harms: dict) -> dict:
+    """A planner per entry of ``harms`` (name -> the harm, called after the right plan), by name."""
+    def planner(name: str):
+        def launch(**kwargs):
+            _launch(**kwargs)
+            harms[name]()
+        launch.__name__ = launch.__qualname__ = name
+        return launch
+    return {name: planner(name) for name in harms}
 
 
-globals().update({name: _planner(name) for name in HARMS})
+globals().update(harm_planners(HARMS))
 
 _LAST_CALL: list[float] = []
 

@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 from impls.offsets_planner.python_planner import launch as _launch
-from tests.planted.hostile17_state import changes_umask_after_its_last_call
+from tests.planted.hostile17_state import changes_umask_after_its_last_call, harm_planners
 
 SHADOWED_MODULE = "colorsys"
 """The standard module whose next import the import-system harms answer."""
@@ -81,15 +81,7 @@ HARMS = {
   module not yet loaded fails)."""
 
 
-def _planner(name: str):
-    def launch(**kwargs):
-        _launch(**kwargs)
-        HARMS[name]()
-    launch.__name__ = launch.__qualname__ = name
-    return launch
-
-
-globals().update({name: _planner(name) for name in HARMS})
+globals().update(harm_planners(HARMS))
 
 
 def appends_a_folder(**kwargs):
