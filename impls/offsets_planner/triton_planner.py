@@ -146,8 +146,6 @@ def _launch(plan: LaunchPlan, buffers: BufferSet, req_pool_indices, prefix_lens,
         prep.kernel[(prep.grid,)](req_pool_indices, prefix_lens, extend_seq_lens, *prep.suffix,
                                   num_warps=prep.warps)
         return
-    if FAST_LAUNCH_CHECK is None and fast is None and not torch.cuda.is_current_stream_capturing():
-        run_self_check()  # a caller that never probed (a server calling launch): once, not captured
     run = prep.run
     if (run is not None and (FAST_LAUNCH and FAST_LAUNCH_CHECK is True if fast is None else fast)
             and _hooks_idle()
@@ -156,6 +154,10 @@ def _launch(plan: LaunchPlan, buffers: BufferSet, req_pool_indices, prefix_lens,
             prep.metadata, None, None, None, req_pool_indices, prefix_lens, extend_seq_lens,
             *prep.suffix)
         return
+    if FAST_LAUNCH_CHECK is None and fast is None and not torch.cuda.is_current_stream_capturing():
+        run_self_check()  # a caller that never probed (a server calling launch): once, not captured
+        return _launch(plan, buffers, req_pool_indices, prefix_lens, extend_seq_lens, num_warps,
+                       block, tile)  # off the fast path's way: it reads the check's verdict
     with torch.cuda.device(buffers.device):
         compiled = prep.kernel[(prep.grid,)](req_pool_indices, prefix_lens, extend_seq_lens,
                                              *prep.suffix, num_warps=prep.warps)
