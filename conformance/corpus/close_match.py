@@ -1,5 +1,6 @@
 """A "did you mean" for a name a user typed that names nothing: a case id given to ``--case``,
-``record`` or ``repro``.
+``record`` or ``repro``, or a key a case file's schema does not allow
+(:mod:`conformance.corpus.schema_words`).
 
 The closest of the names that exist by :func:`difflib.get_close_matches` (its ratio at least
 :data:`CUTOFF`, difflib's default), so that ``--case nu18-four-mixd`` says

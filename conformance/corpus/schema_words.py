@@ -13,11 +13,12 @@ object with "fill", ...), got the string "10,2"``.
 
 from __future__ import annotations
 
-import difflib
 import json
 from decimal import Decimal
 
 import jsonschema
+
+from conformance.corpus.close_match import close_to
 
 TYPE_WORDS = {"array": "a JSON array", "object": "a JSON object", "integer": "an integer",
               "number": "a number", "string": "a string", "boolean": "true or false",
@@ -43,9 +44,9 @@ def schema_message(error: jsonschema.exceptions.ValidationError) -> str:
     unknown = [key for key in error.instance if key not in allowed]
     hints = []
     for key in unknown:
-        close = difflib.get_close_matches(str(key), list(allowed), n=1, cutoff=0.6)
-        if close:
-            hints.append(f"{key!r}: did you mean {close[0]!r}?")
+        close = close_to(str(key), allowed)
+        if close is not None:
+            hints.append(f"{key!r}: did you mean {close!r}?")
     said = f"{error.message}; the keys allowed here: {', '.join(allowed)}"
     return f"{said} ({'; '.join(hints)})" if hints else said
 
