@@ -17,8 +17,8 @@ import pytest
 from conformance.engine import rerun
 from conformance.paths import REPO_ROOT
 
-ROOT = Path("/work/checkout")
-PLANNERS = "/work/my-planners"
+ROOT = Path("/example/checkout")
+PLANNERS = "/example/my-planners"
 COMMAND = ("pytest conformance/ --planner python --case spec7-no-prefix "
            "--results reports/out/rerun-spec7-no-prefix.json")
 
