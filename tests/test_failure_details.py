@@ -77,8 +77,13 @@ def test_text_and_page_and_publish_leave_out_alike(one_bug, tmp_path):
     listed = re.findall(r"^  fail +([^\[\s]+)\[", text, re.M)
     assert listed == failed[:DEFAULT_LIMIT]
     assert f"{len(failed) - DEFAULT_LIMIT} more left out" in text
-    for args, full in (((), DEFAULT_LIMIT), ((OPTION, "0"), len(failed))):
-        site = tmp_path / f"site{len(args)}"
+    # the page shows every report unless told (the matrix links each cell to its report);
+    # a limit given applies to it as to Markdown and text
+    for args, full in (((), len(failed)), ((OPTION, "0"), len(failed)),
+                       ((OPTION, str(DEFAULT_LIMIT)), DEFAULT_LIMIT),
+                       (("--format", "markdown"), len(failed)),
+                       (("--format", "text", OPTION, "1"), 1)):
+        site = tmp_path / f"site{len(args)}{args[-1] if args else ''}"
         proc = cli("report", str(path), "--publish", str(site), *args)
         assert proc.returncode == 0, proc.stderr
         page = (site / "index.html").read_text()
@@ -87,6 +92,11 @@ def test_text_and_page_and_publish_leave_out_alike(one_bug, tmp_path):
         assert page.count("<pre>") == full
         assert page.count('class="muted left-out"') == len(failed) - full
         assert ('id="left-out"' in page) == (full < len(failed))
+        if "markdown" in args:  # the Markdown beside it keeps its own default
+            assert _details(proc.stdout) == failed[:DEFAULT_LIMIT]
+    page = tmp_path / "page.html"
+    assert cli("report", str(path), "--out", str(page)).returncode == 0
+    assert page.read_text().count("<pre>") == len(failed)
 
 
 def test_a_negative_limit_is_refused(one_bug):

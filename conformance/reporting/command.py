@@ -10,9 +10,12 @@ HTML goes to ``--out`` (default ``reports/report.html``, or ``reports/compare.ht
 ``--out`` is given.
 
 Every report shows each failure group (a planner's failures with the same first difference) with
-its count, and the full report of at most N failures of each (``--max-failures-per-group``,
-default 3; 0: every one), saying how many it left out: one bug that fails 80 cases would otherwise
-print 80 reports, past the 65,536 characters of a GitHub comment. The results file keeps them all.
+its count, and the full report of at most N failures of each (``--max-failures-per-group``; 0:
+every one), saying how many it left out: one bug that fails 80 cases would otherwise print 80
+reports in Markdown, past the 65,536 characters of a GitHub comment. Without the option, Markdown
+and text show 3 of each group and HTML (the page and ``--publish``) every one, since the page's
+matrix links each cell to its failure's report and keeps the reports folded. The results file
+keeps them all.
 
 Exit status: 0 when the report is written; 1 when it is written but the run is incomplete
 (interrupted, killed, stopped early: the report's first line says so), for --compare when either
@@ -54,10 +57,12 @@ def add_report_parser(sub) -> None:
     p.add_argument("--format", choices=("html", "markdown", "text"), default="html",
                    help="html (default: a page written to --out, reports/report.html), or "
                         "markdown / text (standard output unless --out is given)")
-    p.add_argument(OPTION, type=_limit, default=DEFAULT_LIMIT, metavar="N",
+    p.add_argument(OPTION, type=_limit, default=None, metavar="N",
                    help=f"the full report of at most N failures of each failure group (same "
-                        f"planner, same first difference), the others counted (default "
-                        f"{DEFAULT_LIMIT}; 0: every one); also for --publish, not for --compare")
+                        f"planner, same first difference), the others counted (0: every one; "
+                        f"default: {DEFAULT_LIMIT} in Markdown and text, every one in HTML, where "
+                        f"each matrix cell links to its report); also for --publish, not for "
+                        f"--compare")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"),
                    help="compare two runs: results files, benchmark files or --publish folders")
     p.add_argument("--fail-on-regression", action="store_true",
@@ -70,6 +75,14 @@ def add_report_parser(sub) -> None:
                         "planner has no source digest, or benchmark figures are withheld, as for "
                         "an incomplete run")
     p.set_defaults(func=run_report)
+
+
+def _per_group(args: argparse.Namespace, form: str) -> int:
+    """The full reports a failure group gets in a report of format ``form``: the option's N when
+    given, else every one (0) in HTML and :data:`DEFAULT_LIMIT` in Markdown and text."""
+    if args.max_failures_per_group is not None:
+        return args.max_failures_per_group
+    return 0 if form == "html" else DEFAULT_LIMIT
 
 
 def _limit(text: str) -> int:
@@ -157,9 +170,11 @@ def run_report(args: argparse.Namespace) -> int:
             folder, args.results = args.results, args.results / "results.json"
             if args.bench is None and (folder / "bench.json").exists():
                 args.bench = folder / "bench.json"
-        model = report.build(load_results(args.results), args.bench,
-                             max_per_group=args.max_failures_per_group)
-        _write_report(model, args)
+        doc = load_results(args.results)
+        models = {form: report.build(doc, args.bench, max_per_group=_per_group(args, form))
+                  for form in {args.format, *(("html",) if args.publish else ())}}
+        model = models[args.format]
+        _write_report(models, args)
     except (ResultsError, BenchError, FileNotFoundError, OutputError, compare.KindsError,
             PublishError) as exc:
         print(f"error: {terminal_text(str(exc))}", file=sys.stderr)
@@ -173,9 +188,12 @@ def run_report(args: argparse.Namespace) -> int:
         else 0
 
 
-def _write_report(model: dict, args: argparse.Namespace) -> None:
+def _write_report(models: dict[str, dict], args: argparse.Namespace) -> None:
+    """Write the report of ``models[args.format]`` where ``args`` says, and with ``--publish``
+    the page of ``models["html"]``."""
     from conformance.reporting import report_render
 
+    model = models[args.format]
     if args.format == "text":
         _emit(report_render.render_text(model), args.out, None, "text")
     elif args.format == "markdown":
@@ -185,6 +203,6 @@ def _write_report(model: dict, args: argparse.Namespace) -> None:
     if args.publish:
         if args.publish.exists() and not args.publish.is_dir():
             raise OutputError(f"--publish {args.publish}: is a file; name a folder")
-        html = report_render.render_html(model)
+        html = report_render.render_html(models["html"])
         for path in publish(args.publish, args.results, html, args.bench):
             print(f"published {path}")

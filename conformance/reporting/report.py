@@ -21,7 +21,7 @@ from conformance.corpus.entries import PSEUDO_PLANNERS, SHARED_PLANNERS
 from conformance.corpus.text import kept, natural_key
 from conformance.reporting.freshness import stale_reasons, undigested
 from conformance.reporting import divergence_profile, error_table, failure_groups, verdict_view
-from conformance.reporting.failure_details import DEFAULT_LIMIT, limit_details
+from conformance.reporting.failure_details import limit_details
 from conformance.reporting.results_format import BAD, JUDGED, STATUSES, incomplete_reason
 from conformance.corpus.corpus_subject import registry as _registry
 
@@ -90,14 +90,14 @@ def planner_label(result: dict) -> str:
 
 
 def build(doc: dict, bench: Path | None = None, check_stale: bool = True,
-          max_per_group: int = DEFAULT_LIMIT) -> dict:
+          max_per_group: int = 0) -> dict:
     """The page's model: fingerprint, summary, matrix, failures, catalog, hazards, benchmarks, and
     why the results are not a whole run of this checkout (``incomplete``: a reason or None,
     from :func:`~conformance.reporting.results_format.incomplete_reason`; ``stale``: a list,
     from :func:`~conformance.reporting.freshness.stale_reasons`, empty without ``check_stale``;
     ``undigested``: the external planners the run recorded no source digest of). Each failure is
     marked ``detailed`` when the renderings show its full report: at most ``max_per_group`` of each
-    failure group, every one when it is 0 (:func:`~conformance.reporting.failure_details.
+    failure group, every one when it is 0, the default (:func:`~conformance.reporting.failure_details.
     limit_details`); ``left_out`` counts the others, ``max_per_group`` is kept.
 
     Raises:
