@@ -1,4 +1,5 @@
-"""Benchmark figures for the report: read a pytest-benchmark JSON file, tabulate, plot as SVG.
+"""Benchmark figures for the report: read a pytest-benchmark JSON file and tabulate it (the plots
+are :mod:`conformance.reporting.bench_plots`').
 
 Ratios are the suite's own (``extra_info`` of each entry, written by
 :func:`conformance.bench.summary_table.annotate`): the report shows them, it never recomputes one.
@@ -21,8 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, replace
-from html import escape
+from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.reporting import bench_repeats
@@ -30,17 +30,14 @@ from conformance.reporting.file_text import read_file_text
 from conformance.reporting.goal_records import GOAL_FIELDS, GOALS_KEY, GoalRecordError, goal_cell
 from conformance.reporting.goal_records import goal_records
 
-__all__ = ["FLOOR_COLOUR", "GOAL_FIELDS", "GOALS_KEY", "PALETTE", "REFUSED", "BenchError",
-           "BenchRow", "format_ratio", "goal_cell", "goal_records", "load_bench", "plots",
-           "ratio_text", "table"]
+__all__ = ["GOAL_FIELDS", "GOALS_KEY", "REFUSED", "BenchError", "BenchRow", "format_ratio",
+           "goal_cell", "goal_records", "load_bench", "ratio_text", "table"]
 """The goal-record names are :mod:`conformance.reporting.goal_records`', kept here for their
 callers (``conformance.bench.goals`` reads :func:`goal_cell` from this module)."""
 
 REFUSED = "refused"
 """``extra_info`` key of a benchmark whose figure the suite refused; its value is the reason
 (:mod:`conformance.bench.refusal`). Such a row shows ``refused: <reason>``, never a number."""
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
-FLOOR_COLOUR = "#777"
 
 
 class BenchError(ValueError):
@@ -236,76 +233,3 @@ def table(rows: list[BenchRow]) -> list[dict]:
                     "chain": "" if r.ratio_to_chain is None
                     else f"{format_ratio(r.ratio_to_chain)}x"})
     return out
-
-
-def plots(rows: list[BenchRow]) -> list[tuple[str, str]]:
-    """One ``(mode, svg)`` per mode: p50 vs bs per planner, log y axis, floors dashed."""
-    rows = [r for r in rows if not r.refused]
-    rows = [r if r.floor or r.scenario in (None, "reused")
-            else replace(r, planner=f"{r.planner} {r.scenario}") for r in rows]
-    modes = sorted({r.mode for r in rows if r.bs is not None or r.floor})
-    return [(m, _svg(m, [r for r in rows if r.mode == m])) for m in modes
-            if any(not r.floor and r.bs is not None for r in rows if r.mode == m)]
-
-
-def _svg(mode: str, rows: list[BenchRow], width: int = 640, height: int = 300) -> str:
-    left, right, top, bottom = 60, 170, 16, 40
-    xs = sorted({r.bs for r in rows if r.bs is not None})
-    values = [r.p50 for r in rows if r.p50 > 0]
-    lo = 10 ** math.floor(math.log10(min(values)))
-    hi = 10 ** math.ceil(math.log10(max(values)))
-    hi = hi * 10 if hi == lo else hi
-    pw, ph = width - left - right, height - top - bottom
-
-    def x(bs: int) -> float:
-        return left + (xs.index(bs) + 0.5) * pw / len(xs)
-
-    def y(us: float) -> float:
-        return top + ph - (math.log10(max(us, lo)) - math.log10(lo)) / math.log10(hi / lo) * ph
-
-    out = [f'<svg class="plot" width="{width}" '
-           f'height="{height}" role="img" aria-label="p50 vs bs, {escape(mode)}">',
-           f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fff" stroke="#ccc"/>']
-    decade = lo
-    while decade <= hi * 1.0001:
-        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(decade):.1f}" y2="{y(decade):.1f}" '
-                   f'stroke="#eee"/><text x="{left - 6}" y="{y(decade) + 4:.1f}" '
-                   f'text-anchor="end">{decade:g}</text>')
-        decade *= 10
-    for bs in xs:
-        out.append(f'<text x="{x(bs):.1f}" y="{top + ph + 16}" text-anchor="middle">{bs}</text>')
-    out.append(f'<text x="{left + pw / 2}" y="{height - 6}" text-anchor="middle">bs</text>'
-               f'<text x="14" y="{top + ph / 2}" transform="rotate(-90 14 {top + ph / 2})" '
-               f'text-anchor="middle">p50 (us)</text>')
-    legend_y = top + 10
-    planners = sorted({r.planner for r in rows if not r.floor})
-    for i, planner in enumerate(planners):
-        colour = PALETTE[i % len(PALETTE)]
-        pts = sorted((r.bs, r.p50) for r in rows if r.planner == planner and not r.floor
-                     and r.bs is not None)
-        path = " ".join(f"{x(b):.1f},{y(v):.1f}" for b, v in pts)
-        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
-        out.extend(f'<circle cx="{x(b):.1f}" cy="{y(v):.1f}" r="3" fill="{colour}">'
-                   f'<title>{escape(planner)} bs={b}: {v:.2f} us</title></circle>' for b, v in pts)
-        out.append(_legend(left + pw + 10, legend_y, colour, planner, dashed=False))
-        legend_y += 18
-    for name in sorted({r.planner for r in rows if r.floor}):
-        pts = sorted((r.bs, r.p50) for r in rows if r.floor and r.planner == name)
-        if all(b is None for b, _ in pts):  # one figure for every bs: a horizontal line
-            yy = y(pts[0][1])
-            out.append(f'<line x1="{left}" x2="{left + pw}" y1="{yy:.1f}" y2="{yy:.1f}" '
-                       f'stroke="{FLOOR_COLOUR}" stroke-dasharray="5,4"/>')
-        else:
-            path = " ".join(f"{x(b):.1f},{y(v):.1f}" for b, v in pts if b is not None)
-            out.append(f'<polyline points="{path}" fill="none" stroke="{FLOOR_COLOUR}" '
-                       f'stroke-dasharray="5,4"/>')
-        out.append(_legend(left + pw + 10, legend_y, FLOOR_COLOUR, f"floor: {name}", dashed=True))
-        legend_y += 18
-    out.append("</svg>")
-    return "\n".join(out)
-
-
-def _legend(x: float, y: float, colour: str, label: str, *, dashed: bool) -> str:
-    dash = ' stroke-dasharray="5,4"' if dashed else ' stroke-width="2"'
-    return (f'<line x1="{x}" x2="{x + 18}" y1="{y}" y2="{y}" stroke="{colour}"{dash}/>'
-            f'<text x="{x + 24}" y="{y + 4}">{escape(label[:22])}</text>')

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from conformance.reporting import bench_figures, bench_repeats
+from conformance.reporting import bench_figures, bench_plots, bench_repeats
 from conformance.reporting.code_changes import code_difference
 from conformance.reporting.markdown import code_span
 from conformance.reporting.results_format import BAD
@@ -45,7 +45,7 @@ def section(path: Path | None, judged: dict | None = None) -> dict:
         if named:
             g["verdict"] = f"withheld: {named[0]} {held[named[0]]}"
     return {"bench": {"file": str(path), "info": info, "table": bench_figures.table(rows),
-                      "plots": bench_figures.plots(rows), "goals": goals,
+                      "plots": bench_plots.plots(rows), "goals": goals,
                       "repeats": info["repeats"], "withheld": held,
                       "judged_on": bench_repeats.judged_on(info["repeats"])}}
 
