@@ -185,10 +185,12 @@ def test_the_cases_command_lists_the_rest_and_the_faults(bad_dir: Path):
 
 
 @pytest.mark.parametrize(("change", "path", "message"), [
-    ({"tags": ["hazard\n"]}, "$.tags[0]", "unknown tag 'hazard\\n': the tags are declared in "
+    ({"tags": ["hazard\n"]}, "$.tags[0]", "unknown tag 'hazard\\n' (did you mean 'hazard'?): the "
+                                          "tags are declared in "
                                           "cases/offsets-planner/schema.json ($defs/tag): "
                                           "spec-example, "),
-    ({"tags": ["hazrd"]}, "$.tags[0]", "unknown tag 'hazrd'"),
+    ({"tags": ["hazrd"]}, "$.tags[0]", "unknown tag 'hazrd' (did you mean 'hazard'?): "),
+    ({"tags": ["qqqqqqqq"]}, "$.tags[0]", "unknown tag 'qqqqqqqq': the tags are declared in "),
     ({"id": "good-one\n"}, "$.id",
      "id 'good-one\\n' does not match '^[a-z0-9][a-z0-9._-]*$' in full"),
     ({"subject": "attention"}, "$.subject", "'attention' is not one of ['offsets-planner']"),

@@ -13,6 +13,7 @@ from functools import cache
 
 import jsonschema
 
+from conformance.corpus.close_match import did_you_mean
 from conformance.corpus.corpus_subject import CASE_SCHEMA_PATH
 from conformance.corpus.corpus_subject import NAME as DEFAULT_SUBJECT
 from conformance.corpus.schema_words import schema_message
@@ -47,8 +48,10 @@ def schema_error(doc: object, ref: str) -> tuple[str, str] | None:
         error = jsonschema.exceptions.best_match(
             e for e in error.context if len(e.absolute_path) == deepest)
     if error.schema == defs["tag"]:
-        return error.json_path, (f"unknown tag {error.instance!r}: the tags are declared in "
-                                 f"cases/{DEFAULT_SUBJECT}/schema.json ($defs/tag): "
+        close = did_you_mean(error.instance, known_tags()) if isinstance(error.instance, str) \
+            else ""
+        return error.json_path, (f"unknown tag {error.instance!r}{close}: the tags are declared "
+                                 f"in cases/{DEFAULT_SUBJECT}/schema.json ($defs/tag): "
                                  f"{', '.join(known_tags())}")
     return error.json_path, schema_message(error)
 
