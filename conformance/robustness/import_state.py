@@ -27,6 +27,7 @@ every byte that left either changed was green, yet its caller's process runs oth
 
 from __future__ import annotations
 
+import ctypes
 import importlib.machinery
 import os
 import sys
@@ -76,6 +77,41 @@ def with_import_additions(before, imported_from, imported_to):
     values read around the import) taken in: no change of the case."""
     added = {n: v for n, v in imported_to[1].items() if n not in imported_from[1]}
     return before[0], {**before[1], **added}
+
+
+_LIBC = ctypes.CDLL(None)
+C_ENVIRON = "environment variables (set from C, unseen by os.environ)"
+LIBRARY_VARIABLES = frozenset({"CUDA_MODULE_LOADING"})
+"""Set from C by torch's CUDA initialisation (``setenv``), on the first CUDA op of a process."""
+
+
+def c_environ() -> tuple[str, dict[str, bytes | None]]:
+    """(:data:`C_ENVIRON`, {name: value}) of each variable of the C library's ``environ`` whose
+    value ``os.environ`` does not hold (None: one ``os.environ`` holds and C does not), but
+    :data:`LIBRARY_VARIABLES`; shaped as an :func:`environ` value (its lister names them)."""
+    entries = ctypes.POINTER(ctypes.c_char_p).in_dll(_LIBC, "environ")
+    c: dict[bytes, bytes] = {}
+    i = 0
+    while entries[i] is not None:
+        name, _, value = entries[i].partition(b"=")
+        c.setdefault(name, value)
+        i += 1
+    python = dict(os.environb)
+    differ = {n: v for n, v in c.items() if python.get(n) != v}
+    differ.update({n: None for n in python if n not in c})
+    return C_ENVIRON, {os.fsdecode(n): v for n, v in differ.items()
+                       if os.fsdecode(n) not in LIBRARY_VARIABLES}
+
+
+def set_c_environ(value) -> None:
+    """Make C's environment agree with ``os.environ`` again for every variable that now disagrees
+    and did not in ``value``."""
+    for name in set(c_environ()[1]) - set(value[1]):
+        raw = os.fsencode(name)
+        if raw in os.environb:
+            _LIBC.setenv(raw, os.environb[raw], 1)
+        else:
+            _LIBC.unsetenv(raw)
 
 
 LISTS = ("sys.path", "sys.meta_path", "sys.path_hooks")
@@ -180,11 +216,13 @@ ENVIRON = "environment variables (os.environ)"
 """The setting of :func:`environ`, which the isolation worker reads around a planner's import."""
 SETTINGS = {
     ENVIRON: (environ, set_environ),
+    C_ENVIRON: (c_environ, set_c_environ),
     "import system (sys.path, sys.meta_path, sys.path_hooks)": (import_lists, set_import_lists),
     "import finders (sys.path_importer_cache)": (finder_cache, set_finder_cache),
 }
 """Name -> (getter, setter): :data:`conformance.robustness.torch_state.SETTINGS` adds them."""
 NAMED_CHANGES = {ENVIRON: ("changed:", environ_changed),
+                 C_ENVIRON: ("changed:", environ_changed),
                  "import system (sys.path, sys.meta_path, sys.path_hooks)": (
                      "changed:", import_lists_changed),
                  "import finders (sys.path_importer_cache)": ("changed:", finder_cache_changed)}

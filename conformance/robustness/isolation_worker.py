@@ -123,7 +123,10 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
     import torch  # noqa: F401 - loaded before the first case, not inside its timeout
 
     from conformance.robustness import torch_state
-    from conformance.robustness.import_state import ENVIRON, environ, with_import_additions
+    from conformance.robustness.import_state import (C_ENVIRON, ENVIRON, c_environ, environ,
+                                                     with_import_additions)
+    from conformance.robustness.runtime_state import import_settings
+    from conformance.robustness.runtime_state import with_import_additions as runtime_additions
     from conformance.robustness.shared_receiver import Receiver, version_bumps
     from conformance.robustness.worker_socket import receive
     from conformance.corpus.corpus_subject import registry as _registry
@@ -151,7 +154,8 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
         else:
             kwargs = receiver.kwargs(message, fds)
             if launch is None:
-                imported_from = environ()
+                imported_from, settings_from = environ(), import_settings()
+                c_from = c_environ()
                 try:
                     launch = get_planner(planner)
                 except BaseException:  # noqa: BLE001 - the planner's module failed: its case
@@ -161,6 +165,10 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
                 if isinstance(before.get(ENVIRON), tuple):
                     before[ENVIRON] = with_import_additions(before[ENVIRON], imported_from,
                                                             environ())
+                if isinstance(before.get(C_ENVIRON), tuple):
+                    before[C_ENVIRON] = with_import_additions(before[C_ENVIRON], c_from,
+                                                              c_environ())
+                before = runtime_additions(before, settings_from, import_settings())
             versions = receiver.versions()
             answer = _call(launch, kwargs, device)
             answer["versions"] = version_bumps(kwargs, versions)

@@ -31,7 +31,11 @@ timers, the bindings of ``random`` and ``numpy.random``, the warnings filters an
 import system (``sys.path``, ``sys.meta_path``, ``sys.path_hooks``, ``sys.path_importer_cache``):
 :mod:`conformance.robustness.import_state` (tests/test_hostile18.py) says which of their changes
 are a library's own (a variable added by a module's first import, a folder appended) and no
-change. Of ``sys.modules`` only a module replaced or removed is a change.
+change. Of ``sys.modules`` only a module replaced or removed is a change. Code the process runs
+later (``gc.callbacks``, ``atexit``, the warnings and display hooks), its child processes, the
+locale, ``decimal``'s context, ``logging``'s configuration and the signal wakeup descriptor:
+:mod:`conformance.robustness.runtime_state`; torch's other backend flags: :data:`BACKEND_FLAGS`
+(tests/test_hostile19.py).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from collections.abc import Callable
 import torch
 import torch.utils.deterministic  # noqa: F401 - fill_uninitialized_memory
 
-from conformance.robustness import import_state, process_settings
+from conformance.robustness import import_state, process_settings, runtime_state
 
 from conformance.robustness.process_state import (
     builtins_bindings,
@@ -97,6 +101,36 @@ BUILTINS = "builtins bindings"
 """The setting of every name of ``builtins`` (its change is named by name)."""
 
 
+_CUDA = torch.backends.cuda
+BACKEND_FLAGS = {
+    "scaled dot product attention backends (flash, mem-efficient, math, cudnn)": (
+        lambda: (_CUDA.flash_sdp_enabled(), _CUDA.mem_efficient_sdp_enabled(),
+                 _CUDA.math_sdp_enabled(), _CUDA.cudnn_sdp_enabled()),
+        lambda v: (_CUDA.enable_flash_sdp(v[0]), _CUDA.enable_mem_efficient_sdp(v[1]),
+                   _CUDA.enable_math_sdp(v[2]), _CUDA.enable_cudnn_sdp(v[3]))),
+    "cuda matmul reduced-precision reductions (fp16, bf16)": (
+        lambda: (_CUDA.matmul.allow_fp16_reduced_precision_reduction,
+                 _CUDA.matmul.allow_bf16_reduced_precision_reduction),
+        lambda v: (setattr(_CUDA.matmul, "allow_fp16_reduced_precision_reduction", v[0]),
+                   setattr(_CUDA.matmul, "allow_bf16_reduced_precision_reduction", v[1]))),
+    "preferred linalg library": (
+        lambda: str(_CUDA.preferred_linalg_library()),
+        lambda v: _CUDA.preferred_linalg_library(v.split(".")[-1].lower())),
+    "opt_einsum (enabled, strategy)": (
+        lambda: (torch.backends.opt_einsum.enabled, torch.backends.opt_einsum.strategy),
+        lambda v: (setattr(torch.backends.opt_einsum, "enabled", v[0]),
+                   setattr(torch.backends.opt_einsum, "strategy", v[1]))),
+    "nn.MultiheadAttention fast path": (torch.backends.mha.get_fastpath_enabled,
+                                        torch.backends.mha.set_fastpath_enabled),
+    "inter-op threads": (torch.get_num_interop_threads, None),
+}
+"""torch's backend flags beyond matmul precision and cuDNN's (tests/test_hostile19.py): which
+kernels ``F.scaled_dot_product_attention`` may pick (all off: the caller's attention raises),
+fp16 / bf16 GEMMs' reduced-precision reductions (its model's numerics), the linear-algebra
+library, ``torch.einsum``'s contraction order, the ``MultiheadAttention`` fast path and the
+inter-op thread count (set once per process: read only)."""
+
+
 SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
     "default device": (default_device, set_default_device),
     "default dtype": (torch.get_default_dtype, torch.set_default_dtype),
@@ -134,6 +168,7 @@ SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
         lambda: torch.utils.deterministic.fill_uninitialized_memory,
         lambda v: setattr(torch.utils.deterministic, "fill_uninitialized_memory", v)),
     "torch bindings": (bindings, set_bindings),
+    **BACKEND_FLAGS,
     "floating-point environment (rounding mode, subnormals flushed)": (float_env,
                                                                        set_float_env),
     "Python garbage collector enabled": (gc.isenabled, set_gc),
@@ -148,6 +183,7 @@ SETTINGS: dict[str, tuple[Callable[[], object], Callable[[object], None]]] = {
     BUILTINS: (builtins_bindings, set_builtins_bindings),
     **process_settings.SETTINGS,
     **import_state.SETTINGS,
+    **runtime_state.SETTINGS,
 }
 """Name -> (getter, setter or None when it cannot be set back from outside its context)."""
 
@@ -158,7 +194,8 @@ NAMED_CHANGES = {"torch bindings": ("rebound", rebound),
                  BUILTINS: ("rebound", builtins_rebound),
                  RLIMITS: ("changed:", rlimits_changed),
                  **process_settings.NAMED_CHANGES,
-                 **import_state.NAMED_CHANGES}
+                 **import_state.NAMED_CHANGES,
+                 **runtime_state.NAMED_CHANGES}
 """Settings whose value is a whole map: a change names the keys that changed (what it did, and
 the function that lists them, by identity) instead of printing both values. Whether such a
 setting changed is that function's answer, never ``==``: its values hold the planner's objects (a
@@ -222,8 +259,8 @@ def restore(before: dict[str, object]) -> list[str]:
     first = ("TorchFunctionMode stack depth", "TorchDispatchMode stack depth")
     for name in [*first, *(n for n in before if n not in first)]:
         value = before[name]
-        if _same(name, now[name], value):
-            continue
+        if _same(name, now[name], value) and _same(name, value, now[name]):
+            continue  # both ways: a lister may name only what one side added
         setter = SETTINGS[name][1]
         try:
             if setter is None:
