@@ -11,7 +11,12 @@ here are read from outside, so neither hides them:
 * ``SigBlk`` and ``SigIgn`` of the worker's main thread (``/proc/PID/status``: the thread that
   calls the planner): signals blocked (inherited by every process the caller starts: its
   ``terminate()`` stops none) and ignored;
-* every resource limit (``/proc/PID/limits``): ``RLIMIT_NOFILE`` lowered, and its sockets fail.
+* every resource limit (``/proc/PID/limits``): ``RLIMIT_NOFILE`` lowered, and its sockets fail;
+* its child processes, and those of its parent (the shepherd, a subreaper: a daemon the planner
+  double-forked is its child) but the worker itself (``/proc/PID/task/TID/children``): a process
+  a planner started and left running, or left unreaped, is found by its caller's ``os.wait()``
+  and holds every descriptor it inherited (tests/test_hostile19.py). Only a child that was not
+  there before is a change.
 
 A field the kernel does not show (an older kernel, a ``/proc`` mounted elsewhere) is left out of
 both reads, never a change; a read that fails (the worker is gone) is ``None``. One transition is
@@ -20,6 +25,8 @@ ignored set for a handler (``SigCgt``).
 """
 
 from __future__ import annotations
+
+import os
 
 FIELDS = ("Umask", "SigBlk", "SigIgn")
 """The fields of ``/proc/PID/status`` compared (hex masks, an octal umask)."""
@@ -51,6 +58,31 @@ def read(pid: int | None) -> dict[str, str] | None:
         name, values = line[:26].strip(), " ".join(line[26:].split())
         if name:
             out[f"limit {name}"] = values
+    kids = _children(pid)
+    if kids is not None and "PPid" in status:
+        adopted = _children(int(status["PPid"].strip()) or pid) or set()
+        out[CHILDREN] = " ".join(str(p) for p in sorted((kids | adopted) - {pid}))
+    return out
+
+
+CHILDREN = "Children"
+"""The pids of the worker's children and of the shepherd's others (space-separated)."""
+
+
+def _children(pid: int) -> set[int] | None:
+    """The children of every thread of ``pid`` (None where the kernel does not show them)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    out: set[int] = set()
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                out.update(int(p) for p in handle.read().split())
+        except (OSError, ValueError):
+            if tid == str(pid):
+                return None
     return out
 
 
@@ -88,7 +120,10 @@ def changed(before: dict[str, str] | None, after: dict[str, str] | None) -> list
              "SigIgn": "signals ignored"}
     out = []
     for name in before:
-        if name != CAUGHT and name in after and before[name] != after[name]:
+        if name == CHILDREN and name in after:
+            new = sorted(set(after[name].split()) - set(before[name].split()), key=int)
+            out += [f"child process {pid} left running (or unreaped)" for pid in new]
+        elif name != CAUGHT and name in after and before[name] != after[name]:
             was, now = before[name], after[name]
             if name in ("SigBlk", "SigIgn"):
                 was, now = _signals(was), _signals(now)
