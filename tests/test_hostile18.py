@@ -25,8 +25,9 @@ Fooled before this review, fixed here:
   this kind pass.
 
 Not fixed (README, "What is still not guaranteed"): a variable a planner's module adds while it
-is first imported; a variable set from C (``setenv`` through ``ctypes``); the rest of the state
-the worker reports (the Python-level settings of torch_state.py) can still be forged there.
+is first imported; the rest of the state the worker reports (the Python-level settings of
+torch_state.py) can still be forged there. A variable set from C (``setenv`` through ``ctypes``)
+was not read either; tests/test_hostile19.py reads it.
 """
 
 from __future__ import annotations
