@@ -63,7 +63,7 @@ def test_a_planner_wrong_only_in_repeat_2_is_refused_there_and_its_figure_with_i
     assert code == 1 and f"FAILED conformance/bench/test_bench.py::{by_repeat[2]['name']}" in stdout
     assert f"FAILED conformance/bench/test_bench.py::{by_repeat[1]['name']}" not in stdout
     # the figure (the merge of its repeats) is refused in the terminal table and the report
-    row = next(r for r in rows(doc["benchmarks"]) if r[0] == name)
+    row = next(r for r in rows(doc["benchmarks"]) if r[0] == f"{name} [external]")  # as measured
     assert row[3] == f"refused: {reason}"
     report = {r.planner: r for r in load_bench(path)[0]}
     assert report[name].refused == reason
@@ -142,7 +142,8 @@ def test_a_planner_wrong_only_outside_the_timed_loop_gets_its_figure_refused(rep
         assert reason.startswith("outputs wrong at a call outside the timed loop: ") \
             and "the reference plans" in reason, (i, reason)
         assert b["stats"]["median"] is None and b["extra_info"].get("ratio_to_python") is None
-    row = next(r for r in rows(doc["benchmarks"]) if r[0] == f"{ATTACKS}:wrong_when_untimed")
+    row = next(r for r in rows(doc["benchmarks"])
+               if r[0] == f"{ATTACKS}:wrong_when_untimed [external]")
     assert row[3].startswith("refused: outputs wrong at a call outside the timed loop"), row
 
 

@@ -142,8 +142,12 @@ def rows(benches: list[dict]) -> list[list]:
         params, extra, stats = _p(b), b.get("extra_info") or {}, b["stats"]
         if refused(b):
             label = params.get("planner") or f"floor: {extra.get('floor')}"
+            if params.get("planner") and extra.get("planner_mode"):  # as its measured rows
+                label = f"{label} [{extra['planner_mode']}]"
             mode = f"{params.get('mode')} ({_case(b)[2]})" if params.get("planner") else \
                 params.get("mode")
+            if params.get("planner") and len(workloads) > 1:
+                mode = f"{mode} {_case(b)[3]}"
             row = [label, mode, bs_label(b), f"refused: {refused(b)}"] + ["-"] * 8
             (floor_rows if extra.get("floor") else out).append(row)
             continue
