@@ -25,15 +25,22 @@ GITHUB_COMMENT = 65_536
 
 @pytest.fixture(scope="module")
 def one_bug(tmp_path_factory):
-    """The corpus on the off-by-one planner: (results path, results document, failed case ids in
-    natural order)."""
+    """The corpus on the off-by-one planner: (results path, results document, failed case ids
+    with the fewest differing elements first, then in natural order: the order a group lists
+    them)."""
     tmp = tmp_path_factory.mktemp("one-bug")
     proc, _ = run_pytest(tmp, "-q", "-n", "0", "--planner", WRONG)
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     doc = json.loads((tmp / "results.json").read_text())
-    failed = sorted((r["case"] for r in doc["results"] if r["status"] in BAD), key=natural_key)
+    failed = [r["case"] for r in sorted(
+        (r for r in doc["results"] if r["status"] in BAD),
+        key=lambda r: (r["verdict"]["by_rule"].get("contract", 0), natural_key(r["case"])))]
     assert len(failed) > 60  # one bug, dozens of failures: what the limit is for
     return tmp / "results.json", doc, failed
+
+
+def _by_id(cases: list[str]) -> list[str]:
+    return sorted(cases, key=natural_key)
 
 
 def _details(markdown: str) -> list[str]:
@@ -55,7 +62,7 @@ def test_markdown_of_one_bug_fits_a_comment_and_counts_what_it_left_out(one_bug)
              if line.startswith(f"| `{WRONG}`")]
     assert [c.strip() for c in row.strip("|").split("|")][1] == str(n)
     # the full reports of the group's first cases, as its row lists them
-    assert _details(md) == failed[:DEFAULT_LIMIT]
+    assert _by_id(_details(md)) == _by_id(failed[:DEFAULT_LIMIT])
     assert (f"Below, the report of at most {DEFAULT_LIMIT} failures per pattern; {left} more "
             f"left out (`{WRONG}`, `out_write_offsets: another value (contract)`: {left} of {n}). "
             f"`{OPTION} 0` shows every one; the results file holds them all.") in md
@@ -64,7 +71,7 @@ def test_markdown_of_one_bug_fits_a_comment_and_counts_what_it_left_out(one_bug)
 def test_zero_shows_every_failure_and_one_shows_one(one_bug):
     path, _, failed = one_bug
     md = cli("report", str(path), "--format", "markdown", OPTION, "0").stdout
-    assert sorted(_details(md), key=natural_key) == failed
+    assert _by_id(_details(md)) == _by_id(failed)
     assert "left out" not in md
     md = cli("report", str(path), "--format", "markdown", OPTION, "1").stdout
     assert _details(md) == failed[:1]
@@ -75,7 +82,7 @@ def test_text_and_page_and_publish_leave_out_alike(one_bug, tmp_path):
     path, _, failed = one_bug
     text = cli("report", str(path), "--format", "text").stdout
     listed = re.findall(r"^  fail +([^\[\s]+)\[", text, re.M)
-    assert listed == failed[:DEFAULT_LIMIT]
+    assert _by_id(listed) == _by_id(failed[:DEFAULT_LIMIT])
     assert f"{len(failed) - DEFAULT_LIMIT} more left out" in text
     # the page shows every report unless told (the matrix links each cell to its report);
     # a limit given applies to it as to Markdown and text
@@ -93,7 +100,7 @@ def test_text_and_page_and_publish_leave_out_alike(one_bug, tmp_path):
         assert page.count('class="muted left-out"') == len(failed) - full
         assert ('id="left-out"' in page) == (full < len(failed))
         if "markdown" in args:  # the Markdown beside it keeps its own default
-            assert _details(proc.stdout) == failed[:DEFAULT_LIMIT]
+            assert _by_id(_details(proc.stdout)) == _by_id(failed[:DEFAULT_LIMIT])
     page = tmp_path / "page.html"
     assert cli("report", str(path), "--out", str(page)).returncode == 0
     assert page.read_text().count("<pre>") == len(failed)
@@ -121,8 +128,25 @@ def test_each_group_keeps_its_own_first_failures(one_bug):
     for planner, cases in mine.items():
         assert (by_planner[planner]["count"], by_planner[planner]["detailed"],
                 by_planner[planner]["left_out"]) == (len(cases), 2, len(cases) - 2)
-        shown = sorted((f["case"] for f in model["failures"]
-                        if f["planner"] == planner and f["detailed"]), key=natural_key)
-        assert shown == cases[:2]
+        shown = [f["case"] for f in model["failures"] if f["planner"] == planner and f["detailed"]]
+        assert _by_id(shown) == _by_id(cases[:2])
     assert model["left_out"] == len(failed) - 4
     assert limit_details([], [], None, 0) == 0
+
+
+def test_the_smallest_repro_leads_its_group(one_bug):
+    """A group lists its cases with the fewest differing elements first (then by id), and those
+    are the reports shown: the off-by-one's smallest failing case (one element wrong a run) is
+    shown, not the first ids in natural order (``bs-31``, ``bs-32``, ...)."""
+    path, doc, failed = one_bug
+    counts = {r["case"]: r["verdict"]["by_rule"].get("contract", 0) for r in doc["results"]
+              if r["status"] in BAD}
+    fewest = min(counts.values())
+    assert counts[failed[0]] == fewest < max(counts.values())
+    md = cli("report", str(path), "--format", "markdown").stdout
+    [row] = [line for line in md.split("**By first difference:**")[1].splitlines()
+             if line.startswith(f"| `{WRONG}`")]
+    assert re.findall(r"`([^`]+)`", row.split("|")[-2])[:5] == failed[:5]
+    by_name = sorted(counts, key=natural_key)[:DEFAULT_LIMIT]
+    assert _by_id(_details(md)) != _by_id(by_name)  # not the first ids by name
+    assert all(counts[c] <= counts[o] for c in _details(md) for o in failed[DEFAULT_LIMIT:])

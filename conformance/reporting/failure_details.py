@@ -9,8 +9,9 @@ and the full report (the failure's text, its rerun command) of the first :data:`
 each, and says how many it left out and that :data:`OPTION` ``0`` shows them all. The results file
 keeps every result; the headline counts and the tables count every one.
 
-The first of a group are those the group's table lists first (its cases in natural order), so that
-the table's first case ids are the reports shown; a result's group is
+The first of a group are those the group's table lists first (its cases with the fewest differing
+elements first, then in natural order: the smallest repro leads), so that the table's first case
+ids are the reports shown; a result's group is
 :func:`~conformance.reporting.failure_groups.pattern` under the run's profile, as the table's.
 """
 
@@ -31,7 +32,7 @@ def limit_details(failures: list[dict], found: list[dict], profile: str | None,
     planner label) ``detailed``: True for a judged, not failed entry (not in any group) and for
     the first ``limit`` results of each group of ``found``
     (:func:`~conformance.reporting.failure_groups.groups` of the same results and ``profile``),
-    by the natural order of their case ids; every one when ``limit`` is 0. Adds to each pattern of
+    in the order its pattern lists their cases; every one when ``limit`` is 0. Adds to each pattern of
     ``found`` ``detailed`` and ``left_out`` (counts of its results). Returns how many were left out.
 
     Raises:
@@ -47,14 +48,19 @@ def limit_details(failures: list[dict], found: list[dict], profile: str | None,
     left_out = 0
     for group in found:
         for p in group["patterns"]:
+            rank = {c["case"]: i for i, c in enumerate(p["cases"])}
             mine = sorted(members.get((group["planner"], p["key"]), ()),
-                          key=lambda f: natural_key(str(f.get("case") or f.get("id") or "?")))
+                          key=lambda f: (rank.get(_case(f), len(rank)), natural_key(_case(f))))
             for f in mine[limit:] if limit else ():
                 f["detailed"] = False
             p["detailed"] = min(len(mine), limit) if limit else len(mine)
             p["left_out"] = len(mine) - p["detailed"]
             left_out += p["left_out"]
     return left_out
+
+
+def _case(failure: dict) -> str:
+    return str(failure.get("case") or failure.get("id") or "?")
 
 
 def left_out_line(model: dict, quote=str) -> str | None:

@@ -170,6 +170,21 @@ def words(key: tuple) -> str:
 
 
 
+def differing(result: dict, profile: str | None = None) -> int:
+    """How many output elements of ``result`` differ under a rule it was judged on
+    (:func:`judged_kinds`; its verdict's ``by_rule``, over every run and step): 0 for a result
+    without such a verdict (an error, a crash: one thing went wrong) and for one failed after its
+    case's last call (its verdict is the pass before)."""
+    verdict = result.get("verdict")
+    by_rule = verdict.get("by_rule") if isinstance(verdict, dict) else None
+    if result.get("after_last_call") is not None or not isinstance(by_rule, dict):
+        return 0
+    judged = judged_kinds(result, profile)
+    return sum(n for rule, n in by_rule.items()
+               if isinstance(rule, str) and isinstance(n, int) and not isinstance(n, bool)
+               and n > 0 and (rule == CONTRACT or kind_of(rule) in judged))
+
+
 def groups(results: list[dict], order=None, link=None,
            profile: str | None = None) -> list[dict]:
     """One entry per planner with not-passing results, in ``order`` (a sort key of the planner's
@@ -177,8 +192,10 @@ def groups(results: list[dict], order=None, link=None,
     "more_cases"}``: every pattern, largest first, and what a report lists of them: the first
     :data:`MAX_PATTERNS`, then how many patterns and failures it leaves out. Each pattern is
     ``{"key", "words", "count", "cases", "listed", "more"}``: ``count`` its failed results,
-    ``cases`` its distinct cases as ``{"case", "anchor"}`` in natural order (``anchor`` from ``link(result)``, or None), the first :data:`MAX_CASES` of
-    them listed, ``more`` left out. A result's ``planner`` is taken as given (the report's label);
+    ``cases`` its distinct cases as ``{"case", "anchor", "size"}``, fewest differing elements
+    first (``size``, :func:`differing`; then in natural order of their ids: the smallest repro
+    leads),
+    ``anchor`` from ``link(result)`` or None, the first :data:`MAX_CASES` of them listed, ``more`` left out. A result's ``planner`` is taken as given (the report's label);
     its case is its ``case`` or, lacking one, its ``id``; ``profile``: the run's ``--profile``, what
     an external planner's results were judged on (:func:`pattern`; default
     :data:`DEFAULT_PROFILE`)."""
@@ -187,7 +204,7 @@ def groups(results: list[dict], order=None, link=None,
         if r.get("status") not in BAD:
             continue
         case = str(r.get("case") or r.get("id") or "?")
-        entry = {"case": case, "anchor": link(r) if link else None}
+        entry = {"case": case, "anchor": link(r) if link else None, "size": differing(r, profile)}
         by_planner.setdefault(str(r["planner"]), {}).setdefault(pattern(r, profile),
                                                                 []).append(entry)
     out = []
@@ -197,7 +214,7 @@ def groups(results: list[dict], order=None, link=None,
             unique: dict[str, dict] = {}  # a case failed twice (two load faults) is listed once
             for entry in entries:
                 unique.setdefault(entry["case"], entry)
-            cases = sorted(unique.values(), key=lambda c: natural_key(c["case"]))
+            cases = sorted(unique.values(), key=lambda c: (c["size"], natural_key(c["case"])))
             found.append({"key": key, "words": words(key), "count": len(entries), "cases": cases,
                           "listed": cases[:MAX_CASES], "more": max(len(cases) - MAX_CASES, 0)})
         found.sort(key=lambda p: (-p["count"], p["words"]))
