@@ -155,3 +155,18 @@ def test_a_note_wraps_at_words_and_never_breaks_a_planner_name():
     assert all(len(line) <= WIDTH for line in lines[2:])
     assert " ".join(line.strip() for line in lines).endswith("never runs in this process)")
     assert note_lines("short note") == ["short note"]
+
+
+def test_a_count_stays_on_its_words_line():
+    """A cell wrapped in its column keeps ``validated x3`` together: the count alone on a further
+    line (``x3`` under ``counted as length 1, then validated``) read as a cell of its own."""
+    import re
+
+    from conformance.reporting.divergence_profile import render as profile_render
+
+    for model in (_counted_model(BUILT_IN_PLANNERS), _profile_model(BUILT_IN_PLANNERS)):
+        text = profile_render(model, width=WIDTH - 2)
+        assert re.search(r"  x\d+", text) is None, text  # a count at a cell line's start
+        cells = [cell for row in model["rows"] for cell in row["cells"].values()]
+        assert len(re.findall(r"\S x\d+", text)) == sum(len(re.findall(r"x\d+", c)) for c in cells)
+        assert "\u00a0" not in text and max(map(len, text.splitlines())) <= WIDTH - 2

@@ -12,6 +12,7 @@ follows every rule; a crash or a hang is credited to a row only from cases that 
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections import Counter
 
@@ -171,11 +172,17 @@ def _widths(model: dict, planners: list[str], width: int) -> list[int]:
     return widths
 
 
+_GLUE = "\u00a0"  # no ASCII space: textwrap never breaks there
+_COUNT = re.compile(r" (x\d+)(?=,|$)")
+
+
 def _wrapped(text: str, width: int, indent: str) -> str:
     """``text`` on lines of at most ``width`` characters (tabulate's multi-line cell), each line
-    after the first starting with ``indent``."""
-    return "\n".join(textwrap.wrap(text, width, subsequent_indent=indent,
-                                   break_on_hyphens=False)) or text
+    after the first starting with ``indent``; a count (``validated x3``) stays on its word's
+    line."""
+    glued = _COUNT.sub(_GLUE + r"\1", text)
+    lines = textwrap.wrap(glued, width, subsequent_indent=indent, break_on_hyphens=False)
+    return "\n".join(lines).replace(_GLUE, " ") or text
 
 
 def _table(model: dict, planners: list[str], fmt: str, widths: list[int] | None) -> str:

@@ -194,9 +194,9 @@ def groups(results: list[dict], order=None, link=None,
     ``{"key", "words", "count", "cases", "listed", "more"}``: ``count`` its failed results,
     ``cases`` its distinct cases as ``{"case", "anchor", "size"}``, fewest differing elements
     first (``size``, :func:`differing`; then in natural order of their ids: the smallest repro
-    leads),
-    ``anchor`` from ``link(result)`` or None, the first :data:`MAX_CASES` of them listed, ``more`` left out. A result's ``planner`` is taken as given (the report's label);
-    its case is its ``case`` or, lacking one, its ``id``; ``profile``: the run's ``--profile``, what
+    leads), ``anchor`` from ``link(result)`` or None, the first :data:`MAX_CASES` of them
+    listed, ``more`` left out. A result's ``planner`` is taken as given (the report's label); its
+    case is its ``case`` or, lacking one, its ``id``; ``profile``: the run's ``--profile``, what
     an external planner's results were judged on (:func:`pattern`; default
     :data:`DEFAULT_PROFILE`)."""
     by_planner: dict[str, dict[tuple, list[dict]]] = {}
