@@ -197,6 +197,7 @@ def test_html_report_and_publish(capsys, tmp_path):
                         "spec7-padding-row-middle", "hazard-prefix-past-row", "spec7-lut-shift"]
     assert set(rows[6:]) == {"declared-divergence", "err-dtype-prefix-lens", "err-val-stride-zero"}
     assert html.count('<details class="failure"') == 6
+    assert '<h2 id="failures">Failures (6)</h2>' in html  # none judged but failing: no more words
     assert html.count('<code class="rerun">') == 6 and "  rerun: " not in html  # shown once
     assert re.search(r'<tr><td><code title="[^"]*">dtype</code></td><td>§4 item 2</td><td>launcher'
                      r'</td>\s*<td>1</td>\s*<td class="num"><span class="ok">1/1</span>', html)
