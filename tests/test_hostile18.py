@@ -24,7 +24,7 @@ Fooled before this review, fixed here:
   the last case: ``after_last_call`` ``state``); tests/test_hostile17.py's two strict xfails of
   this kind pass.
 
-Not fixed (README, "What is still not guaranteed"): a variable a planner's module adds while it
+Not fixed (docs/robustness.md, "What is still not guaranteed"): a variable a planner's module adds while it
 is first imported; the rest of the state the worker reports (the Python-level settings of
 torch_state.py) can still be forged there. A variable set from C (``setenv`` through ``ctypes``)
 was not read either; tests/test_hostile19.py reads it.

@@ -20,7 +20,7 @@ Fooled before this review, fixed here (each was exit 0, its case ``pass``):
   not guaranteed): where C's environment and ``os.environ`` disagree is now read
   (conformance/robustness/import_state.py).
 
-Not fixed (strict xfails; README, "What is still not guaranteed"): an audit hook
+Not fixed (strict xfails; docs/robustness.md, "What is still not guaranteed"): an audit hook
 (``sys.addaudithook``: Python can neither list nor remove one), a signal handler installed from C
 (``faulthandler.register(SIGTERM)``: ``signal.getsignal`` does not show it, and ``/proc``'s
 ``SigCgt`` cannot tell it from LLVM's, which Triton's first compile installs for SIGTERM too),
@@ -308,7 +308,7 @@ HOLES = {
     pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"hole: {why}"))
     for name, why in sorted(HOLES.items())])
 def test_a_planner_that_leaves_unread_state_fails(one_run, planner):
-    """Not fixed: each case still passes (README, "What is still not guaranteed")."""
+    """Not fixed: each case still passes (docs/robustness.md, "What is still not guaranteed")."""
     assert one_run[planner][0] == "fail", one_run[planner]
 
 

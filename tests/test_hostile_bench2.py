@@ -56,14 +56,14 @@ def test_the_honest_planner_is_published_beside_the_attacks(run_a):
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="hole: the planner reads the tap's draw (target, count) "
                    "from the timed call's generator frame and computes only on the drawn call "
-                   "and a round's last call; README 'Not guaranteed' already names it")
+                   "and a round's last call; README's Benchmarks, 'Not guaranteed', already names it")
 def test_a_planner_that_reads_the_tapped_call_from_the_stack_is_refused(run_a):
     assert refused(_entry(run_a[0], "reads_tap_draw"))
 
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="hole: the tap's fill is the constant POISON; a planner "
-                   "computes only when its output holds it (README 'Not guaranteed')")
+                   "computes only when its output holds it (README's Benchmarks, 'Not guaranteed')")
 def test_a_planner_that_computes_only_on_poisoned_outputs_is_refused(run_a):
     assert refused(_entry(run_a[0], "detects_poison_value"))
 

@@ -1,6 +1,6 @@
 """One planner or one file fails only itself: an unavailable built-in is skipped with its reason,
 a case over a load-time limit is one ``[load]`` fault, a huge message is kept truncated
-(README, *Limits*)."""
+(docs/robustness.md, *Limits*)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Untrusted text is data at every sink (README, *Untrusted text*): a case's description, a source
+"""Untrusted text is data at every sink (docs/robustness.md, *Untrusted text and files*): a case's description, a source
 ref, a note or a planner name never becomes Python source in a repro script, shell text in a
 printed command, Markdown of its own, or a raw control character on the terminal."""
 

@@ -1,6 +1,6 @@
 """Untrusted text (a case's description, ``xfail.reason`` or ``source.ref``, a planner's exception
 message, a results file's fields) made safe for the terminal, and cut to the length the harness
-keeps (README, *Limits*).
+keeps (docs/robustness.md, *Limits*).
 
 :func:`terminal_text` is the one escaping layer of the terminal sink: every control character
 (ESC, OSC, ``\\r``, the other C0 and C1 controls, bidi overrides) is written as its Python escape,

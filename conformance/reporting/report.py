@@ -105,7 +105,7 @@ def build(doc: dict, bench: Path | None = None, check_stale: bool = True,
         ValueError: ``max_per_group`` is negative.
     """
     # a results file written by hand (or by an older harness) may hold a message of any length:
-    # the page keeps what the results writer keeps (README, Limits)
+    # the page keeps what the results writer keeps (docs/robustness.md, Limits)
     results = [{**r, "message": kept(r["message"]), "planner": planner_label(r)}
                for r in doc["results"]]
     modes = {n: p["mode"] or "unavailable" for n, p in doc["fingerprint"]["planners"].items()}

@@ -134,7 +134,7 @@ HOLES = {
         WATCHDOG_DELAY[0], exit=True, file=open(os.devnull, "w")),  # noqa: SIM115 - kept open
     "shadows_a_module_not_yet_imported": _shadow_a_module,
 }
-"""Planner name -> a harm no check reads yet (README, "What is still not guaranteed"):
+"""Planner name -> a harm no check reads yet (docs/robustness.md, "What is still not guaranteed"):
 
 * an audit hook (``sys.addaudithook``: it cannot be listed nor removed) that refuses every
   ``socket.bind`` (its caller can no longer listen);
