@@ -78,11 +78,16 @@ def test_refused_figures_show_their_reason_and_no_number_in_every_table(wrong_ru
     lines = [ln for ln in stdout[stdout.index("benchmark table"):].splitlines()
              if ln.startswith(f"| `{HACKS}:")]
     assert len(lines) == len(WRONG) * len(SCENARIOS)
-    for line in lines:
+    notes = stdout[stdout.index("Refused figures (no time published"):].splitlines()
+    for k, line in enumerate(lines, 1):
         cells = [c.strip() for c in line.split("|")[1:-1]]
-        assert cells[3].startswith("`refused: outputs wrong at ") and cells[3].endswith("`"), \
-            cells[3]  # a code span: the reason can quote a planner's message
+        assert cells[3] == f"refused ({k})", cells[3]  # the reason in note k, under the table
         assert set(cells[4:]) == {"-"}
+        [note] = [n for n in notes if n.startswith(f"({k}) ")]
+        assert note.startswith(f"({k}) {cells[0]}, {cells[1]}, bs {cells[2]}: `refused: outputs "
+                               "wrong at ") and note.endswith("`"), note  # a code span
+    # no reason widens the table: the p50 column is as wide as its widest number or note mark
+    assert {len(ln.split("|")[4]) for ln in lines} == {len(" refused (NN) ")}
     # pytest-benchmark's own tables list only published figures
     own = stdout[stdout.index("benchmark 'eager'"):stdout.index("benchmark table")]
     assert "bench_hacks" not in own and "test_plan[python-eager-8-fresh-serving]" in own

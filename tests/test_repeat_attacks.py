@@ -155,7 +155,7 @@ def test_a_planners_error_message_is_text_in_the_bench_report(repeat_run):
     mine = _entries(doc, f"{ATTACKS}:markup_when_judged")
     assert all(MARKUP in (refused(b) or "") for b in mine.values())  # refused, quoting it
     line = next(ln for ln in (path.parent / "bench.md").read_text().splitlines()
-                if "markup_when_judged" in ln)
+                if "markup_when_judged" in ln and "refused: " in ln)  # its note
     outside_spans = re.sub(r"(`+).*?\1", "", line)  # a code span's text is text, never markup
     assert "<img" not in outside_spans and "refused: " in line, line
 

@@ -13,7 +13,7 @@ planner's p50 at the same mode, bs, scenario and workload) and ``reference_plann
 ``ratio_to_reference`` (the same against the run's one ``module:attr`` planner, upstream's
 launcher, say), None where the other figure is missing. The report reads these fields; it computes no ratio.
 A refused figure (:mod:`conformance.bench.refusal`) gets no ratio, is no other's denominator, and
-its row reads ``refused: <reason>``. With repeats (:mod:`conformance.reporting.bench_repeats`)
+its row reads ``refused: <reason>`` (:func:`render`: ``refused (N)``, the reason in note N). With repeats (:mod:`conformance.reporting.bench_repeats`)
 every ratio is taken within one repeat (its own floors and python figures), and :func:`rows`
 shows one row per figure: the median of the repeats' p50s with their range beside it.
 """
@@ -187,9 +187,20 @@ def rows(benches: list[dict]) -> list[list]:
 
 def render(benches: list[dict]) -> str:
     """The table as GitHub Markdown (:func:`rows` under :data:`HEADERS`); the planner and mode
-    cells, read from a benchmark file, are code spans (never Markdown of their own), and so is a
-    refused figure's reason (it can quote a planner's exception message)."""
-    table = [[code_span(str(r[0])), code_span(str(r[1])), r[2],
-              code_span(r[3]) if str(r[3]).startswith("refused: ") else r[3], *r[4:]]
-             for r in rows(benches)]
-    return tabulate(table, headers=HEADERS, tablefmt="github", disable_numparse=True)
+    cells, read from a benchmark file, are code spans (never Markdown of their own). A refused
+    figure's cell reads ``refused (N)`` and its reason (it can quote a planner's exception
+    message: a code span) is note N under the table, so that one long reason does not widen every
+    row: ``(N) `planner`, `mode`, bs B: `refused: <reason>```."""
+    table, notes = [], []
+    for r in rows(benches):
+        p50 = r[3]
+        if str(p50).startswith("refused: "):
+            notes.append(f"({len(notes) + 1}) {code_span(str(r[0]))}, {code_span(str(r[1]))}, "
+                         f"bs {r[2]}: {code_span(p50)}")
+            p50 = f"refused ({len(notes)})"
+        table.append([code_span(str(r[0])), code_span(str(r[1])), r[2], p50, *r[4:]])
+    text = tabulate(table, headers=HEADERS, tablefmt="github", disable_numparse=True)
+    if notes:
+        text += ("\n\nRefused figures (no time published; each its test's failure):\n\n"
+                 + "\n".join(notes))
+    return text
