@@ -12,6 +12,12 @@ here are read from outside, so neither hides them:
   calls the planner): signals blocked (inherited by every process the caller starts: its
   ``terminate()`` stops none) and ignored;
 * every resource limit (``/proc/PID/limits``): ``RLIMIT_NOFILE`` lowered, and its sockets fail;
+* the main thread's CPU affinity (``Cpus_allowed_list``: ``os.sched_setaffinity`` pins its
+  caller's every later computation to one core), ``NoNewPrivs`` and the process name
+  (``prctl(PR_SET_NAME)``: its caller is no longer found by name); from ``/proc/PID/stat``
+  (:data:`STAT_FIELDS`) its process group, session, nice value and scheduling policy; where its
+  standard descriptors 0, 1, 2 lead (``/proc/PID/fd``: :func:`_standard_fds`)
+  (tests/test_hostile20.py);
 * its child processes, and those of its parent (the shepherd, a subreaper: a daemon the planner
   double-forked is its child) but the worker itself (``/proc/PID/task/TID/children``): a process
   a planner started and left running, or left unreaped, is found by its caller's ``os.wait()``
@@ -28,7 +34,7 @@ from __future__ import annotations
 
 import os
 
-FIELDS = ("Umask", "SigBlk", "SigIgn")
+FIELDS = ("Umask", "SigBlk", "SigIgn", "Cpus_allowed_list", "NoNewPrivs", "Name")
 """The fields of ``/proc/PID/status`` compared (hex masks, an octal umask)."""
 CAUGHT = "SigCgt"
 """Read beside :data:`FIELDS`, never compared: the signals with a handler installed (hex mask)."""
@@ -54,6 +60,8 @@ def read(pid: int | None) -> dict[str, str] | None:
     except (OSError, ValueError):
         return None
     out = {name: status[name].strip() for name in (*FIELDS, CAUGHT) if name in status}
+    out.update(_stat(pid))
+    out.update(_standard_fds(pid))
     for line in limits:  # "Max open files            1024                 4096                 files"
         name, values = line[:26].strip(), " ".join(line[26:].split())
         if name:
@@ -62,6 +70,51 @@ def read(pid: int | None) -> dict[str, str] | None:
     if kids is not None and "PPid" in status:
         adopted = _children(int(status["PPid"].strip()) or pid) or set()
         out[CHILDREN] = " ".join(str(p) for p in sorted((kids | adopted) - {pid}))
+    return out
+
+
+STAT_FIELDS = (("process group", 2), ("session", 3), ("nice", 16), ("scheduling policy", 38))
+"""Fields of ``/proc/PID/stat`` (their index after the command's closing parenthesis: ``proc(5)``
+field 5, 6, 19 and 41): a worker moved to its own process group or session no longer gets its
+caller's terminal signals nor dies with its group (``os.setpgid``, ``os.setsid``); a nice value
+raised or a batch policy slows every later computation of its caller."""
+
+
+def _stat(pid: int) -> dict[str, str]:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+    except OSError:
+        return {}
+    return {name: fields[i] for name, i in STAT_FIELDS if i < len(fields)}
+
+
+def _standard_fds(pid: int) -> dict[str, str]:
+    """``fd 0`` -> what ``/proc/PID/fd/0`` links to (``closed`` where it is not open), for the
+    standard descriptors: one redirected with ``os.dup2`` or closed (``sys.stdin.close()``)
+    loses its caller's input or output, and every child's it starts."""
+    try:
+        if not os.listdir(f"/proc/{pid}/fd"):
+            return {}  # exiting (or a zombie): its descriptors are closed, none by the planner
+    except PermissionError:
+        return {f"fd {fd}": "unreadable" for fd in (0, 1, 2)}
+    except OSError:
+        return {}
+    out = {}
+    for fd in (0, 1, 2):
+        try:
+            out[f"fd {fd}"] = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except FileNotFoundError:
+            out[f"fd {fd}"] = "closed"
+        except PermissionError:  # made non-dumpable since: what it hides is a change
+            out[f"fd {fd}"] = "unreadable"
+        except OSError:
+            continue
+    try:
+        if "closed" in out.values() and not os.listdir(f"/proc/{pid}/fd"):
+            return {}  # it exited while read
+    except OSError:
+        return {}
     return out
 
 
@@ -117,7 +170,8 @@ def changed(before: dict[str, str] | None, after: dict[str, str] | None) -> list
         return []
     before = _native_handlers_only(before, after)
     words = {"Umask": "umask", "SigBlk": "signals blocked (worker's main thread)",
-             "SigIgn": "signals ignored"}
+             "SigIgn": "signals ignored", "Cpus_allowed_list": "CPU affinity (main thread)",
+             "Name": "process name"}
     out = []
     for name in before:
         if name == CHILDREN and name in after:

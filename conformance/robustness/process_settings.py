@@ -20,11 +20,13 @@ was green.
   ``__triton_launcher``: :data:`LOADER_MODULES`);
 * the bindings of the public callables of ``random`` and ``numpy.random``: ``random.seed``
   rebound to a no-op leaves :func:`random.getstate` as it was (tests/test_hostile16.py reads
-  that), yet the caller's ``random.seed(7)`` no longer seeds.
+  that), yet the caller's ``random.seed(7)`` no longer seeds;
+* the parent-death signal (``prctl(PR_SET_PDEATHSIG)``, tests/test_hostile20.py).
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import random
 import signal
@@ -203,6 +205,24 @@ def random_bindings() -> Fingerprint:
     return public_callables(RANDOM_MODULES)
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG, PR_GET_PDEATHSIG = 1, 2
+
+
+def death_signal() -> int | None:
+    """The parent-death signal (``prctl(PR_GET_PDEATHSIG)``, Linux; None elsewhere): cleared, a
+    server its supervisor started with one outlives it (and a worker its shepherd)."""
+    value = ctypes.c_int(0)
+    if _LIBC.prctl(PR_GET_PDEATHSIG, ctypes.byref(value), 0, 0, 0) != 0:
+        return None
+    return value.value
+
+
+def set_death_signal(value: int | None) -> None:
+    if value is not None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, value, 0, 0, 0)
+
+
 def set_random_bindings(state: Fingerprint) -> None:
     set_public_callables(RANDOM_MODULES, state)
 
@@ -224,6 +244,7 @@ SETTINGS = {
     "random and numpy.random bindings": (random_bindings, set_random_bindings),
     "warnings filters": (warning_filters, set_warning_filters),
     "sys.modules": (modules, set_modules),
+    "parent death signal (prctl)": (death_signal, set_death_signal),
 }
 """Name -> (getter, setter): :data:`conformance.robustness.torch_state.SETTINGS` adds them."""
 NAMED_CHANGES = {"error hooks": ("replaced:", error_hooks_changed),

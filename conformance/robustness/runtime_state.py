@@ -3,6 +3,8 @@
 :mod:`conformance.robustness.process_settings` (tests/test_hostile19.py): each was left changed
 by a planner right in every byte, and its run was green.
 
+* the objects ``gc.freeze`` moved out of the collector's reach (``gc.get_freeze_count``: the
+  cycles its caller made garbage before are never collected; tests/test_hostile20.py);
 * code the process runs later on its own: ``gc.callbacks`` (run at every collection of its
   caller), the number of ``atexit`` handlers (``atexit._ncallbacks``: one registered runs at its
   caller's exit, ``os._exit(0)`` there turns a failed server's exit status into success), the
@@ -25,8 +27,9 @@ by a planner right in every byte, and its run was green.
   there; read and set back on the main thread only).
 
 Each is read in the planner's own process (as every setting there: a planner that rebinds the
-check can hide a change); an ``atexit`` handler or a logger a planner module adds while it is
-first imported is taken in by the isolation worker (:func:`with_import_additions`).
+check can hide a change); a logger a planner module makes while it is first imported is taken
+in by the isolation worker (:func:`with_import_additions`), an ``atexit`` handler it registers
+then is named as the import's change (:mod:`conformance.robustness.first_import`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,13 @@ def gc_callbacks() -> tuple[object, tuple]:
 def set_gc_callbacks(value) -> None:
     gc.callbacks = value[0]
     gc.callbacks[:] = value[1]
+
+
+def set_freeze_count(value: int) -> None:
+    """Unfreeze what a case froze (``gc.freeze``) where nothing was frozen at its start; the
+    objects frozen before cannot be told from those it froze."""
+    if value == 0 and gc.get_freeze_count():
+        gc.unfreeze()
 
 
 def list_changed(before, after) -> list[str]:
@@ -94,7 +104,18 @@ def threads() -> frozenset:
     """The Python threads alive now that are not daemons (the main thread aside): the
     interpreter joins each at exit, so one a planner leaves running holds its caller's exit."""
     main = threading.main_thread()
-    return frozenset(t for t in threading.enumerate() if t is not main and not t.daemon)
+    return frozenset(t for t in threading.enumerate() if t is not main and _joined_at_exit(t))
+
+
+def _joined_at_exit(thread: threading.Thread) -> bool:
+    """Whether the interpreter joins ``thread`` at exit: not a daemon, or one whose ``daemon``
+    flag was set after it started (``thread._daemonic = True``: CPython 3.11-3.12 took its lock
+    into ``threading._shutdown_locks`` at its start, and ``threading._shutdown`` waits on each)."""
+    if not thread.daemon:
+        return True
+    locks = getattr(threading, "_shutdown_locks", None)
+    lock = getattr(thread, "_tstate_lock", None)
+    return locks is not None and lock is not None and lock in locks
 
 
 def threads_changed(before: frozenset, after: frozenset) -> list[str]:
@@ -280,6 +301,7 @@ IMPORT_SETTINGS = (ATEXIT, LOGGING)
 """The settings of :func:`with_import_additions`."""
 SETTINGS = {
     "gc.callbacks": (gc_callbacks, set_gc_callbacks),
+    "gc frozen objects (gc.freeze)": (gc.get_freeze_count, set_freeze_count),
     ATEXIT: (atexit_count, _no_setter),
     "warnings and sys hooks (showwarning, formatwarning, displayhook, breakpointhook)": (
         hooks, set_hooks),
