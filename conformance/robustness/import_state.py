@@ -9,6 +9,8 @@ every byte that left either changed was green, yet its caller's process runs oth
   planner sets ``TRITON_INTERPRET`` on a machine without CUDA, its Numba planner
   ``NUMBA_ENABLE_CUDASIM``: :mod:`impls.kernel_modes`); the isolation worker takes them into the
   case's starting state (:func:`with_import_additions`). One changed or removed then is a change.
+  Since tests/test_hostile20_import.py the worker imports those libraries first and judges what
+  the planner module's own import adds (:mod:`conformance.robustness.first_import`).
   Only Python's mapping is read: a variable set from C (``setenv`` through ``ctypes``, or by a
   library: torch's CUDA initialisation sets ``CUDA_MODULE_LOADING``) is not seen.
 * ``sys.path``, ``sys.meta_path`` and ``sys.path_hooks`` (:func:`import_lists`): an entry put

@@ -33,6 +33,11 @@ The handshake comes on stdin: ``{"hello": {"protocol": P, "planner": NAME}}``; t
   shared_receiver.Receiver.altered`); it exits when state changed, so that the next case gets a
   clean process.
 
+Before its first case the worker imports the libraries an honest planner uses
+(:func:`conformance.robustness.first_import.warm_up`); what the planner module's own first
+import adds (a variable, an ``atexit`` handler) is a change of its first case, named as the
+import's.
+
 The worker never sees a case: no id, no file, no golden, no expected value, not the judge nor the
 observer; only the tensors and integers of each call.
 
@@ -122,6 +127,9 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
 
     import torch  # noqa: F401 - loaded before the first case, not inside its timeout
 
+    from conformance.robustness.first_import import import_changes, warm_up
+    warm_up()  # the planners' libraries import before any reading: their additions are theirs
+
     from conformance.robustness import torch_state
     from conformance.robustness.import_state import (C_ENVIRON, ENVIRON, c_environ, environ,
                                                      with_import_additions)
@@ -135,6 +143,7 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
     send({"ready": True, "protocol": PROTOCOL, "pid": os.getpid(), "sandbox": where})
     planner, launch, receiver, device, before = hello.get("planner"), None, None, "cpu", {}
     altered: list[str] = []  # this case's changes of its arguments' tensor objects
+    imported: list[str] = []  # what the planner module's first import added (first_import.py)
     while True:
         message, fds = receive(sock)
         if message is None:
@@ -146,7 +155,8 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
         elif "end" in message:
             _marker("end", message["end"])
             receiver = None
-            changed = torch_state.changes(before, torch_state.snapshot()) + altered
+            changed = imported + torch_state.changes(before, torch_state.snapshot()) + altered
+            imported = []
             send({"status": "ended", "state_changed": changed})
             if changed:
                 sys.stdout.flush()
@@ -161,7 +171,10 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
                 except BaseException:  # noqa: BLE001 - the planner's module failed: its case
                     send({"status": "error", "text": traceback.format_exc()})
                     continue
-                # variables its first import added are its libraries' own (import_state.py)
+                # what its first import added is a change of this case, named as the import's;
+                # taken into the starting state so that the end's reading does not repeat it
+                imported = import_changes(imported_from, environ(), c_from, c_environ(),
+                                          settings_from, import_settings())
                 if isinstance(before.get(ENVIRON), tuple):
                     before[ENVIRON] = with_import_additions(before[ENVIRON], imported_from,
                                                             environ())
