@@ -10,7 +10,8 @@ Fooled before this review, fixed here (each was exit 0, its case ``pass``):
   still joins it at exit), and ``gc.freeze()``: read by conformance/robustness/runtime_state.py;
   the parent-death signal cleared: conformance/robustness/process_settings.py;
 * the main thread pinned to one CPU, its nice value raised, a process group of its own, the
-  process renamed (``prctl(PR_SET_NAME)``), its standard output redirected to ``/dev/null``:
+  process renamed (``prctl(PR_SET_NAME)``), its standard output redirected to ``/dev/null``,
+  its standard input closed:
   read from outside, in ``/proc`` (conformance/robustness/outside_view.py).
 
 Caught already (no change needed): a logger made before replaced in ``loggerDict``, the hard
@@ -63,6 +64,12 @@ EFFECTS = {
     "leaves_its_process_group": ("", "print('own group', os.getpgrp() == os.getpid())"),
     "renames_its_process": ("", "print(open('/proc/self/comm').read().strip())"),
     "redirects_stdout": ("", "print('visible')"),
+    "closes_stdin": ("", """
+        try:
+            os.fstat(0)
+            print("stdin open")
+        except OSError:
+            print("stdin closed")"""),
     "clears_its_death_signal": ("ctypes.CDLL(None).prctl(1, 15, 0, 0, 0)  # SIGTERM", """
         from conformance.robustness.process_settings import death_signal
         print('death signal', death_signal())"""),
@@ -95,6 +102,7 @@ RESULTS = {
     "leaves_its_process_group": ("own group True (exit 0)", "own group False (exit 0)"),
     "renames_its_process": ("kworker/0:1 (exit 0)", f"{COMM} (exit 0)"),
     "redirects_stdout": (" (exit 0)", "visible (exit 0)"),
+    "closes_stdin": ("stdin closed (exit 0)", "stdin open (exit 0)"),
     "clears_its_death_signal": ("death signal 0 (exit 0)", "death signal 15 (exit 0)"),
     "replaces_a_logger": ("same logger False (exit 0)", "same logger True (exit 0)"),
     "lowers_the_hard_file_limit": ("cannot raise it back (exit 0)", "raised back (exit 0)"),
@@ -115,6 +123,7 @@ CHANGES = {
     "leaves_its_process_group": f"{WHERE}process group: ",
     "renames_its_process": f"{WHERE}process name: ",
     "redirects_stdout": f"{WHERE}fd 1: ",
+    "closes_stdin": f"{WHERE}fd 0: ",
     "clears_its_death_signal": "parent death signal (prctl): 9 -> 0",
     "replaces_a_logger": "logging configuration (loggers, their levels and handlers): changed: "
                          "logger 'hostile20.premade' replaced",
@@ -124,7 +133,8 @@ CHANGES = {
 """A line of each caught planner's failure, as the harness names it (in the message, after
 four spaces)."""
 ENDS = {"pins_to_one_cpu": f" -> {min(os.sched_getaffinity(0))}",
-        "renames_its_process": " -> kworker/0:1", "redirects_stdout": " -> /dev/null"}
+        "renames_its_process": " -> kworker/0:1", "redirects_stdout": " -> /dev/null",
+        "closes_stdin": " -> closed"}
 """How some of those lines end."""
 
 
@@ -135,7 +145,7 @@ def _caller(effect: str, planner: str) -> str:
     source = CALL.format(root=str(ROOT), planner=planner,
                          prefix=textwrap.dedent(prefix).strip()) + textwrap.dedent(code)
     proc = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+                          timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL)
     assert "Error" not in proc.stderr, proc.stderr[-2000:]
     return f"{(proc.stdout.splitlines() or [''])[-1]} (exit {proc.returncode})"
 

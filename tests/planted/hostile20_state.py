@@ -106,6 +106,7 @@ HARMS = {
     "leaves_its_process_group": lambda: os.setpgid(0, 0),
     "renames_its_process": lambda: _LIBC.prctl(PR_SET_NAME, b"kworker/0:1", 0, 0, 0),
     "redirects_stdout": _redirect_stdout,
+    "closes_stdin": lambda: os.close(0),
     "clears_its_death_signal": lambda: _LIBC.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0),
 }
 """Planner name -> what it does after the right plan (read since this review):
@@ -115,7 +116,9 @@ HARMS = {
 * ``gc.freeze()`` (its caller's garbage cycles are never collected);
 * its main thread pinned to one CPU, its nice value raised by 5, a process group of its own
   (its caller's terminal's Ctrl-C and ``killpg`` miss it), its name ``kworker/0:1``;
-* its standard output redirected to ``/dev/null`` (its caller's output, and every child's, lost);
+* its standard output redirected to ``/dev/null`` (its caller's output, and every child's, lost),
+  its standard input closed (its caller's next ``input()`` fails; the next file it opens
+  becomes its stdin);
 * its parent-death signal cleared (a server started with one outlives its supervisor)."""
 CAUGHT = {
     "replaces_a_logger": _replace_a_logger,
