@@ -27,7 +27,8 @@ Fooled before this review, fixed here:
 Not fixed (docs/robustness.md, "What is still not guaranteed"): a variable a planner's module adds while it
 is first imported; the rest of the state the worker reports (the Python-level settings of
 torch_state.py) can still be forged there. A variable set from C (``setenv`` through ``ctypes``)
-was not read either; tests/test_hostile19.py reads it.
+was not read either; tests/test_hostile19.py reads it. A variable added at the first import
+fails the planner's first case since tests/test_hostile20_import.py.
 """
 
 from __future__ import annotations
