@@ -12,12 +12,15 @@ additions fail its first case, named as the import's. An honest planner whose mo
 Triton, ``numba.cuda`` and ``multiprocessing`` and makes a logger stays green
 (tests/planted/hostile20_honest_imports.py).
 
-Not fixed: a library the worker does not import first that registers an ``atexit`` handler or
-sets a variable when imported fails an honest planner's first case (first_import.py says so).
+A library the worker does not import first that registers an ``atexit`` handler or sets a
+variable when imported fails an honest planner's first case, unless ``CONFORMANCE_IMPORT_FIRST``
+names it (the worker then imports it before any reading: whoever runs the harness vouches for it;
+the results carry the variable).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -145,3 +148,42 @@ def test_warm_up_imports_the_kernel_libraries_first():
 
 def test_every_planted_module_is_tested():
     assert sorted(EFFECTS) == sorted(RESULTS) == sorted(CHANGES)
+
+
+LIBRARY = "tests.planted.hostile20_library_at_exit"
+USES_LIBRARY = "tests.planted.hostile20_uses_library:launch"
+
+
+@pytest.mark.slow
+def test_a_library_named_in_import_first_is_its_own(tmp_path):
+    """An honest planner whose library registers an ``atexit`` handler at import fails its first
+    case, the message naming the import; with ``CONFORMANCE_IMPORT_FIRST`` naming the library it
+    passes, and the results file records the variable."""
+    from conformance.engine.rerun import IMPORT_FIRST_ENV
+
+    plain, vouched = tmp_path / "plain.json", tmp_path / "vouched.json"
+    proc = corpus_run(None, plain, "--planner", USES_LIBRARY, "--case", CASE)
+    [result] = results_of(plain)
+    assert proc.returncode == 1 and result["status"] == "fail", proc.stdout[-2000:]
+    assert f"\n    {CHANGES['atexit_at_import']}" in result["message"], result["message"]
+    proc = corpus_run(None, vouched, "--planner", USES_LIBRARY, "--case", CASE,
+                      **{IMPORT_FIRST_ENV: f" {LIBRARY} ,"})
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert [r["status"] for r in results_of(vouched)] == ["pass"]
+    doc = json.loads(vouched.read_text())
+    assert doc["environment"][IMPORT_FIRST_ENV] == f" {LIBRARY} ,"
+
+
+def test_import_first_names_modules_and_refuses_anything_else(tmp_path):
+    from conformance.engine.rerun import IMPORT_FIRST_ENV
+    from conformance.robustness.first_import import vouched
+
+    assert vouched(" cupy , jax.numpy,,") == ("cupy", "jax.numpy")
+    assert vouched(None) == vouched("") == ()
+    with pytest.raises(ValueError, match=f"{IMPORT_FIRST_ENV}: not a module name: 'a b', "
+                                         "'os;rm'"):
+        vouched("a b, os;rm")
+    proc = corpus_run(None, tmp_path / "r.json", "--planner", "python", "--case", CASE,
+                      **{IMPORT_FIRST_ENV: "cupy, -x"})
+    assert proc.returncode == 4, proc.stdout[-2000:]  # a usage error: no worker started
+    assert f"{IMPORT_FIRST_ENV}: not a module name: '-x'" in proc.stderr

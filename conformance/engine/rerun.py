@@ -21,11 +21,17 @@ from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.corpus.corpus_subject import ENV as CORPUS_SUBJECT_ENV
 from impls.source_file import PLANNER_PATH_ENV, planner_folders
 
+IMPORT_FIRST_ENV = "CONFORMANCE_IMPORT_FIRST"
+"""Modules (comma-separated) the isolation worker imports before it reads any state, beside the
+kernel frameworks (:mod:`conformance.robustness.first_import`): a library of a planner whose
+import sets a variable or registers an ``atexit`` handler, vouched for by whoever runs it."""
 RERUN_ENVIRONMENT = ("PYTHONPATH", PLANNER_PATH_ENV, "TRITON_INTERPRET", "NUMBA_ENABLE_CUDASIM",
-                     CORPUS_SUBJECT_ENV)
+                     CORPUS_SUBJECT_ENV, IMPORT_FIRST_ENV)
 """Variables a rerun carries when the run had them: where an external planner's module is found,
-the Triton interpreter / Numba CUDA simulator switches, and the corpus subject the run chose
-(:data:`conformance.corpus.corpus_subject.ENV`, where a checkout holds several)."""
+the Triton interpreter / Numba CUDA simulator switches, the corpus subject the run chose
+(:data:`conformance.corpus.corpus_subject.ENV`, where a checkout holds several) and the
+libraries the worker imports first (:data:`IMPORT_FIRST_ENV`: a report shows what was vouched
+for)."""
 RUN_ENVIRONMENT = {name: os.environ[name] for name in RERUN_ENVIRONMENT if name in os.environ}
 if PLANNER_PATH_ENV in RUN_ENVIRONMENT:  # absolute: a report or rerun elsewhere finds the same
     RUN_ENVIRONMENT[PLANNER_PATH_ENV] = os.pathsep.join(planner_folders())

@@ -33,11 +33,13 @@ and the last lines the child printed (faulthandler's stack included); its ``user
 from __future__ import annotations
 
 import argparse
+import os
 from functools import partial
 
 import pytest
 import torch
 
+from conformance.engine.rerun import IMPORT_FIRST_ENV
 from conformance.engine.runner import ConformanceFailure
 from conformance.plugin import worker_deaths
 from conformance.plugin.isolated_outcome import (RERUN_ISOLATED, failure_report, repr_failure,
@@ -45,6 +47,7 @@ from conformance.plugin.isolated_outcome import (RERUN_ISOLATED, failure_report,
 from conformance.plugin.results_path import targets_corpus
 from conformance.plugin.summary import note_lines
 from conformance.robustness import probe_sandbox, sandbox
+from conformance.robustness.first_import import vouched
 from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import (
     DEFAULT_TIMEOUT,
@@ -141,6 +144,10 @@ class Isolation:
             # The harness allocates every tensor the sanitized worker sees, and shares it through
             # CUDA IPC, which needs torch's caching allocator: an access that lands inside another
             # cached tensor is not memcheck's to see (the guard zones catch the near ones by value)
+        try:  # checked here, where a bad name is a usage error, not a worker that dies at start
+            vouched(os.environ.get(IMPORT_FIRST_ENV))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
         option = config.getoption("sandbox")
         self.pool = WorkerPool(prefix, cuda=torch.cuda.is_available(), sandbox=option,
                                linger=config.getoption("isolate_linger"))

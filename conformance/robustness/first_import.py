@@ -17,14 +17,20 @@ other setting its import changes is read as before, at the end of the case.
 
 A library of a planner that the worker does not import first and that registers an ``atexit``
 handler or sets a variable when imported (``jax``, ``cupy``) fails the planner's first case, the
-message naming the import: import it lazily, or add it to :data:`LIBRARIES`.
+message naming the import: import it lazily, or name it in ``CONFORMANCE_IMPORT_FIRST``
+(:data:`~conformance.engine.rerun.IMPORT_FIRST_ENV`, comma-separated module names: the worker
+imports them after :data:`LIBRARIES`, and the run's results and rerun lines carry the variable).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import re
 import sys
+
+from conformance.engine.rerun import IMPORT_FIRST_ENV
 
 LIBRARIES = ("triton", "numba", "numba.cuda")
 """Imported by :func:`warm_up` when installed (after :mod:`impls.kernel_modes` chose their
@@ -34,11 +40,31 @@ STANDARD = ("logging", "multiprocessing.util", "weakref")
 ``weakref.finalize``, at the first finalizer): imported, and one finalizer made, by
 :func:`warm_up`."""
 _KEPT: list[object] = []
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def vouched(value: str | None) -> tuple[str, ...]:
+    """The module names of ``CONFORMANCE_IMPORT_FIRST``'s ``value`` (comma-separated, blanks
+    around each ignored).
+
+    Raises:
+        ValueError: a name is not a dotted Python module name.
+    """
+    names = tuple(n.strip() for n in (value or "").split(",") if n.strip())
+    bad = [n for n in names if not _MODULE.fullmatch(n)]
+    if bad:
+        raise ValueError(f"{IMPORT_FIRST_ENV}: not a module name: {', '.join(map(repr, bad))}")
+    return names
 
 
 def warm_up() -> list[str]:
-    """Import :data:`STANDARD` and :data:`LIBRARIES` (those installed) in the planners' modes;
-    the names imported."""
+    """Import :data:`STANDARD`, :data:`LIBRARIES` (those installed) in the planners' modes, then
+    the modules ``CONFORMANCE_IMPORT_FIRST`` names (:func:`vouched`); the names imported (a
+    broken or missing one is left to the planner's own import to report).
+
+    Raises:
+        ValueError: ``CONFORMANCE_IMPORT_FIRST`` names something that is not a module name.
+    """
     import weakref
 
     from impls.kernel_modes import choose_numba_simulator, choose_triton_mode
@@ -50,7 +76,7 @@ def warm_up() -> list[str]:
     done = []
     choose_triton_mode()
     choose_numba_simulator()
-    for name in LIBRARIES:
+    for name in (*LIBRARIES, *vouched(os.environ.get(IMPORT_FIRST_ENV))):
         try:
             if importlib.util.find_spec(name.partition(".")[0]) is None:
                 continue
