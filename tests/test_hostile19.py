@@ -287,9 +287,9 @@ def test_a_planner_that_leaves_such_state_fails(one_run, planner):
     """Fixed (each was exit 0, its case ``pass``): the case fails naming its change."""
     status, message = one_run[planner]
     assert status == "fail" and f"    {CHANGES[planner]}" in message, message
-    if planner == "leaves_a_child_running":
-        assert "seen by the harness in /proc, whatever the worker reports: child process " \
-            in message, message
+    # The outside view's line for the child ("seen by the harness in /proc, ...") is there only
+    # when /proc is read before the worker, having reported the change, exits for a fresh one (a
+    # race CI lost under load): test_the_outside_view_sees_a_child_left_running reads it alone.
 
 
 HOLES = {
