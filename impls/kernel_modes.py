@@ -21,7 +21,9 @@ TRITON_ENV = "TRITON_INTERPRET"
 NUMBA_ENV = "NUMBA_ENABLE_CUDASIM"
 
 
-def _truthy(value: str | None) -> bool:
+def truthy(value: str | None) -> bool:
+    """Whether a mode variable's ``value`` turns its mode on (``1``, ``true``, ``on``, ``yes``,
+    ``y``, any case, blanks around ignored), as Triton and Numba read theirs."""
     return value is not None and value.strip().lower() in ("1", "true", "on", "yes", "y")
 
 
@@ -30,7 +32,7 @@ def choose_triton_mode() -> tuple[str | None, str | None]:
     interpreter and torch sees no CUDA device; sets ``TRITON_INTERPRET=1`` where it chooses the
     interpreter and the variable was unset or empty."""
     env = os.environ.get(TRITON_ENV)
-    if _truthy(env):
+    if truthy(env):
         return "interpreter", None
     if torch.cuda.is_available():
         return "gpu", None

@@ -36,7 +36,10 @@ The handshake comes on stdin: ``{"hello": {"protocol": P, "planner": NAME}}``; t
 Before its first case the worker imports the libraries an honest planner uses
 (:func:`conformance.robustness.first_import.warm_up`); what the planner module's own first
 import adds (a variable, an ``atexit`` handler) is a change of its first case, named as the
-import's.
+import's. On a GPU it then compiles and launches one kernel of each framework
+(:func:`conformance.robustness.first_use.exercise`): what a framework's first compile does in a
+process (a native compiler loaded, its signal handlers installed) is its own, done before the
+harness's first reading.
 
 The worker never sees a case: no id, no file, no golden, no expected value, not the judge nor the
 observer; only the tensors and integers of each call.
@@ -129,6 +132,8 @@ def _serve(reply, sock, lines: queue.Queue, where: str) -> None:
 
     from conformance.robustness.first_import import import_changes, warm_up
     warm_up()  # the planners' libraries import before any reading: their additions are theirs
+    from conformance.robustness.first_use import exercise
+    exercise()  # and compile and launch a kernel each (GPU): what their first use does is theirs
 
     from conformance.robustness import torch_state
     from conformance.robustness.import_state import (C_ENVIRON, ENVIRON, c_environ, environ,

@@ -82,7 +82,8 @@ done
 run gpu-tests "${TT:-200}" "$PY" -m pytest -q -p no:cacheprovider tests/test_triton_planner.py \
   tests/test_numba_cuda_planner.py tests/test_sanitizer.py tests/test_hostile.py tests/test_isolate.py \
   tests/test_bind.py tests/test_validate_cache.py tests/test_upstream_manifest.py tests/test_cross_check.py tests/test_chain_shapes.py \
-  tests/test_numba_lookback_default.py tests/test_numba_roles_default_attacks.py tests/test_one_pass.py
+  tests/test_numba_lookback_default.py tests/test_numba_roles_default_attacks.py tests/test_one_pass.py \
+  tests/test_first_use.py
 run bench "${TB:-300}" "$PY" -m conformance bench --planner python "${BUILTINS[@]}" --planner "$UPSTREAM" \
   --repeat "${REPEAT:-1}" --json "$W/bench.json" --report "$W/bench.md"
 run sandbox "${TS:-200}" bash -c "$PY -m pytest conformance/ -q -p no:cacheprovider --planner triton --isolate --results $W/sandbox-auto.json 2>&1 | tail -n 40; $PY -m pytest conformance/ -q -p no:cacheprovider --planner triton --isolate --sandbox namespace --case spec7-no-prefix --results $W/sandbox-namespace.json 2>&1 | tail -n 40"
