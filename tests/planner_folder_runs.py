@@ -70,3 +70,43 @@ def planted_run(tmp_path: Path, planner: str, *cases: str, select: str | None = 
     return (proc.returncode, proc.stdout + proc.stderr,
             {r["id"].split("[")[0]: r["status"] for r in results_of(results)})
 
+
+
+def failing_run(results: Path, planners: list[str], case: str) -> dict[str, tuple[str, str]]:
+    """``{planner: (status, message)}`` of one corpus run of every planner of ``planners``
+    (``module:attr``) on ``case``, which must exit 1 (a failure)."""
+    args = [a for planner in planners for a in ("--planner", planner)]
+    proc = corpus_run(None, results, *args, "--case", case)
+    assert proc.returncode == 1, (proc.stdout + proc.stderr)[-3000:]
+    found = {r["id"]: (r["status"], r.get("message") or "") for r in results_of(results)}
+    return {planner: found[f"{case}[{planner}]"] for planner in planners}
+
+
+ONE_CALL = """
+import importlib, sys
+sys.path.insert(0, {root!r})
+from tests import test_hostile14 as t
+{header}
+module, attr = {planner!r}.split(":")
+kwargs = t._kwargs()
+getattr(importlib.import_module(module), attr)(**kwargs)
+assert kwargs["out_write_offsets"].tolist() == [0, 8, 9, 10]  # spec section 7: right
+"""
+"""A caller's process: ``header``, one call of ``planner`` on spec section 7's third example
+(tests/test_hostile14.py ``_kwargs``), checked right; then the caller's own code follows."""
+
+
+def after_one_call(planner: str, code: str, header: str = "", *, env: dict | None = None,
+                   stdin=None, error_allowed: bool = False) -> str:
+    """``"failing (exit 3)"``: the last line the caller's ``code`` prints and the process's exit
+    status, run after one right call of ``planner`` (``module:attr``) in a process of its own
+    (:data:`ONE_CALL`; ``header``: the caller's imports and set-up before the call; ``code`` and
+    ``header`` dedented). Unless ``error_allowed``, the process must write no ``Error`` to stderr.
+    """
+    import textwrap
+    source = ONE_CALL.format(root=str(ROOT), planner=planner,
+                             header=textwrap.dedent(header).strip()) + textwrap.dedent(code)
+    proc = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env=env, stdin=stdin)
+    assert error_allowed or "Error" not in proc.stderr, proc.stderr[-2000:]
+    return f"{(proc.stdout.splitlines() or [''])[-1]} (exit {proc.returncode})"

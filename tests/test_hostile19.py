@@ -34,29 +34,22 @@ from __future__ import annotations
 import atexit
 import os
 import subprocess
-import sys
 import textwrap
 import threading
 
 import pytest
 
-from tests.planner_folder_runs import ROOT, corpus_run, results_of
+from tests.planner_folder_runs import after_one_call, failing_run
 from tests.planted import hostile19_state as planted
 
 STATE = "tests.planted.hostile19_state"
 HONEST = "impls.offsets_planner.python_planner:launch"
 CASE = "spec7-prefill-and-decodes"
-CALL = textwrap.dedent("""
-    import importlib, os, signal, sys, time
-    sys.path.insert(0, {root!r})
-    from tests import test_hostile14 as t
+HEADER = """
+    import os, signal, time
     from tests.planted import hostile19_state as planted
-    {prefix}
-    module, attr = {planner!r}.split(":")
-    kwargs = t._kwargs()
-    getattr(importlib.import_module(module), attr)(**kwargs)
-    assert kwargs["out_write_offsets"].tolist() == [0, 8, 9, 10]  # spec section 7: right
-""")
+"""
+"""The caller's imports before its one call (``EFFECTS``' code uses them)."""
 ASYNCIO = """
     import asyncio
     loop, got = asyncio.new_event_loop(), []
@@ -175,15 +168,10 @@ def _caller(effect: str, planner: str) -> str:
     ``planner`` (``module:attr``) called once in a process of its own (``C.UTF-8``, UTF-8 mode
     off: ``open`` follows the locale)."""
     prefix, code = EFFECTS[effect]
-    source = CALL.format(root=str(ROOT), planner=planner,
-                         prefix=textwrap.dedent(prefix).strip()) + textwrap.dedent(code)
     env = {**os.environ, "LC_ALL": "C.UTF-8", "PYTHONUTF8": "0"}
     env.pop("HOSTILE19_FROM_C", None)
-    proc = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT, env=env)
-    assert "Error" not in proc.stderr or effect == "keeps_sigterm_with_faulthandler", \
-        proc.stderr[-2000:]
-    return f"{(proc.stdout.splitlines() or [''])[-1]} (exit {proc.returncode})"
+    return after_one_call(planner, code, textwrap.dedent(HEADER) + textwrap.dedent(prefix),
+                          env=env, error_allowed=effect == "keeps_sigterm_with_faulthandler")
 
 
 @pytest.mark.parametrize("planner", sorted(EFFECTS))
@@ -272,13 +260,10 @@ def test_the_outside_view_sees_a_child_left_running():
 @pytest.fixture(scope="module")
 def one_run(tmp_path_factory) -> dict:
     """Every planted planner on one case, in one corpus run: {planner: (status, message)}."""
-    results = tmp_path_factory.mktemp("hostile19") / "results.json"
     names = [*planted.HARMS, *planted.HOLES]
-    args = [a for name in names for a in ("--planner", f"{STATE}:{name}")]
-    proc = corpus_run(None, results, *args, "--case", CASE)
-    assert proc.returncode == 1, (proc.stdout + proc.stderr)[-3000:]
-    found = {r["id"]: (r["status"], r.get("message") or "") for r in results_of(results)}
-    return {name: found[f"{CASE}[{STATE}:{name}]"] for name in names}
+    found = failing_run(tmp_path_factory.mktemp("hostile19") / "results.json",
+                        [f"{STATE}:{name}" for name in names], CASE)
+    return {name: found[f"{STATE}:{name}"] for name in names}
 
 
 @pytest.mark.slow

@@ -31,23 +31,17 @@ import textwrap
 
 import pytest
 
-from tests.planner_folder_runs import ROOT, corpus_run, results_of
+from tests.planner_folder_runs import after_one_call, failing_run
 from tests.planted import hostile20_state as planted
 
 STATE = "tests.planted.hostile20_state"
 HONEST = "impls.offsets_planner.python_planner:launch"
 CASE = "spec7-prefill-and-decodes"
-CALL = textwrap.dedent("""
-    import atexit, ctypes, gc, importlib, logging, os, resource, sys, time, weakref
-    sys.path.insert(0, {root!r})
-    from tests import test_hostile14 as t
+HEADER = """
+    import atexit, ctypes, gc, logging, os, resource, time, weakref
     from tests.planted import hostile20_state as planted
-    {prefix}
-    module, attr = {planner!r}.split(":")
-    kwargs = t._kwargs()
-    getattr(importlib.import_module(module), attr)(**kwargs)
-    assert kwargs["out_write_offsets"].tolist() == [0, 8, 9, 10]  # spec section 7: right
-""")
+"""
+"""The caller's imports before its one call (``EFFECTS``' code uses them)."""
 CPUS = len(os.sched_getaffinity(0))
 NICE = os.nice(0)
 COMM = os.path.basename(sys.executable)[:15]
@@ -142,12 +136,8 @@ def _caller(effect: str, planner: str) -> str:
     """The last line the caller's code of ``EFFECTS[effect]`` prints and its exit status,
     ``planner`` (``module:attr``) called once in a process of its own."""
     prefix, code = EFFECTS[effect]
-    source = CALL.format(root=str(ROOT), planner=planner,
-                         prefix=textwrap.dedent(prefix).strip()) + textwrap.dedent(code)
-    proc = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL)
-    assert "Error" not in proc.stderr, proc.stderr[-2000:]
-    return f"{(proc.stdout.splitlines() or [''])[-1]} (exit {proc.returncode})"
+    return after_one_call(planner, code, textwrap.dedent(HEADER) + textwrap.dedent(prefix),
+                          stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.parametrize("planner", sorted(EFFECTS))
@@ -163,13 +153,10 @@ def test_each_planner_harms_its_caller(planner):
 @pytest.fixture(scope="module")
 def one_run(tmp_path_factory) -> dict:
     """Every planted planner on one case, in one corpus run: {planner: (status, message)}."""
-    results = tmp_path_factory.mktemp("hostile20") / "results.json"
     names = [*planted.HARMS, *planted.CAUGHT, *planted.HOLES]
-    args = [a for name in names for a in ("--planner", f"{STATE}:{name}")]
-    proc = corpus_run(None, results, *args, "--case", CASE)
-    assert proc.returncode == 1, (proc.stdout + proc.stderr)[-3000:]
-    found = {r["id"]: (r["status"], r.get("message") or "") for r in results_of(results)}
-    return {name: found[f"{CASE}[{STATE}:{name}]"] for name in names}
+    found = failing_run(tmp_path_factory.mktemp("hostile20") / "results.json",
+                        [f"{STATE}:{name}" for name in names], CASE)
+    return {name: found[f"{STATE}:{name}"] for name in names}
 
 
 @pytest.mark.slow

@@ -28,19 +28,10 @@ import textwrap
 
 import pytest
 
-from tests.planner_folder_runs import ROOT, corpus_run, results_of
+from tests.planner_folder_runs import ROOT, after_one_call, corpus_run, failing_run, results_of
 
 HONEST = "impls.offsets_planner.python_planner:launch"
 CASE = "spec7-prefill-and-decodes"
-CALL = textwrap.dedent("""
-    import importlib, subprocess, sys
-    sys.path.insert(0, {root!r})
-    from tests import test_hostile14 as t
-    module, attr = {planner!r}.split(":")
-    kwargs = t._kwargs()
-    getattr(importlib.import_module(module), attr)(**kwargs)
-    assert kwargs["out_write_offsets"].tolist() == [0, 8, 9, 10]  # spec section 7: right
-""")
 EFFECTS = {
     "env_at_import": """
         child = subprocess.run([sys.executable, "-c", "import warnings; warnings.warn('x')"],
@@ -74,13 +65,9 @@ def _planner(name: str) -> str:
 
 
 def _caller(effect: str, planner: str) -> str:
-    source = CALL.format(root=str(ROOT), planner=planner) + textwrap.dedent(EFFECTS[effect])
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONWARNINGS", "HOSTILE20_FROM_C")}
-    proc = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT, env=env)
-    assert "Error" not in proc.stderr, proc.stderr[-2000:]
-    return f"{(proc.stdout.splitlines() or [''])[-1]} (exit {proc.returncode})"
+    return after_one_call(planner, EFFECTS[effect], "import subprocess", env=env)
 
 
 @pytest.mark.parametrize("name", sorted(EFFECTS))
@@ -92,13 +79,10 @@ def test_each_module_harms_its_caller_at_import(name):
 @pytest.fixture(scope="module")
 def one_run(tmp_path_factory) -> dict:
     """The planted modules and the honest one on one case: {name: (status, message)}."""
-    results = tmp_path_factory.mktemp("hostile20_import") / "results.json"
     names = [*EFFECTS, "honest_imports"]
-    args = [a for name in names for a in ("--planner", _planner(name))]
-    proc = corpus_run(None, results, *args, "--case", CASE)
-    assert proc.returncode == 1, (proc.stdout + proc.stderr)[-3000:]
-    found = {r["id"]: (r["status"], r.get("message") or "") for r in results_of(results)}
-    return {name: found[f"{CASE}[{_planner(name)}]"] for name in names}
+    found = failing_run(tmp_path_factory.mktemp("hostile20_import") / "results.json",
+                        [_planner(name) for name in names], CASE)
+    return {name: found[_planner(name)] for name in names}
 
 
 @pytest.mark.slow
