@@ -13,7 +13,7 @@ import re
 import pytest
 
 from conformance.corpus.text import natural_key
-from conformance.reporting.failure_details import DEFAULT_LIMIT, OPTION, limit_details
+from conformance.reporting.failure_details import DEFAULT_LIMIT, OPTION, limit_details, with_limit
 from conformance.reporting.report import build
 from conformance.reporting.results_format import BAD
 from tests.subproc import cli, run_pytest
@@ -150,3 +150,21 @@ def test_the_smallest_repro_leads_its_group(one_bug):
     by_name = sorted(counts, key=natural_key)[:DEFAULT_LIMIT]
     assert _by_id(_details(md)) != _by_id(by_name)  # not the first ids by name
     assert all(counts[c] <= counts[o] for c in _details(md) for o in failed[DEFAULT_LIMIT:])
+
+
+def test_one_model_gives_each_limit_what_a_build_with_it_gives(one_bug):
+    """``with_limit`` (the page ``--publish`` writes beside a Markdown or text report) marks the
+    same failures and counts as a model built with that limit, and leaves its model as it was."""
+    _, doc, failed = one_bug
+    model = build(doc, max_per_group=DEFAULT_LIMIT)
+    marks = [f["detailed"] for f in model["failures"]]
+    for limit in (0, 1, DEFAULT_LIMIT):
+        copy, built = with_limit(model, limit), build(doc, max_per_group=limit)
+        assert [f["detailed"] for f in copy["failures"]] == [f["detailed"] for f in built["failures"]]
+        assert (copy["left_out"], copy["max_per_group"]) == (built["left_out"], limit)
+        assert copy["left_out"] == (0 if limit == 0 else len(failed) - limit)
+        for mine, theirs in zip(copy["failure_groups"], built["failure_groups"]):
+            assert [(p["detailed"], p["left_out"]) for p in mine["listed"]] == \
+                   [(p["detailed"], p["left_out"]) for p in theirs["listed"]]
+    assert [f["detailed"] for f in model["failures"]] == marks
+    assert model["left_out"] == len(failed) - DEFAULT_LIMIT

@@ -149,6 +149,7 @@ def run_report(args: argparse.Namespace) -> int:
     """Run ``report``; returns the exit code (see the module docstring)."""
     from conformance.reporting import compare, compare_render, compare_verdict, report, report_lines
     from conformance.reporting.bench_figures import BenchError
+    from conformance.reporting.failure_details import with_limit
 
     clash = _own_input(args)
     if clash:
@@ -171,9 +172,10 @@ def run_report(args: argparse.Namespace) -> int:
             if args.bench is None and (folder / "bench.json").exists():
                 args.bench = folder / "bench.json"
         doc = load_results(args.results)
-        models = {form: report.build(doc, args.bench, max_per_group=_per_group(args, form))
-                  for form in {args.format, *(("html",) if args.publish else ())}}
-        model = models[args.format]
+        model = report.build(doc, args.bench, max_per_group=_per_group(args, args.format))
+        models = {args.format: model}
+        if args.publish and args.format != "html":  # the page's own limit, on the same model
+            models["html"] = with_limit(model, _per_group(args, "html"))
         _write_report(models, args)
     except (ResultsError, BenchError, FileNotFoundError, OutputError, compare.KindsError,
             PublishError) as exc:

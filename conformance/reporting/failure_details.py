@@ -77,3 +77,23 @@ def left_out_line(model: dict, quote=str) -> str | None:
     return (f"Below, the report of at most {counted(model['max_per_group'], 'failure')} per "
             f"pattern; {model['left_out']} more left out ({'; '.join(parts)}). {quote(f'{OPTION} 0')} "
             "shows every one; the results file holds them all.")
+
+
+def with_limit(model: dict, limit: int) -> dict:
+    """A copy of a report's ``model`` (:func:`conformance.reporting.report.build`) whose failures
+    are marked ``detailed`` for ``limit`` full reports per group (:func:`limit_details`), its
+    ``max_per_group`` and ``left_out`` set to match; ``model`` itself is left as it was. One
+    model serves a report and the page ``--publish`` writes beside it, each with its own limit.
+
+    Raises:
+        ValueError: ``limit`` is negative.
+    """
+    failures = [dict(f) for f in model["failures"]]
+    found = []
+    for group in model["failure_groups"]:  # "listed" holds some of "patterns": copied as one
+        copies = {id(p): dict(p) for p in group["patterns"]}
+        found.append({**group, "patterns": [copies[id(p)] for p in group["patterns"]],
+                      "listed": [copies.get(id(p), p) for p in group.get("listed", ())]})
+    left_out = limit_details(failures, found, model["profile"], limit)
+    return {**model, "failures": failures, "failure_groups": found, "max_per_group": limit,
+            "left_out": left_out}
