@@ -36,7 +36,7 @@ from conformance.corpus.text import counted
 from conformance.engine.inputs import poison_seed
 from conformance.engine.observe import Raised, ReportedRaise, observe
 from conformance.engine.runner import CaseBuildError, Target, resolve_device
-from conformance.robustness.isolation import ChildLost
+from conformance.robustness.worker_process import ChildLost
 from conformance.robustness.shared_tensors import Sender
 
 
@@ -97,7 +97,7 @@ def observe_in(worker, request: dict, deadline: float, timeout: float) -> dict:
         ``{"status": "observed", "observation": Observation, "device": "cuda:0",
         "state_changed": [...]}``; ``{"status": "case-error", "text": <one line>}`` when the
         inputs cannot be built (the case's fault); ``crash`` / ``timeout`` / ``error`` answers
-        (:class:`conformance.robustness.isolation.ChildLost`).
+        (:class:`conformance.robustness.worker_process.ChildLost`).
     """
     device = resolve_device(request["device"])
     launcher = RemoteLauncher(worker, deadline, timeout)

@@ -35,7 +35,8 @@ from conformance.robustness import outside_view
 from conformance.robustness.isolation_worker import MARK
 from conformance.robustness.sanitizer import AccessError, parse_memcheck
 from conformance.robustness.worker_socket import send
-from conformance.robustness.worker_process import LINGER_SECONDS, WorkerProcess, _json_or_none
+from conformance.robustness.worker_process import (LINGER_SECONDS, ChildLost, WorkerProcess,
+                                                   _json_or_none)
 from impls.source_file import child_pythonpath
 
 DEFAULT_TIMEOUT = 60.0
@@ -46,16 +47,6 @@ it is read (the sanitizer's front end may print a moment after the worker replie
 
 class IsolationFailure(AssertionError):
     """A case that crashed, hung or errored in the child; ``str()`` is the whole report."""
-
-
-class ChildLost(BaseException):
-    """The worker crashed, hung, stopped or failed during a call: ``answer`` is the case's answer
-    (``status`` crash / timeout / error, ``reason``, ``text``, ``tail``). A BaseException, so that
-    the observer (which records a planner's Exceptions) lets it through to the isolated runner."""
-
-    def __init__(self, answer: dict) -> None:
-        super().__init__(answer.get("reason") or answer["status"])
-        self.answer = answer
 
 
 def is_external(planner: str) -> bool:

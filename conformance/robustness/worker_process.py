@@ -30,8 +30,20 @@ STARTUP_TIMEOUT = 300.0
 """Seconds the worker may take to import torch and the harness (not counted in a case's timeout)."""
 TAIL_LINES = 15
 """How many of the log's last lines a crash or a refusal shows."""
+
+
 class WorkerUnavailable(RuntimeError):
     """The worker did not start (import failure, protocol mismatch, sanitizer refusal)."""
+
+
+class ChildLost(BaseException):
+    """The worker crashed, hung, stopped or failed during a call: ``answer`` is the case's answer
+    (``status`` crash / timeout / error, ``reason``, ``text``, ``tail``). A BaseException, so that
+    the observer (which records a planner's Exceptions) lets it through to the isolated runner."""
+
+    def __init__(self, answer: dict) -> None:
+        super().__init__(answer.get("reason") or answer["status"])
+        self.answer = answer
 
 
 class WorkerProcess(AfterLastCall):
