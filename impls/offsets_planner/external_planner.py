@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
+import traceback
 
 import torch
 
@@ -75,6 +76,19 @@ def _did_you_mean(owner, before: list[str], part: str) -> str:
     return f" (did you mean {'.'.join([*before, close[0]])!r}?)" if close else ""
 
 
+def _raised_at(exc: BaseException) -> str:
+    """`` (raised at FILE:LINE)``: the innermost frame of ``exc``'s traceback outside the import
+    machinery (importlib, this file), where a module's import failed (a ``NameError`` on its line
+    2, a library it imports); ``""`` when there is none (a module not found) or for a
+    ``SyntaxError``, whose message already names the file and line."""
+    if isinstance(exc, SyntaxError):
+        return ""
+    skip = {os.path.abspath(__file__), os.path.abspath(importlib.__file__)}
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<") and os.path.abspath(f.filename) not in skip]
+    return f" (raised at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
 def _load_external(name: str) -> Launcher:
     module_name, _, attr = name.partition(":")
     prepare_external_import()
@@ -87,7 +101,7 @@ def _load_external(name: str) -> Launcher:
                 and exc.name is not None and module_name.startswith(exc.name)
                 and module_name.split(".")[0].isidentifier() else "")
         raise registry.UnknownPlanner(f"cannot import {module_name!r} for planner {name!r}: "
-                             f"{type(exc).__name__}: {exc}{hint}") from exc
+                             f"{type(exc).__name__}: {exc}{hint}{_raised_at(exc)}") from exc
     target = module
     parts = attr.split(".")
     for i, part in enumerate(parts):
