@@ -369,3 +369,24 @@ def test_a_case_with_two_failed_results_is_listed_once():
     [found] = group["patterns"]
     assert found["count"] == 2 and [c["case"] for c in found["listed"]] == ["my-bad-len"]
     assert group["failed"] == 2
+
+
+def test_a_misspelt_keyword_is_named_once_in_its_group(tmp_path):
+    """Every valid call of a planner whose signature misspells a keyword raises the same
+    ``TypeError``: its one pattern repeats the message, so the summary names the keyword without
+    opening a report; a pattern whose results raised different messages names none."""
+    planner = "tests.planted.misspelt_keyword:misspelt"
+    proc, _ = run_pytest(tmp_path, "-q", "-n", "0", "--planner", planner,
+                         "--case", PASSING, "--case", "bs-1")
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    said = "launch() got an unexpected keyword argument 'prefix_lens'".replace("launch", "misspelt")
+    lines = block(proc.stdout)
+    assert any(f"2  raised TypeError on a valid step (contract): {said}" in line
+               for line in lines), lines
+    doc = json.loads((tmp_path / "results.json").read_text())
+    results = [r for r in doc["results"] if r["status"] in BAD]
+    assert len(results) == 2
+    other = json.loads(json.dumps(results))
+    other[1]["verdict"]["differences"][0]["got"] = "TypeError: another message"
+    (found,) = failure_groups.groups(other)
+    assert [p["words"] for p in found["patterns"]] == ["raised TypeError on a valid step (contract)"]

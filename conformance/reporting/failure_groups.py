@@ -185,13 +185,34 @@ def differing(result: dict, profile: str | None = None) -> int:
                and n > 0 and (rule == CONTRACT or kind_of(rule) in judged))
 
 
+SAID_CHARS = 100
+"""The most characters of a raised exception's message a pattern's words repeat."""
+
+
+def _said(result: dict, profile: str | None) -> str | None:
+    """The message of the exception ``result`` raised on a valid step, when that is its key
+    difference (``TypeError: launch() got an unexpected keyword argument 'prefix_len'``, its
+    first line, at most :data:`SAID_CHARS` characters); None otherwise."""
+    first = key_difference(result, profile) if result.get("after_last_call") is None else None
+    got = first.get("got") if first is not None and first.get("what") == "raised" else None
+    if not isinstance(got, str) or not got.strip():
+        return None
+    line = got.strip().splitlines()[0]
+    kind = first.get("got_kind")
+    if isinstance(kind, str) and line.startswith(f"{kind}: "):  # the words name the class already
+        line = line[len(kind) + 2:]
+    return line if len(line) <= SAID_CHARS else line[:SAID_CHARS - 3] + "..."
+
+
 def groups(results: list[dict], order=None, link=None,
            profile: str | None = None) -> list[dict]:
     """One entry per planner with not-passing results, in ``order`` (a sort key of the planner's
     name; by name without one): ``{"planner", "failed", "patterns", "listed", "more_patterns",
     "more_cases"}``: every pattern, largest first, and what a report lists of them: the first
     :data:`MAX_PATTERNS`, then how many patterns and failures it leaves out. Each pattern is
-    ``{"key", "words", "count", "cases", "listed", "more"}``: ``count`` its failed results,
+    ``{"key", "words", "count", "cases", "listed", "more"}``: ``words`` the key in words
+    (:func:`words`; a pattern of exceptions raised on valid steps adds their message when every
+    result of it raised the same one: a misspelt keyword named once), ``count`` its failed results,
     ``cases`` its distinct cases as ``{"case", "anchor", "size"}``, fewest differing elements
     first (``size``, :func:`differing`; then in natural order of their ids: the smallest repro
     leads), ``anchor`` from ``link(result)`` or None, the first :data:`MAX_CASES` of them
@@ -204,7 +225,8 @@ def groups(results: list[dict], order=None, link=None,
         if r.get("status") not in BAD:
             continue
         case = str(r.get("case") or r.get("id") or "?")
-        entry = {"case": case, "anchor": link(r) if link else None, "size": differing(r, profile)}
+        entry = {"case": case, "anchor": link(r) if link else None, "size": differing(r, profile),
+                 "said": _said(r, profile)}
         by_planner.setdefault(str(r["planner"]), {}).setdefault(pattern(r, profile),
                                                                 []).append(entry)
     out = []
@@ -215,7 +237,9 @@ def groups(results: list[dict], order=None, link=None,
             for entry in entries:
                 unique.setdefault(entry["case"], entry)
             cases = sorted(unique.values(), key=lambda c: (c["size"], natural_key(c["case"])))
-            found.append({"key": key, "words": words(key), "count": len(entries), "cases": cases,
+            said = {e["said"] for e in entries}
+            text = words(key) + (f": {said.pop()}" if len(said) == 1 and None not in said else "")
+            found.append({"key": key, "words": text, "count": len(entries), "cases": cases,
                           "listed": cases[:MAX_CASES], "more": max(len(cases) - MAX_CASES, 0)})
         found.sort(key=lambda p: (-p["count"], p["words"]))
         rest = found[MAX_PATTERNS:]
