@@ -21,7 +21,10 @@ was green.
 * the bindings of the public callables of ``random`` and ``numpy.random``: ``random.seed``
   rebound to a no-op leaves :func:`random.getstate` as it was (tests/test_hostile16.py reads
   that), yet the caller's ``random.seed(7)`` no longer seeds;
-* the parent-death signal (``prctl(PR_SET_PDEATHSIG)``, tests/test_hostile20.py).
+* the parent-death signal (``prctl(PR_SET_PDEATHSIG)``, tests/test_hostile20.py);
+* the flags every later extension module is loaded with (``sys.setdlopenflags``:
+  ``RTLD_GLOBAL`` makes the symbols of the caller's next extensions interpose on every library
+  loaded after them; tests/test_hostile21.py).
 """
 
 from __future__ import annotations
@@ -245,6 +248,7 @@ SETTINGS = {
     "warnings filters": (warning_filters, set_warning_filters),
     "sys.modules": (modules, set_modules),
     "parent death signal (prctl)": (death_signal, set_death_signal),
+    "dlopen flags (sys.getdlopenflags)": (sys.getdlopenflags, sys.setdlopenflags),
 }
 """Name -> (getter, setter): :data:`conformance.robustness.torch_state.SETTINGS` adds them."""
 NAMED_CHANGES = {"error hooks": ("replaced:", error_hooks_changed),

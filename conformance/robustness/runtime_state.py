@@ -20,7 +20,8 @@ by a planner right in every byte, and its run was green.
   ``open(path, "w")`` ASCII) and ``decimal``'s context (its precision, rounding, exponent
   limits and traps, and those of ``decimal.DefaultContext``: its signals raised or not; the
   flags a computation raises are not compared);
-* ``logging``'s configuration (:mod:`conformance.robustness.logging_state`);
+* ``logging``'s configuration and what each logger does with a record
+  (:mod:`conformance.robustness.logging_state`);
 * the signal wakeup descriptor (``signal.set_wakeup_fd``: asyncio's loop learns of its signals
   there; read and set back on the main thread only).
 
@@ -242,7 +243,10 @@ def with_import_additions(before: dict, imported_from: dict, imported_to: dict) 
     if all(isinstance(d.get(LOGGING), tuple) for d in (before, imported_from, imported_to)):
         made = {n: s for n, s in imported_to[LOGGING][1].items()
                 if n not in imported_from[LOGGING][1]}
-        out[LOGGING] = (before[LOGGING][0], {**before[LOGGING][1], **made})
+        handlers = {k: h for k, h in imported_to[LOGGING][2].items()
+                    if k not in imported_from[LOGGING][2]}
+        out[LOGGING] = (before[LOGGING][0], {**before[LOGGING][1], **made},
+                        {**before[LOGGING][2], **handlers})
     return out
 
 
