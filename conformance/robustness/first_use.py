@@ -4,12 +4,14 @@ is its own, as what it does at import is (:mod:`conformance.robustness.first_imp
 
 On a GPU the worker's first case is the first to compile a kernel in its process (the worker never
 probes: a probe runs planner code). A framework's first compile and launch load and set up native
-libraries (Numba's NVVM and its CUDA driver binding, its driver logger; Triton's LLVM, which
-installs a crash handler for every signal of its ``KillSigs`` list): state the harness reads. The
-``numba-cuda`` planner then failed every isolated case on an H100, right in every byte, each case
-in a fresh worker after the last one's "change" (``reports/gpu/2026-12-06-h/``; the sanitized
-workers are the same workers). :func:`exercise` compiles and launches one trivial kernel of each installed framework in
-its compiled mode, in the worker, before the worker says it is ready: the harness's first reading,
+libraries (Numba's NVVM and its driver binding, which also makes its driver logger; Triton's
+LLVM, which installs a crash handler for every signal of its ``KillSigs`` list): state the
+harness reads. The ``numba-cuda`` planner then failed every isolated case on an H100, right in
+every byte, each case in a fresh worker after the last one's "change"
+(``reports/gpu/2026-12-06-h/``: the run was stopped at its time limit before it printed which
+reading moved; with this module no case fails, and the sanitized workers are the same workers).
+:func:`exercise` compiles and launches one trivial kernel of each installed framework in its
+compiled mode, in the worker, before the worker says it is ready: the harness's first reading,
 inside (:mod:`conformance.robustness.torch_state`) and outside (:mod:`~conformance.robustness.
 outside_view`), comes after it. A planner's own first call is read as before: what it changes
 beyond what the frameworks' first use did is a change of its case.
