@@ -94,15 +94,27 @@ def test_corpus_subset_passes(framework, design, config):
         run_case(case, Target(f"{framework}-one-pass-{design}", launch, CPU))  # raises on a failure
 
 
-@pytest.mark.slow  # every case on every candidate: about 1 min (Triton) + 4 min (Numba) on 2 cores
-@pytest.mark.parametrize(("framework", "design", "config"), CANDIDATES, ids=IDS)
-def test_whole_corpus_passes(framework, design, config):
+def whole_corpus_passes(framework: str, design: str, config: dict) -> None:
+    """Every corpus case on one candidate, judged as a conformance run judges it (raises on a
+    failure)."""
     module = top if framework == "triton" else nop
     launch = module.launcher(design, **config)
     cases, errors = load_corpus()
     assert not errors
     for case in cases:
         run_case(case, Target(f"{framework}-one-pass-{design}", launch, CPU))
+
+
+TRITON = [(c, i) for c, i in zip(CANDIDATES, IDS) if c[0] == "triton"]
+
+
+@pytest.mark.slow  # every case on every Triton candidate: about 8 min on 2 cores in all
+@pytest.mark.parametrize(("framework", "design", "config"), [c for c, _ in TRITON],
+                         ids=[i for _, i in TRITON])
+def test_whole_corpus_passes(framework, design, config):
+    """The Numba candidates' whole-corpus runs (42 min in the simulator on 2 cores) are
+    tests/test_one_pass_simulated_corpus.py's, marked ``candidates``."""
+    whole_corpus_passes(framework, design, config)
 
 
 EDGES = (0, 1, 31, 32, 33, 511, 512, 513, 4095, 4096)
@@ -457,3 +469,16 @@ def test_roles_lookback_fallback_when_earlier_tiles_never_show(last_program_firs
                                                       "epoch_load": epoch_load}, kw),
                     expected(kw), kw)
         assert int(ws[0]) == (epoch + 1) << 16
+
+
+def test_every_candidate_has_a_whole_corpus_test():
+    """Each candidate's whole-corpus run is here (Triton, ``slow``) or in
+    tests/test_one_pass_simulated_corpus.py (Numba, ``candidates``): none left out by the split."""
+    from tests import test_one_pass_simulated_corpus as simulated
+
+    mark = [m.name for m in simulated.pytestmark]
+    assert "candidates" in mark and "slow" not in mark
+    here = [c for c, _ in TRITON]
+    there = [c for c, _ in simulated.NUMBA]
+    assert sorted(map(repr, here + there)) == sorted(map(repr, CANDIDATES))
+    assert {c[0] for c in here} == {"triton"} and {c[0] for c in there} == {"numba"}

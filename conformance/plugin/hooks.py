@@ -57,6 +57,7 @@ pytest_plugins = [
     "conformance.plugin.extra_cases",  # --extra-cases: a repository's own cases with the corpus
     "conformance.plugin.subjects",  # --subject, --subject-module, the one-call subjects' items
     "conformance.plugin.isolation_options",  # --(no-)isolate, --isolate-timeout, --sandbox, --sanitize
+    "conformance.plugin.planner_maxfail",  # --planner-maxfail: a planner's later cases skipped
     "conformance.plugin.profiles",  # --profile, --manifest: pins and known divergences
     "conformance.bench.plugin",  # conformance/bench: opt-in benchmarks, --bench-*
 ]

@@ -15,14 +15,19 @@ Which mutants a run kills, and the table of the score: :mod:`conformance.robustn
 (a mutant is **killed** under a profile by one result of a failing status; statuses are read from
 the run's results file, ``reports/results.schema.json``).
 
-Speed: one pytest session per profile with every mutant as a repeated ``--planner``, run
-in-process (``--no-isolate``): the mutants are this repository's own pure-Python code, and an
-isolated run costs one worker process (torch imported) per mutant and about 5x the time (measured:
-2 mutants, 191 cases, 27 s isolated against 5.5 s in-process; 58 planners take about 140 s
-in-process on one CPU core). ``--isolate`` gives the harness's default isolation back. The project
-profile judges a superset of the contract's pins (``conformance/plugin/profiles.py``), so a kill
-under contract is a kill under project: the project run holds only the contract survivors, the
-equivalent mutants and the control, unless ``--full``.
+Speed: one pytest session per profile with every mutant as a repeated ``--planner``; each
+mutant's cases run in its own worker process, as every external planner's do
+(:mod:`conformance.robustness.isolation`). The sessions pass ``--planner-maxfail 1``
+(:mod:`conformance.plugin.planner_maxfail`): one failing result kills a mutant, and its later
+cases are skipped, not judged (most mutants die on one of their first cases; the control, the
+survivors and the equivalent mutants under contract run every case). Measured on 2 cores
+without a GPU: 8 mutants and the control took 155 s in pytest with every case run and 47 s
+with this option; the whole family (62 planners) about 13 minutes alone, most of it each
+planner's probe and worker importing torch and the full runs of the control and the equivalent
+mutants (23 minutes in CI beside the other slow tests before this option). The project profile judges a superset of the contract's pins
+(``conformance/plugin/profiles.py``), so a kill under contract is a kill under project: the
+project run holds only the contract survivors, the equivalent mutants and the control, unless
+``--full``.
 
 Exit status: 0 when every non-equivalent mutant is killed under contract, no equivalent mutant is
 killed under contract (a wrong declaration) and every equivalent one is killed under project; 1
@@ -70,8 +75,8 @@ def run_profile(profile: str, planners: list[str], args, out_dir: Path, progress
     results = out_dir / f"results-{profile}.json"
     log = out_dir / f"pytest-{profile}.log"
     cmd = [sys.executable, "-m", "pytest", str(REPO_ROOT / "conformance"), "-q",
-           "-p", "no:cacheprovider", "--profile", profile, "--results", str(results)]
-    cmd += [] if args.isolate else ["--no-isolate"]
+           "-p", "no:cacheprovider", "--profile", profile, "--results", str(results),
+           "--planner-maxfail", "1"]
     for name in planners:
         cmd += ["--planner", name]
     for case in args.case or []:
@@ -218,8 +223,6 @@ def add_parser(sub) -> None:
     p.add_argument("--json", type=Path, metavar="PATH", help="write the table as JSON")
     p.add_argument("--full", action="store_true",
                    help="run every mutant under project too (not only the contract survivors)")
-    p.add_argument("--isolate", action="store_true",
-                   help="the harness's default isolation: one worker process per mutant, ~5x slower")
     p.add_argument("--keep", type=Path, metavar="DIR",
                    help="keep each profile's results file and pytest log in DIR")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
