@@ -1,11 +1,11 @@
 """The folders are the architecture: each folder of ``conformance/`` imports only itself, the folders
-below it and the two leaf modules; ``impls/`` never imports the harness; README's layout table names
+below it and the three leaf modules; ``impls/`` never imports the harness; README's layout table names
 every folder that exists.
 
 Order, bottom to top (README "Layout"): corpus < engine < robustness < reporting < plugin < bench
 < upstream;
-``conformance/paths.py`` and ``conformance/fingerprint.py`` are leaves (they import nothing from the
-harness but each other); ``cli.py``, ``record.py``, ``repro.py`` and ``__main__.py`` are commands and may use anything.
+``conformance/paths.py``, ``conformance/fingerprint.py`` and ``conformance/arg_types.py`` are leaves
+(they import nothing from the harness but each other); ``cli.py``, ``record.py``, ``repro.py`` and ``__main__.py`` are commands and may use anything.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ("corpus", "engine", "robustness", "reporting", "plugin", "bench", "upstream")
-LEAVES = ("paths", "fingerprint")
+LEAVES = ("paths", "fingerprint", "arg_types")
 COMMANDS = ("cli", "record", "repro", "__main__", "__init__", "test_corpus")
 
 

@@ -46,4 +46,4 @@ def test_a_larger_count_runs_until_that_many_failed(tmp_path):
 def test_a_count_below_one_is_refused(tmp_path):
     proc, _ = run_pytest(tmp_path, "--planner", "python", "--planner-maxfail", "0")
     assert proc.returncode == 4
-    assert "--planner-maxfail: '0': must be >= 1" in proc.stderr
+    assert "--planner-maxfail: must be at least 1, got 0" in proc.stderr

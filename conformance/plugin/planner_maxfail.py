@@ -14,28 +14,19 @@ mutant (:mod:`conformance.robustness.mutant_score`), and most die on one of thei
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
 
 import pytest
+
+from conformance.arg_types import positive_int
 
 PROPERTY = "planner_maxfail"
 """The ``user_properties`` key of a case skipped by ``--planner-maxfail``."""
 
 
-def _at_least_one(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be >= 1")
-    return value
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.getgroup("conformance").addoption(
-        "--planner-maxfail", type=_at_least_one, default=None, metavar="N",
+        "--planner-maxfail", type=positive_int, default=None, metavar="N",
         help="skip a planner's later cases once N of its cases failed (>= 1; default: run "
              "every case)")
 

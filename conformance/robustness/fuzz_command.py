@@ -9,12 +9,12 @@ line on stderr, ``error: ...``).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from conformance.corpus.corpus_subject import NAME
 from conformance.corpus.corpus_subject import registry as _registry
+from conformance.arg_types import positive_int
 from conformance.paths import evidence_fault
 from conformance.robustness.found_cases import FoundCaseError
 from conformance.robustness.fuzz import DEFAULT_OUT, fuzz
@@ -44,17 +44,6 @@ def main(args) -> int:
         return 2
     print(result.summary(args.seed))
     return 1 if any(result.divergences.values()) else 0
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def add_parser(sub) -> None:
