@@ -289,6 +289,54 @@ def test_the_command_end_to_end_on_three_mutants(tmp_path):
     assert rows["scalars:num_valid_saturates"]["contract"]["statuses"] == {"pass": 2}
 
 
+def _batched_run(monkeypatch, batch: int, failing_control_session: int | None = None):
+    """score_family on the family's first five non-equivalent mutants, ``--batch batch``, with
+    run_profile replaced by one that records each session's planners and answers every mutant
+    ``fail`` and the control ``pass`` (``fail`` in session ``failing_control_session``)."""
+    import argparse
+
+    from conformance.robustness import mutants as command
+
+    keys = [k for k, r in family.MUTANTS.items() if r is None][:5]
+    sessions = []
+
+    def fake_run(profile, planners, args, out_dir, progress, part=""):
+        sessions.append((profile, part, list(planners)))
+        control_status = "fail" if len(sessions) == failing_control_session else "pass"
+        return {"complete": True, "results": [
+            {"planner": name, "status": control_status if i == 0 else "fail"}
+            for i, name in enumerate(planners)]}
+
+    monkeypatch.setattr(command, "run_profile", fake_run)
+    args = argparse.Namespace(family=family.__name__, mutant=keys, case=[], cases=[], keep=None,
+                              full=False, batch=batch, no_progress=True)
+    return keys, sessions, lambda: command.score_family(args)
+
+
+def test_mutants_run_in_sessions_of_at_most_batch_each_with_the_control(monkeypatch):
+    keys, sessions, score = _batched_run(monkeypatch, 2)
+    result = score()
+    control = family.planner_name(family.CONTROL)
+    assert sessions == [
+        ("contract", "1-of-3", [control, *map(family.planner_name, keys[0:2])]),
+        ("contract", "2-of-3", [control, *map(family.planner_name, keys[2:4])]),
+        ("contract", "3-of-3", [control, family.planner_name(keys[4])])]
+    assert result.kill_rate("contract") == (5, 5)  # every mutant killed: no project session
+
+
+def test_a_session_whose_control_fails_stops_the_score(monkeypatch):
+    _, sessions, score = _batched_run(monkeypatch, 2, failing_control_session=2)
+    with pytest.raises(MutantsError, match="control planner did not pass every case under contract"):
+        score()
+    assert len(sessions) == 2
+
+
+def test_batch_takes_a_count_of_at_least_one():
+    proc = run_cli("mutants", "--batch", "0")
+    assert proc.returncode == 2
+    assert "--batch: must be at least 1, got 0" in proc.stderr
+
+
 def test_a_run_with_a_load_fault_is_not_scored():
     """A ``--case`` id that names no case is a result in the ``load`` column: the run is refused
     (exit 2 names it), never scored over fewer cases than asked."""
