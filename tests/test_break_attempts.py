@@ -211,8 +211,10 @@ def test_isolated_planners_that_flood_close_stdio_hang_or_skip(tmp_path):
     planners = ["prints_megabytes", "closes_stdio", "sleeps", "calls_pytest_skip",
                 "hides_input_write"]
     args = [arg for p in planners for arg in ("--planner", f"{MODULE}:{p}")]
+    # 12 s: sleeps (30 s) still hangs past it; prints_megabytes, 8 MB into the worker's log a
+    # call, took over 3 s under load once (CI's slow set beside the mutant family's workers)
     proc, _ = run_pytest(tmp_path, *args, "--case", "spec7-no-prefix", "--isolate",
-                         "--isolate-timeout", "3", timeout=240)
+                         "--isolate-timeout", "12", timeout=240)
     assert proc.returncode == 1, proc.stdout[-3000:]
     doc = json.loads((tmp_path / "results.json").read_text())
     status = {r["planner"].split(":")[1]: r["status"] for r in doc["results"]}

@@ -96,7 +96,7 @@ def test_corpus_subset_passes(framework, design, config):
 
 def whole_corpus_passes(framework: str, design: str, config: dict) -> None:
     """Every corpus case on one candidate, judged as a conformance run judges it (raises on a
-    failure)."""
+    failure): tests/test_one_pass_whole_corpus.py's, marked ``long``."""
     module = top if framework == "triton" else nop
     launch = module.launcher(design, **config)
     cases, errors = load_corpus()
@@ -104,17 +104,6 @@ def whole_corpus_passes(framework: str, design: str, config: dict) -> None:
     for case in cases:
         run_case(case, Target(f"{framework}-one-pass-{design}", launch, CPU))
 
-
-TRITON = [(c, i) for c, i in zip(CANDIDATES, IDS) if c[0] == "triton"]
-
-
-@pytest.mark.slow  # every case on every Triton candidate: about 8 min on 2 cores in all
-@pytest.mark.parametrize(("framework", "design", "config"), [c for c, _ in TRITON],
-                         ids=[i for _, i in TRITON])
-def test_whole_corpus_passes(framework, design, config):
-    """The Numba candidates' whole-corpus runs (42 min in the simulator on 2 cores) are
-    tests/test_one_pass_simulated_corpus.py's, marked ``candidates``."""
-    whole_corpus_passes(framework, design, config)
 
 
 EDGES = (0, 1, 31, 32, 33, 511, 512, 513, 4095, 4096)
@@ -472,13 +461,10 @@ def test_roles_lookback_fallback_when_earlier_tiles_never_show(last_program_firs
 
 
 def test_every_candidate_has_a_whole_corpus_test():
-    """Each candidate's whole-corpus run is here (Triton, ``slow``) or in
-    tests/test_one_pass_simulated_corpus.py (Numba, ``candidates``): none left out by the split."""
-    from tests import test_one_pass_simulated_corpus as simulated
+    """tests/test_one_pass_whole_corpus.py runs every candidate on the whole corpus, marked
+    ``long`` (not ``slow``)."""
+    from tests import test_one_pass_whole_corpus as whole
 
-    mark = [m.name for m in simulated.pytestmark]
-    assert "candidates" in mark and "slow" not in mark
-    here = [c for c, _ in TRITON]
-    there = [c for c, _ in simulated.NUMBA]
-    assert sorted(map(repr, here + there)) == sorted(map(repr, CANDIDATES))
-    assert {c[0] for c in here} == {"triton"} and {c[0] for c in there} == {"numba"}
+    assert [m.name for m in whole.pytestmark] == ["long"]
+    [mark] = [m for m in whole.test_whole_corpus_passes.pytestmark if m.name == "parametrize"]
+    assert mark.args[1] == CANDIDATES and mark.kwargs["ids"] == IDS
