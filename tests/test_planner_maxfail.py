@@ -47,3 +47,45 @@ def test_a_count_below_one_is_refused(tmp_path):
     proc, _ = run_pytest(tmp_path, "--planner", "python", "--planner-maxfail", "0")
     assert proc.returncode == 4
     assert "--planner-maxfail: must be at least 1, got 0" in proc.stderr
+
+
+def _report(nodeid: str, when: str, outcome: str, planner: str):
+    import pytest
+
+    return pytest.TestReport(nodeid, ("conformance/test_corpus.py", 0, nodeid), {}, outcome,
+                             None, when, user_properties=[("planner", planner)])
+
+
+class _Item:
+    """What ``pytest_runtest_setup`` reads of a corpus item: its planner, its case."""
+
+    def __init__(self, planner: str) -> None:
+        self.planner, self.case, self.user_properties = planner, object(), []
+
+
+def _runs(counter, item) -> str:
+    """``"runs"``, or the skip message ``--planner-maxfail`` gave ``item``."""
+    import pytest
+
+    try:
+        counter.pytest_runtest_setup(item)
+    except pytest.skip.Exception as skip:
+        return str(skip.msg)
+    return "runs"
+
+
+def test_a_case_failing_in_its_call_and_its_teardown_counts_once():
+    from conformance.plugin.planner_maxfail import PROPERTY, PlannerMaxfail
+
+    counter = PlannerMaxfail(2)
+    counter.pytest_runtest_logreport(_report("bs-1[p]", "call", "failed", "p"))
+    counter.pytest_runtest_logreport(_report("bs-1[p]", "teardown", "failed", "p"))
+    counter.pytest_runtest_logreport(_report("bs-1[q]", "call", "failed", "q"))
+    counter.pytest_runtest_logreport(_report("bs-2[q]", "call", "failed", "q"))
+    assert _runs(counter, _Item("p")) == "runs"  # one failed case of p
+    skipped = _Item("q")
+    assert _runs(counter, skipped) == (
+        "--planner-maxfail 2: q failed 2 case(s) before this one, which did not run")
+    assert skipped.user_properties == [(PROPERTY, 2)]
+    counter.pytest_runtest_logreport(_report("bs-2[p]", "setup", "failed", "p"))
+    assert _runs(counter, _Item("p")).startswith("--planner-maxfail 2: p failed 2 case(s)")

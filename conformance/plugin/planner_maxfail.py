@@ -5,8 +5,9 @@ results status is ``skip``; its ``user_properties`` get ``("planner_maxfail", N)
 summary counts those skips per planner. A failure is any failing report of a corpus item
 (``fail``, ``crash``, ``timeout``, ``oob``, ``error``, a failing setup or teardown): the
 planner is already not green, so the run answers "is it wrong?" without judging the rest.
-Under pytest-xdist each worker counts its own failures (a planner may run up to N cases more
-per worker).
+A case counts once however many of its reports fail (a call and its teardown both failing is
+one failed case). Under pytest-xdist each worker counts its own failures (a planner may run up
+to N cases more per worker).
 
 ``python -m conformance mutants`` passes ``--planner-maxfail 1``: one failing result kills a
 mutant (:mod:`conformance.robustness.mutant_score`), and none runs the cases after its first
@@ -15,7 +16,7 @@ failure (some die on their first case, others after 130-180 of 197).
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 
 import pytest
 
@@ -37,7 +38,7 @@ class PlannerMaxfail:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.failed: Counter[str] = Counter()  # planner -> failing reports in this process
+        self.failed: defaultdict[str, set[str]] = defaultdict(set)  # planner -> failed case ids
         self.skipped: Counter[str] = Counter()  # planner -> cases skipped (all workers')
 
     @pytest.hookimpl(tryfirst=True)
@@ -45,10 +46,10 @@ class PlannerMaxfail:
         planner = getattr(item, "planner", None)
         if planner is None or not hasattr(item, "case"):
             return  # not a (case, planner) item
-        if self.failed[planner] >= self.limit:
+        if len(self.failed[planner]) >= self.limit:
             item.user_properties.append((PROPERTY, self.limit))
             pytest.skip(f"--planner-maxfail {self.limit}: {planner} failed "
-                        f"{self.failed[planner]} case(s) before this one, which did not run")
+                        f"{len(self.failed[planner])} case(s) before this one, which did not run")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)  # a case item's "planner" (plugin.corpus_items)
@@ -56,7 +57,7 @@ class PlannerMaxfail:
         if planner is None:
             return
         if report.failed:
-            self.failed[planner] += 1
+            self.failed[planner].add(report.nodeid)
         elif report.skipped and PROPERTY in props:
             self.skipped[planner] += 1
 
