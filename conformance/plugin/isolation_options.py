@@ -46,7 +46,7 @@ from conformance.plugin.isolated_outcome import (RERUN_ISOLATED, failure_report,
                                                  status_of)
 from conformance.plugin.results_path import targets_corpus
 from conformance.plugin.summary import note_lines
-from conformance.robustness import probe_sandbox, sandbox
+from conformance.robustness import probe_sandbox, sandbox, strays
 from conformance.robustness.first_import import vouched
 from conformance.robustness.isolated_case import case_request, judge_observed
 from conformance.robustness.isolation import (
@@ -159,6 +159,8 @@ class Isolation:
             self.judge_dumpable = "not a corpus run"
         else:
             self.judge_dumpable = sandbox.non_dumpable()
+        if targets_corpus(config):  # a planner's orphans become this process's (strays.py)
+            strays.adopt()
         self.config = config
         self.isolated_anyway: set[str] = set()  # external planners under --no-isolate
         self.cpu_planners: set[str] = set()  # isolated planners whose tensors live on the CPU
@@ -269,8 +271,11 @@ class Isolation:
     def pytest_sessionfinish(self, session) -> None:
         """End every worker (and, through its shepherd or its PID namespace, whatever it left
         running) before the results file's final write, so that nothing of a planner's outlives
-        that write."""
+        that write; then whatever of a planner outlived them, re-parented to this process
+        (conformance/robustness/strays.py)."""
         self.pool.close()
+        if targets_corpus(self.config):
+            strays.kill_strays()
 
     def pytest_terminal_summary(self, terminalreporter, config) -> None:
         if hasattr(config, "workerinput"):
@@ -295,6 +300,8 @@ class Isolation:
 
     def pytest_unconfigure(self, config) -> None:
         self.pool.close()
+        if targets_corpus(config):  # a run stopped before its session finished, too
+            strays.kill_strays()
 
 
 @pytest.hookimpl(tryfirst=True)  # before the plugin's configure probes the external planners

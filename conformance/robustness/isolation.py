@@ -188,7 +188,7 @@ class Worker(WorkerProcess):
                              "tail": self.tail(offset)})
         if answer is not None:
             if answer.get("status") == "crash":
-                self.proc.wait()
+                self.await_exit()
                 answer["tail"] = self.tail(offset)
                 raise ChildLost(answer)
             if answer.get("status") == "error":

@@ -188,6 +188,15 @@ class WorkerProcess(AfterLastCall):
             self.proc.wait()
         self._ready = False
 
+    def await_exit(self) -> None:
+        """Wait for a worker that replied it crashed, which exits right after that reply; one
+        still running after :data:`END_SECONDS` is killed, never waited for past every timeout
+        (the planner can write a reply line itself: tests/test_hostile22.py)."""
+        try:
+            self.proc.wait(timeout=END_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
     def tampered(self, alive: bool = True) -> str | None:
         """What the planner did to the worker's parent (the shepherd), or None: it is stopped,
         holds a pending signal (the shepherd takes none but SIGCHLD, so any signal sent to it is

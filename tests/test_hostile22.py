@@ -1,0 +1,121 @@
+"""Twenty-second hostile review, kept as tests: a planner that outlives its run, or writes its
+worker's reply itself (planted: tests/planted/hostile22_daemons.py,
+tests/planted/hostile22_probe_daemon.py, tests/planted/hostile22_replies.py).
+
+Fooled before this review, fixed here:
+
+* Without the PID namespace (``--sandbox none``, every GPU run by default, a kernel that refuses
+  the namespaces) a ``setsid`` + double-fork daemon left by the module's first import in the
+  availability probe outlived the run (the probe's process group was killed; the daemon was in
+  none of it), and so did one that SIGKILLed the worker's shepherd (its subreaper) from a call.
+  After pytest exited it rewrote the results file: exit status 1 on the terminal, but the file
+  said ``complete``, exit status 0, every case ``pass``, and ``python -m conformance report``
+  printed "0 not passing" and exited 0. pytest's process is now a child subreaper for a corpus
+  run and kills those orphans before its final write (conformance/robustness/strays.py).
+* A planner that wrote ``{"status": "crash"}`` to the worker's reply pipe (its descriptor is on
+  the worker's command line) and then never returned hung the run past every timeout: the harness
+  waited for the worker's exit without a limit after a crash reply
+  (``WorkerProcess.await_exit`` now kills it after ``END_SECONDS``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from tests.planner_folder_runs import ROOT, corpus_run
+
+CASE = "spec7-prefill-and-decodes"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow  # a corpus run each, about 15 s on 2 cores
+@pytest.mark.parametrize("planner", ["tests.planted.hostile22_probe_daemon:launch",
+                                     "tests.planted.hostile22_daemons:kills_its_reaper"])
+def test_a_daemon_left_by_the_planner_cannot_rewrite_the_results_after_the_run(tmp_path, planner):
+    """Fixed (the results file read ``complete``, exit status 0, the case ``pass``, and the
+    report exited 0): the daemon is killed before the run's final write."""
+    results, pidfile = tmp_path / "results.json", tmp_path / "daemon.pid"
+    proc = corpus_run(None, results, "--planner", planner, "--case", CASE, "--sandbox", "none",
+                      HOSTILE22_PIDFILE=str(pidfile))
+    try:
+        assert proc.returncode == 1, (proc.stdout + proc.stderr)[-3000:]
+        assert pidfile.exists(), "the planted daemon never started: the attack is broken"
+        pid = int(pidfile.read_text())
+        deadline = time.monotonic() + 3  # what the daemon does after pytest's exit takes ms
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid), "the planner's daemon outlived the run"
+        doc = json.loads(results.read_text())
+        assert (doc["complete"], doc["exitstatus"]) == (True, 1)
+        assert [r["status"] for r in doc["results"]] == [
+            "fail" if planner.endswith(":launch") else "crash"]
+        report = subprocess.run([sys.executable, "-m", "conformance", "report", str(results),
+                                 "--format", "text"], cwd=ROOT, capture_output=True, text=True,
+                                timeout=120)
+        assert report.stdout.startswith("1 result, 1 not passing"), report.stdout[:500]
+    finally:
+        if pidfile.exists() and _alive(int(pidfile.read_text())):
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def test_kill_strays_kills_an_adopted_daemon_and_spares_its_sessions_children():
+    """conformance/robustness/strays.py in a process of its own: a daemon whose parent exited is
+    adopted and killed; a child in the caller's own session (a pytest-xdist worker) is not."""
+    code = textwrap.dedent("""
+        import os, subprocess, sys, time
+        from conformance.robustness import strays
+        assert strays.adopt() is None
+        own = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        read, write = os.pipe()
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork():
+                os._exit(0)
+            os.write(write, str(os.getpid()).encode())
+            time.sleep(30)
+            os._exit(0)
+        daemon = int(os.read(read, 32))
+        time.sleep(0.2)
+        os.waitpid(-1, os.WNOHANG)  # the daemon's first parent
+        print(strays.kill_strays(), os.path.exists(f"/proc/{daemon}"), own.poll())
+        own.kill()
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.stdout.split() == ["1", "False", "None"], proc.stdout + proc.stderr
+
+
+@pytest.mark.slow  # a corpus run that waits out a worker's exit: about 20 s
+def test_a_forged_crash_reply_from_a_call_that_never_returns_does_not_hang_the_run(tmp_path):
+    """Fixed (the run hung past --isolate-timeout and every other limit): the worker that
+    replied it crashed is killed when it does not exit, and the case is a ``crash``."""
+    results = tmp_path / "results.json"
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "conformance/", "-p", "no:cacheprovider", "-q",
+             "-p", "no:hypothesispytest", "--results", str(results), "--planner",
+             "tests.planted.hostile22_replies:crash_reply_then_hangs", "--case", CASE,
+             "--isolate-timeout", "5"],
+            cwd=ROOT, capture_output=True, text=True, timeout=120,
+            env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the run hung: no end after {time.monotonic() - started:.0f} s")
+    assert proc.returncode == 1, (proc.stdout + proc.stderr)[-3000:]
+    doc = json.loads(results.read_text())
+    assert [(r["status"], doc["complete"]) for r in doc["results"]] == [("crash", True)]
