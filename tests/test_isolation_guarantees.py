@@ -296,7 +296,7 @@ def test_a_reply_after_which_the_worker_ends_itself_is_no_sign_of_a_dead_parent(
     worker = Worker.__new__(Worker)
     worker._read_line = lambda deadline: _json.dumps(reply)
     worker.tampered = lambda alive=True: seen.append(alive)  # returns None: nothing found
-    worker.proc = type("P", (), {"wait": lambda self: 3})()
+    worker.proc = type("P", (), {"wait": lambda self, timeout=None: 3})()
     worker.tail = lambda offset: ""
     try:
         answer = worker._reply(0.0, 1.0, 0)
