@@ -180,8 +180,8 @@ def roles_candidates(framework: str, bs: int, dry_run: bool = False) -> list[Ent
 
 def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
     """The ``roles-lookback`` configs for ``bs``: scan tiles (Triton) or chunks (Numba) of
-    128-1024 requests that give two scan programs or more, and (Numba) ``warp-lookback`` chunks
-    of 64-512; ``dry_run``: one config of 32-lane scan tiles from bs 64 on (Numba: and one
+    128-1024 requests that give two scan programs or more, (Triton) scan programs of one or two
+    warps over 32-256 lanes, and (Numba) ``warp-lookback`` chunks of 64-512; ``dry_run``: one config of 32-lane scan tiles from bs 64 on (Numba: and one
     ``warp-lookback`` config)."""
     out: list[Entry] = []
     if dry_run:  # small tiles: two scan programs at the dry run's bs 64
@@ -201,6 +201,15 @@ def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) ->
                                 out.append(_triton_candidate(
                                     "roles-lookback", tile=tile, scan_tile=scan_tile,
                                     num_warps=w, joined=True, early_poll=early))
+        for scan_tile in (32, 64, 128, 256):  # scan programs of one or two warps: a tile's
+            for tile in (32, 64):  # reduction and scan need no barrier between warps (1) or one
+                for w in (1, 2):
+                    if (2 * scan_tile <= max(bs, 64) and -(-bs // tile) <= 128
+                            and -(-bs // scan_tile) <= 128):
+                        for early in (False, True):
+                            out.append(_triton_candidate(
+                                "roles-lookback", tile=tile, scan_tile=scan_tile,
+                                num_warps=w, joined=True, early_poll=early))
         return out
     for threads, chunk in ((128, 256), (256, 256), (256, 512), (512, 512), (512, 1024),
                            (1024, 1024)):
