@@ -121,6 +121,30 @@ def test_planted_bug_is_found_shrunk_and_fails_the_suite(tmp_path: Path):
     assert "out_write_seed_slot_indices: 1 element(s) differ" in planted.text
 
 
+def test_shrinking_stops_after_max_found_repeats_in_a_row(tmp_path: Path, monkeypatch):
+    """Every divergence of one bug shrinking to the same plan: after the first, ``max_found``
+    shrinks in a row give it again, and the later divergences are counted, not shrunk."""
+    import conformance.robustness.fuzz as fuzz_module
+
+    calls: list[dict] = []
+
+    def same_plan(plan, fails, budget):  # the first divergence's real shrink, then its plan
+        if not calls:
+            calls.append(shrink(plan, fails, budget=budget))
+        else:
+            calls.append(calls[0])
+        return calls[-1]
+
+    monkeypatch.setattr(fuzz_module, "shrink", same_plan)
+    logged: list[str] = []
+    result = fuzz([PLANTED], n=30, seed=3, out=tmp_path / "found", max_found=2,
+                  progress=False, log=logged.append)
+    assert result.divergences[PLANTED] > 4  # more divergences than were shrunk
+    assert len(calls) == 3 and len(result.written) == 1
+    assert logged[-1] == (f"divergence: {PLANTED}: 2 shrinks in a row gave a plan already "
+                          "found; its later divergences are counted, not shrunk")
+
+
 def test_cli_fuzz_prints_the_one_line_summary(tmp_path: Path, capsys):
     code = cli_main(["fuzz", "--planner", "python", "--n", "5", "--seed", "2", "--no-progress",
                      "--out", str(tmp_path)])

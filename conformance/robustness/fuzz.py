@@ -171,7 +171,10 @@ def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_fo
          timeout: float = 60.0, jobs: int = 1) -> FuzzResult:
     """Run ``n`` plans of ``seed`` on each planner (over ``jobs`` processes); shrink (in this
     process) and write up to ``max_found`` divergent cases per planner under ``out``;
-    ``isolate`` / ``timeout`` as in :func:`divergence`.
+    ``isolate`` / ``timeout`` as in :func:`divergence`. A planner's divergences stop being
+    shrunk (they are still counted) once it has ``max_found`` distinct cases, or once
+    ``max_found`` shrinks in a row gave a plan already found: one bug's divergences shrink to
+    the same few plans, and a shrink costs hundreds of plan runs.
 
     Raises:
         ValueError: ``n`` < 1.
@@ -187,13 +190,14 @@ def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_fo
     result = FuzzResult(0, {name: 0 for name in targets},
                         {name: availability(name).mode or "?" for name in targets})
     seen: dict[str, list[dict]] = {name: [] for name in targets}
+    repeats = {name: 0 for name in targets}  # shrinks in a row that gave a plan already found
     start = time.monotonic()
     with Progress(n, f"fuzz seed {seed}", enabled=progress) as bar:
         for chunk in checked(tuple(planners), n, seed, jobs, isolate, timeout):
             for index, failures in chunk:
                 for name, failure in failures.items():
                     result.divergences[name] += 1
-                    if len(seen[name]) >= max_found:
+                    if len(seen[name]) >= max_found or repeats[name] >= max_found:
                         continue
                     target = targets[name]
 
@@ -203,7 +207,12 @@ def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_fo
 
                     small, steps = shrink(random_plan(seed, index), fails, budget=shrink_budget)
                     if small["inputs"] in seen[name]:
+                        repeats[name] += 1
+                        if repeats[name] == max_found:
+                            log(f"divergence: {name}: {max_found} shrinks in a row gave a plan "
+                                f"already found; its later divergences are counted, not shrunk")
                         continue
+                    repeats[name] = 0
                     seen[name].append(copy.deepcopy(small["inputs"]))
                     last = divergence(with_golden(small)[0], target, isolate, timeout) or failure
                     placed = place(found_case(small, name, seed, index, steps, last), out)

@@ -58,7 +58,9 @@ def add_parser(sub) -> None:
                    help=f"where found cases are written (default cases/{NAME}/found in a "
                         "checkout, cases/found from an installed wheel)")
     p.add_argument("--max-found", type=int, default=3,
-                   help="most cases shrunk and written per planner (default 3)")
+                   help="most cases shrunk and written per planner; shrinking a planner's "
+                        "divergences also stops after this many shrinks in a row gave a plan "
+                        "already found (default 3)")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="J",
                    help="processes that run plans (default 1; shrinking stays in this one)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
