@@ -51,17 +51,22 @@ def judge_path_fault(name: str, trusted: tuple[str, ...] = (),
     if origin is None:
         return None
     root = os.path.realpath(import_root(module, origin))
-    placed = {os.path.realpath(os.path.abspath(e))
+    by_env = {os.path.realpath(os.path.abspath(e))
               for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e}
-    if "" in sys.path or os.getcwd() in sys.path:
-        placed.add(os.path.realpath(os.getcwd()))
-    if root not in placed or root in {os.path.realpath(t) for t in trusted}:
+    cwd = os.path.realpath(os.getcwd())
+    by_cwd = {cwd} if "" in sys.path or os.getcwd() in sys.path else set()
+    if root not in by_env | by_cwd or root in {os.path.realpath(t) for t in trusted}:
         return None
+    if root in by_env:
+        how, fix = "on PYTHONPATH", f"Take it off PYTHONPATH and name it in {PLANNER_PATH_ENV}"
+    else:
+        how = "the working directory, which `python -m` puts on the import path"
+        fix = (f"Name it in {PLANNER_PATH_ENV} and keep the working directory off the path "
+               f"(`python -P`, as below, or run from another folder)")
     return (f"planner {name!r} is imported from {root}, a folder on the judge's own import path "
-            f"(PYTHONPATH or the working directory): every module there "
+            f"({how}): every module there "
             f"(and every file the planner writes there) is on the judge's own import path, ahead "
-            f"of the libraries it uses. Name the folder in {PLANNER_PATH_ENV} instead, off "
-            f"PYTHONPATH: {PLANNER_PATH_ENV}={root} {command}"
+            f"of the libraries it uses. {fix}: {PLANNER_PATH_ENV}={root} {command}"
             + ("" if whole else f" --planner {name}"))
 
 

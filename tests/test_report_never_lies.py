@@ -290,9 +290,31 @@ def test_a_planner_folder_on_pythonpath_is_refused_before_the_planner_runs(tmp_p
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert (f"planner 'fukpp.loud:launch' is imported from {pp.resolve()}, a folder on the judge's "
-            "own import path") in proc.stderr
+            "own import path (on PYTHONPATH)") in proc.stderr
+    assert "Take it off PYTHONPATH and name it in CONFORMANCE_PLANNER_PATH: " in proc.stderr
     # the fix repeats the user's whole command (its case and results too), off PYTHONPATH
     assert (f"CONFORMANCE_PLANNER_PATH={pp.resolve()} pytest conformance/ -p no:cacheprovider -q "
             f"--planner fukpp.loud:launch --case {CASES[0]} --results {tmp_path / 'r.json'}"
             ) in proc.stderr
     assert not marker.exists()
+
+
+def test_a_planner_folder_that_is_the_working_directory_is_named_as_such(tmp_path, monkeypatch):
+    """``python -m pytest`` from the planner's own folder puts it on the path as the working
+    directory: the refusal says so, and that ``-P`` keeps it off, not "off PYTHONPATH"."""
+    from impls.planner_path import judge_path_fault
+
+    (tmp_path / "fukcwd.py").write_text("def launch(**kwargs):\n    return None\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.syspath_prepend("")
+    command = "python -P -m pytest --pyargs conformance"
+    fault = judge_path_fault("fukcwd:launch", command=command)
+    assert fault == (
+        f"planner 'fukcwd:launch' is imported from {tmp_path.resolve()}, a folder on the judge's "
+        "own import path (the working directory, which `python -m` puts on the import path): "
+        "every module there (and every file the planner writes there) is on the judge's own "
+        "import path, ahead of the libraries it uses. Name it in CONFORMANCE_PLANNER_PATH and "
+        "keep the working directory off the path (`python -P`, as below, or run from another "
+        f"folder): CONFORMANCE_PLANNER_PATH={tmp_path.resolve()} {command} --planner "
+        "fukcwd:launch")
