@@ -77,7 +77,11 @@ def test_segfault_and_hang_fail_one_case_each_and_the_run_completes(tmp_path: Pa
     assert crash.properties["status"] == "crash"
     assert "timeout (isolated): no result after 3 s; killed" in hang.text
     assert hang.properties["status"] == "timeout"
-    assert f"pytest conformance/ --planner {CRASHY} --cases " in crash.text
+    assert "\n  row 1, prefix 13\n  timeout (isolated)" in hang.text  # the case's description
+    # the rerun waits as long as the run did, not the default 60 s
+    assert (f"--isolate-timeout 3 --planner {CRASHY} --cases {cases} --case iso-c-hang "
+            ) in hang.text
+    assert f"pytest conformance/ --isolate-timeout 3 --planner {CRASHY} --cases " in crash.text
     assert "conformance summary" in proc.stdout and "3 passed" in proc.stdout
     assert "Traceback" not in proc.stdout
     results = json.loads((tmp_path / "results.json").read_text())  # plugin/results_writer.py's

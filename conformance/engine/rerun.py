@@ -44,6 +44,11 @@ RUN_SETTINGS: dict[str, str] = {}
 """Assignments every rerun of this run carries (:data:`POISON_SEED_VARIABLE`: the fills the run
 drew), set by the pytest plugin at configure time; added when a command carries the run's
 environment."""
+RUN_OPTIONS: list[str] = []
+"""Options every rerun of this run carries (its isolation options that differ from their
+defaults: ``--isolate-timeout``, ``--isolate-linger``, ``--sandbox``, ``--sanitize``, so that a
+timeout or an access error is rerun under the same limits), set by the pytest plugin at configure
+time; added when a command carries the run's environment."""
 RERUN_RESULTS = RESULTS_RELPATH.parent / "rerun-{case}.json"
 """Where a rerun writes its results file, so it never replaces the full run's."""
 CORPUS_COMMAND = ["python", "-P", "-m", "pytest", "--pyargs", "conformance"] if FROM_ELSEWHERE \
@@ -144,10 +149,12 @@ def rerun_command(case_id: str, planner: str, cases_dir: Path | None = None,
     ``cases_dir`` is the directory to load the case from when it is not in the default corpus.
     The command writes its own results file (:data:`RERUN_RESULTS`), never the full run's, and
     carries ``environment`` (default :data:`RUN_ENVIRONMENT` and :data:`RUN_SETTINGS`, its
-    ``PYTHONPATH`` as :func:`rerun_environment` keeps it); ``extra``:
+    ``PYTHONPATH`` as :func:`rerun_environment` keeps it, and then :data:`RUN_OPTIONS` too);
+    ``extra``:
     options that pick the case's subject (``--subject NAME``, ``--subject-module MODULE``).
     """
-    argv = list(CORPUS_COMMAND) + list(extra)
+    argv = list(CORPUS_COMMAND) + list(extra) + (list(RUN_OPTIONS) if environment is None
+                                                  else [])
     if planner not in SHARED_PLANNERS.values():
         argv += ["--planner", planner]
     if cases_dir is not None:

@@ -4,8 +4,10 @@ options and the run's isolation: :mod:`conformance.plugin.isolation_options`).""
 from __future__ import annotations
 
 from conformance.corpus.text import terminal_text
+from conformance.engine.rerun import RUN_OPTIONS
 from conformance.engine.runner import case_dir_arg, rerun_command
-from conformance.robustness.isolation import IsolationFailure
+from conformance.robustness.isolation import DEFAULT_TIMEOUT, IsolationFailure
+from conformance.robustness.worker_process import LINGER_SECONDS
 from conformance.robustness.sanitizer import AccessError
 
 
@@ -24,6 +26,22 @@ def isolated_rerun(item) -> str:
     that needs isolation to be seen again prints it."""
     case = item.case
     return rerun_command(case.id, item.planner, case_dir_arg(case)) + ISOLATE
+
+
+def carry_isolation_options(config) -> list[str]:
+    """Set :data:`conformance.engine.rerun.RUN_OPTIONS` to the run's isolation options that
+    differ from their defaults (``--isolate-timeout``, ``--isolate-linger``, ``--sandbox``,
+    ``--sanitize``): a case that timed out after 5 s, or an access error under memcheck, is
+    rerun under the same limits. Returns them."""
+    options = []
+    for flag, name, default in (("--isolate-timeout", "isolate_timeout", DEFAULT_TIMEOUT),
+                                ("--isolate-linger", "isolate_linger", LINGER_SECONDS),
+                                ("--sandbox", "sandbox", "auto"), ("--sanitize", "sanitize", None)):
+        value = config.getoption(name)
+        if value != default:
+            options += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    RUN_OPTIONS[:] = options
+    return options
 
 
 def status_of(answer: dict) -> str:
@@ -53,7 +71,7 @@ def failure_report(item, status: str, answer: dict) -> str:
                       "tensor objects, which the caller and every later op of its process see; "
                       "the worker was replaced"}
     head = heads.get(status, f"{status} (isolated)")
-    lines = [f"{case.id}[{item.planner}]  ({case.location})",
+    lines = [f"{case.id}[{item.planner}]  ({case.location})", f"  {case.description}",
              f"  {head}" + (f": {answer['reason']}" if answer.get("reason") else "")]
     lines += [f"    {change}" for change in answer.get("state_changed") or ()]
     for error in answer.get("access_errors") or ():

@@ -42,8 +42,8 @@ import torch
 from conformance.engine.rerun import IMPORT_FIRST_ENV
 from conformance.engine.runner import ConformanceFailure
 from conformance.plugin import worker_deaths
-from conformance.plugin.isolated_outcome import (RERUN_ISOLATED, failure_report, repr_failure,
-                                                 status_of)
+from conformance.plugin.isolated_outcome import (RERUN_ISOLATED, carry_isolation_options,
+                                                 failure_report, repr_failure, status_of)
 from conformance.plugin.results_path import targets_corpus
 from conformance.plugin.summary import note_lines
 from conformance.robustness import probe_sandbox, sandbox, strays
@@ -128,6 +128,7 @@ class Isolation:
         self.no_isolate = config.getoption("no_isolate")
         self.timeout = config.getoption("isolate_timeout")
         self.sanitize = config.getoption("sanitize")
+        carry_isolation_options(config)  # every rerun line of this run carries them
         prefix = []
         if self.sanitize:
             if self.no_isolate:
