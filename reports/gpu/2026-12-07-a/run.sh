@@ -29,15 +29,15 @@ if [ "${PART:-1}" = 1 ]; then
   echo "exit code: $?" >> "$OUT/attack-tests.txt"
   grep -a "FAILED\|exit code\|passed\|failed" "$OUT/attack-tests.txt" | tail -n 20
 else
-  timeout 150 python3 -m pytest -v -p no:cacheprovider -m "slow or not slow" -n 8 --tb=short \
+  timeout 120 python3 -m pytest -v -p no:cacheprovider -m "slow or not slow" -n 8 --tb=short \
     tests/test_hostile22.py tests/test_hostile20.py -k "hostile22 or leaves_such_state" \
     > "$OUT/attack-tests.txt" 2>&1
   echo "exit code: $?" >> "$OUT/attack-tests.txt"
   grep -a "FAILED\|exit code\|passed\|failed" "$OUT/attack-tests.txt" | tail -n 12
-  timeout 70 python3 -m pytest conformance/ -q -p no:cacheprovider --planner triton \
+  timeout 60 python3 -m pytest conformance/ -q -p no:cacheprovider --planner triton \
     --planner numba-cuda --isolate > "$OUT/isolated.txt" 2>&1
   note isolated.txt $? 6
-  timeout 300 python3 -m conformance bench --planner python --planner triton --planner numba-cuda \
+  timeout 200 python3 -m conformance bench --planner python --planner triton --planner numba-cuda \
     --planner triton-bound --planner numba-cuda-bound --repeat 3 --json "$OUT/bench.json" \
     --report "$OUT/bench.md" > "$OUT/bench.txt" 2>&1
   note bench.txt $?
