@@ -142,3 +142,13 @@ def test_cli_refuses_no_plans(capsys, n):
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1].endswith(
         f"argument --n: must be at least 1, got {int(n)}")
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan"])
+def test_cli_refuses_an_isolate_timeout_that_is_not_positive(capsys, seconds):
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["fuzz", "--planner", "python", "--isolate", "--isolate-timeout", seconds,
+                  "--no-progress"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        f"argument --isolate-timeout: {seconds!r}: must be a number of seconds > 0")

@@ -32,13 +32,13 @@ and the last lines the child printed (faulthandler's stack included); its ``user
 
 from __future__ import annotations
 
-import argparse
 import os
 from functools import partial
 
 import pytest
 import torch
 
+from conformance.arg_types import positive_seconds, seconds_at_least_zero
 from conformance.engine.rerun import IMPORT_FIRST_ENV
 from conformance.engine.runner import ConformanceFailure
 from conformance.plugin import worker_deaths
@@ -65,33 +65,6 @@ from conformance.robustness.worker_process import LINGER_SECONDS, WorkerUnavaila
 
 SPECIAL = ("crash", "timeout", "oob")
 """Statuses an isolated case can get beyond pytest's outcomes (the results file's names)."""
-
-
-def _seconds(text: str, zero_ok: bool) -> float:
-    """A number of seconds from ``text``: > 0, or finite and >= 0 when ``zero_ok`` (nan refused).
-
-    Raises:
-        argparse.ArgumentTypeError: not a number, or out of that range.
-    """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    ok = 0 <= value < float("inf") if zero_ok else value > 0  # nan is neither
-    if not ok:
-        bound = ">= 0" if zero_ok else "> 0"
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a number of seconds {bound}")
-    return value
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type of ``--isolate-timeout``: a number of seconds > 0."""
-    return _seconds(text, zero_ok=False)
-
-
-def seconds_at_least_zero(text: str) -> float:
-    """argparse type of ``--isolate-linger``: a finite number of seconds >= 0."""
-    return _seconds(text, zero_ok=True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

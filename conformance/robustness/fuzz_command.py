@@ -14,7 +14,7 @@ from pathlib import Path
 
 from conformance.corpus.corpus_subject import NAME
 from conformance.corpus.corpus_subject import registry as _registry
-from conformance.arg_types import positive_int
+from conformance.arg_types import positive_int, positive_seconds
 from conformance.paths import evidence_fault
 from conformance.robustness.found_cases import FoundCaseError
 from conformance.robustness.fuzz import DEFAULT_OUT, fuzz
@@ -66,6 +66,6 @@ def add_parser(sub) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--isolate", action="store_true",
                    help="run each plan in a child process: a crash or hang is a divergence")
-    p.add_argument("--isolate-timeout", type=float, default=60.0, metavar="S",
+    p.add_argument("--isolate-timeout", type=positive_seconds, default=60.0, metavar="S",
                    help="seconds a plan may run with --isolate (default 60)")
     p.set_defaults(func=main)
