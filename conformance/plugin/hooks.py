@@ -145,9 +145,21 @@ def pytest_configure(config: pytest.Config) -> None:
         a = availability(name, timeout)
         if not a.available and not a.fails and (":" in name or name not in builtin_names()):
             raise pytest.UsageError(a.reason)
+        if a.signature:  # printed in the report header, before any case runs
+            SIGNATURE_NOTES.append(f"planner {name}: its signature {', '.join(a.signature)} "
+                                   "(spec section 3: the harness passes every argument by keyword "
+                                   "and nothing else), so every call will raise TypeError")
     install_interrupt_flag()  # a planner's KeyboardInterrupt fails its case; Ctrl-C stops the run
     config.pluginmanager.register(Summary(), "conformance-summary")
     config.pluginmanager.register(ResultsWriter(config), "conformance-results")
+
+
+SIGNATURE_NOTES: list[str] = []
+"""This run's notes on external planners whose signature makes every call fail."""
+
+
+def pytest_report_header(config) -> list[str]:
+    return list(SIGNATURE_NOTES)
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent):

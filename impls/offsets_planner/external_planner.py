@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import os
 import traceback
 
 import torch
 
-from impls.offsets_planner.contract import Launcher
+from impls.offsets_planner.contract import ARGUMENTS, Launcher
 from impls.planner_path import PLANNER_PATH_ENV, add_to_this_process
 
 
@@ -115,17 +116,36 @@ def _load_external(name: str) -> Launcher:
 
 
 
+def signature_faults(launcher) -> list[str]:
+    """What in ``launcher``'s signature makes every call fail: the harness calls it with each of
+    spec section 3's arguments by keyword and nothing else, so ``"cannot take NAME"`` for each of
+    them it has no parameter for (and no ``**kwargs``), ``"requires NAME"`` for each parameter
+    without a default that is not one of them; [] when its signature cannot be read."""
+    try:
+        params = list(inspect.signature(launcher).parameters.values())
+    except (TypeError, ValueError):  # a builtin or an object whose signature is hidden
+        return []
+    names = [a.name for a in ARGUMENTS]
+    named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    faults = [] if any(p.kind is p.VAR_KEYWORD for p in params) else [
+        f"cannot take {n}" for n in names if n not in named]
+    return faults + [f"requires {p.name}" for p in params if p.name not in names
+                     and p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
 def probe_external(name: str) -> dict:
     """In the probe child: import external planner ``name``; its availability and source as a
-    JSON-ready dict (``available``, ``mode``, ``reason``, ``source``; the harness reads the
-    source's digest itself and ignores this one, which the module can rewrite)."""
+    JSON-ready dict (``available``, ``mode``, ``reason``, ``source``, ``signature``: its
+    :func:`signature_faults`; the harness reads the source's digest itself and ignores this one,
+    which the module can rewrite)."""
     try:
-        _load_external(name)
+        launcher = _load_external(name)
     except registry.UnknownPlanner as exc:
         return {"available": False, "mode": None, "reason": str(exc), "source": None}
     kind = triton_mode(importlib.import_module(name.partition(":")[0]))
     return {"available": True, "mode": f"external (triton {kind})" if kind else "external",
-            "reason": None, "source": registry._module_digest(name.partition(":")[0])}
+            "reason": None, "source": registry._module_digest(name.partition(":")[0]),
+            "signature": signature_faults(launcher)}
 
 
 from impls.offsets_planner import registry  # noqa: E402 (last: the registry imports this)

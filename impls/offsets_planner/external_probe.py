@@ -85,6 +85,17 @@ def _read_probe(proc: subprocess.Popen, since: float, timeout: float) -> str | N
                 deadline = time.monotonic() + timeout
 
 
+def _signature(faults) -> tuple[str, ...]:
+    """The probe's signature faults as the harness prints them: only the two forms
+    :func:`impls.offsets_planner.external_planner.signature_faults` writes, each a Python
+    identifier (the probe ran the planner's code, which could write anything there)."""
+    if not isinstance(faults, list):
+        return ()
+    return tuple(f for f in faults[:32] if isinstance(f, str) and len(f) < 200
+                 and f.startswith(("cannot take ", "requires "))
+                 and f.partition(" ")[2].removeprefix("take ").isidentifier())
+
+
 def _finish_probe(name: str, proc: subprocess.Popen, since: float,
                   timeout: float) -> tuple[registry.Availability, dict | None]:
     try:
@@ -107,7 +118,7 @@ def _finish_probe(name: str, proc: subprocess.Popen, since: float,
         doc = json.loads(answers[-1])
         available = bool(doc["available"])
         return (registry.Availability(available, doc["mode"], registry.default_device(),
-                                      doc["reason"]),
+                                      doc["reason"], signature=_signature(doc.get("signature"))),
                 digest(module, find_planner_source(module)[0]) if available else None)
     except (IndexError, ValueError, KeyError, TypeError):
         return (registry.Availability(False, None, registry.default_device(),

@@ -55,6 +55,9 @@ class Availability:
         reason: why it is unavailable (None when available).
         fails: True when its cases must fail rather than be skipped (an external planner whose
             import did not finish in time: the planner's fault, never a reason to skip).
+        signature: an external planner's signature faults, as its probe read them
+            (:func:`impls.offsets_planner.external_planner.signature_faults`): every call will
+            raise ``TypeError``; a hint printed before its cases run, never a verdict.
     """
 
     available: bool
@@ -62,6 +65,7 @@ class Availability:
     device: str
     reason: str | None = None
     fails: bool = False
+    signature: tuple[str, ...] = ()
 
 
 class PlannerUnavailable(RuntimeError):
