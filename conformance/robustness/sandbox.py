@@ -227,19 +227,25 @@ def children(pid: int | None = None) -> list[int]:
         return []
 
 
+def sigkill(pids: list[int]) -> set[int]:
+    """SIGKILL each of ``pids``; those that were still there to kill."""
+    killed = set()
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        except ProcessLookupError:
+            pass
+    return killed
+
+
 def kill_children(rounds: int = 10000) -> int:
     """SIGKILL and reap every child of this process until none is left (a subreaper's children
     include the orphans it adopted; a killed child's own children are adopted in turn). Returns
     how many were killed."""
     killed: set[int] = set()
     for _ in range(rounds):
-        pids = children()
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except ProcessLookupError:
-                pass
+        killed |= sigkill(children())
         try:
             while os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass

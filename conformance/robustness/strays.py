@@ -21,7 +21,6 @@ children in its session (pytest-xdist's workers) are never touched.
 from __future__ import annotations
 
 import os
-import signal
 import time
 
 from conformance.robustness import sandbox
@@ -53,13 +52,8 @@ def kill_strays(rounds: int = 1000) -> int:
         pids = _strays(session)
         if not pids:
             break
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except ProcessLookupError:
-                pass
-        for pid in pids:
+        killed |= sandbox.sigkill(pids)
+        for pid in pids:  # only these: pytest-xdist's workers are reaped by their own parent
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:
