@@ -110,9 +110,15 @@ def test_xdist_workers_results_land_in_one_json(tmp_path):
 
 
 def _collect(capsys, *args: str) -> str:
-    """Node ids ``pytest --co`` lists, run in this process (collection only: no CUDA, no timing)."""
-    pytest.main([*args, "--co", "-q", "-p", "no:cacheprovider"])
-    return capsys.readouterr().out
+    """Node ids ``pytest --co`` lists (collection only: no CUDA, no timing), in a process of its
+    own: a corpus session in this one would end the isolation workers this pytest-xdist worker
+    still holds for its own corpus cases (each session closes its pool and kills the children
+    outside its session before its last write)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", *args, "--co", "-q", "-p",
+                           "no:cacheprovider"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=300)
+    return proc.stdout
 
 
 def test_benchmarks_are_collected_only_when_named(tmp_path, capsys, monkeypatch):
