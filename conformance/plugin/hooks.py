@@ -135,6 +135,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if fault:
             raise pytest.UsageError(fault)
     probe_all(config.getoption("planner"), timeout)  # external planners: in children, at once
+    SIGNATURE_NOTES.clear()  # this session's planners only
     one_call = subjects.one_call_planner_names(config) - set(builtin_names())
     for name in config.getoption("planner"):
         if name in one_call:  # a one-call subject's own planner (plugin.one_call_items)
