@@ -7,6 +7,8 @@ including a planted wrong and a planted raising candidate.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -48,6 +50,8 @@ CANDIDATES = [
     ("numba", "warp-lookback", {"chunk": 128, "slow_carry": True}),
     ("numba", "warp-lookback", {"chunk": 256, "joint_repoll": True}),  # early_publish: shuffles only
     ("numba", "warp-lookback", {"chunk": 256, "joint_repoll": True, "epoch_load": True}),
+    ("numba", "warp-lookback", {"chunk": 128, "joint_repoll": True, "coalesced": True}),
+    ("numba", "warp-lookback", {"chunk": 64, "slow_carry": True, "coalesced": True}),
 ]
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]
@@ -222,8 +226,15 @@ def test_sweep_marks_wrong_and_failed_candidates(tmp_path, monkeypatch):
                ("one-pass planted", "raises", lambda kw: lambda: raising(**kw))]
     monkeypatch.setattr(one_pass, "candidates", lambda framework, bs, dry_run: planted)
     rc = one_pass.main(["--dry-run", "--out", str(tmp_path), "--bs", "64",
-                        "--framework", "triton"])
+                        "--framework", "triton", "--json", str(tmp_path / "rows.json")])
     assert rc == 1  # a candidate that raised
+    data = json.loads((tmp_path / "rows.json").read_text())  # the same rows, as data
+    assert [(r["framework"], r["bs"], r["config"], r["check"][:5]) for r in data
+            if r["kernel"] == "one-pass planted"] == [
+        ("triton", 64, "off by one", "WRONG"), ("triton", 64, "seed past bs", "WRONG"),
+        ("triton", 64, "raises", "FAILE")]
+    assert [r["kernel"] for r in data][-4:-3] == ["current planner"]
+    assert all(r["p50"] is None and r["ratio"] is None for r in data)  # a dry run times nothing
     rows = {line.split("|")[4].strip(): line.split("|")[8].strip()
             for line in (tmp_path / "one_pass.md").read_text().splitlines()
             if "| one-pass planted" in line}

@@ -24,6 +24,7 @@ design, one out-of-contract draw, the correctness path only, no timing.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -228,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", metavar="TEXT",
                         help="only the candidates whose config holds TEXT, e.g. 'num_warps 8' "
                              "(repeatable: every TEXT)")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write every row (kernel, config, framework, bs, p50, iqr, "
+                             "ratio, check, floor) as a JSON list")
     parser.add_argument("--budget-s", type=float, default=330.0,
                         help="past this, remaining calls are NOT RUN (exit status 1)")
     args = parser.parse_args(argv)
@@ -261,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "one_pass.md").write_text(report)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     failed = [r for r in rows if r["check"].startswith(("FAILED", "NOT RUN"))]
     for r in failed:
         print(f"one_pass: {r['framework']} bs {r['bs']} {r['kernel']} [{r['config']}]: "
