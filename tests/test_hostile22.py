@@ -16,6 +16,9 @@ Fooled before this review, fixed here:
   the worker's command line) and then never returned hung the run past every timeout: the harness
   waited for the worker's exit without a limit after a crash reply
   (``WorkerProcess.await_exit`` now kills it after ``END_SECONDS``).
+* The same kind of daemon left in ``python -m conformance fuzz``'s probe outlived fuzz and could
+  empty its ``--out`` folder, the found cases (tests/planted/fuzz_probe_daemon.py): fuzz now
+  adopts its orphans and kills them before it exits.
 """
 
 from __future__ import annotations
@@ -164,3 +167,31 @@ def test_a_case_files_xfail_is_not_borrowed_by_a_planner_named_to_match(borrowed
     as the undeclared copy does."""
     code, statuses = borrowed_xfail
     assert (code, statuses["h22-declared-for-upstream"]) == (1, "fail")
+
+
+FUZZ_WITHOUT_SANDBOX = """
+import sys
+from conformance.robustness import isolation
+isolation.sandbox_mode = lambda option, cuda: ("none", "as on a GPU host")
+from conformance.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.slow  # a fuzz run of 2 plans, about 10 s on 2 cores
+def test_a_daemon_left_in_the_fuzz_probe_does_not_outlive_the_fuzz_run(tmp_path):
+    """Without a PID namespace (every GPU host; forced here), a daemon left by the planner's
+    import in fuzz's availability probe emptied ``--out`` (the found cases) once fuzz had exited:
+    now fuzz adopts its orphans and kills them before it exits. The found cases stay."""
+    out, mark = tmp_path / "found", tmp_path / "daemon.mark"
+    proc = subprocess.run(
+        [sys.executable, "-c", FUZZ_WITHOUT_SANDBOX, "fuzz", "--planner",
+         "tests.planted.fuzz_probe_daemon:launch", "--n", "2", "--out", str(out), "--no-progress",
+         "--max-found", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "FUZZ_DAEMON_MARK": str(mark), "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 1, (proc.stdout + proc.stderr)[-3000:]  # it writes nothing
+    found = sorted(p.name for p in out.iterdir())
+    assert found and all(name.endswith(".json") for name in found), found
+    time.sleep(2)  # the daemon's rounds are 20 ms
+    assert not mark.exists(), "the probe's daemon outlived fuzz and emptied --out"
+    assert sorted(p.name for p in out.iterdir()) == found

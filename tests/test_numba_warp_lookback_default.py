@@ -62,22 +62,6 @@ def test_warp_lookback_rows_match_reference(monkeypatch, bs):
 
 
 @sim_only
-@pytest.mark.parametrize("bs", [65, 300, 1025])
-def test_coalesced_warp_lookback_rows_match_reference(monkeypatch, bs):
-    """``COALESCED``: the warp loads 32 consecutive requests an instruction and hands each lane
-    its run of 2 through shared memory, the outputs back the same way; every byte equals the
-    Python planner's (the last scan block partial at 65, 300 and 1025), the next set left zero."""
-    monkeypatch.setattr(nb, "SIM_DESIGNS", WARP_ROWS)
-    monkeypatch.setattr(nb, "COALESCED", True)
-    ws = fresh_workspace(monkeypatch)
-    assert nb.launch_shape(bs)[3] == ("warp-lookback", 2, 8)
-    check_against_reference(random_plan(8100 + bs, bs, lut=bs % 2 == 0, hazards=True))
-    assert [k[2] for k in nb._KERNELS if k[0][0] == "warp-lookback"].count(True) == 1
-    assert int(ws[0]) == 1 << 16
-    assert other_set_is_zero(ws)
-
-
-@sim_only
 def test_scan_block_count_moving_up_and_down_beside_a_roles_lookback_row(monkeypatch):
     """bs moves between a ``roles-lookback`` row (up to 128), a ``warp-lookback`` row and bs 0
     on one buffer set and one workspace (outputs not re-poisoned, as a server reuses them): each
@@ -140,14 +124,10 @@ def test_more_scan_blocks_than_the_lanes_poll(monkeypatch):
     (("warp-lookback", 32, 48, 0), 4096),  # not a multiple of 32: a lane's run is chunk / 32
     (("warp-lookback", 32, 0, 0), 4096),  # no requests a block
     (("warp-lookback", 32, 32, 0), 32 * 129),  # 129 scan blocks: past the set's 128
-    (("warp-lookback", 32, 2048, "coalesced"), 4096),  # 64 a lane: past the shared runs' 32
 ])
 def test_a_warp_lookback_row_the_kernel_cannot_plan_is_refused(monkeypatch, row, largest):
     """Rows the one-warp kernel would plan wrong are refused before any launch, naming the limits;
     the outputs and the workspace stay as they were."""
-    if row[3] == "coalesced":
-        monkeypatch.setattr(nb, "COALESCED", True)
-        row = (*row[:3], 0)
     monkeypatch.setattr(nb, "SIM_DESIGNS", ((4096, row),))
     monkeypatch.setattr(nb, "_largest", lambda design: largest)
     ws = fresh_workspace(monkeypatch)

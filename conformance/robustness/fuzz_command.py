@@ -16,6 +16,7 @@ from conformance.corpus.corpus_subject import NAME
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.arg_types import positive_int, positive_seconds
 from conformance.paths import evidence_fault
+from conformance.robustness import isolation, strays
 from conformance.robustness.found_cases import FoundCaseError
 from conformance.robustness.fuzz import DEFAULT_OUT, fuzz
 from conformance.robustness.golden_process import GoldenError
@@ -35,6 +36,7 @@ def main(args) -> int:
     if fault:  # before the run, not after it
         print(f"error: {fault}", file=sys.stderr)
         return 2
+    strays.adopt()  # a planner's orphans become this process's children (strays.py)
     try:
         result = fuzz(args.planner, args.n, args.seed, out=args.out, max_found=args.max_found,
                       progress=not args.no_progress, isolate=args.isolate,
@@ -42,6 +44,10 @@ def main(args) -> int:
     except (UnknownPlanner, PlannerUnavailable, GoldenError, FoundCaseError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:  # no daemon of a probe or worker outlives the run to touch its found cases
+        if isolation._SHARED is not None:
+            isolation._SHARED.close()
+        strays.kill_strays()
     print(result.summary(args.seed))
     return 1 if any(result.divergences.values()) else 0
 

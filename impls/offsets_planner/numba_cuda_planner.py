@@ -123,11 +123,6 @@ as the ticket is known, before the warp's scan
 (:func:`impls.offsets_planner.numba_warp_lookback_kernel.build_warp_lookback_kernel`). Off: on an
 H100 (one sweep, 2026-12-05, ``reports/gpu/2026-12-05-d/``) 3.98 against 3.77 us at bs 4096."""
 
-COALESCED = False
-"""``warp-lookback``'s request loads and output stores: False, lane t its own run of ``chunk / 32``
-requests; True, 32 consecutive requests a warp instruction, the runs handed over through shared
-memory (:func:`impls.offsets_planner.numba_warp_lookback_kernel.build_warp_lookback_kernel`)."""
-
 _ITEMS = SIM_CHUNK // SIM_THREADS if SIMULATED else 1
 """Most requests one ``blocked`` thread plans (1 on the GPU, 32 in the simulator)."""
 
@@ -142,15 +137,14 @@ def compiled(key: tuple = ("blocked",), use_shuffle: bool = True):
     one scan variant, built once (compiled eagerly on the GPU; the simulator always takes the
     shared-memory scan)."""
     use_shuffle = use_shuffle and not SIMULATED
-    kernel = _KERNELS.get((key, use_shuffle, COALESCED))
+    kernel = _KERNELS.get((key, use_shuffle))
     if kernel is None:
         if key[0] == "warp-lookback":
             _name, items, per_lane = key
             fn = build_warp_lookback_kernel(use_shuffle=use_shuffle, padding=REQ_POOL_IDX_PADDING,
                                             no_seed=NO_SEED, items=items, poll=_poll(),
                                             per_lane=per_lane, joint_repoll=JOINT_REPOLL,
-                                            epoch_load=EPOCH_LOAD, pre_poll=PRE_POLL,
-                                            coalesced=COALESCED)
+                                            epoch_load=EPOCH_LOAD, pre_poll=PRE_POLL)
         elif key[0] == "roles-lookback":
             _name, items, threads, per_lane, seed_tile, chunk = key
             fn = lookback_kernel.build_roles_lookback_kernel(
@@ -167,7 +161,7 @@ def compiled(key: tuple = ("blocked",), use_shuffle: bool = True):
                               no_seed=NO_SEED, items=_ITEMS,
                               max_threads=SIM_THREADS if SIMULATED else GPU_THREADS)
         kernel = cuda.jit(fn) if SIMULATED else cuda.jit(POINTER_SIGNATURE)(fn)
-        _KERNELS[(key, use_shuffle, COALESCED)] = kernel
+        _KERNELS[(key, use_shuffle)] = kernel
     return kernel
 
 

@@ -53,9 +53,7 @@ def launch_shape(bs: int, lookback: bool = True) -> tuple[int, int, int, tuple]:
             of 32 in [32, 1024] (a polling lane reads every 32nd word), a seed tile above threads
             (a seed block plans one request a thread), or more scan blocks at the row's largest bs
             than a workspace set holds (128); a ``warp-lookback`` row of other than 32 threads,
-            a chunk that is not a positive multiple of 32 (or above 1024 with
-            :data:`~impls.offsets_planner.numba_cuda_planner.COALESCED`: the runs' shared
-            memory), or too many scan blocks.
+            a chunk that is not a positive multiple of 32, or too many scan blocks.
     """
     design, threads, chunk, scans = design_for(bs, lookback)
     if design == "roles-lookback":
@@ -75,13 +73,12 @@ def launch_shape(bs: int, lookback: bool = True) -> tuple[int, int, int, tuple]:
                 ("roles-lookback", items, threads, per_lane, seed_tile, chunk))
     if design == "warp-lookback":
         blocks = -(-nb._largest(design) // chunk) if chunk > 0 else 0
-        if (threads != 32 or chunk % 32 or chunk <= 0 or (nb.COALESCED and chunk > 1024)
+        if (threads != 32 or chunk % 32 or chunk <= 0
                 or 4 * blocks > nb.lookback_kernel.SET_WORDS):
             raise ValueError(f"numba-cuda planner: warp-lookback row of {threads} threads, chunk "
                              f"{chunk} ({blocks} scan blocks at bs {nb._largest(design)}): threads "
-                             f"must be 32, the chunk a positive multiple of 32 (at most 1024 "
-                             f"with COALESCED), the scan blocks at most "
-                             f"{nb.lookback_kernel.SET_WORDS // 4}")
+                             f"must be 32, the chunk a positive multiple of 32, the scan blocks "
+                             f"at most {nb.lookback_kernel.SET_WORDS // 4}")
         return (max(1, -(-bs // chunk)) + -(-bs // 32), 32, chunk,
                 ("warp-lookback", chunk // 32, -(-4 * blocks // 32)))
     if design == "roles":

@@ -65,7 +65,7 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
            per_lane: int = 0, seed_tile: int = 0, fixed_chunk: int = 0,
            count_spins: bool = False, poll_delay_ns: int = 0, pointers: bool = False,
            early_publish: bool = False, joint_repoll: bool = False, epoch_load: bool = False,
-           pre_poll: bool = False, coalesced: bool = False):
+           pre_poll: bool = False):
     """The compiled kernel for ``design`` with ``items`` requests a thread at most and blocks of
     at most ``threads`` threads (``roles``: ``scans`` scan blocks; ``roles-lookback``: ``per_lane``
     earlier-block words a polling lane reads, 0 for the kernel's default, ``seed_tile`` requests
@@ -74,8 +74,7 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
     (:data:`FLAT_DESIGNS`; ``pointers``: raw-pointer parameters). ``count_spins``: the look-back
     designs' re-polls and fallbacks counted in workspace words 1 and 2 (diagnostics);
     ``poll_delay_ns``: ``roles-lookback`` only, a sleep between publishing and the first poll;
-    ``early_publish``, ``joint_repoll``, ``epoch_load``, ``pre_poll``, ``coalesced``:
-    ``warp-lookback`` only
+    ``early_publish``, ``joint_repoll``, ``epoch_load``, ``pre_poll``: ``warp-lookback`` only
     (:func:`impls.offsets_planner.numba_warp_lookback_kernel.build_warp_lookback_kernel`).
     """
     from numba import cuda
@@ -87,8 +86,7 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
     from impls.offsets_planner.numba_roles_lookback_kernel import build_roles_lookback_kernel
 
     key = (design, items, threads, scans, slow_carry, per_lane, seed_tile, fixed_chunk,
-           count_spins, poll_delay_ns, pointers, early_publish, joint_repoll, epoch_load, pre_poll,
-           coalesced)
+           count_spins, poll_delay_ns, pointers, early_publish, joint_repoll, epoch_load, pre_poll)
     k = _KERNELS.get(key)
     if k is None:
         if design == "warp-lookback":
@@ -101,8 +99,7 @@ def kernel(design: str, items: int, threads: int, scans: int = 1, slow_carry: bo
                                             slow_carry=slow_carry, count_spins=count_spins,
                                             early_publish=early_publish,
                                             joint_repoll=joint_repoll,
-                                            epoch_load=epoch_load, pre_poll=pre_poll,
-                                            coalesced=coalesced)
+                                            epoch_load=epoch_load, pre_poll=pre_poll)
         elif design == "roles-lookback":
             fn = build_roles_lookback_kernel(use_shuffle=not SIMULATED,
                                              padding=REQ_POOL_IDX_PADDING, no_seed=NO_SEED,
@@ -211,7 +208,7 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
                 fixed_chunk: bool = False, count_spins: bool = False,
                 poll_delay_ns: int = 0, pointers: bool = True, early_publish: bool = False,
                 joint_repoll: bool = False, epoch_load: bool = False, pre_poll: bool = False,
-                coalesced: bool = False, **launcher_kwargs) -> None:
+                **launcher_kwargs) -> None:
     """Plan with candidate ``design``; the launcher of spec section 3 otherwise.
 
     Args:
@@ -232,7 +229,7 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
             poll (GPU; ignored in the simulator).
         pointers: :data:`FLAT_DESIGNS` only: raw-pointer kernel parameters, as the default
             planner launches them (GPU; the simulator takes arrays); False: Numba arrays.
-        early_publish, joint_repoll, epoch_load, pre_poll, coalesced: ``warp-lookback`` only:
+        early_publish, joint_repoll, epoch_load, pre_poll: ``warp-lookback`` only:
             :func:`kernel`.
         launcher_kwargs: the 13 keyword arguments of spec section 3.
 
@@ -253,7 +250,7 @@ def plan_launch(*, design: str, threads: int | None = None, chunk: int | None = 
     pointers = pointers and flat and not SIMULATED
     k = kernel(design, items, threads, scans, slow_carry, per_lane, tile,
                chunk if fixed_chunk else 0, count_spins, poll_delay_ns, pointers, early_publish,
-               joint_repoll, epoch_load, pre_poll, coalesced)
+               joint_repoll, epoch_load, pre_poll)
     window, capacity = nb._int64_scalars(plan)
     ws = workspace(buffers.device, design)
     table = buffers.tensors[0]

@@ -43,7 +43,7 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
                                poll, per_lane: int, slow_carry: bool = False,
                                count_spins: bool = False, early_publish: bool = False,
                                joint_repoll: bool = False, epoch_load: bool = False,
-                               pre_poll: bool = False, coalesced: bool = False):
+                               pre_poll: bool = False):
     """The kernel's Python function (for ``cuda.jit``), with the signature of
     :data:`impls.offsets_planner.numba_cuda_kernel.ARRAY_SIGNATURE` (its ``chunk`` argument is
     ignored: a scan block's requests are ``32 * items``, a compile-time constant). Launch it with
@@ -74,20 +74,11 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
         pre_poll: (a candidate; not with ``early_publish``) every lane sends its first polls as
             soon as the ticket is known, before the warp's scan and the block's own publish, so
             that the scan runs while they are out; False (the planner's): after the publish.
-        coalesced: (a candidate: numba_cuda_planner's ``COALESCED``) the warp reads request
-            ``lo + 32 k + lane`` in its k-th load (32 consecutive words an instruction) and
-            hands each lane its run through shared memory (rows of ``items + 1`` words: no bank
-            conflicts), and the outputs go back the same way; False: lane t loads and stores its
-            own run, ``items`` words apart across the warp (``items`` * 8 bytes a lane).
     """
     if pre_poll and early_publish:
         raise ValueError("pre_poll and early_publish are two orders of one step: pick one")
     chunk_c = WARP * items
     full_mask = 0xFFFFFFFF
-    if coalesced and items > 32:
-        raise ValueError(f"coalesced: items={items} must be at most 32 (shared memory)")
-    run_words = items + 1  # shared memory: lane t's run at t * run_words, padded (no bank conflicts)
-    staged = WARP * run_words if coalesced else 1  # request lo + q: q // items * run_words + q % items
 
     def plan_warp_lookback(rpi, prefix, extend, table, lut, out_verify, out_write, out_seed,
                            out_num_valid, out_enable, out_reqs, ws, bs, lut_len, window,
@@ -119,12 +110,10 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
         begin = lo + lane * items
         vlen = cuda.local.array(items, np.int64)
         wlen = cuda.local.array(items, np.int64)
-        sv = cuda.shared.array(staged, np.int64)  # coalesced: the runs, then the outputs
-        sw = cuda.shared.array(staged, np.int64)
         own_v = 0
         own_w = 0
         for k in range(items):
-            r = lo + k * WARP + lane if coalesced else begin + k
+            r = begin + k
             vlen[k] = 0
             wlen[k] = 0
             if r < bs:
@@ -134,16 +123,6 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
                 v = max(min(p, window) if window > 0 else p, 0)  # spec section 5, overflow-free
                 vlen[k] = v if active else 0
                 wlen[k] = max(e, 0) if active else 0
-            if coalesced:
-                q = k * WARP + lane
-                sv[q // items * run_words + q % items] = vlen[k]
-                sw[q // items * run_words + q % items] = wlen[k]
-        if coalesced:
-            cuda.syncthreads()  # a block is one warp: a warp barrier
-        for k in range(items):
-            if coalesced:
-                vlen[k] = sv[lane * run_words + k]
-                wlen[k] = sw[lane * run_words + k]
             own_v += vlen[k]
             own_w += wlen[k]
         words = cuda.local.array(per_lane, np.int64)
@@ -306,26 +285,13 @@ def build_warp_lookback_kernel(*, use_shuffle: bool, padding: int, no_seed: int,
                 cuda.atomic.add(ws, 2, 1)
         run_v = acc_v + inc_v - own_v
         run_w = acc_w + inc_w - own_w
-        if coalesced:
-            cuda.syncthreads()  # every lane has read its run before sv is written again
         for k in range(items):
             r = begin + k
-            if coalesced:
-                sv[lane * run_words + k] = run_v
-                sw[lane * run_words + k] = run_w
-            elif r < bs:
+            if r < bs:
                 out_verify[r] = run_v
                 out_write[r] = run_w
-            run_v += vlen[k]
-            run_w += wlen[k]
-        if coalesced:
-            cuda.syncthreads()
-            for k in range(items):
-                r = lo + k * WARP + lane
-                q = k * WARP + lane
-                if r < bs:
-                    out_verify[r] = sv[q // items * run_words + q % items]
-                    out_write[r] = sw[q // items * run_words + q % items]
+                run_v += vlen[k]
+                run_w += wlen[k]
         if lane == WARP - 1 and b == nscan - 1:
             out_verify[bs] = acc_v + tot_v
             out_write[bs] = acc_w + tot_w

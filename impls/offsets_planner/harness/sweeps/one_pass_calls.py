@@ -181,16 +181,13 @@ def roles_candidates(framework: str, bs: int, dry_run: bool = False) -> list[Ent
 def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
     """The ``roles-lookback`` configs for ``bs``: scan tiles (Triton) or chunks (Numba) of
     128-1024 requests that give two scan programs or more, (Triton) scan programs of one or two
-    warps over 32-256 lanes, and (Numba) ``warp-lookback`` chunks of 64-512, and of 64-1024 with
-    coalesced loads and stores; ``dry_run``: one config of 32-lane scan tiles from bs 64 on
-    (Numba: and two ``warp-lookback`` configs, one of them coalesced)."""
+    warps over 32-256 lanes, and (Numba) ``warp-lookback`` chunks of 64-512; ``dry_run``: one config of 32-lane scan tiles from bs 64 on (Numba: and one
+    ``warp-lookback`` config)."""
     out: list[Entry] = []
     if dry_run:  # small tiles: two scan programs at the dry run's bs 64
         return ([_triton_candidate("roles-lookback", tile=32, scan_tile=32, num_warps=1)]
                 if framework == "triton" else [_numba_candidate("roles-lookback", chunk=32),
-                                               _numba_candidate("warp-lookback", chunk=32),
-                                               _numba_candidate("warp-lookback", chunk=64,
-                                                                coalesced=True)]) \
+                                               _numba_candidate("warp-lookback", chunk=32)]) \
             if bs >= 64 else []
     if framework == "triton":
         for scan_tile in (128, 256, 512):
@@ -222,11 +219,9 @@ def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) ->
                 for fixed in (False, True):  # the chunk a runtime argument or a constant
                     out.append(_numba_candidate("roles-lookback", threads=threads, chunk=chunk,
                                                 seed_tile=seed_tile, fixed_chunk=fixed))
-    for chunk in (64, 128, 256, 512, 1024):  # blocks of one warp: no block-wide barrier
+    for chunk in (64, 128, 256, 512):  # blocks of one warp: no block-wide barrier
         if 2 * chunk <= max(bs, 64) and -(-bs // 32) <= 128:
-            if chunk < 1024:
-                out.append(_numba_candidate("warp-lookback", chunk=chunk))
-            out.append(_numba_candidate("warp-lookback", chunk=chunk, coalesced=True))
+            out.append(_numba_candidate("warp-lookback", chunk=chunk))
     return out
 
 
