@@ -50,8 +50,6 @@ CANDIDATES = [
     ("numba", "warp-lookback", {"chunk": 128, "slow_carry": True}),
     ("numba", "warp-lookback", {"chunk": 256, "joint_repoll": True}),  # early_publish: shuffles only
     ("numba", "warp-lookback", {"chunk": 256, "joint_repoll": True, "epoch_load": True}),
-    ("numba", "warp-lookback", {"chunk": 128, "joint_repoll": True, "coalesced": True}),
-    ("numba", "warp-lookback", {"chunk": 64, "slow_carry": True, "coalesced": True}),
 ]
 IDS = [f"{f}-{d}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}"
        for f, d, c in CANDIDATES]
