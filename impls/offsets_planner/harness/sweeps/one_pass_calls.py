@@ -181,8 +181,10 @@ def roles_candidates(framework: str, bs: int, dry_run: bool = False) -> list[Ent
 def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) -> list[Entry]:
     """The ``roles-lookback`` configs for ``bs``: scan tiles (Triton) or chunks (Numba) of
     128-1024 requests that give two scan programs or more, (Triton) scan programs of one or two
-    warps over 32-256 lanes, and (Numba) ``warp-lookback`` chunks of 64-512; ``dry_run``: one config of 32-lane scan tiles from bs 64 on (Numba: and one
-    ``warp-lookback`` config)."""
+    warps over 32-256 lanes, and (Numba) ``warp-lookback`` chunks of 64-512, each with its
+    polls one word at a time and joint (the planner's ``JOINT_REPOLL``), and chunks of 96 and
+    192 with joint polls; ``dry_run``: one config of 32-lane scan tiles from bs 64 on (Numba:
+    and one ``warp-lookback`` config)."""
     out: list[Entry] = []
     if dry_run:  # small tiles: two scan programs at the dry run's bs 64
         return ([_triton_candidate("roles-lookback", tile=32, scan_tile=32, num_warps=1)]
@@ -222,6 +224,10 @@ def roles_lookback_candidates(framework: str, bs: int, dry_run: bool = False) ->
     for chunk in (64, 128, 256, 512):  # blocks of one warp: no block-wide barrier
         if 2 * chunk <= max(bs, 64) and -(-bs // 32) <= 128:
             out.append(_numba_candidate("warp-lookback", chunk=chunk))
+            out.append(_numba_candidate("warp-lookback", chunk=chunk, joint_repoll=True))
+    for chunk in (96, 192):  # runs of 3 and 6 requests a lane
+        if 2 * chunk <= max(bs, 64) and -(-bs // 32) <= 128:
+            out.append(_numba_candidate("warp-lookback", chunk=chunk, joint_repoll=True))
     return out
 
 
