@@ -74,6 +74,8 @@ def test_segfault_and_hang_fail_one_case_each_and_the_run_completes(tmp_path: Pa
     crash, hang = outcome["iso-b-past-row"], outcome["iso-c-hang"]
     assert "crash (isolated): killed by signal 11 (SIGSEGV)" in crash.text
     assert "crash_planners.py" in crash.text  # faulthandler's stack, from the child's last lines
+    assert "Extension modules: (" in crash.text  # faulthandler's long list, cut to its count
+    assert "torch._C" not in crash.text
     assert crash.properties["status"] == "crash"
     assert "timeout (isolated): no result after 3 s; killed" in hang.text
     assert hang.properties["status"] == "timeout"
@@ -112,3 +114,22 @@ def test_illegal_address_is_a_crash_and_the_next_case_runs(tmp_path: Path):
     assert outcome["iso-b-past-row"].properties["status"] == "crash"
     assert "crash (isolated)" in outcome["iso-b-past-row"].text
     assert outcome["iso-d-hazard-ok"].outcome == "passed"  # a fresh worker, a fresh context
+
+
+def test_a_crash_tail_cuts_faulthandlers_extension_list_and_keeps_the_stack():
+    """worker_process.crash_tail: the protocol markers left out, faulthandler's one-line list of
+    extension modules (CPython 3.10+, often 2,000 characters) cut to its count, a short line that
+    merely starts the same way kept, the last TAIL_LINES lines only."""
+    from conformance.robustness.worker_process import MARK, TAIL_LINES, crash_tail
+
+    modules = ", ".join(f"ext{i}._core" for i in range(120))
+    log = "\n".join([f"{MARK} ready", "Fatal Python error: Segmentation fault", "",
+                     'File "/x/crash_planners.py", line 9 in crashy',
+                     f"Extension modules: {modules} (total: 120)", "Extension modules: mine"])
+    assert crash_tail(log).splitlines() == [
+        "Fatal Python error: Segmentation fault", "",
+        'File "/x/crash_planners.py", line 9 in crashy',
+        "Extension modules: (120 listed by faulthandler, left out here)",
+        "Extension modules: mine"]
+    many = "\n".join(f"line {i}" for i in range(40))
+    assert crash_tail(many).splitlines() == [f"line {i}" for i in range(40 - TAIL_LINES, 40)]

@@ -268,9 +268,27 @@ class WorkerProcess(AfterLastCall):
             errors="replace")
 
     def tail(self, offset: int) -> str:
-        """The last :data:`TAIL_LINES` lines of the log since byte ``offset``, markers left out."""
-        lines = [ln for ln in self.log_text(offset).splitlines() if not ln.startswith(MARK)]
-        return "\n".join(lines[-TAIL_LINES:])
+        """The last :data:`TAIL_LINES` lines of the log since byte ``offset``, markers left out
+        (:func:`crash_tail`)."""
+        return crash_tail(self.log_text(offset))
+
+
+def crash_tail(text: str) -> str:
+    """The last :data:`TAIL_LINES` lines of a worker's log ``text``, its protocol markers left
+    out, and faulthandler's list of loaded extension modules (one line of often 2,000 characters
+    after a fatal signal's stack, CPython 3.10+) cut to its count."""
+    lines = []
+    for line in text.splitlines():
+        if line.startswith(MARK):
+            continue
+        if line.startswith(EXTENSIONS) and len(line) > 200:
+            count = line.rsplit("(total: ", 1)[-1].rstrip(")") if "(total: " in line else "?"
+            line = f"{EXTENSIONS} ({count} listed by faulthandler, left out here)"
+        lines.append(line)
+    return "\n".join(lines[-TAIL_LINES:])
+
+
+EXTENSIONS = "Extension modules:"
 
 
 def _json_or_none(line: str | None) -> dict | None:
