@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 
-from tests.planted.hostile22_daemons import in_the_probe, launch
+from tests.planted.hostile22_daemons import become_a_daemon, in_the_probe, launch
 
 __all__ = ["launch"]  # the planner
 
@@ -22,16 +22,8 @@ def _out_of(pid: int) -> str:
 
 def _leave_a_daemon(fuzz_pid: int) -> None:
     out = _out_of(fuzz_pid)
-    if os.fork():
-        time.sleep(0.3)
+    if not become_a_daemon():
         return
-    os.setsid()
-    if os.fork():
-        os._exit(0)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.closerange(3, 4096)
     deadline = time.monotonic() + 600
     while os.path.exists(f"/proc/{fuzz_pid}") and time.monotonic() < deadline:
         time.sleep(0.02)

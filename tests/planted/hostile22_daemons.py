@@ -67,6 +67,24 @@ def _parent_of(pid: int) -> int:
         return int(handle.read().rsplit(")", 1)[1].split()[1])
 
 
+def become_a_daemon() -> bool:
+    """Fork; the caller's process waits 0.3 s (the daemon is adopted, and has killed its reaper
+    when it does, before the call returns) and gets False; the daemon (``setsid`` + a second
+    fork, its standard streams on /dev/null, every other descriptor closed: the probe's answer
+    pipe, a copy of its stdout, among them) gets True."""
+    if os.fork():
+        time.sleep(0.3)
+        return False
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, 4096)
+    return True
+
+
 def _leave_a_daemon(pytest_pid: int, reaper: int | None = None) -> None:
     """Fork the daemon that forges ``pytest_pid``'s results once it has exited; first, SIGKILL
     ``reaper`` (the process the daemon was re-parented to) when given."""
@@ -74,16 +92,8 @@ def _leave_a_daemon(pytest_pid: int, reaper: int | None = None) -> None:
         path = _pytest_results(pytest_pid)
     except OSError:  # no /proc of the parent to read (a PID namespace): nothing to do
         return
-    if os.fork():
-        time.sleep(0.3)  # the daemon is adopted and its reaper gone before the call returns
+    if not become_a_daemon():
         return
-    os.setsid()
-    if os.fork():
-        os._exit(0)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.closerange(3, 4096)  # the probe's answer pipe (a copy of its stdout) among them
     if reaper is not None:
         time.sleep(0.05)  # re-parented to the reaper by now
         os.kill(reaper, 9)
