@@ -12,6 +12,11 @@ replacing a file the user may have reviewed.
 * A case is written to a hidden temporary file beside its final name, loaded back with the corpus
   loader, and only then linked to its name (``os.link``: fails rather than replace a file that
   appeared meanwhile). A file that does not load is removed, never left where the corpus reads.
+* What was written is remembered (:attr:`Placed.digest`, the SHA-256 of its bytes) and checked
+  once the run's planners are gone (:func:`changed_since`): a planner's worker can write where
+  ``--out`` is (outside the checkout, the sandbox leaves the temporary folder writable; without
+  the sandbox, anywhere its user may) and rewrite or remove a found case while fuzz goes on, e.g.
+  declare it ``xfail`` so that its rerun passes (tests/test_hostile23.py).
 """
 
 from __future__ import annotations
@@ -74,6 +79,8 @@ class Placed:
 
     path: Path
     new: bool
+    digest: str | None = None
+    """SHA-256 of the bytes written (``new`` only)."""
 
 
 def _same_plan(path: Path, doc: dict) -> bool:
@@ -101,18 +108,37 @@ def place(doc: dict, out: Path) -> Placed:
             if _same_plan(path, doc):
                 return Placed(path, new=False)
             continue
-        if _write_checked({**doc, "id": case_id}, path):
-            return Placed(path, new=True)
+        digest = _write_checked({**doc, "id": case_id}, path)
+        if digest:
+            return Placed(path, new=True, digest=digest)
     raise AssertionError("unreachable")
 
 
-def _write_checked(doc: dict, path: Path) -> bool:
-    """Write ``doc`` to a temporary file, load-check it, link it to ``path``; False when
-    ``path`` appeared meanwhile (nothing written)."""
+def changed_since(placed: list[Placed]) -> list[str]:
+    """``path: why`` for each file of ``placed`` written by this run whose bytes are no longer
+    those written (removed, unreadable or rewritten)."""
+    out = []
+    for p in placed:
+        if not p.new:
+            continue
+        try:
+            now = hashlib.sha256(p.path.read_bytes()).hexdigest()
+        except OSError as exc:
+            out.append(f"{p.path}: {exc.strerror or type(exc).__name__}")
+            continue
+        if now != p.digest:
+            out.append(f"{p.path}: rewritten")
+    return out
+
+
+def _write_checked(doc: dict, path: Path) -> str | None:
+    """Write ``doc`` to a temporary file, load-check it, link it to ``path``; the SHA-256 of the
+    bytes written, or None when ``path`` appeared meanwhile (nothing written)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
+    data = (dumps(doc) + "\n").encode("utf-8")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(dumps(doc) + "\n")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         _, faults = load_file(Path(tmp))
         if faults:
             raise FoundCaseError(f"fuzz built a case that does not load, not written to {path}: "
@@ -120,11 +146,11 @@ def _write_checked(doc: dict, path: Path) -> bool:
         try:
             os.link(tmp, path)  # never replaces: fails when path exists
         except FileExistsError:
-            return False
+            return None
         except OSError:  # a filesystem without hard links: check, then rename (a narrow race)
             if path.exists():
-                return False
+                return None
             os.replace(tmp, path)
-        return True
+        return hashlib.sha256(data).hexdigest()
     finally:
         Path(tmp).unlink(missing_ok=True)

@@ -7,7 +7,9 @@ the pure-Python planner in a separate process that never imports a planner under
 :func:`conformance.engine.reference.record_expectations`), and the case is run on every planner
 with the harness's own :func:`conformance.engine.runner.run_case`, so "diverges" means exactly
 what a failing test means: any output byte (guard zones and stale tails included) differs, an input changed, the two
-poisoned runs disagree, or the planner raised (:mod:`conformance.robustness.plan_divergence`). A divergence is shrunk
+poisoned runs disagree, or the planner raised (:mod:`conformance.robustness.plan_divergence`), or,
+isolated, it wrote, died or changed its process after the plan's last call (written unshrunk:
+shrinking would lose it). A divergence is shrunk
 (:func:`conformance.robustness.shrink.shrink`) and written under ``<out>`` with
 ``"needs_review": true`` and ``"source": {"kind": "fuzz", ...}`` naming the seed, never replacing
 a file already there (:mod:`conformance.robustness.found_cases`); the path and the pytest command
@@ -36,9 +38,10 @@ from conformance.corpus.corpus_subject import registry as _registry
 from conformance.corpus.case_model import make_case
 from conformance.engine.runner import Target, cases_dir_arg
 from conformance.engine.runner import rerun_command as runner_rerun
-from conformance.robustness.found_cases import found_id, place
+from conformance.robustness.found_cases import Placed, found_id, place
 from conformance.robustness.golden_process import golden_process
-from conformance.robustness.plan_divergence import divergence, make_target, with_golden
+from conformance.robustness.plan_divergence import (LATE, after_last_call, divergence,
+                                                    end_workers, make_target, with_golden)
 from conformance.robustness.probe_sandbox import use_for_probes
 from conformance.robustness.progress import Progress
 from conformance.robustness.random_plans import random_plan
@@ -66,7 +69,8 @@ def found_case(raw: dict, planner: str, seed: int, index: int, steps: list[str],
     _, raw = with_golden(raw)
     shrunk = ", ".join(f"{name} x{steps.count(name)}" for name in dict.fromkeys(steps)) or "none"
     lines = failure.splitlines()
-    first_line = lines[0] if lines and lines[0].startswith(("crash:", "timeout:", "error:")) else \
+    first_line = lines[0] if lines and lines[0].startswith(("crash:", "timeout:", "error:",
+                                                            LATE)) else \
         next((ln.strip() for ln in lines[2:]
               if ln.strip() and not ln.strip().startswith(("run ", "step "))), "")
     inputs = raw["inputs"]
@@ -101,6 +105,8 @@ class FuzzResult:
     """Found cases written by this run."""
     kept: list[Path] = field(default_factory=list)
     """Found cases already there with the same plan: left as they are, not written again."""
+    placed: list[Placed] = field(default_factory=list)
+    """Every placement, with the digest of what was written (checked after the run)."""
     seconds: float = 0.0
 
     def summary(self, seed: int) -> str:
@@ -119,21 +125,33 @@ def _targets(planners: tuple[str, ...]) -> list[Target]:
 
 
 def check_plans(planners: tuple[str, ...], seed: int, indices: list[int], isolate: bool = False,
-                timeout: float = 60.0) -> list[tuple[int, dict[str, str]]]:
-    """Run plans ``indices`` of ``seed`` on every planner (in this process).
+                timeout: float = 60.0, end: bool = False) -> list[tuple[int, dict[str, str]]]:
+    """Run plans ``indices`` of ``seed`` on every planner (in this process); ``end``: end the
+    workers afterwards (each after its linger), so that nothing of the last plan goes unread.
 
     Returns:
-        [(plan index, {planner: failure text} for the planners that diverged)], in index order.
+        [(plan index, {planner: failure text} for the planners that diverged)], in index order;
+        then, for a plan of an earlier call, what a planner did after its last call (found
+        only now: :func:`conformance.robustness.plan_divergence.after_last_call`).
     """
-    out = []
+    out, late = [], []
     for index in indices:
         case, _ = with_golden(random_plan(seed, index))
         failures = {}
         for target in _targets(planners):
-            failure = divergence(case, target, isolate, timeout)
+            failure = divergence(case, target, isolate, timeout, owner=index)
             if failure is not None:
                 failures[target.name] = failure
+            late += [(target.name, owner, text) for owner, text in after_last_call(target.name)]
         out.append((index, failures))
+    if end:
+        late += end_workers()
+    mine = dict(out)
+    for name, owner, text in late:
+        if owner in mine:
+            mine[owner].setdefault(name, text)
+        else:
+            out.append((owner, {name: text}))
     return out
 
 
@@ -142,17 +160,18 @@ def _check_task(args: tuple) -> list[tuple[int, dict[str, str]]]:
 
 
 def _tasks(planners: tuple[str, ...], n: int, seed: int, isolate: bool,
-           timeout: float) -> Iterator[tuple]:
+           timeout: float, end: bool = False) -> Iterator[tuple]:
     for start in range(0, n, CHUNK):
-        yield planners, seed, list(range(start, min(start + CHUNK, n))), isolate, timeout
+        yield planners, seed, list(range(start, min(start + CHUNK, n))), isolate, timeout, end
 
 
 def checked(planners: tuple[str, ...], n: int, seed: int, jobs: int, isolate: bool,
             timeout: float) -> Iterator[list[tuple[int, dict[str, str]]]]:
     """:func:`check_plans` over plans 0..n-1 in chunks of :data:`CHUNK`, in order, streamed:
     memory does not grow with ``n``. ``jobs`` > 1 spreads the chunks over that many ``spawn``
-    processes (CUDA cannot be used in a forked child), with at most ``2 * jobs`` in flight."""
-    tasks = _tasks(planners, n, seed, isolate, timeout)
+    processes (CUDA cannot be used in a forked child), with at most ``2 * jobs`` in flight; each
+    ends its workers after its chunk (what they do after their last plan is read there)."""
+    tasks = _tasks(planners, n, seed, isolate, timeout, end=jobs > 1)
     if jobs <= 1:
         yield from map(_check_task, tasks)
         return
@@ -192,40 +211,56 @@ def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_fo
     seen: dict[str, list[dict]] = {name: [] for name in targets}
     repeats = {name: 0 for name in targets}  # shrinks in a row that gave a plan already found
     start = time.monotonic()
+    counted: set[tuple[int, str]] = set()  # a plan's late failure may follow its own
+
+    def handle(index: int, failures: dict[str, str]) -> None:
+        for name, failure in failures.items():
+            if (index, name) in counted:
+                continue
+            counted.add((index, name))
+            result.divergences[name] += 1
+            if len(seen[name]) >= max_found or repeats[name] >= max_found:
+                continue
+            target = targets[name]
+
+            def fails(candidate: dict, target=target) -> bool:
+                return divergence(with_golden(candidate)[0], target, isolate,
+                                  timeout) is not None
+
+            if failure.startswith(LATE):  # not seen in a call: shrinking would lose it
+                small, steps = random_plan(seed, index), []
+            else:
+                small, steps = shrink(random_plan(seed, index), fails, budget=shrink_budget)
+            if small["inputs"] in seen[name]:
+                repeats[name] += 1
+                if repeats[name] == max_found:
+                    log(f"divergence: {name}: {max_found} shrinks in a row gave a plan "
+                        f"already found; its later divergences are counted, not shrunk")
+                continue
+            repeats[name] = 0
+            seen[name].append(copy.deepcopy(small["inputs"]))
+            last = failure if failure.startswith(LATE) else \
+                divergence(with_golden(small)[0], target, isolate, timeout) or failure
+            placed = place(found_case(small, name, seed, index, steps, last), out)
+            (result.written if placed.new else result.kept).append(placed.path)
+            result.placed.append(placed)
+            where = (f"written to {display_path(placed.path)}" if placed.new else
+                     f"the same plan is already in {display_path(placed.path)} "
+                     f"(left as it is, not written again)")
+            log(f"divergence: {name} on plan {index} of seed {seed}, shrunk to bs "
+                f"{len(small['inputs'][REQUEST_INPUT_NAMES[0]])}: {where}\n"
+                f"  rerun: {rerun_command(placed.path.stem, name, out)}"
+                + (" --isolate" if last.startswith(("crash:", "timeout:", LATE)) else ""))
+
     with Progress(n, f"fuzz seed {seed}", enabled=progress) as bar:
         for chunk in checked(tuple(planners), n, seed, jobs, isolate, timeout):
+            before = result.plans
             for index, failures in chunk:
-                for name, failure in failures.items():
-                    result.divergences[name] += 1
-                    if len(seen[name]) >= max_found or repeats[name] >= max_found:
-                        continue
-                    target = targets[name]
-
-                    def fails(candidate: dict, target=target) -> bool:
-                        return divergence(with_golden(candidate)[0], target, isolate,
-                                          timeout) is not None
-
-                    small, steps = shrink(random_plan(seed, index), fails, budget=shrink_budget)
-                    if small["inputs"] in seen[name]:
-                        repeats[name] += 1
-                        if repeats[name] == max_found:
-                            log(f"divergence: {name}: {max_found} shrinks in a row gave a plan "
-                                f"already found; its later divergences are counted, not shrunk")
-                        continue
-                    repeats[name] = 0
-                    seen[name].append(copy.deepcopy(small["inputs"]))
-                    last = divergence(with_golden(small)[0], target, isolate, timeout) or failure
-                    placed = place(found_case(small, name, seed, index, steps, last), out)
-                    (result.written if placed.new else result.kept).append(placed.path)
-                    where = (f"written to {display_path(placed.path)}" if placed.new else
-                             f"the same plan is already in {display_path(placed.path)} "
-                             f"(left as it is, not written again)")
-                    log(f"divergence: {name} on plan {index} of seed {seed}, shrunk to bs "
-                        f"{len(small['inputs'][REQUEST_INPUT_NAMES[0]])}: {where}\n"
-                        f"  rerun: {rerun_command(placed.path.stem, name, out)}"
-                        + (" --isolate" if last.startswith(("crash:", "timeout:")) else ""))
-                result.plans += 1
-            bar.update(len(chunk), note=" ".join(f"{p}:{c}" for p, c in
-                                                 result.divergences.items()))
+                handle(index, failures)
+                result.plans = max(result.plans, index + 1)
+            bar.update(result.plans - before, note=" ".join(f"{p}:{c}" for p, c in
+                                                            result.divergences.items()))
+        for name, owner, text in end_workers():  # the last plan's, after the linger
+            handle(owner, {name: text})
     result.seconds = time.monotonic() - start
     return result

@@ -3,8 +3,15 @@
 :func:`conformance.robustness.fuzz.fuzz`.
 
 Exit status: 0 with no divergence, 1 with any, 2 when a planner cannot run here, the golden
-process failed, ``--out`` is no place for evidence, or a found case could not be written (one
-line on stderr, ``error: ...``).
+process failed, ``--out`` is no place for evidence, a found case could not be written, or one it
+wrote was changed or removed before it exited (``error: ...`` on stderr).
+
+The process makes itself non-dumpable first (as pytest does for a corpus run,
+docs/robustness.md): without the sandbox a planner's worker of the same user could otherwise
+``ptrace`` it or open ``/proc/<pid>/mem``, and its judge and counts with it. The found cases it
+wrote are checked once every worker and stray process of the run is gone
+(:func:`conformance.robustness.found_cases.changed_since`): a planner that rewrote one during the
+run (tests/test_hostile23.py) cannot pass for a run whose evidence stands.
 """
 
 from __future__ import annotations
@@ -16,8 +23,8 @@ from conformance.corpus.corpus_subject import NAME
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.arg_types import positive_int, positive_seconds
 from conformance.paths import evidence_fault
-from conformance.robustness import isolation, strays
-from conformance.robustness.found_cases import FoundCaseError
+from conformance.robustness import isolation, sandbox, strays
+from conformance.robustness.found_cases import FoundCaseError, changed_since
 from conformance.robustness.fuzz import DEFAULT_OUT, fuzz
 from conformance.robustness.golden_process import GoldenError
 
@@ -30,12 +37,14 @@ def main(args) -> int:
 
     Returns:
         0 with no divergence, 1 with any, 2 when a planner cannot run here, the golden
-        process failed, or a found case could not be written (one-line error).
+        process failed, or a found case could not be written or was changed (one-line error
+        each).
     """
     fault = evidence_fault("--out", args.out)
     if fault:  # before the run, not after it
         print(f"error: {fault}", file=sys.stderr)
         return 2
+    sandbox.non_dumpable()  # before the golden process and any planner's process start
     strays.adopt()  # a planner's orphans become this process's children (strays.py)
     try:
         result = fuzz(args.planner, args.n, args.seed, out=args.out, max_found=args.max_found,
@@ -49,6 +58,12 @@ def main(args) -> int:
             isolation._SHARED.close()
         strays.kill_strays()
     print(result.summary(args.seed))
+    changed = changed_since(result.placed)  # every planner's process is gone by now
+    for line in changed:
+        print(f"error: a found case this run wrote was changed or removed before it ended "
+              f"(by the planner under test?): {line}", file=sys.stderr)
+    if changed:
+        return 2
     return 1 if any(result.divergences.values()) else 0
 
 

@@ -7,10 +7,21 @@ wrong output as the golden, and never diverge. So the golden comes from a child 
 ``python -m conformance.robustness.golden_process``, that imports the pure-Python planner and the
 harness but never a planner under test, started before any plan runs.
 
-Protocol: one JSON object per line. The parent sends ``{"raw": CASE}`` (a launcher case dict
+Its two ends of the conversation are one Unix socket, never pipes: a pipe of another process can
+be opened through ``/proc/<pid>/fd/N`` by any process of the same user, and without a PID
+namespace (``--sandbox none``, every GPU host by default) the planner's worker found the golden
+process there, stopped it and answered fuzz's requests itself with goldens of its own
+(tests/test_hostile23.py); a socket cannot be opened that way. The child makes itself
+non-dumpable (``PR_SET_DUMPABLE`` 0: no ``ptrace``, no ``/proc/<pid>/mem`` for a process of the
+same user without ``CAP_SYS_PTRACE``) and says ``{"ready": true}`` once it has imported what it
+records with, before the parent goes on to import or probe any planner. Not stopped: a root
+worker without the sandbox keeps ``CAP_SYS_PTRACE`` (docs/robustness.md), and with it can take
+the socket (``pidfd_getfd``) or the process; a worker that stops the child hangs fuzz.
+
+Protocol: one JSON object per line; the child's first is ``{"ready": true}``. The parent sends ``{"raw": CASE}`` (a launcher case dict
 without ``expect``); the child answers ``{"expect": [...]}`` (one expectation per step, as
 :func:`conformance.engine.reference.record_expectations` returns) or ``{"error": "Type: message"}``. The
-child exits when its standard input closes (the parent ended, however it ended).
+child exits at the end of its standard input (the parent ended, however it ended).
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -44,11 +56,33 @@ class GoldenProcess:
                                             if p)
         self._lock = threading.Lock()
         self._stderr = tempfile.TemporaryFile(mode="w+")  # a pipe could fill and block the child
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "conformance.robustness.golden_process"], cwd=REPO_ROOT, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
-            bufsize=1)
+        ours, theirs = socket.socketpair()
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "conformance.robustness.golden_process"], cwd=REPO_ROOT,
+                env=env, stdin=theirs, stdout=theirs, stderr=self._stderr)
+        finally:
+            theirs.close()
+        self._sock = ours
+        self._in = ours.makefile("w", encoding="utf-8")
+        self._out = ours.makefile("r", encoding="utf-8")
         atexit.register(self.close)
+        self._answer("started")  # {"ready": true}: imported, non-dumpable
+
+    def _answer(self, what: str) -> dict:
+        """The child's next line as JSON; GoldenError when it died first (``what`` it was doing)."""
+        try:
+            line = self._out.readline()
+        except (OSError, ValueError):
+            line = ""
+        if not line:
+            self._end_child()
+            self._stderr.seek(0)
+            tail = self._stderr.read().strip().splitlines()[-5:]
+            self.close()
+            raise GoldenError("the golden process (python -m conformance.robustness."
+                              f"golden_process) died ({what}): {' | '.join(tail) or 'no output'}")
+        return json.loads(line)
 
     def expectations(self, raw: dict) -> list[dict]:
         """The golden of every step of the launcher case ``raw`` (``expect`` ignored).
@@ -58,39 +92,32 @@ class GoldenProcess:
         """
         with self._lock:
             try:
-                self._proc.stdin.write(json.dumps({"raw": raw}) + "\n")
-                self._proc.stdin.flush()
-                line = self._proc.stdout.readline()
-            except (BrokenPipeError, ValueError):
-                line = ""
-        if not line:
-            self._end_child()
-            self._stderr.seek(0)
-            tail = self._stderr.read().strip().splitlines()[-5:]
-            self.close()
-            raise GoldenError("the golden process (python -m conformance.robustness."
-                                 f"golden_process) died: {' | '.join(tail) or 'no output'}")
-        answer = json.loads(line)
+                self._in.write(json.dumps({"raw": raw}) + "\n")
+                self._in.flush()
+            except (OSError, ValueError):
+                pass  # its answer, read next, says it died
+            answer = self._answer("recording a plan")
         if "error" in answer:
             raise GoldenError(f"the reference planner could not record the plan: "
                                  f"{answer['error']}")
         return answer["expect"]
 
     def close(self) -> None:
-        """End the child (it exits on end of input), then close its pipes and its standard error
+        """End the child (it exits on end of input), then close its socket and its standard error
         file (left open, each prints a ResourceWarning at exit); idempotent."""
         self._end_child()
-        for stream in (self._proc.stdin, self._proc.stdout, self._stderr):
+        for stream in (self._in, self._out, self._sock, self._stderr):
             try:
                 stream.close()
             except OSError:  # BrokenPipeError: unsent input to a child that is gone
                 pass
 
     def _end_child(self) -> None:
-        """Close the child's input and wait for it (SIGKILL after 10 s); idempotent."""
+        """End the child's input (the socket shut for writing) and wait for it (SIGKILL after
+        10 s); idempotent."""
         if self._proc.poll() is None:
             try:
-                self._proc.stdin.close()
+                self._sock.shutdown(socket.SHUT_WR)
                 self._proc.wait(timeout=10)
             except (OSError, subprocess.TimeoutExpired):
                 self._proc.kill()
@@ -104,9 +131,14 @@ def golden_process() -> GoldenProcess:
 
 
 def _serve(stdin, stdout) -> None:
+    from conformance.robustness.sandbox import non_dumpable
+
+    non_dumpable()
     from conformance.corpus.case_model import make_case
     from conformance.engine.reference import record_expectations
 
+    stdout.write(json.dumps({"ready": True}) + "\n")
+    stdout.flush()
     for line in stdin:
         try:
             raw = json.loads(line)["raw"]

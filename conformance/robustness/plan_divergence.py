@@ -9,6 +9,12 @@ in :mod:`conformance.robustness.isolation`'s worker process, so "diverges" means
 failing test means: any output byte (guard zones and stale tails included) differs, an input
 changed, the two poisoned runs disagree, or the planner raised; in the worker also a crash or a
 hang. Used by :mod:`conformance.robustness.fuzz`.
+
+What an isolated planner does after a plan's last call returned -- a write into its tensors, its
+worker's death, its process state changed, as ``pytest conformance/`` fails that case at its
+teardown (:mod:`conformance.robustness.after_last_call`) -- is seen only at the worker's next
+plan or when it is ended: :func:`after_last_call` and :func:`end_workers` hand those records over,
+each with the plan (``owner``) it belongs to (tests/test_hostile23.py).
 """
 
 from __future__ import annotations
@@ -42,20 +48,25 @@ def with_golden(raw: dict) -> tuple[Case, dict]:
     return make_case(raw, _SCRATCH, "$"), raw
 
 
+LATE = "after last call:"
+"""How the failure text of a record of :func:`after_last_call` begins."""
+
+
 def divergence(case: Case, target: Target, isolate: bool = False,
-               timeout: float = 60.0) -> str | None:
+               timeout: float = 60.0, owner: object = None) -> str | None:
     """The harness's failure text for ``case`` on ``target``, or None when it conforms.
 
     With ``isolate`` the case runs in :mod:`conformance.robustness.isolation`'s worker process: a segfault, a
     CUDA error or a hang (``timeout`` seconds) is a divergence whose text starts ``crash:`` /
-    ``timeout:`` and ends with the child's last lines of output.
+    ``timeout:`` and ends with the child's last lines of output; what the planner does after the
+    case's last call is recorded as ``owner``'s (:func:`after_last_call`; None: not recorded).
     """
     if isolate or target.launch is None:  # an external planner runs in a worker, always
         from conformance.robustness.isolated_case import case_request, judge_observed
         from conformance.robustness.isolation import shared_pool
 
         answer = shared_pool().get(target.name).run(
-            case_request(case, target.name, str(target.device)), timeout)
+            case_request(case, target.name, str(target.device)), timeout, owner=owner)
         if answer["status"] == "observed" and not answer.get("state_changed"):
             try:
                 judge_observed(case, target.name, answer)
@@ -69,6 +80,36 @@ def divergence(case: Case, target: Target, isolate: bool = False,
     except ConformanceFailure as exc:
         return _failing(exc, target.name)
     return None
+
+
+def _late_text(record: dict) -> str:
+    tail = record.get("tail") or ""
+    return (f"{LATE} {record.get('status')} ({record.get('cause', '?')}): "
+            f"{record.get('reason', '')}" + (f"\n{tail}" if tail else ""))
+
+
+def after_last_call(planner: str) -> list[tuple[object, str]]:
+    """(owner, failure text) of what ``planner``'s worker did after a case's last call, found
+    since the last look (at its next case's start); [] for a planner with no worker."""
+    from conformance.robustness import isolation
+
+    pool = isolation._SHARED
+    if pool is None or planner not in pool.workers:
+        return []
+    return [(d["owner"], _late_text(d)) for d in pool.workers[planner].take_deaths()
+            if d.get("owner") is not None]
+
+
+def end_workers() -> list[tuple[str, object, str]]:
+    """End every worker of this process (each after its linger) and return (planner, owner,
+    failure text) of what they did after their last cases' last calls."""
+    from conformance.robustness import isolation
+
+    pool = isolation._SHARED
+    if pool is None:
+        return []
+    return [(d["planner"], d["owner"], _late_text(d)) for d in pool.close()
+            if d.get("owner") is not None]
 
 
 def _failing(exc: ConformanceFailure, planner: str) -> str | None:
