@@ -195,3 +195,48 @@ def test_a_daemon_left_in_the_fuzz_probe_does_not_outlive_the_fuzz_run(tmp_path)
     time.sleep(2)  # the daemon's rounds are 20 ms
     assert not mark.exists(), "the probe's daemon outlived fuzz and emptied --out"
     assert sorted(p.name for p in out.iterdir()) == found
+
+
+@pytest.mark.slow  # a fuzz run of 2 plans in this process, about 6 s on 2 cores
+def test_fuzz_called_in_process_spares_its_callers_children_in_other_sessions(tmp_path):
+    """fuzz kills the strays of its own run only: a child its caller started before, in a session
+    of its own (as the corpus plugin's isolation workers are, in a pytest-xdist worker that then
+    runs a test calling fuzz in-process), lives on. Killing it made those workers' cases fail at
+    teardown ("exited with code 0 after the case's last call") in a fresh-clone run."""
+    from conformance.cli import main as cli_main
+
+    own = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                           start_new_session=True)
+    try:
+        code = cli_main(["fuzz", "--planner", "python", "--n", "2", "--no-progress",
+                         "--out", str(tmp_path / "found")])
+        assert code == 0
+        assert own.poll() is None, "fuzz killed its caller's child"
+    finally:
+        own.kill()
+        own.wait()
+
+
+NESTED_CORPUS_SESSION = """
+import subprocess, sys
+import pytest
+own = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                       start_new_session=True)
+code = pytest.main(["conformance/", "-q", "-p", "no:cacheprovider", "--planner", "python",
+                    "--case", sys.argv[1], "--isolate", "--results", sys.argv[2]])
+alive = own.poll() is None
+own.kill()
+print("exit", int(code), "alive", alive)
+"""
+
+
+@pytest.mark.slow  # a corpus session of one isolated case, about 8 s on 2 cores
+def test_a_corpus_session_run_in_process_spares_its_callers_children(tmp_path):
+    """A corpus session's end kills the strays of its own run only (strays.py): a child its
+    caller started before the session, in a session of its own, lives on. An in-process
+    ``pytest.main`` of the corpus inside a pytest-xdist worker killed that worker's isolation
+    workers (3 false teardown errors in a fresh-clone run)."""
+    proc = subprocess.run([sys.executable, "-c", NESTED_CORPUS_SESSION, CASE,
+                           str(tmp_path / "results.json")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.stdout.strip().splitlines()[-1] == "exit 0 alive True", proc.stdout[-2000:]

@@ -133,6 +133,7 @@ class Isolation:
             self.judge_dumpable = "not a corpus run"
         else:
             self.judge_dumpable = sandbox.non_dumpable()
+        self.callers_children = frozenset(sandbox.children())  # a session run in-process
         if targets_corpus(config):  # a planner's orphans become this process's (strays.py)
             strays.adopt()
         self.config = config
@@ -249,7 +250,7 @@ class Isolation:
         (conformance/robustness/strays.py)."""
         self.pool.close()
         if targets_corpus(self.config):
-            strays.kill_strays()
+            strays.kill_strays(spare=self.callers_children)
 
     def pytest_terminal_summary(self, terminalreporter, config) -> None:
         if hasattr(config, "workerinput"):
@@ -275,7 +276,7 @@ class Isolation:
     def pytest_unconfigure(self, config) -> None:
         self.pool.close()
         if targets_corpus(config):  # a run stopped before its session finished, too
-            strays.kill_strays()
+            strays.kill_strays(spare=self.callers_children)
 
 
 @pytest.hookimpl(tryfirst=True)  # before the plugin's configure probes the external planners

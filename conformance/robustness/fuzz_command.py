@@ -46,6 +46,7 @@ def main(args) -> int:
         return 2
     sandbox.non_dumpable()  # before the golden process and any planner's process start
     strays.adopt()  # a planner's orphans become this process's children (strays.py)
+    before = frozenset(sandbox.children())  # the caller's own (fuzz called in-process)
     try:
         result = fuzz(args.planner, args.n, args.seed, out=args.out, max_found=args.max_found,
                       progress=not args.no_progress, isolate=args.isolate,
@@ -56,7 +57,7 @@ def main(args) -> int:
     finally:  # no daemon of a probe or worker outlives the run to touch its found cases
         if isolation._SHARED is not None:
             isolation._SHARED.close()
-        strays.kill_strays()
+        strays.kill_strays(spare=before)
     print(result.summary(args.seed))
     changed = changed_since(result.placed)  # every planner's process is gone by now
     for line in changed:

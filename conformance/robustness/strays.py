@@ -31,9 +31,11 @@ def adopt() -> str | None:
     return sandbox.child_subreaper()
 
 
-def _strays(session: int) -> list[int]:
+def _strays(session: int, spare: frozenset[int]) -> list[int]:
     out = []
     for pid in sandbox.children():
+        if pid in spare:
+            continue
         try:
             if os.getsid(pid) == session:
                 continue
@@ -43,13 +45,15 @@ def _strays(session: int) -> list[int]:
     return out
 
 
-def kill_strays(rounds: int = 1000) -> int:
+def kill_strays(rounds: int = 1000, spare: frozenset[int] = frozenset()) -> int:
     """SIGKILL and reap every child of this process that is in another session than its own
-    (:func:`adopt` made the orphans of the run its children), until none is left; returns how
-    many were killed."""
+    (:func:`adopt` made the orphans of the run its children), until none is left, except the
+    pids of ``spare`` (children this process had before the run: ``python -m conformance fuzz``
+    called in a process that runs other workers, as a test does); returns how many were
+    killed."""
     session, killed = os.getsid(0), set()
     for _ in range(rounds):
-        pids = _strays(session)
+        pids = _strays(session, spare)
         if not pids:
             break
         killed |= sandbox.sigkill(pids)
