@@ -38,25 +38,24 @@ def _parent(pid: int) -> int:
 
 
 def _golden_pid() -> int | None:
-    """The golden process of the fuzz run this worker belongs to (a child of one of its
-    ancestors): never another run's on the same machine."""
-    ancestors, pid = set(), os.getpid()
+    """The golden process of the fuzz run this worker belongs to: a child of its nearest
+    ancestor that has one (the fuzz process), never another run's, not even that of a process
+    further up (a test process that ran fuzz in-process and keeps its golden process alive)."""
+    pid = os.getpid()
     while pid > 1:
         try:
             pid = _parent(pid)
+            with open(f"/proc/{pid}/task/{pid}/children") as handle:
+                children = [int(c) for c in handle.read().split()]
         except (OSError, ValueError, IndexError):
-            break
-        ancestors.add(pid)
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                mine = b"conformance.robustness.golden_process" in handle.read()
-            if mine and _parent(int(entry)) in ancestors:
-                return int(entry)
-        except (OSError, ValueError, IndexError):
-            continue
+            return None
+        for child in children:
+            try:
+                with open(f"/proc/{child}/cmdline", "rb") as handle:
+                    if b"conformance.robustness.golden_process" in handle.read():
+                        return child
+            except OSError:
+                continue
     return None
 
 
