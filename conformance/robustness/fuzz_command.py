@@ -23,10 +23,11 @@ from conformance.corpus.corpus_subject import NAME
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.arg_types import positive_int, positive_seconds
 from conformance.paths import evidence_fault
-from conformance.robustness import isolation, sandbox, strays
+from conformance.robustness import sandbox, strays
 from conformance.robustness.found_cases import FoundCaseError, changed_since
 from conformance.robustness.fuzz import DEFAULT_OUT, fuzz
 from conformance.robustness.golden_process import GoldenError
+from conformance.robustness.plan_divergence import end_workers
 
 PlannerUnavailable = _registry.PlannerUnavailable
 UnknownPlanner = _registry.UnknownPlanner
@@ -55,8 +56,7 @@ def main(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:  # no daemon of a probe or worker outlives the run to touch its found cases
-        if isolation._SHARED is not None:
-            isolation._SHARED.close()
+        end_workers()  # their late records are fuzz()'s own, taken before on its way out
         strays.kill_strays(spare=before)
     print(result.summary(args.seed))
     changed = changed_since(result.placed)  # every planner's process is gone by now

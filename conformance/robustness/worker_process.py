@@ -273,6 +273,10 @@ class WorkerProcess(AfterLastCall):
         return crash_tail(self.log_text(offset))
 
 
+EXTENSIONS = "Extension modules:"
+"""How faulthandler's line listing the loaded extension modules begins."""
+
+
 def crash_tail(text: str) -> str:
     """The last :data:`TAIL_LINES` lines of a worker's log ``text``, its protocol markers left
     out, and faulthandler's list of loaded extension modules (one line of often 2,000 characters
@@ -287,8 +291,6 @@ def crash_tail(text: str) -> str:
         lines.append(line)
     return "\n".join(lines[-TAIL_LINES:])
 
-
-EXTENSIONS = "Extension modules:"
 
 
 def _json_or_none(line: str | None) -> dict | None:
