@@ -103,6 +103,26 @@ def test_kill_strays_kills_an_adopted_daemon_and_spares_its_sessions_children():
     assert proc.stdout.split() == ["1", "False", "None"], proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("reaper_before", [False, True])
+def test_in_process_fuzz_gives_its_caller_back_its_subreaper_setting(tmp_path, reaper_before):
+    """``python -m conformance fuzz`` called in-process (as a test does) adopts the run's orphans
+    (strays.py) and afterwards leaves its caller a child subreaper only where it was one."""
+    code = textwrap.dedent(f"""
+        import sys
+        from conformance import cli
+        from conformance.robustness import sandbox
+        sandbox.child_subreaper({reaper_before})
+        before = sandbox.is_child_subreaper()
+        rc = cli.main(["fuzz", "--planner", "python", "--n", "3", "--no-progress",
+                       "--out", sys.argv[1]])
+        print(before, rc, sandbox.is_child_subreaper())
+    """)
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "found")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split()[-3:] == [str(reaper_before), "0", str(reaper_before)], (
+        proc.stdout + proc.stderr)
+
+
 @pytest.mark.slow  # a corpus run that waits out a worker's exit: about 20 s
 def test_a_forged_crash_reply_from_a_call_that_never_returns_does_not_hang_the_run(tmp_path):
     """Fixed (the run hung past --isolate-timeout and every other limit): the worker that

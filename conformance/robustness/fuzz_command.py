@@ -46,6 +46,7 @@ def main(args) -> int:
         print(f"error: {fault}", file=sys.stderr)
         return 2
     sandbox.non_dumpable()  # before the golden process and any planner's process start
+    was_reaper = sandbox.is_child_subreaper()
     strays.adopt()  # a planner's orphans become this process's children (strays.py)
     before = frozenset(sandbox.children())  # the caller's own (fuzz called in-process)
     try:
@@ -58,6 +59,7 @@ def main(args) -> int:
     finally:  # no daemon of a probe or worker outlives the run to touch its found cases
         end_workers()  # their late records are fuzz()'s own, taken before on its way out
         strays.kill_strays(spare=before)
+        strays.release(was_reaper)
     print(result.summary(args.seed))
     changed = changed_since(result.placed)  # every planner's process is gone by now
     for line in changed:

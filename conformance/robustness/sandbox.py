@@ -77,9 +77,22 @@ def is_dumpable() -> bool | None:
         return None
 
 
-def child_subreaper() -> str | None:
-    """Make this process the reaper of its orphaned descendants; None on success."""
-    return prctl(PR_SET_CHILD_SUBREAPER, 1)
+def child_subreaper(on: bool = True) -> str | None:
+    """Make this process the reaper of its orphaned descendants (``on`` False: no longer, orphans
+    go to the next subreaper above or init again); None on success."""
+    return prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0)
+
+
+def is_child_subreaper() -> bool | None:
+    """``PR_GET_CHILD_SUBREAPER`` (37): whether this process reaps its orphaned descendants,
+    None where unknown."""
+    flag = ctypes.c_int(0)
+    try:
+        if _libc().prctl(37, ctypes.byref(flag), 0, 0, 0) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return bool(flag.value)
 
 
 def die_with_parent(sig: int = signal.SIGKILL) -> bool:

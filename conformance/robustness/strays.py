@@ -31,6 +31,15 @@ def adopt() -> str | None:
     return sandbox.child_subreaper()
 
 
+def release(was: bool | None) -> None:
+    """Undo :func:`adopt` after :func:`kill_strays` where this process was no subreaper before
+    (``was``: :func:`conformance.robustness.sandbox.is_child_subreaper` read before
+    :func:`adopt`; True or None leaves it one): a caller that ran the run in-process (a test)
+    gets its process back as it was, its later orphans re-parented as before."""
+    if was is False:
+        sandbox.child_subreaper(False)
+
+
 def _strays(session: int, spare: frozenset[int]) -> list[int]:
     out = []
     for pid in sandbox.children():
