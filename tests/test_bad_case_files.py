@@ -301,3 +301,29 @@ def test_an_unknown_key_names_the_keys_allowed_and_the_one_meant(tmp_path: Path,
     assert cases == []
     [error] = errors
     assert (error.json_path, error.message) == (path, message)
+
+
+@pytest.mark.parametrize(("change", "path", "message"), [
+    (lambda doc: doc["expect"].update(
+        out_write_seed_slot_indice=doc["expect"].pop("out_write_seed_slot_indices")), "$.expect",
+     "'out_write_seed_slot_indices' is a required property ('out_write_seed_slot_indice' is "
+     "given: did you mean 'out_write_seed_slot_indices'?)"),
+    (lambda doc: doc.update(descripton=doc.pop("description")), "$",
+     "'description' is a required property ('descripton' is given: did you mean "
+     "'description'?)"),
+    (lambda doc: doc["expect"].pop("out_write_offsets"), "$.expect",
+     "'out_write_offsets' is a required property"),
+    (lambda doc: doc["expect"].update(zzz=doc["expect"].pop("out_write_offsets")), "$.expect",
+     "'out_write_offsets' is a required property"),
+])
+def test_a_misspelt_required_key_names_the_key_meant(tmp_path: Path, change, path, message):
+    """A required key misspelt (``out_write_seed_slot_indice``) is reported by jsonschema as the
+    missing one; the message also names the misspelt key given in its place, and says nothing
+    more where no key given is close to the missing one."""
+    doc = copy.deepcopy(GOOD)
+    change(doc)
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    cases, errors = load_corpus([tmp_path])
+    assert cases == []
+    [error] = errors
+    assert (error.json_path, error.message) == (path, message)

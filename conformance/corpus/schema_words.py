@@ -38,6 +38,8 @@ def schema_message(error: jsonschema.exceptions.ValidationError) -> str:
     if error.validator == "type":
         return type_message(error)
     allowed = error.schema.get("properties") if isinstance(error.schema, dict) else None
+    if error.validator == "required" and isinstance(error.instance, dict):
+        return required_message(error, allowed)
     if error.validator != "additionalProperties" or not isinstance(allowed, dict) \
             or not isinstance(error.instance, dict):
         return error.message
@@ -49,6 +51,23 @@ def schema_message(error: jsonschema.exceptions.ValidationError) -> str:
             hints.append(f"{key!r}: did you mean {close!r}?")
     said = f"{error.message}; the keys allowed here: {', '.join(allowed)}"
     return f"{said} ({'; '.join(hints)})" if hints else said
+
+
+def required_message(error: jsonschema.exceptions.ValidationError, allowed: object) -> str:
+    """jsonschema's ``'out_write_offsets' is a required property``, and where the object holds a
+    key the schema does not allow there that looks like a misspelling of the missing one
+    (``out_write_offset``), that key: ``('out_write_offset' is given: did you mean
+    'out_write_offsets'?)``, since the missing key is the first fault jsonschema names."""
+    known = allowed if isinstance(allowed, dict) else {}
+    unknown = [str(key) for key in error.instance if key not in known]
+    missing = [key for key in error.validator_value if key not in error.instance] \
+        if isinstance(error.validator_value, list) else []
+    hints = []
+    for key in unknown:
+        close = close_to(key, missing)
+        if close is not None:
+            hints.append(f"{key!r} is given: did you mean {close!r}?")
+    return f"{error.message} ({'; '.join(hints)})" if hints else error.message
 
 
 def type_message(error: jsonschema.exceptions.ValidationError) -> str:
