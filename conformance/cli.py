@@ -216,6 +216,28 @@ def _case_folder_after_command(argv: list[str], commands: set[str]) -> str | Non
     return None
 
 
+def _command_option_before_command(argv: list[str], commands: set[str]) -> tuple[str, str] | None:
+    """``(option, command)`` for the first option given before the subcommand in ``argv`` that
+    ``python -m conformance`` itself does not take (``--subject`` in ``python -m conformance
+    --subject NAME planners``, which argparse would answer with ``invalid choice: 'NAME'``), or
+    None. Abbreviations of its own options (``--extra``) are its own."""
+    own = (*CASE_FOLDER_OPTIONS, "--help")
+    i = 0
+    found = None
+    while i < len(argv) and argv[i] not in commands:
+        word = argv[i].split("=", 1)[0]
+        if word in CASE_FOLDER_OPTIONS and "=" not in argv[i]:
+            i += 2  # an option and its folder
+            continue
+        if found is None and word.startswith("--") and word != "--" \
+                and not any(name.startswith(word) for name in own):
+            found = word
+        i += 1
+    if found is None or i >= len(argv):
+        return None
+    return found, argv[i]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(prog="python -m conformance", description=help_text(__doc__),
@@ -253,6 +275,12 @@ def main(argv: list[str] | None = None) -> int:
     if late:
         parser.error(f"{late} goes before the subcommand: python -m conformance {late} DIR "
                      "COMMAND ...")
+    early = _command_option_before_command(given, set(sub.choices))
+    if early:
+        option, command = early
+        parser.error(f"{option} is an option of the subcommand, not of python -m conformance: "
+                     f"python -m conformance {command} {option} ... (only --cases and "
+                     "--extra-cases go before the subcommand)")
     args = parser.parse_args(argv)
     args.case_folders = folders_given(args.cases, args.extra_cases)  # as given, for a command's rerun
     args.cases = with_extra_cases(args.cases, args.extra_cases)

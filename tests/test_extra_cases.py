@@ -208,3 +208,31 @@ def test_a_case_folder_option_after_the_subcommand_says_where_it_goes(tmp_path, 
     assert _case_folder_after_command(["--cases", "cases", "cases"], commands) is None
     assert _case_folder_after_command(["cases", "--cases=x"], commands) == "--cases"
     assert _case_folder_after_command(["--extra-cases", "d", "record", "a"], commands) is None
+
+
+def test_a_subcommand_option_before_the_subcommand_says_where_it_goes(tmp_path, capsys):
+    """The mirror of the folder options: ``--subject`` (a subcommand's option) before the
+    subcommand, which argparse alone answers with ``invalid choice: 'canary-plan'`` (it takes the
+    option's value for the command), names the option and the command it belongs after. The
+    folder options, their abbreviations and ``--help`` are ``python -m conformance``'s own."""
+    import pytest
+
+    from conformance.cli import _command_option_before_command, main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--subject", "canary-plan", "planners"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "error: --subject is an option of the subcommand, not of python -m conformance: "
+        "python -m conformance planners --subject ... (only --cases and --extra-cases go before "
+        "the subcommand)")
+    commands = {"cases", "planners"}
+    assert _command_option_before_command(["--subject=canary-plan", "cases"], commands) \
+        == ("--subject", "cases")
+    assert _command_option_before_command(
+        ["--extra-cases", str(tmp_path), "--tag", "hazard", "cases"], commands) \
+        == ("--tag", "cases")
+    assert _command_option_before_command(["--extra", "d", "planners"], commands) is None
+    assert _command_option_before_command(["--cases", "--x", "cases"], commands) is None
+    assert _command_option_before_command(["cases", "--subject", "canary-plan"], commands) is None
+    assert _command_option_before_command(["--subject", "canary-plan"], commands) is None
