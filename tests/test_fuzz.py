@@ -14,7 +14,8 @@ import pytest
 from conformance.corpus.loader import load_corpus
 from conformance.cli import main as cli_main
 from conformance.robustness.found_cases import found_id
-from conformance.robustness.fuzz import check_plans, fuzz
+from conformance.robustness.fuzz import fuzz
+from conformance.robustness.fuzz_jobs import check_plans
 from conformance.robustness.plan_divergence import with_golden
 from conformance.robustness.random_plans import random_plan, verify_total
 from conformance.robustness.progress import Progress

@@ -19,7 +19,8 @@ from conformance.corpus.arrays import evaluate
 from conformance.corpus.loader import load_corpus
 from conformance.engine.inputs import build_tables
 from conformance.robustness.found_cases import FoundCaseError, found_id, place
-from conformance.robustness.fuzz import checked, fuzz
+from conformance.robustness.fuzz import fuzz
+from conformance.robustness.fuzz_jobs import checked
 from tests.oracle import oracle
 from tests.report_runs import ROOT
 

@@ -20,13 +20,9 @@ with one summary line (plans, divergences per planner, seconds), the figure comm
 
 from __future__ import annotations
 
-import collections
 import copy
-import functools
-import multiprocessing
 import shlex
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,12 +32,13 @@ from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.corpus_subject import hazards as _hazards
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.corpus.case_model import make_case
-from conformance.engine.runner import Target, cases_dir_arg
+from conformance.engine.runner import cases_dir_arg
 from conformance.engine.runner import rerun_command as runner_rerun
 from conformance.robustness.found_cases import Placed, found_id, place
 from conformance.robustness.golden_process import golden_process
-from conformance.robustness.plan_divergence import (LATE, after_last_call, divergence,
-                                                    end_workers, make_target, with_golden)
+from conformance.robustness.fuzz_jobs import checked
+from conformance.robustness.fuzz_jobs import targets as _targets
+from conformance.robustness.plan_divergence import LATE, divergence, end_workers, with_golden
 from conformance.robustness.probe_sandbox import use_for_probes
 from conformance.robustness.progress import Progress
 from conformance.robustness.random_plans import random_plan
@@ -113,76 +110,6 @@ class FuzzResult:
         """One line, e.g. ``fuzz seed 1: 10000 plans; divergences: triton (gpu) 0, ...; 95.1 s``."""
         per = ", ".join(f"{p} ({self.modes[p]}) {n}" for p, n in self.divergences.items())
         return f"fuzz seed {seed}: {self.plans} plans; divergences: {per}; {self.seconds:.1f} s"
-
-
-CHUNK = 25
-"""Plans per task when ``jobs`` > 1."""
-
-
-@functools.cache
-def _targets(planners: tuple[str, ...]) -> list[Target]:
-    return [make_target(name) for name in planners]
-
-
-def check_plans(planners: tuple[str, ...], seed: int, indices: list[int], isolate: bool = False,
-                timeout: float = 60.0, end: bool = False) -> list[tuple[int, dict[str, str]]]:
-    """Run plans ``indices`` of ``seed`` on every planner (in this process); ``end``: end the
-    workers afterwards (each after its linger), so that nothing of the last plan goes unread.
-
-    Returns:
-        [(plan index, {planner: failure text} for the planners that diverged)], in index order;
-        then, for a plan of an earlier call, what a planner did after its last call (found
-        only now: :func:`conformance.robustness.plan_divergence.after_last_call`).
-    """
-    out, late = [], []
-    for index in indices:
-        case, _ = with_golden(random_plan(seed, index))
-        failures = {}
-        for target in _targets(planners):
-            failure = divergence(case, target, isolate, timeout, owner=index)
-            if failure is not None:
-                failures[target.name] = failure
-            late += [(target.name, owner, text) for owner, text in after_last_call(target.name)]
-        out.append((index, failures))
-    if end:
-        late += end_workers()
-    mine = dict(out)
-    for name, owner, text in late:
-        if owner in mine:
-            mine[owner].setdefault(name, text)
-        else:
-            out.append((owner, {name: text}))
-    return out
-
-
-def _check_task(args: tuple) -> list[tuple[int, dict[str, str]]]:
-    return check_plans(*args)
-
-
-def _tasks(planners: tuple[str, ...], n: int, seed: int, isolate: bool,
-           timeout: float, end: bool = False) -> Iterator[tuple]:
-    for start in range(0, n, CHUNK):
-        yield planners, seed, list(range(start, min(start + CHUNK, n))), isolate, timeout, end
-
-
-def checked(planners: tuple[str, ...], n: int, seed: int, jobs: int, isolate: bool,
-            timeout: float) -> Iterator[list[tuple[int, dict[str, str]]]]:
-    """:func:`check_plans` over plans 0..n-1 in chunks of :data:`CHUNK`, in order, streamed:
-    memory does not grow with ``n``. ``jobs`` > 1 spreads the chunks over that many ``spawn``
-    processes (CUDA cannot be used in a forked child), with at most ``2 * jobs`` in flight; each
-    ends its workers after its chunk (what they do after their last plan is read there)."""
-    tasks = _tasks(planners, n, seed, isolate, timeout, end=jobs > 1)
-    if jobs <= 1:
-        yield from map(_check_task, tasks)
-        return
-    with multiprocessing.get_context("spawn").Pool(jobs, initializer=use_for_probes) as pool:
-        pending: collections.deque = collections.deque()
-        for task in tasks:
-            pending.append(pool.apply_async(_check_task, (task,)))
-            if len(pending) >= 2 * jobs:
-                yield pending.popleft().get()
-        while pending:
-            yield pending.popleft().get()
 
 
 def fuzz(planners: list[str], n: int, seed: int, out: Path = DEFAULT_OUT, max_found: int = 3,
