@@ -93,7 +93,7 @@ def test_reading_outside_the_table_is_never_a_project_rule(tmp_path):
     # results; on the terminal the cell wraps within 120 columns: its words are there in order)
     doc = json.loads((tmp_path / "results.json").read_text())
     cell = {r["key"]: r["cells"] for r in divergence_profile.profile(doc["results"])["rows"]}
-    said = "reads past the row x1, reads out of bounds x1"
+    said = "gives another seed x1, reads out of bounds x1"
     assert cell["past-row"][f"{PLANTED}:reads_past_row"] == said
     table = proc.stdout.split("divergence profile (", 1)[1].split("\n=")[0]
     assert max(map(len, table.splitlines())) <= 120  # the table wraps; a rerun command never

@@ -30,7 +30,8 @@ class Row:
         upstream: what upstream's Triton kernel does (spec section 6, second column).
         other: what a planner that gives another (in-bounds) value there does, in the same words
             (no more than the value shows: a read outside a tensor is only claimed where the
-            engine proves it, :mod:`conformance.engine.outside`).
+            engine proves it, :mod:`conformance.engine.outside`; another seed where upstream
+            reads past the row is not claimed to be that read, which may be any other value).
     """
 
     key: str
@@ -43,7 +44,7 @@ class Row:
 ROWS = (
     Row("lut-clamp", "translated slot >= lut_len", "clamps", "clamps", "gives another seed"),
     Row("past-row", "prefix_lens[r] - 1 >= max_seq_len", "clamps",
-        "reads past the row", "reads past the row"),
+        "reads past the row", "gives another seed"),
     Row("row-out-of-table", "req_pool_indices[r] < 0 or >= max_reqs, active", "no read, seed -1",
         "reads out of bounds", "gives another seed"),
     Row("write-offsets-past-bs", "write_offsets past bs", "untouched", "untouched",
