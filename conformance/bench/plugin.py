@@ -42,7 +42,6 @@ from conformance.bench import provenance
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_BS = (0, 1, 8, 64, 512, 1024, 4096)
 """Batch sizes: empty, decode-only, small, and up to PLAN_BS_BLOCK_SIZE."""
-_PROP = provenance.ENTRY_PROP
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -162,6 +161,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if worker:
         bs.disabled = False
         bs.json, bs.save, bs.autosave = None, None, None  # only the controller writes
+
+
+def _controller(config: pytest.Config) -> bool:
+    """Whether this process is a pytest-xdist controller (its workers measure, it gathers)."""
+    return not hasattr(config, "workerinput") and config.getoption("dist", "no") != "no"
 
 
 class _Remote:

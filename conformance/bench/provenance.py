@@ -118,12 +118,46 @@ def pytest_runtest_makereport(item, call):
 
         text = call.excinfo.exconly() if call.excinfo is not None else "failed"
         failed = plain_text((text.strip().splitlines() or ["failed"])[0])
+    planted = any(_is_entry(p) for p in report.user_properties)
+    if planted:  # the planner's: nothing else runs code between the call and this hook
+        report.user_properties[:] = [p for p in report.user_properties if not _is_entry(p)]
     _OUTCOME[item.nodeid] = {"refused": (getattr(fixture, "extra_info", None) or {}).get(REFUSED),
-                             "failed": failed}
+                             "failed": failed, "added": planted}
     stats = getattr(fixture, "stats", None)
     if hasattr(item.config, "workerinput") and stats and not fixture.has_error:
-        vouch(stats, tampered_reason("before the entry was sent"))  # measured here, sent now
+        vouch(stats, tampered_reason("before the entry was sent"))
         report.user_properties.append((ENTRY_PROP, stats.as_dict(include_data=True)))
+
+
+def _is_entry(prop) -> bool:
+    return isinstance(prop, tuple) and len(prop) == 2 and prop[0] == ENTRY_PROP
+
+
+ADDED = "benchmark entries added to its test's report: the harness sends one, its own"
+
+
+def sent_entries(report) -> list[dict]:
+    """The benchmark entries a pytest-xdist controller takes from a worker's ``report`` of a
+    test's call phase (``report.user_properties``, key :data:`ENTRY_PROP`): the one entry the
+    worker's :func:`pytest_runtest_makereport` sent, of that very test (``fullname`` its node id).
+    A report that carries another (a planner reaches any item's ``user_properties`` in its
+    worker, and one a thread of its adds after the worker's check reaches the controller) has
+    its test's entry refused (:data:`ADDED`) and the others dropped; a test that failed has its
+    entry refused; a skipped one sends none. Returns [] or one dict."""
+    entries = [p[1] for p in report.user_properties if _is_entry(p)]
+    own = [e for e in entries if isinstance(e, dict) and e.get("fullname") == report.nodeid
+           and isinstance(e.get("stats"), dict)]
+    if report.skipped or not own:
+        return []
+    entry = own[-1]
+    if not isinstance(entry.get("extra_info"), dict):
+        entry["extra_info"] = {}
+    extra = entry["extra_info"]
+    if len(entries) > 1:
+        extra[REFUSED] = ADDED
+    elif report.failed and not extra.get(REFUSED):
+        extra[REFUSED] = "its test failed"
+    return [entry]
 
 
 def vouch(meta, late: str | None = None) -> None:
@@ -131,7 +165,8 @@ def vouch(meta, late: str | None = None) -> None:
     ``params``, ``name``, ``fullname``, ``extra_info``, ``stats``): the record put back and the
     refusal set from the harness's records alone, first reason first: the entry rewritten (its
     refusal text too), the refusal its test set, statistics never checked or changed since, its
-    test failed, then ``late`` (a tampering seen now). An entry of no benchmark test the harness
+    test failed, an entry put in its test's report besides the harness's (:data:`ADDED`), then
+    ``late`` (a tampering seen now). An entry of no benchmark test the harness
     collected is left as it is."""
     fixture = getattr(meta, "fixture", None)
     node = _FIXTURES.get(id(fixture), (None, None))[1]
@@ -170,7 +205,8 @@ def vouch(meta, late: str | None = None) -> None:
                data is not None and (stored != data or _stats_text(meta.stats)
                                      != _stats_text(_fresh_stats(data)))
                and "statistics rewritten after the bench checked its rounds",
-               outcome.get("failed") and f"its test failed: {outcome['failed']}", late)
+               outcome.get("failed") and f"its test failed: {outcome['failed']}",
+               outcome.get("added") and ADDED, late)
     reason = next((r for r in reasons if r), None)
     _VOUCHED[id(fixture)] = reason
     if reason:
@@ -217,4 +253,5 @@ def pytest_sessionfinish(session):
 
 clocks.watch(sys.modules[__name__], "vouch", "measured", "expected_extra", "pytest_sessionfinish",
              "pytest_runtest_makereport", "pytest_runtest_call", "_claims_harness", "_fresh_stats",
-             "_stats_text", "_TRUTH", "_FIXTURES", "_OUTCOME", "_DATA", "_VOUCHED")
+             "_stats_text", "_is_entry", "sent_entries", "_TRUTH", "_FIXTURES", "_OUTCOME",
+             "_DATA", "_VOUCHED")
