@@ -190,8 +190,11 @@ class BenchResults:
         self.config, self.remote = config, []
 
     def pytest_runtest_logreport(self, report) -> None:
-        if report.when == "call":
-            self.remote.extend(v for k, v in report.user_properties if k == _PROP)
+        """A pytest-xdist controller gathers each worker's entries (one per test:
+        :func:`conformance.bench.provenance.sent_entries`); any other process measured its own
+        and takes none from a report (a planner can put one in its item's ``user_properties``)."""
+        if report.when == "call" and _controller(self.config):
+            self.remote.extend(provenance.sent_entries(report))
 
     def benches(self) -> list[dict]:
         """Every benchmark of the run, as dicts without raw data, refusals spread over repeats."""
@@ -297,6 +300,19 @@ def pytest_benchmark_group_stats(config, benchmarks, group_by):
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Register the results gatherer and the provenance record.
+
+    Raises:
+        pytest.UsageError: ``--bench-report`` or ``--benchmark-json`` lies in committed evidence
+            (:func:`conformance.paths.evidence_fault`, as ``python -m conformance bench`` says).
+    """
+    from conformance.paths import evidence_fault
+
+    for option, name in (("--bench-report", "bench_report"), ("--benchmark-json", "benchmark_json")):
+        path = config.getoption(name, None)
+        fault = evidence_fault(option, Path(path)) if isinstance(path, (str, Path)) else None
+        if fault:
+            raise pytest.UsageError(fault)
     config.pluginmanager.register(BenchResults(config), "conformance-bench-results")
     if not config.pluginmanager.is_registered(provenance):
         config.pluginmanager.register(provenance, "conformance-bench-provenance")
