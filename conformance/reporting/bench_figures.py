@@ -6,7 +6,9 @@ Ratios are the suite's own (``extra_info`` of each entry, written by
 A benchmark's planner, mode and batch size come from its ``params`` (``planner``, ``mode``,
 ``bs``), else its ``extra_info``, else the group (mode) and the ``[planner-bs]`` suffix of its
 name. A benchmark is a **floor** (an empty kernel, a trivial torch op) when ``extra_info.floor``
-is set (its value, if a string, names it), or its planner starts with ``floor``. Times are
+is set (its value, if a string, names it), or, in a file that names no planner, its name's
+planner part starts with ``floor`` (a planner named ``floorwax:launch`` is a planner: its figures
+are withheld beside failing verdicts as any planner's). Times are
 pytest-benchmark's seconds, shown in microseconds: p50 (median), min, q1, q3. A varying-bs figure
 shows its bs as the range it streamed (``1..4096``, from ``extra_info.bs_range``), never one bs.
 A file of several repeats (``bench --repeat N``) reads as one row per figure, the median of the
@@ -100,13 +102,14 @@ def _row(bench: dict) -> BenchRow:
     name = bench.get("name", "?")
     suffix = re.search(r"\[(.*)\]$", name)
     parts = suffix.group(1).split("-") if suffix else []
-    planner = _param(bench, "planner")
+    planner = named = _param(bench, "planner")
     bs = _param(bench, "bs")
     if bs is None and parts and parts[-1].isdigit():
         bs = int(parts[-1])
     if planner is None:
         planner = "-".join(parts[:-1] if parts and parts[-1].isdigit() else parts) or name
-    floor = bool(extra.get("floor")) or str(planner).startswith("floor")
+    # a planner the entry names is never a floor, whatever its name ("floorwax:launch")
+    floor = bool(extra.get("floor")) or (named is None and str(planner).startswith("floor"))
     if isinstance(extra.get("floor"), str):
         planner = extra["floor"]
     mode = _param(bench, "mode") or bench.get("group") or "default"
