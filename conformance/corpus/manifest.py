@@ -20,7 +20,7 @@ import fnmatch
 import sys
 import importlib.metadata
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -28,7 +28,7 @@ import jsonschema
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from conformance.corpus.case_file import CaseFileError
+from conformance.corpus.case_file import CaseFileError, display_path
 from conformance.paths import DIVERGENCES_DIRNAME
 from conformance.corpus.corpus_subject import DIVERGENCES_SCHEMA_PATH
 from impls.source_file import planner_folders
@@ -118,6 +118,16 @@ class Manifest:
     description: str
     divergences: tuple[Divergence, ...]
     sources: frozenset[str] | None = None
+    scope: Path | None = None
+    """The case folder whose ``divergences/`` holds it (resolved): it declares only the cases
+    loaded from that folder, so that a folder added with ``--extra-cases`` never excuses another
+    folder's (the corpus's) failures; None for a ``--manifest`` file (the runner's own choice)."""
+
+    def covers(self, case_path: Path | None) -> bool:
+        """Whether a case loaded from ``case_path`` (None: unknown) is one this manifest may
+        declare (see :attr:`scope`)."""
+        return self.scope is None or (case_path is not None
+                                      and Path(case_path).resolve().is_relative_to(self.scope))
 
     def names(self, planner: str, source: dict | None = None) -> bool:
         """Whether this manifest is about ``planner``: its name matches the pattern and, where
@@ -197,31 +207,47 @@ def load_manifests(cases_dirs: list[Path], extra: list[Path] = ()
         (manifests, faults); a missing ``extra`` file is a fault.
     """
     manifests, faults = [], []
-    paths = [p for d in cases_dirs for p in manifest_files(d)] + [Path(p) for p in extra]
-    for path in dict.fromkeys(p.resolve() for p in paths):
+    scoped = {p.resolve(): Path(d).resolve() for d in cases_dirs for p in manifest_files(d)}
+    paths = [*scoped, *(Path(p).resolve() for p in extra)]
+    for path in dict.fromkeys(paths):
         manifest, fault = load_manifest(path)
         if fault is not None:
             faults.append(fault)
         else:
-            manifests.append(manifest)
+            manifests.append(replace(manifest, scope=scoped.get(path)))
     return manifests, faults
 
 
-def unknown_cases(manifests: list[Manifest], case_ids: set[str]) -> list[CaseFileError]:
+def unknown_cases(manifests: list[Manifest], case_ids: dict[str, Path]) -> list[CaseFileError]:
     """A fault for each divergence naming a case id the corpus does not hold (a typo would
-    otherwise declare nothing)."""
-    return [CaseFileError(d.manifest, d.json_path + ".case",
-                          f"manifest names case {d.case!r}, which no loaded case has", d.case)
-            for m in manifests for d in m.divergences
-            if d.case is not None and d.case not in case_ids]
+    otherwise declare nothing), or, in a case folder's manifest, a case of another folder (which
+    it cannot declare: :attr:`Manifest.scope`). ``case_ids``: every loaded case's id and file."""
+    faults = []
+    for m in manifests:
+        for d in m.divergences:
+            if d.case is None:
+                continue
+            if d.case not in case_ids:
+                why = "which no loaded case has"
+            elif not m.covers(case_ids[d.case]):
+                why = (f"a case of another folder ({display_path(case_ids[d.case])}): a manifest "
+                       "in a case folder declares only that folder's cases (--manifest PATH "
+                       "applies one kept elsewhere)")
+            else:
+                continue
+            faults.append(CaseFileError(d.manifest, d.json_path + ".case",
+                                        f"manifest names case {d.case!r}, {why}", d.case))
+    return faults
 
 
 def find_divergence(manifests: list[Manifest], planner: str, case_id: str,
                     tags: tuple[str, ...] | list[str],
-                    source: dict | None = None) -> Divergence | None:
-    """The first divergence declared for ``case_id`` on ``planner`` whose code is ``source``
-    (:meth:`Manifest.names`; by id before by tag)."""
-    found = [d for m in manifests if m.names(planner, source) for d in m.divergences
-             if d.applies(case_id, tags)]
+                    source: dict | None = None, case_path: Path | None = None
+                    ) -> Divergence | None:
+    """The first divergence declared for ``case_id`` (loaded from ``case_path``) on ``planner``
+    whose code is ``source`` (:meth:`Manifest.names`; by id before by tag), from a manifest that
+    may declare that case (:meth:`Manifest.covers`)."""
+    found = [d for m in manifests if m.names(planner, source) and m.covers(case_path)
+             for d in m.divergences if d.applies(case_id, tags)]
     found.sort(key=lambda d: d.case is None)
     return found[0] if found else None

@@ -42,7 +42,7 @@ get_planner = _registry.get_planner
 no_driver_hint = _registry.no_driver_hint
 
 LOADED_CASES = pytest.StashKey[tuple]()
-"""``config.stash`` entry: (the case folders, the ids of every case loaded from them) of this
+"""``config.stash`` entry: (the case folders, {id: file} of every case loaded from them) of this
 process's collection, which :mod:`.profiles` reads instead of loading the corpus again."""
 
 
@@ -59,7 +59,7 @@ class CorpusFile(pytest.File):
         config = self.config
         dirs = [p.resolve() for p in config.getoption("cases")] or None
         cases, errors = load_corpus(dirs) if subjects.judges_corpus(config) else ([], [])
-        config.stash[LOADED_CASES] = (dirs, {case.id for case in cases})
+        config.stash[LOADED_CASES] = (dirs, {case.id: case.path for case in cases})
         wanted = set(config.getoption("case"))
         for error in errors:
             name = printable(f"{display_path(error.path)}@{error.json_path}[load]")

@@ -8,7 +8,8 @@ pytest options (registered through :mod:`conformance.plugin.hooks`'s ``pytest_pl
   always judged on all three. A difference only on elements a rule outside the profile decides is
   reported ``differs`` (a project rule) or ``not-wrapper``, neither a failure nor a pass.
 * ``--manifest PATH`` (repeatable): a known-divergence manifest kept outside the corpus; those in
-  each corpus's ``divergences/`` folder apply by themselves (:mod:`conformance.corpus.manifest`).
+  each corpus's ``divergences/`` folder apply by themselves (:mod:`conformance.corpus.manifest`),
+  each to its own folder's cases only (an ``--extra-cases`` folder never excuses the corpus's).
 * ``--no-manifests``: ignore every manifest (see each divergence as the failure it is).
 
 A result a manifest declares is ``declared`` when its observed outcome is one the manifest names;
@@ -138,7 +139,7 @@ class ProfileJudge:
             return  # the manifests name corpus cases: a run without that corpus checks none
         dirs, known = config.stash.get(LOADED_CASES, (None, None))  # every case, not the selected
         if known is None or (dirs or [DEFAULT_CASES_DIR]) != self.dirs:
-            known = {c.id for c in load_corpus(self.dirs)[0]}
+            known = {c.id: c.path for c in load_corpus(self.dirs)[0]}
         faults = self.faults + unknown_cases(self.manifests, known)
         parent = corpus[0].parent
         for fault in faults:
@@ -166,7 +167,7 @@ class ProfileJudge:
         report.conformance_observed = observed
         text = report.longreprtext if report.failed else ""
         divergence = find_divergence(self.manifests, planner, case.id, case.tags,
-                                     self.source(planner))
+                                     self.source(planner), case.path)
         if divergence is not None:
             where = f"{divergence.manifest.name} {divergence.json_path}"
             report.conformance_divergence = f"{where}: {divergence.describe()}"
