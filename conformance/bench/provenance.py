@@ -21,7 +21,9 @@ refusal deleted or reworded too), whose statistics changed after the loop, or wh
 (``its test failed: ...``). It runs at session end on every entry before pytest-benchmark writes or shows anything
 (:func:`pytest_sessionfinish`, which also refuses every entry when a watched name is rebound by
 then: a rebinding after the last loop's check), and in a pytest-xdist worker on each entry as it is
-sent (``report.user_properties``, key :data:`ENTRY_PROP`). What it does not see: a planner that
+sent (``report.user_properties``, key :data:`ENTRY_PROP`): the one entry a report carries to the
+controller (:func:`sent_entries`); one the planner put there is dropped and refuses its test's
+figure (:data:`ADDED`). What it does not see: a planner that
 rewrites this module's records on the heap (README "Benchmarks").
 """
 

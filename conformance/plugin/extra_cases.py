@@ -3,7 +3,8 @@
 ``--cases DIR`` replaces the offsets corpus (default: the packaged or checkout
 ``cases/<subject>/``); ``--extra-cases DIR`` (repeatable) adds DIR to whatever ``--cases``
 chose. Both load the same way: every ``*.json`` below DIR except schemas, and DIR's
-``divergences/`` manifests (``cases/<subject>/README.md``). A case id that is already in the
+``divergences/`` manifests (``cases/<subject>/README.md``), each of which declares only DIR's own
+cases (an added folder never excuses the corpus's failures: ``Manifest.scope``). A case id that is already in the
 corpus is a load fault of the later file, as between any two folders.
 
 Registered from :mod:`conformance.plugin.hooks` (``pytest_plugins``). The folders are folded into
