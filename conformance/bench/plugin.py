@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from conformance.bench import clocks  # noqa: F401  (binds the clocks before any planner import)
-from conformance.bench import provenance
+from conformance.bench import output_paths, provenance
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_BS = (0, 1, 8, 64, 512, 1024, 4096)
@@ -300,19 +300,9 @@ def pytest_benchmark_group_stats(config, benchmarks, group_by):
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the results gatherer and the provenance record.
-
-    Raises:
-        pytest.UsageError: ``--bench-report`` or ``--benchmark-json`` lies in committed evidence
-            (:func:`conformance.paths.evidence_fault`, as ``python -m conformance bench`` says).
-    """
-    from conformance.paths import evidence_fault
-
-    for option, name in (("--bench-report", "bench_report"), ("--benchmark-json", "benchmark_json")):
-        path = config.getoption(name, None)
-        fault = evidence_fault(option, Path(path)) if isinstance(path, (str, Path)) else None
-        if fault:
-            raise pytest.UsageError(fault)
+    """Register the results gatherer and the provenance record, once the output paths are checked
+    (:func:`conformance.bench.output_paths.check`: raises ``pytest.UsageError``)."""
+    output_paths.check(config)
     config.pluginmanager.register(BenchResults(config), "conformance-bench-results")
     if not config.pluginmanager.is_registered(provenance):
         config.pluginmanager.register(provenance, "conformance-bench-provenance")
