@@ -68,6 +68,8 @@ def test_zero_d_is_a_project_rule(tmp_path):
     assert zero_d["observed"] == "fail" and zero_d["pins"] == "project"
     assert zero_d["message"].startswith("differs from project rule")
     assert "IndexError" in zero_d["message"]
+    judged = proc.stdout.split("judged, not failed (1: ", 1)[1].splitlines()  # named, not counted
+    assert judged[1] == f"  differs: err-not-1d-req-pool-indices-0d[{PLANTED}:zero_d_index_error]"
     proc, _ = run_pytest(tmp_path, *args, "--profile", "project")
     assert proc.returncode == 1
     assert statuses(tmp_path)["err-not-1d-req-pool-indices-0d"] == "fail"
@@ -222,6 +224,8 @@ def test_judged_statuses_travel_through_pytest_xdist(tmp_path):
                                   "spec7-decode-seed": "pass"}
     last = proc.stdout.strip().splitlines()[-1]  # pytest orders its counts as it met them
     assert all(part in last for part in ("1 passed", "1 differs", "1 declared")), last
+    assert f"  differs: hazard-prefix-past-row[{PLANTED}:reads_past_row]\n" in proc.stdout
+    assert "declared: hazard" not in proc.stdout  # a declared divergence is not listed there
 
 
 @pytest.mark.slow  # two whole runs, about 20 s on 2 cores (tests/test_element_verdicts.py keeps the rule in the default run)

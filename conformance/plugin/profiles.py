@@ -43,6 +43,7 @@ from pathlib import Path
 import pytest
 
 from conformance.corpus.loader import load_corpus
+from conformance.corpus.text import terminal_text
 from conformance.corpus.manifest import (FAULT_DETECTORS, find_divergence, load_manifests,
                                          unknown_cases)
 from conformance.engine.verdict import DEFAULT_PROFILE, PROFILES, VerdictData, status_of
@@ -233,6 +234,21 @@ class ProfileJudge:
             "out_of_contract": meta.get("out_of_contract", []), "subject": props.get("subject"),
             "verdict": json.loads(getattr(report, "conformance_verdict", None) or "null")}
 
+    def _judged_lines(self, tr, most: int = 10) -> None:
+        """Name the results judged, not failed (:data:`DIFFERS`'s statuses), up to ``most`` of
+        them: the counts line says only how many."""
+        judged = sorted((r["status"], r["case"], r["planner"]) for r in self.results.values()
+                        if r["status"] in DIFFERS.values())
+        if not judged:
+            return
+        tr.write_line(f"judged, not failed ({len(judged)}: every difference is a project rule's "
+                      f"or the wrapper's, which --profile {self.profile} does not judge):")
+        for status, case, planner in judged[:most]:
+            tr.write_line(f"  {status}: {terminal_text(case)}[{terminal_text(planner)}]")
+        if len(judged) > most:
+            tr.write_line(f"  and {len(judged) - most} more: python -m conformance report "
+                          f"--format text lists them")
+
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config) -> None:
         if hasattr(config, "workerinput") or not self.results:
             return
@@ -251,6 +267,7 @@ class ProfileJudge:
                               f"{len(m.divergences)} declared divergence(s)")
         if config.getoption("no_manifests"):
             tr.write_line("manifests: none applied (--no-manifests)")
+        self._judged_lines(tr)
         model = divergence_profile.profile(list(self.results.values()))
         if not divergence_profile.reached(model):
             tr.write_line("divergence profile: no case of this run reached a situation of spec §6")
