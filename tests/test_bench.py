@@ -391,3 +391,6 @@ def test_no_external_planner_means_no_reference_ratio():
     triton = next(b for b in both if b["params"].get("planner") == "triton")
     assert triton["extra_info"]["ratio_to_reference"] == 0.5
     assert triton["extra_info"]["reference_planner"] == "mine.kernels:launch"
+    mine = next(b for b in both if b["params"].get("planner") == "mine.kernels:launch")
+    assert mine["extra_info"]["ratio_to_reference"] is None  # 1 against itself says nothing
+    assert mine["extra_info"]["reference_planner"] is None

@@ -11,7 +11,7 @@ its mode, same run), ``chain_name`` and ``ratio_to_chain`` (p50 / the framework'
 same floor mode, bs and workload; none for varying-bs), ``ratio_to_python`` (p50 / the ``python``
 planner's p50 at the same mode, bs, scenario and workload) and ``reference_planner`` /
 ``ratio_to_reference`` (the same against the run's one ``module:attr`` planner, upstream's
-launcher, say), None where the other figure is missing. The report reads these fields; it computes no ratio.
+launcher, say), None where the other figure is missing and on that planner's own rows. The report reads these fields; it computes no ratio.
 A refused figure (:mod:`conformance.bench.refusal`) gets no ratio, is no other's denominator, and
 its row reads ``refused: <reason>`` (:func:`render`: ``refused (N)``, the reason in note N). With repeats (:mod:`conformance.reporting.bench_repeats`)
 every ratio is taken within one repeat (its own floors and python figures), and :func:`rows`
@@ -95,7 +95,8 @@ def _annotate(benches: list[dict]) -> list[dict]:
         chain = None
         if chain_name and case[2] != "varying-bs":
             chain = chains.get((chain_name, FLOOR_MODE.get(mode), params.get("bs"), case[3]))
-        py, ext = python.get(case), upstream.get(case)
+        py = python.get(case)
+        ext = None if params["planner"] == reference else upstream.get(case)  # not against itself
         extra.update({
             "p50_us": _sig(us),
             "floor_name": f"{name} ({FLOOR_MODE.get(mode)})",
