@@ -16,6 +16,7 @@ from conformance.engine.outside import outside_proof
 from conformance.engine.verdict import KEPT, Difference, VerdictData, status_of
 from conformance.corpus.corpus_subject import CASES_DIR as DEFAULT_CASES_DIR
 from conformance.reporting import divergence_profile
+from conformance.reporting.results_format import load_results
 from tests.subproc import REPO, run_pytest
 
 PLANTED = "tests.planted.divergent_planners"
@@ -95,7 +96,7 @@ def test_reading_outside_the_table_is_never_a_project_rule(tmp_path):
     # results; on the terminal the cell wraps within 120 columns: its words are there in order)
     doc = json.loads((tmp_path / "results.json").read_text())
     cell = {r["key"]: r["cells"] for r in divergence_profile.profile(doc["results"])["rows"]}
-    said = "gives another seed x1, reads out of bounds x1"
+    said = "reads past the row x1, reads out of bounds x1"
     assert cell["past-row"][f"{PLANTED}:reads_past_row"] == said
     table = proc.stdout.split("divergence profile (", 1)[1].split("\n=")[0]
     assert max(map(len, table.splitlines())) <= 120  # the table wraps; a rerun command never
@@ -301,6 +302,40 @@ def test_an_out_of_table_seed_that_proves_no_read_is_not_called_one():
     assert behaviour(outside, row) == "reads out of bounds"
 
 
+def test_a_seed_past_the_row_is_called_upstreams_read_only_when_it_is_that_value(tmp_path):
+    """Spec section 6, past-row: upstream's kernel reads the flat table past the row. A planner
+    whose seed there is that element (``reads_past_row``) does as upstream does; one whose seed
+    is another element of the same row (``seed_inside_row``) gives another seed, and the profile
+    must not say it read past the row (the value does not show that)."""
+    planners = [f"{PLANTED}:reads_past_row", f"{PLANTED}:seed_inside_row"]
+    proc, _ = run_pytest(tmp_path, *[a for p in planners for a in ("--planner", p)],
+                         "--no-isolate", *cases_args("hazard-prefix-past-row"))
+    assert proc.returncode == 0, proc.stdout[-3000:]  # differs: a project rule decides the seed
+    doc = load_results(tmp_path / "results.json")
+    words = {r["planner"]: r["verdict"]["situations"] for r in doc["results"]}
+    assert words == {planners[0]: {"past-row": "upstream"}, planners[1]: {"past-row": "other"}}
+    row = next(r for r in divergence_profile.profile(doc["results"])["rows"]
+               if r["key"] == "past-row")
+    assert row["cells"] == {planners[0]: "reads past the row x1",
+                            planners[1]: "gives another seed x1"}
+
+
+def test_upstreams_seed_past_the_row_goes_through_the_lut_with_its_index_clamped():
+    """The value the rules expect of upstream where a request is past its row (element_rules'
+    ``upstream``): the flat table element, then the LUT at min(slot, lut_len - 1); none where the
+    flat read lands past the table."""
+    from impls.offsets_planner.harness.element_rules import _upstream_seed
+    from impls.offsets_planner.harness.hazards import LutValues, TableValues
+
+    table = TableValues({"generator": "explicit", "values": [[1, 2], [3, 9], [5, -4]]})
+    lut = LutValues({"generator": "explicit", "values": [10, 11, 12, 13, 14]})
+    assert _upstream_seed(0, 3, table, None) == 3  # row 0, position 2: row 1's first element
+    assert _upstream_seed(0, 3, table, lut) == 13
+    assert _upstream_seed(1, 3, table, lut) == 14  # slot 9 past the LUT: index clamped to 4
+    assert _upstream_seed(1, 4, table, lut) == -4  # a negative slot passes untranslated
+    assert _upstream_seed(2, 3, table, lut) is None  # past the table: only the engine can tell
+
+
 def test_a_seed_other_than_the_clamped_one_is_not_called_a_missing_clamp():
     """A planner that reads the wrong slot (column prefix, not prefix - 1) on a request whose
     slot is past the LUT gives another seed there; whether it clamps is not what the value shows
@@ -323,7 +358,7 @@ def test_a_raise_is_credited_only_to_the_one_row_its_step_shows(tmp_path):
     case never reached it)."""
     proc, _ = run_pytest(tmp_path, "--planner", f"{PLANTED}:raises_past_row",
                          *cases_args("hazard-prefix-past-row", "width-num-valid-wrap"))
-    doc = json.loads((tmp_path / "results.json").read_text())
+    doc = load_results(tmp_path / "results.json")  # the schema knows every word
     by_case = {r["case"]: r for r in doc["results"]}
     assert proc.returncode == 1, proc.stdout[-3000:]
     assert by_case["width-num-valid-wrap"]["out_of_contract"] == ["past-row", "num-valid-wrap"]

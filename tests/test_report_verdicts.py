@@ -282,5 +282,5 @@ def test_a_run_that_reaches_a_situation_keeps_the_divergence_table():
     assert 'id="no-divergence"' not in html and "No case of this run" not in markdown
     past_row = next(line for line in markdown.splitlines() if "prefix_lens[r] - 1" in line)
     cells = [c.strip() for c in past_row.strip("|").split("|")]
-    assert cells[2:] == ["gives another seed x1", "clamps x1"]  # PAST_ROW, SEED: by name
+    assert cells[2:] == ["reads past the row x1", "clamps x1"]  # PAST_ROW, SEED: by name
     assert html.count("<tr>") == 1 + 8  # the header and every situation of spec section 6

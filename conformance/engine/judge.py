@@ -72,6 +72,7 @@ class _Judging:
         # (step, field, index) -> what differed there, in any run (with an access outside a
         # tensor seen: "outside"): every difference, the ones past verdict.KEPT too
         self.at_element: dict[tuple, set[str]] = {}
+        self.got_at: dict[tuple, set] = {}  # (step, field, index) -> the values seen there
 
     def add(self, at: tuple[int, int], diff: Difference, text: str | None) -> None:
         """Record ``diff`` at (run index, step); ``text`` goes into the report when ``at`` is the
@@ -79,6 +80,8 @@ class _Judging:
         self.data.add(diff)
         self.at_element.setdefault((diff.step, diff.field, diff.index), set()).add(
             "outside" if diff.evidence else diff.what)
+        if diff.what == "value" and diff.index is not None:
+            self.got_at.setdefault((diff.step, diff.field, diff.index), set()).add(diff.got)
         if self.first is None:
             self.first = at
         if at == self.first:
@@ -188,7 +191,8 @@ def _judge_launcher(case: Case, seen: Observation, judging: _Judging) -> None:
             error_ok[k] = error_ok.get(k, True) and judging.data.count == differences
     judging.data.error_steps = [{"step": k, "id": case.steps[k].error["id"], "ok": ok}
                                 for k, ok in sorted(error_ok.items())]
-    credit_situations(judging.data.situations, judging.at_element, rules_per_step)
+    credit_situations(judging.data.situations, judging.at_element, rules_per_step,
+                      judging.got_at)
 
 
 def judge(case: Case, observation: Observation, target_name: str, device) -> VerdictData:

@@ -2,7 +2,9 @@
 from every difference the judge saw at those elements in any run (not only the verdict's kept
 ones): ``rule`` (as the row's rule says), ``raised``, ``raised-shared`` (a raise on a step that
 shows other rows too: which one it raised on cannot be told, but it raised where this one shows),
-``outside`` (an access outside a tensor), ``never-written``, or ``other``; for the 0-d rule,
+``outside`` (an access outside a tensor), ``never-written``, ``upstream`` (every differing element
+holds the value upstream's kernel gives there: :attr:`StepRules.upstream`), or ``other``; for the
+0-d rule,
 ``no-error``, ``rule`` or ``other``. The words
 land in :attr:`conformance.engine.verdict.VerdictData.situations` (row key -> word), which the
 reports read.
@@ -17,10 +19,12 @@ StepRules = _element_rules.StepRules
 
 
 def credit_situations(situations: dict[str, str], at_element: dict[tuple, set[str]],
-                      rules_per_step: list[StepRules]) -> None:
+                      rules_per_step: list[StepRules],
+                      got_at: dict[tuple, set] | None = None) -> None:
     """Credit each row that a step of the case shows (``rules_per_step``: each step's rules) in
     ``situations``, from ``at_element`` ((step, field, index) -> what differed there, in any run;
-    ``outside`` for an access outside a tensor). A raise on a step where that row alone shows is
+    ``outside`` for an access outside a tensor) and ``got_at`` (the same keys -> every value seen
+    there where it was another value). A raise on a step where that row alone shows is
     ``raised``; on a step that reaches several rows, ``raised-shared`` for each (which one the
     planner raised on cannot be told, but none of them was simply not reached)."""
     errors = {step: what for (step, _, _), whats in at_element.items()
@@ -41,11 +45,25 @@ def credit_situations(situations: dict[str, str], at_element: dict[tuple, set[st
             elif "never-written" in seen:
                 word = "never-written"
             elif seen:
-                word = "other"
+                word = "upstream" if _as_upstream(k, where, at_element, got_at or {},
+                                                  rules.upstream) else "other"
             _credit(situations, row, word)
 
 
+def _as_upstream(k: int, where, at_element: dict, got_at: dict, upstream: dict) -> bool:
+    """Whether every element of ``where`` that differed on step ``k`` differed only in value, and
+    every value seen there is upstream's (``upstream``: (field, index) -> value)."""
+    differed = [(name, index) for name, index in where if (k, name, index) in at_element]
+    return bool(differed) and all(
+        at_element[(k, name, index)] == {"value"} and (name, index) in upstream
+        and {int(v) for v in got_at.get((k, name, index), ())} == {upstream[(name, index)]}
+        for name, index in differed)
+
+
 def _credit(situations: dict[str, str], row: str, word: str) -> None:
-    """Keep the most telling word seen for ``row``: any deviation over ``rule``."""
-    if situations.get(row) in (None, "rule"):
+    """Keep the most telling word seen for ``row``: any deviation over ``rule``, and any other
+    deviation over ``upstream`` (upstream's value on one step, another on a later one, is not
+    upstream's behaviour)."""
+    if situations.get(row) in (None, "rule") or (
+            situations.get(row) == "upstream" and word not in ("rule", "upstream")):
         situations[row] = word

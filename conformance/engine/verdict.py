@@ -103,7 +103,8 @@ class VerdictData:
             the planner raised exactly it in every run with no other difference on that step (it
             wrote nothing, modified no input: spec section 4's checks come before any write).
         situations: {section-6 row key: what the planner did on the elements where that situation
-            shows: ``rule`` (as the project's rule, no difference there), ``other`` (another value),
+            shows: ``rule`` (as the project's rule, no difference there), ``upstream`` (upstream's
+            kernel's value, where spec section 6 says it), ``other`` (another value),
             ``never-written``, ``outside`` (an access outside a tensor seen there), ``raised``,
             ``raised-shared`` (raised on a step that shows other rows too)}.
         outside: the first proof of an access outside a tensor, or None.

@@ -45,7 +45,8 @@ def behaviour(result: dict, row: Row) -> str | None:
             return WHOLE_CASE[observed]
         return None
     word = verdict.get("situations", {}).get(row.key)
-    return {"rule": row.project, "other": row.other, "outside": "reads out of bounds",
+    return {"rule": row.project, "upstream": row.upstream, "other": row.other,
+            "outside": "reads out of bounds",
             "never-written": "leaves it unwritten", "raised": "raises",
             "raised-shared": "raises (on a step with other situations)",
             "no-error": "raises no error", None: None}[word]

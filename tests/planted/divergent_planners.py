@@ -71,6 +71,23 @@ def reads_past_row(**kwargs) -> None:
             seeds[r] = int(allocation[min(flat, allocation.numel() - 1)])
 
 
+def seed_inside_row(**kwargs) -> None:
+    """The pure-Python plan, with the seed of a request whose ``prefix_lens[r] - 1`` lies past its
+    row read one column before the clamped position (``max_seq_len - 2``), inside the row: another
+    seed, neither this project's clamp nor upstream's flat read past the row (no LUT)."""
+    python_launch(**kwargs)
+    table = kwargs["req_to_token"]
+    if table.dim() != 2 or kwargs["full_to_swa_index_mapping"] is not None:
+        return
+    rows, cols = table.shape
+    seeds = kwargs["out_write_seed_slot_indices"]
+    triples = zip(kwargs["req_pool_indices"].tolist(), kwargs["prefix_lens"].tolist(),
+                  kwargs["extend_seq_lens"].tolist())
+    for r, (row, prefix, extend) in enumerate(triples):
+        if row != 0 and 0 <= row < rows and extend > 0 and cols > 1 and prefix - 1 >= cols:
+            seeds[r] = int(table[row, cols - 2])
+
+
 def no_seed_past_row(**kwargs) -> None:
     """The pure-Python plan, with seed -1 for every active request whose ``prefix - 1`` lies
     past its row of a 2-D table (no LUT)."""

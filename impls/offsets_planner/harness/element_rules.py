@@ -32,9 +32,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from conformance.corpus.arrays import evaluate
-from conformance.corpus.generators import DEFAULT_TABLE, lut_len
+from conformance.corpus.generators import DEFAULT_TABLE
 from conformance.corpus.rule_kinds import CONTRACT, WRAPPER  # noqa: F401 - CONTRACT: the judge reads it here
-from impls.offsets_planner.harness.hazards import INT64_MIN, TableValues
+from impls.offsets_planner.harness.hazards import INT64_MIN, LutValues, TableValues
 from impls.offsets_planner import contract as _contract
 
 OUTPUT_NAMES = _contract.OUTPUT_NAMES
@@ -105,11 +105,18 @@ class StepRules:
             ``wrapper`` or :data:`ZERO_D`.
         shows: {section-6 row key: [(output name, tensor index), ...]}: where the step reaches each
             situation, the elements on which a planner's behaviour there shows.
+        upstream: {(output name, tensor index): value} where a project rule decides and spec
+            section 6 says what upstream's Triton kernel gives instead, from the case's values:
+            the seed of a request past its row whose flat read (``rpi * max_seq_len + prefix -
+            1``, then the LUT, its index clamped) lands inside the table. A planner that gives
+            exactly that does as upstream does (the divergence profile says so); elsewhere, as
+            a read on the last row past the table, only the engine can tell what was read.
     """
 
     elements: dict[str, dict[int, str]] = field(default_factory=dict)
     error: str = CONTRACT
     shows: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    upstream: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def rule(self, name: str, index: int) -> str:
         """The rule that decides element ``index`` of output ``name``."""
@@ -132,8 +139,21 @@ class StepRules:
                 "shows": {row: [list(e) for e in where] for row, where in self.shows.items()}}
 
 
+def _upstream_seed(rpi: int, prefix: int, table: TableValues, lut: LutValues | None) -> int | None:
+    """The seed upstream's Triton kernel gives a request past its row (spec section 6: the flat
+    table read at ``rpi * max_seq_len + prefix - 1``; a slot of 0 or more through the LUT with its
+    index clamped to ``lut_len - 1``), or None where that read lands past the table."""
+    row, pos = divmod(rpi * table.cols + prefix - 1, table.cols)
+    if row >= table.rows:
+        return None
+    slot = table[row, pos]
+    if lut is None or slot < 0 or lut.len == 0:
+        return slot
+    return lut[min(slot, lut.len - 1)]
+
+
 def _request_rules(rules: StepRules, r: int, values: tuple[int, int, int], bs: int, window: int,
-                   table: TableValues, lut_length: int | None) -> int:
+                   table: TableValues, lut: LutValues | None) -> int:
     """Record what request ``r`` reaches; return its verify length as the project computes it."""
     rpi, prefix, extend = values
     if rpi == 0:  # a padding row: verify 0, write 0, seed -1, nothing read (contract)
@@ -161,15 +181,17 @@ def _request_rules(rules: StepRules, r: int, values: tuple[int, int, int], bs: i
         return max(prefix - start, 0)
     if prefix - 1 >= cols:
         rules.decide("past-row", SEEDS, r)
-    if lut_length is not None and cols > 0:
+        if cols > 0 and (seed := _upstream_seed(rpi, prefix, table, lut)) is not None:
+            rules.upstream[(SEEDS, r)] = seed
+    if lut is not None and cols > 0:
         slot = table[rpi, min(prefix - 1, cols - 1)]
-        if slot >= lut_length:
+        if slot >= lut.len:
             rules.decide("lut-clamp", SEEDS, r)
     return max(prefix - start, 0)
 
 
 def _step_rules(step, bs: int, capacity: int, verify_capacity: int, table: TableValues,
-                lut_length: int | None) -> StepRules:
+                lut: LutValues | None) -> StepRules:
     rules = StepRules()
     if any(o.get("shape") == [] for o in step.overrides):
         rules.error = ZERO_D
@@ -182,7 +204,7 @@ def _step_rules(step, bs: int, capacity: int, verify_capacity: int, table: Table
     window = step.inputs.get(SWA_WINDOW_NAME, 0)
     total = 0
     for r, values in enumerate(zip(*columns)):
-        total += _request_rules(rules, r, values, bs, window, table, lut_length)
+        total += _request_rules(rules, r, values, bs, window, table, lut)
     for j in range(bs + 1, capacity + 1):  # untouched: section 5's "nothing else is written"
         rules.show("write-offsets-past-bs", WRITE_OFFSETS, j)
     if min(total, verify_capacity) >= INT32_WRAP:  # the int32 wrap is section 5's: contract
@@ -201,15 +223,17 @@ def case_rules(case) -> list[StepRules]:
     if case.entry != "launcher":
         return [StepRules()]
     table = TableValues(case.inputs.get(TABLE_NAME) or DEFAULT_TABLE)
-    lut = case.inputs.get("lut")
-    lut_length = None if lut is None else lut_len(lut)
+    spec = case.inputs.get("lut")
+    lut = None if spec is None else LutValues(spec)
     capacity = case.write_req_capacity
     out = []
     for step in case.steps:
         table.change(step.inputs.get("req_to_token_set", ()))  # in place, before this step
+        if lut is not None:
+            lut.change(step.inputs.get("lut_set", ()))
         # a case that names no capacity gets 2^20 (conformance/engine/inputs.py): never >= 2^31
         verify_capacity = step.inputs.get(VERIFY_CAPACITY_NAME, 0)
-        out.append(_step_rules(step, step.bs, capacity, verify_capacity, table, lut_length))
+        out.append(_step_rules(step, step.bs, capacity, verify_capacity, table, lut))
     return out
 
 

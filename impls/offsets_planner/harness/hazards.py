@@ -83,7 +83,7 @@ class Finding:
     detail: str
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=2)  # a permuted table and a permuted LUT
 def _permuted(seed: int, n: int) -> np.ndarray:
     """The permuted table's flat values (int64 [n], 8 bytes an element: one at a time is kept)."""
     return permutation(seed, n)
@@ -114,6 +114,34 @@ class TableValues:
         if kind == "permuted":
             return int(_permuted(self.spec["seed"], self.rows * self.cols)[row * self.cols + pos])
         return self.spec["values"][row][pos]
+
+
+class LutValues:
+    """The values of a LUT spec (``conformance/corpus/generators.py``: ``identity``, ``shift``,
+    ``permutation``, ``explicit``) one entry at a time, without building the LUT; ``set`` and later
+    per-step changes (``lut_set``) applied."""
+
+    def __init__(self, spec: dict) -> None:
+        self.spec, self.len = spec, lut_len(spec)
+        self.changed: dict[int, int] = {}
+        self.change(spec.get("set", ()))
+
+    def change(self, entries) -> None:
+        """Apply ``[[index, value], ...]`` (a ``set`` or a step's ``lut_set``)."""
+        for index, value in entries:
+            self.changed[index] = value
+
+    def __getitem__(self, index: int) -> int:
+        if index in self.changed:
+            return self.changed[index]
+        kind = self.spec["generator"]
+        if kind == "identity":
+            return index
+        if kind == "shift":
+            return index + int(self.spec["shift"])
+        if kind == "permutation":
+            return int(_permuted(self.spec["seed"], self.len)[index])
+        return self.spec["values"][index]
 
 
 def _request_findings(r: int, rpi: int, prefix: int, extend: int, window: int,
