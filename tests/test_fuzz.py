@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +26,7 @@ from conformance.robustness.random_plans import random_plan, verify_total
 from conformance.robustness.progress import Progress
 from conformance.robustness.shrink import shrink
 from impls.offsets_planner.constants import PLAN_BS_BLOCK_SIZE
-from tests.subproc import run_pytest
+from tests.subproc import REPO, run_pytest
 
 PLANTED = "tests.planted.fuzz_planners:planted"
 
@@ -160,3 +165,62 @@ def test_check_plans_reports_the_divergent_plans_of_a_chunk():
     assert [index for index, _ in checked] == [0, 1, 2]
     assert [sorted(failures) for _, failures in checked] == [[], [PLANTED], []]
     assert "out_write_seed_slot_indices: 1 element(s) differ" in checked[1][1][PLANTED]
+
+
+def _fuzz_run(tmp_path: Path, planner: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--planner", planner,
+                           "--no-progress", "--max-found", "0", "--out", str(tmp_path / "found"),
+                           *args], cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow  # four fuzz runs of 120 plans, about 60 s on 2 cores
+@pytest.mark.parametrize("isolate", [[], ["--isolate"]])
+def test_jobs_find_what_one_process_finds(tmp_path, isolate):
+    """``--jobs 2`` (conformance/robustness/fuzz_jobs.py) counts the same divergences as one
+    process, plan for plan: its chunks come back in order, the late records of each job's
+    workers included."""
+    counts = []
+    for jobs in ("1", "2"):
+        proc = _fuzz_run(tmp_path / jobs, PLANTED, "--n", "120", "--seed", "3", "--jobs", jobs,
+                         *isolate)
+        found = re.search(r"divergences: \S+ \(external\) (\d+);", proc.stdout)
+        assert proc.returncode in (0, 1) and found, proc.stdout + proc.stderr[-3000:]
+        counts.append((proc.returncode, int(found.group(1))))
+    assert counts[0] == counts[1] and counts[0][1] > 0, counts
+
+
+def _spawned_children(pid: int) -> list[int]:
+    """The children of ``pid`` that multiprocessing's ``spawn`` started (fuzz's job processes)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"spawn_main" in cmdline:
+            out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.slow  # a fuzz run over two jobs, about 15 s on 2 cores
+def test_a_job_process_that_dies_is_an_error_not_a_hang_or_a_green_run(tmp_path):
+    """A job process of ``--jobs 2`` killed mid-run (SIGKILL, from outside: the OOM killer, say)
+    makes the run exit 2 with the reason, never 0 and never a wait for a reply that cannot come
+    (conformance/robustness/fuzz_jobs.py)."""
+    proc = subprocess.Popen([sys.executable, "-m", "conformance", "fuzz", "--planner", "python",
+                             "--n", "100000", "--jobs", "2", "--no-progress",
+                             "--out", str(tmp_path / "found")],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(jobs := _spawned_children(proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(jobs) == 2, jobs
+        time.sleep(3)  # both at work
+        os.kill(jobs[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 2, out + err[-3000:]
+    assert "a job's process ended (exit code -9) before it replied" in err

@@ -40,3 +40,4 @@ def poisons_the_golden(**kwargs) -> None:
 
 a_planted_planner_whose_name_is_long_enough_to_push_an_id_past_its_limit = planted
 """:func:`planted` under a name that, with its module, is 100 characters long."""
+
