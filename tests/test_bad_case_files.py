@@ -184,6 +184,17 @@ def test_the_cases_command_lists_the_rest_and_the_faults(bad_dir: Path):
         assert want in out
 
 
+def _only_fault(tmp_path: Path, change) -> tuple[str, str]:
+    """(JSON path, message) of the one load fault of :data:`GOOD` after ``change``."""
+    doc = copy.deepcopy(GOOD)
+    change(doc)
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    cases, errors = load_corpus([tmp_path])
+    assert cases == []
+    [error] = errors
+    return error.json_path, error.message
+
+
 @pytest.mark.parametrize(("change", "path", "message"), [
     ({"tags": ["hazard\n"]}, "$.tags[0]", "unknown tag 'hazard\\n' (did you mean 'hazard'?): the "
                                           "tags are declared in "
@@ -268,13 +279,7 @@ def test_a_value_of_the_wrong_type_names_the_field_what_it_must_be_and_what_it_i
         tmp_path: Path, change, path, message):
     """A value of the wrong JSON type is said in the case author's terms (the field, what it must
     be, what the file holds), not as jsonschema's "'10,2' is not of type 'array'"."""
-    doc = copy.deepcopy(GOOD)
-    change(doc)
-    (tmp_path / "c.json").write_text(json.dumps(doc))
-    cases, errors = load_corpus([tmp_path])
-    assert cases == []
-    [error] = errors
-    assert (error.json_path, error.message) == (path, message)
+    assert _only_fault(tmp_path, change) == (path, message)
 
 
 @pytest.mark.parametrize(("change", "path", "message"), [
@@ -294,13 +299,7 @@ def test_an_unknown_key_names_the_keys_allowed_and_the_one_meant(tmp_path: Path,
                                                                  message):
     """A misspelt key (``expected`` for ``expect``, ``length`` for a LUT's ``len``) is refused
     with the keys the schema allows at that place, and the closest one when there is one."""
-    doc = copy.deepcopy(GOOD)
-    change(doc)
-    (tmp_path / "c.json").write_text(json.dumps(doc))
-    cases, errors = load_corpus([tmp_path])
-    assert cases == []
-    [error] = errors
-    assert (error.json_path, error.message) == (path, message)
+    assert _only_fault(tmp_path, change) == (path, message)
 
 
 @pytest.mark.parametrize(("change", "path", "message"), [
@@ -320,10 +319,4 @@ def test_a_misspelt_required_key_names_the_key_meant(tmp_path: Path, change, pat
     """A required key misspelt (``out_write_seed_slot_indice``) is reported by jsonschema as the
     missing one; the message also names the misspelt key given in its place, and says nothing
     more where no key given is close to the missing one."""
-    doc = copy.deepcopy(GOOD)
-    change(doc)
-    (tmp_path / "c.json").write_text(json.dumps(doc))
-    cases, errors = load_corpus([tmp_path])
-    assert cases == []
-    [error] = errors
-    assert (error.json_path, error.message) == (path, message)
+    assert _only_fault(tmp_path, change) == (path, message)

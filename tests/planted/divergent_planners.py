@@ -58,17 +58,25 @@ def reads_past_row(**kwargs) -> None:
     table = kwargs["req_to_token"]
     if table.dim() != 2 or kwargs["full_to_swa_index_mapping"] is not None:
         return
-    rows, cols = table.shape
+    cols = table.shape[1]
     storage = table.untyped_storage()
     allocation = torch.empty(0, dtype=table.dtype, device=table.device).set_(
         storage, 0, (storage.nbytes() // table.element_size(),))
     seeds = kwargs["out_write_seed_slot_indices"]
+    for r, row, prefix in past_row_requests(kwargs):
+        flat = table.storage_offset() + row * cols + prefix - 1
+        seeds[r] = int(allocation[min(flat, allocation.numel() - 1)])
+
+
+def past_row_requests(kwargs: dict):
+    """(r, row, prefix) of each request of a launch whose seed position ``prefix - 1`` lies past
+    its row of a 2-D table: active, its row inside the table, extend > 0, at least one column."""
+    rows, cols = kwargs["req_to_token"].shape
     triples = zip(kwargs["req_pool_indices"].tolist(), kwargs["prefix_lens"].tolist(),
                   kwargs["extend_seq_lens"].tolist())
     for r, (row, prefix, extend) in enumerate(triples):
         if row != 0 and 0 <= row < rows and extend > 0 and cols > 0 and prefix - 1 >= cols:
-            flat = table.storage_offset() + row * cols + prefix - 1
-            seeds[r] = int(allocation[min(flat, allocation.numel() - 1)])
+            yield r, row, prefix
 
 
 def seed_inside_row(**kwargs) -> None:
@@ -79,12 +87,10 @@ def seed_inside_row(**kwargs) -> None:
     table = kwargs["req_to_token"]
     if table.dim() != 2 or kwargs["full_to_swa_index_mapping"] is not None:
         return
-    rows, cols = table.shape
+    cols = table.shape[1]
     seeds = kwargs["out_write_seed_slot_indices"]
-    triples = zip(kwargs["req_pool_indices"].tolist(), kwargs["prefix_lens"].tolist(),
-                  kwargs["extend_seq_lens"].tolist())
-    for r, (row, prefix, extend) in enumerate(triples):
-        if row != 0 and 0 <= row < rows and extend > 0 and cols > 1 and prefix - 1 >= cols:
+    for r, row, _ in past_row_requests(kwargs):
+        if cols > 1:
             seeds[r] = int(table[row, cols - 2])
 
 
