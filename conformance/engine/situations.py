@@ -3,8 +3,8 @@ from every difference the judge saw at those elements in any run (not only the v
 ones): ``rule`` (as the row's rule says), ``raised``, ``raised-shared`` (a raise on a step that
 shows other rows too: which one it raised on cannot be told, but it raised where this one shows),
 ``outside`` (an access outside a tensor), ``never-written``, ``upstream`` (every differing element
-holds the value upstream's kernel gives there: :attr:`StepRules.upstream`), or ``other``; for the
-0-d rule,
+holds the value upstream's kernel gives there, :attr:`StepRules.upstream`, and is decided by that
+row), or ``other``; for the 0-d rule,
 ``no-error``, ``rule`` or ``other``. The words
 land in :attr:`conformance.engine.verdict.VerdictData.situations` (row key -> word), which the
 reports read.
@@ -45,18 +45,23 @@ def credit_situations(situations: dict[str, str], at_element: dict[tuple, set[st
             elif "never-written" in seen:
                 word = "never-written"
             elif seen:
-                word = "upstream" if _as_upstream(k, where, at_element, got_at or {},
-                                                  rules.upstream) else "other"
+                word = "upstream" if _as_upstream(k, row, where, at_element, got_at or {},
+                                                  rules) else "other"
             _credit(situations, row, word)
 
 
-def _as_upstream(k: int, where, at_element: dict, got_at: dict, upstream: dict) -> bool:
-    """Whether every element of ``where`` that differed on step ``k`` differed only in value, and
-    every value seen there is upstream's (``upstream``: (field, index) -> value)."""
+def _as_upstream(k: int, row: str, where, at_element: dict, got_at: dict,
+                 rules: StepRules) -> bool:
+    """Whether every element of ``where`` that differed on step ``k`` differed only in value, is
+    decided by ``row`` itself, and every value seen there is upstream's (``rules.upstream``:
+    (field, index) -> value). Upstream's value is that of the row that decides the element (the
+    flat read past the row): a seed that also shows another row (a past-row seed whose clamped
+    slot is past the LUT shows ``lut-clamp`` too) says nothing of upstream's behaviour there."""
     differed = [(name, index) for name, index in where if (k, name, index) in at_element]
     return bool(differed) and all(
-        at_element[(k, name, index)] == {"value"} and (name, index) in upstream
-        and {int(v) for v in got_at.get((k, name, index), ())} == {upstream[(name, index)]}
+        at_element[(k, name, index)] == {"value"} and (name, index) in rules.upstream
+        and rules.rule(name, index) == row
+        and {int(v) for v in got_at.get((k, name, index), ())} == {rules.upstream[(name, index)]}
         for name, index in differed)
 
 

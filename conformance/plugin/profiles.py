@@ -42,8 +42,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.corpus.case_file import printable
 from conformance.corpus.loader import load_corpus
-from conformance.corpus.text import terminal_text
 from conformance.corpus.manifest import (FAULT_DETECTORS, find_divergence, load_manifests,
                                          unknown_cases)
 from conformance.engine.verdict import DEFAULT_PROFILE, PROFILES, VerdictData, status_of
@@ -236,7 +236,10 @@ class ProfileJudge:
 
     def _judged_lines(self, tr, most: int = 10) -> None:
         """Name the results judged, not failed (:data:`DIFFERS`'s statuses), up to ``most`` of
-        them: the counts line says only how many."""
+        them: the counts line says only how many. Each on one line: a case id and a planner name
+        through :func:`~conformance.corpus.case_file.printable`, their line breaks escaped too
+        (docs/robustness.md, *Untrusted text*: a name's line break would start a line of its
+        own, "12 passed" say, that no result wrote)."""
         judged = sorted((r["status"], r["case"], r["planner"]) for r in self.results.values()
                         if r["status"] in DIFFERS.values())
         if not judged:
@@ -244,7 +247,7 @@ class ProfileJudge:
         tr.write_line(f"judged, not failed ({len(judged)}: every difference is a project rule's "
                       f"or the wrapper's, which --profile {self.profile} does not judge):")
         for status, case, planner in judged[:most]:
-            tr.write_line(f"  {status}: {terminal_text(case)}[{terminal_text(planner)}]")
+            tr.write_line(f"  {status}: {printable(case)}[{printable(planner)}]")
         if len(judged) > most:
             tr.write_line(f"  and {len(judged) - most} more: python -m conformance report "
                           f"--format text lists them")
