@@ -19,8 +19,7 @@ StepRules = _element_rules.StepRules
 
 
 def credit_situations(situations: dict[str, str], at_element: dict[tuple, set[str]],
-                      rules_per_step: list[StepRules],
-                      got_at: dict[tuple, set] | None = None) -> None:
+                      rules_per_step: list[StepRules], got_at: dict[tuple, set]) -> None:
     """Credit each row that a step of the case shows (``rules_per_step``: each step's rules) in
     ``situations``, from ``at_element`` ((step, field, index) -> what differed there, in any run;
     ``outside`` for an access outside a tensor) and ``got_at`` (the same keys -> every value seen
@@ -45,7 +44,7 @@ def credit_situations(situations: dict[str, str], at_element: dict[tuple, set[st
             elif "never-written" in seen:
                 word = "never-written"
             elif seen:
-                word = "upstream" if _as_upstream(k, row, where, at_element, got_at or {},
+                word = "upstream" if _as_upstream(k, row, where, at_element, got_at,
                                                   rules) else "other"
             _credit(situations, row, word)
 
