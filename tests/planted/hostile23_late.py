@@ -15,22 +15,25 @@ import time
 from impls.offsets_planner.python_planner import launch as python_launch
 
 
-def _later(action, delay: float = 0.05) -> None:
+def _later(action, delay: float) -> None:
     threading.Thread(target=lambda: (time.sleep(delay), action()), daemon=True).start()
 
 
 def late_write(**kwargs) -> None:
     """Right at return; on the plain run (outputs zero-filled, the last run of a step, so no later
     call of the case sees it) ``out_write_num_valid_reqs`` (how many requests the step writes)
-    is overwritten with 12345 50 ms after the call returned."""
+    is overwritten with 12345 0.5 s after the call returned: long after the judge's read of
+    the call's outputs (milliseconds, even on a loaded machine) and well inside the linger
+    (``LINGER_SECONDS``, 2 s), so that the write is found as a write after the last call, not
+    as the call's own divergence. (At 50 ms a loaded 2-core machine read after the write.)"""
     out = kwargs["out_write_num_valid_reqs"]
     plain = not bool(out.any())
     python_launch(**kwargs)
     if plain:
-        _later(lambda: out.view(-1).fill_(12345))
+        _later(lambda: out.view(-1).fill_(12345), 0.5)
 
 
 def late_exit(**kwargs) -> None:
     """Right at return; 50 ms later the worker exits with status 0."""
     python_launch(**kwargs)
-    _later(lambda: os._exit(0))
+    _later(lambda: os._exit(0), 0.05)
