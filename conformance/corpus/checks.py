@@ -4,10 +4,12 @@ fails as one ``[load]`` item naming its file and JSON path, before anything is a
 Every value a case hands to torch is checked here against the dtype it will have (spec section 3:
 int64 per-request inputs, LUT and outputs, int32 table and scalar outputs), every size against the
 limits of :mod:`conformance.corpus.limits`, every table or LUT change against the table or LUT it
-changes, and every step that expects no error against the launcher's validation (spec section 4),
-so that a fault of the case is never blamed on a planner. The buffers, table and LUT a case's
-steps share, and a step's table or LUT changes, are checked by :mod:`conformance.corpus.size_checks`;
-a step's overrides by :mod:`conformance.corpus.override_checks`.
+changes, and every step that expects no error against the launcher's validation (spec section 4)
+and for overrides (only a step that expects an error may have them: a golden and its element
+rules are read from the inputs before overrides), so that a fault of the case is never blamed on a
+planner. The buffers, table and LUT a case's steps share, and a step's table or LUT changes, are
+checked by :mod:`conformance.corpus.size_checks`; a step's overrides by
+:mod:`conformance.corpus.override_checks`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from conformance.corpus.corpus_subject import NAME as _NAME
 from conformance.corpus.corpus_subject import constants as _constants
 from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.corpus_subject import errors as _errors
-from conformance.corpus.override_checks import override_error
+from conformance.corpus.override_checks import golden_override_error, override_error
 from conformance.corpus.text import counted
 from conformance.corpus.size_checks import (
     INT32_MAX,
@@ -192,14 +194,16 @@ def semantic_error(doc: dict) -> Fault | None:
         where = f"$.steps[{k}]" if "steps" in doc else "$"
         inputs = {**shared, **step.get("inputs", {})}
         expect = step["expect"]
+        overrides = step.get("overrides", doc.get("overrides", []))
         fault = _step_values_error(inputs, shared, "error" in expect) or override_error(
-            step.get("overrides", doc.get("overrides", [])), inputs)
+            overrides, inputs)
         if not fault and "error" in expect:
             fault = _error_expectation_error(expect["error"])
         elif not fault and entry != "launcher":
             fault = ".expect", f"entry {entry!r} cases expect an error"
         elif not fault:
-            fault = _launch_error(inputs, bss[k], capacity) or _golden_error(expect, bss[k])
+            fault = (golden_override_error(doc["id"], k if "steps" in doc else None, overrides)
+                     or _launch_error(inputs, bss[k], capacity) or _golden_error(expect, bss[k]))
         if fault:
             return where + fault[0], fault[1]
     return None

@@ -1,21 +1,34 @@
 """Load-time checks of a step's overrides (``overrides``: what turns valid inputs into faulty
 ones, :mod:`conformance.engine.inputs`): an override of a LUT the case does not have, a device
 that torch on this machine cannot put a tensor on, a shape of more than
-:data:`~conformance.corpus.limits.MAX_OVERRIDE_ELEMENTS` elements.
+:data:`~conformance.corpus.limits.MAX_OVERRIDE_ELEMENTS` elements, and any override on a step that
+expects outputs rather than an error.
 
-:func:`override_error` returns a :data:`~conformance.corpus.size_checks.Fault` (a JSON path
-relative to the step, and a message) or None.
+The last is refused because the golden and the rule that decides each element (spec section 8)
+are read from the step's inputs as the case writes them, before overrides: on a step that expects
+outputs, a ``swap`` of two request arrays or a ``shape`` (a zero-filled tensor) would hand the
+planner other values than the ones it is judged against (cases/<subject>/README.md, *Overrides*).
+
+:func:`override_error` and :func:`golden_override_error` return a
+:data:`~conformance.corpus.size_checks.Fault` (a JSON path relative to the step, and a message)
+or None.
 """
 
 from __future__ import annotations
 
+import json
+
 import torch
 
+from conformance.corpus.corpus_subject import NAME as _NAME
 from conformance.corpus.corpus_subject import contract as _contract
 from conformance.corpus.limits import MAX_ARRAY_LEN, MAX_OVERRIDE_ELEMENTS
 from conformance.corpus.size_checks import Fault
 
 LUT_NAME = _contract.LUT_NAME
+SHOWN_OVERRIDE = 72
+"""Longest override a fault message shows whole (as compact JSON: every swap and every override
+but a long shape fits); a longer one is cut."""
 
 
 def device_error(name: str) -> str | None:
@@ -56,6 +69,24 @@ def override_error(overrides: list, inputs: dict) -> Fault | None:
             return (f".overrides[{k}].shape",
                     f"shape {shown} has {count}, over the limit of {MAX_OVERRIDE_ELEMENTS}")
     return None
+
+
+def golden_override_error(case_id: str, step: int | None, overrides: list) -> Fault | None:
+    """A fault at the first of ``overrides`` (schema-checked override dicts) of a step that expects
+    outputs (a golden), not an error; None when there is none. The judge reads the golden and each
+    element's rule (spec section 8) from the inputs as written, so an override there would judge
+    the planner on values it was not given. ``step`` is the step's index in ``steps``, None for a
+    case without steps; the message names the case, the step and the override."""
+    if not overrides:
+        return None
+    shown = json.dumps(overrides[0], separators=(",", ":"))
+    if len(shown) > SHOWN_OVERRIDE:
+        shown = shown[:SHOWN_OVERRIDE] + "..."
+    where = f"case {case_id!r}" + ("" if step is None else f" step {step}")
+    return ".overrides[0]", (
+        f"{where}: override {shown} on a step that expects outputs, not an error: the golden "
+        f"and element rules (spec §8) read the inputs before overrides, so the planner would be "
+        f"judged on values it was not given (cases/{_NAME}/README.md, Overrides)")
 
 
 def _elements(shape: list[int]) -> int:
