@@ -64,6 +64,18 @@ def test_the_first_override_is_named_and_a_long_shape_is_cut(tmp_path: Path):
         "1,1,1,1,1,1,1,1... " + WHY)  # 72 characters of the override, then "..."
 
 
+def test_overrides_beside_steps_are_refused(tmp_path: Path):
+    """A case with steps applies only each step's own overrides; its case-level ones would
+    apply to no step."""
+    doc = _three_steps("own-beside", {})
+    doc["steps"][1]["expect"] = DTYPE_ERROR
+    doc["overrides"] = [{"tensor": "prefix_lens", "dtype": "int32"}]
+    [error] = load_files(tmp_path, {"beside.json": doc})[1]
+    assert (error.case_id, error.json_path, error.message) == (
+        "own-beside", "$.overrides", "a case with steps never applies overrides beside them: give "
+        "the step that expects the error its own ($.steps[k].overrides)")
+
+
 def test_overrides_on_error_steps_still_load(tmp_path: Path):
     between = _three_steps("own-between", {
         "overrides": [{"tensor": "prefix_lens", "dtype": "int32"}], "expect": DTYPE_ERROR})

@@ -190,11 +190,14 @@ def semantic_error(doc: dict) -> Fault | None:
     memory = _memory_error(shared, capacity, len(steps)) if entry == "launcher" else None
     if memory:
         return memory
+    if "steps" in doc and doc.get("overrides"):
+        return "$.overrides", ("a case with steps never applies overrides beside them: give the "
+                               "step that expects the error its own ($.steps[k].overrides)")
     for k, step in enumerate(steps):
         where = f"$.steps[{k}]" if "steps" in doc else "$"
         inputs = {**shared, **step.get("inputs", {})}
         expect = step["expect"]
-        overrides = step.get("overrides", doc.get("overrides", []))
+        overrides = step.get("overrides", []) if "steps" in doc else doc.get("overrides", [])
         fault = _step_values_error(inputs, shared, "error" in expect) or override_error(
             overrides, inputs)
         if not fault and "error" in expect:
