@@ -76,9 +76,11 @@ def test_compare_says_how_many_rounds_each_side_had(tmp_path: Path, capsys):
 
 
 def test_text_report_rows_carry_scenario_bs_range_and_rounds(tmp_path: Path, capsys):
+    from tests.corpus_results import write_covering
     from tests.report_runs import run
 
-    results = run("a").results
+    # run "a"'s python planner, judged on the whole corpus (a figure stands beside no less)
+    results = write_covering(run("a").results, "python", tmp_path / "results.json")
     judged = json.loads(results.read_text())["fingerprint"]["planners"]  # the same python planner
     bench = _write(tmp_path / "b.json", [_bench("reused", 1, 178.51, 9),
                                          _bench("fresh", 1, 192.42, 9),

@@ -25,11 +25,13 @@ Fooled before this review, fixed here:
 * ``pytest conformance/bench --bench-report PATH`` wrote into committed evidence
   (``reports/gpu/``), which ``python -m conformance bench --report`` refuses; now both refuse.
 
-Still fooled (strict xfail):
+Still fooled when this review was written (a strict xfail then), fixed since:
 
-* ``report --bench`` publishes a planner's figures beside a run that judged it on one case
+* ``report --bench`` published a planner's figures beside a run that judged it on one case
   (``--case``) or on a folder of the entrant's own (``--cases DIR``): "judged every one of its
-  cases passing" holds for one case as for the corpus.
+  cases passing" held for one case as for the corpus. Now the run must have judged it on every
+  launcher case of the harness's own corpus (``corpus_coverage.py``), each result that very case:
+  one of the entrant's folder under a corpus id, file name and JSON path never counts.
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ import pytest
 from conformance.bench import provenance
 from conformance.bench.refusal import refused
 from conformance.corpus.manifest import find_divergence, load_manifests, unknown_cases
-from conformance.reporting import bench_section
+from conformance.reporting import bench_section, corpus_coverage
+from conformance.reporting.corpus_coverage import corpus_cases
 from conformance.robustness import mutants
+from tests.corpus_results import corpus_results
 from tests.test_bench import _pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,24 +144,90 @@ def test_a_planner_named_like_a_floor_is_withheld_beside_its_failing_verdicts(tm
         (name, False, f"withheld: {why}")]
 
 
-@pytest.mark.xfail(strict=True, reason="hole: report --bench publishes a planner's figures "
-                   "beside a run that judged it on one case (--case) or on the entrant's own "
-                   "folder (--cases DIR); fix: withhold them unless the run's results cover "
-                   "every launcher case of the harness's own corpus for that planner")
-def test_a_figure_is_withheld_beside_a_run_of_one_case(tmp_path):
-    source = {"module": "tests.planted.wrong_planners", "sha256": "b" * 64, "imports": []}
-    name = "tests.planted.wrong_planners:off_by_one_scan"  # fails 81 cases of the corpus
-    bench = {"name": f"test_plan[{name}-eager-8-reused-serving]", "group": "eager",
-             "params": {"planner": name, "mode": "eager", "bs": 8, "scenario": "reused"},
+WRONG = "tests.planted.wrong_planners:off_by_one_scan"  # fails 81 cases of the corpus
+SECTION7 = ROOT / "cases/offsets-planner/spec/section7-examples.json"
+
+
+def _one_figure(tmp_path: Path, source: dict) -> Path:
+    """A bench file of one 2 us eager figure of :data:`WRONG`, which ran ``source``."""
+    bench = {"name": f"test_plan[{WRONG}-eager-8-reused-serving]", "group": "eager",
+             "params": {"planner": WRONG, "mode": "eager", "bs": 8, "scenario": "reused"},
              "stats": {"median": 2e-6, "min": 1e-6, "q1": 1.9e-6, "q3": 2.1e-6, "rounds": 9},
              "extra_info": {}}
     path = tmp_path / "bench.json"
     path.write_text(json.dumps({"benchmarks": [bench],
-                                "machine_info": {"planners": {name: {"source": source}}}}))
-    judged = {"fingerprint": {"planners": {name: {"source": source}}},
-              "results": [{"planner": name, "status": "pass", "subject": None,
-                           "case": "spec7-no-prefix"}]}  # the one case it passes, alone
-    assert name in bench_section.section(path, judged)["bench"]["withheld"]
+                                "machine_info": {"planners": {WRONG: {"source": source}}}}))
+    return path
+
+
+def test_a_figure_is_withheld_beside_a_run_of_one_case(tmp_path):
+    """Fixed (its 2.00 us figure was shown beside a run of the one case it passes)."""
+    source = {"module": "tests.planted.wrong_planners", "sha256": "b" * 64, "imports": []}
+    path = _one_figure(tmp_path, source)
+    one = [r for r in corpus_results(WRONG) if r["case"] == "bs-0"]  # the empty batch: it passes
+    judged = {"fingerprint": {"planners": {WRONG: {"source": source}}}, "results": one}
+    total = len(corpus_cases())
+    assert total > 150 and [c.id for c in corpus_cases()][:4] == ["bs-0", "bs-1", "bs-31", "bs-32"]
+    why = (f"judged on 1 of {total} corpus cases (cases/offsets-planner/; not judged: bs-1, bs-31, "
+           f"bs-32 and {total - 4} more): figures stand only beside a run of the whole corpus")
+    model = bench_section.section(path, judged)["bench"]
+    assert model["withheld"] == {WRONG: why}
+    assert [(r["planner"], r["p50"]) for r in model["table"]] == [(WRONG, f"withheld: {why}")]
+    judged["results"] = corpus_results(WRONG)  # the whole corpus judged, every case passing
+    model = bench_section.section(path, judged)["bench"]
+    assert model["withheld"] == {}
+    assert [(r["planner"], r["p50"]) for r in model["table"]] == [(WRONG, "2.00")]
+
+
+def _reusing_folder(tmp_path: Path) -> Path:
+    """A folder of the entrant's own that mirrors the corpus's ``spec/section7-examples.json``:
+    the same file name, group, ids and JSON paths, but every case the content of the corpus's
+    empty batch (``bs-0``, which :data:`WRONG` passes)."""
+    doc = json.loads(SECTION7.read_text())
+    empty = next(c for c in corpus_cases() if c.id == "bs-0").raw  # its group's defaults merged
+    doc["defaults"] = {}
+    doc["cases"] = [{**empty, "id": case["id"]} for case in doc["cases"]]
+    folder = tmp_path / "cases"
+    (folder / "spec").mkdir(parents=True)
+    (folder / "spec" / SECTION7.name).write_text(json.dumps(doc, indent=1))
+    return folder
+
+
+def test_a_case_of_the_entrants_folder_under_a_corpus_id_never_counts_for_the_corpus(tmp_path):
+    """Attack: a folder of the entrant's reuses the ids of ten corpus cases (at their very file
+    name and JSON paths) with trivial content that the wrong planner passes; with the rest of
+    the corpus judged, the run reads every corpus id passing. The ten must not count."""
+    folder = _reusing_folder(tmp_path)
+    results = tmp_path / "results.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "conformance/", "-q", "-p", "no:cacheprovider",
+         "--planner", WRONG, "--cases", str(folder), "--results", str(results)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"},
+             "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    doc = json.loads(results.read_text())
+    reused = {r["case"]: r for r in doc["results"] if r["planner"] == WRONG}
+    ids = [case["id"] for case in json.loads(SECTION7.read_text())["cases"]]
+    assert sorted(reused) == sorted(ids) and {r["status"] for r in reused.values()} == {"pass"}
+    doc["results"] += [r for r in corpus_results(WRONG) if r["case"] not in reused]
+    source = doc["fingerprint"]["planners"][WRONG]["source"]
+    total = len(corpus_cases())
+    why = (f"judged on {total - 10} of {total} corpus cases (cases/offsets-planner/; not judged: "
+           "spec7-no-prefix, spec7-decode-seed, spec7-prefill-and-decodes and 7 more): figures "
+           "stand only beside a run of the whole corpus")
+    assert bench_section.withheld({WRONG: source}, {WRONG}, doc) == {WRONG: why}
+    # what tells them apart: the file, and the run's own rerun line (--cases DIR); the file
+    # spelled as the corpus's (a run started in a folder that mirrors the checkout) is not enough
+    record = reused["spec7-no-prefix"]
+    assert record["file"] == str(folder / "spec" / SECTION7.name)
+    assert record["json_path"] == "$.cases[0]"
+    case = next(c for c in corpus_cases() if c.id == "spec7-no-prefix")
+    mirrored = {**record, "file": "cases/offsets-planner/spec/section7-examples.json"}
+    assert not corpus_coverage.is_corpus_result(mirrored, case, WRONG)
+    own = next(r for r in corpus_results(WRONG) if r["case"] == "spec7-no-prefix")
+    assert "--cases" in record["rerun"] and "--cases" not in own["rerun"]
+    assert corpus_coverage.is_corpus_result({**mirrored, "rerun": own["rerun"]}, case, WRONG)
 
 
 def _declaring_folder(tmp_path: Path) -> Path:

@@ -18,7 +18,9 @@ from conformance.reporting.report_lines import run_command
 from conformance.reporting.results_format import ResultsError, load_results
 from conformance.reporting.bench_figures import _row, load_bench
 from conformance.reporting.bench_noise import moved
+from conformance.reporting.corpus_coverage import corpus_cases
 from conformance.plugin.results_writer import write_json_atomic
+from tests.corpus_results import write_covering
 from tests.report_runs import PLANNER, ROOT, run
 
 DATA = ROOT / "tests" / "data"
@@ -203,15 +205,25 @@ def test_html_report_and_publish(capsys, tmp_path):
                      r'</td>\s*<td>1</td>\s*<td class="num"><span class="ok">1/1</span>', html)
     hazards = html[html.index('id="hazards"'):html.index('id="bench"')]
     assert "hazard-prefix-past-row" in hazards and hazards.count('class="s s-fail"') == 1
-    # python x 2 modes: triton's and numba-cuda's figures are withheld, run "a" judged neither
-    # (tests/test_report_withheld.py)
-    assert html.count("<svg") == 2 and html.count("<polyline") == 2
+    # every figure withheld (tests/test_report_withheld.py): run "a" judged neither triton nor
+    # numba-cuda, and python on its own folders only, not on the corpus: no plot
     assert "withheld: not judged by this run" in html
-    assert html.count('stroke-dasharray="5,4"') == 4  # a floor line + its legend, per mode
+    total = len(corpus_cases())
+    assert (f"withheld: judged on 0 of {total} corpus cases (cases/offsets-planner/; not judged: "
+            f"bs-0, bs-1, bs-31 and {total - 3} more): figures stand only beside a run of the "
+            "whole corpus") in html and html.count("<svg") == 0
     assert "6 not passing" in html
     seed = json.loads(a.results.read_text())["fingerprint"]["poison_seed"]
     command = re.search(r"Command: <code>([^<]*)</code>", html).group(1)
     assert f"CONFORMANCE_POISON_SEED={seed} pytest conformance/ -p no:cacheprovider -q " in command
+    # python judged on the whole corpus (tests/corpus_results.py): its 2 modes plotted
+    covered = write_covering(a.results, "python", tmp_path / "covered.json")
+    assert cli_main(["report", str(covered), "--bench", str(tmp_path / "bench.json"),
+                     "--out", str(tmp_path / "covered.html")]) == 0
+    html = (tmp_path / "covered.html").read_text()
+    assert html.count("<svg") == 2 and html.count("<polyline") == 2
+    assert "withheld: not judged by this run" in html and "withheld: judged on" not in html
+    assert html.count('stroke-dasharray="5,4"') == 4  # a floor line + its legend, per mode
 
 
 def test_the_report_command_carries_only_the_rerun_variables_quoted():

@@ -1,8 +1,9 @@
 """A report never shows a benchmark figure beside verdicts it does not belong to
 (conformance/reporting/bench_section.py ``withheld``): a planner the results judged keeps its
-figures only when the bench recorded the same source digest and the run judged every one of its
-cases passing; otherwise each of its rows reads ``withheld: REASON``, the first line says so, and
-``--strict`` exits 1."""
+figures only when the bench recorded the same source digest and the run judged it on every launcher
+case of the harness's own corpus (conformance/reporting/corpus_coverage.py), none of them failing;
+otherwise each of its rows reads ``withheld: REASON``, the first line says so, and ``--strict``
+exits 1. The results of a whole-corpus run are built by tests/corpus_results.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import json
 from pathlib import Path
 
 from conformance.cli import main as cli_main
-from conformance.reporting import bench_section
+from conformance.reporting import bench_section, corpus_coverage
+from conformance.reporting.corpus_coverage import corpus_cases
+from tests.corpus_results import corpus_results, write_covering
 from tests.report_runs import PLANNER, run
 
 BENCH = {"name": "test_eager[{p}-1-reused]", "group": "eager",
@@ -33,7 +36,7 @@ def _report(results: Path, bench: Path, *extra: str, capsys) -> tuple[int, str, 
 
 
 def test_the_same_passing_code_is_shown(tmp_path, capsys):
-    results = run("a").results
+    results = write_covering(run("a").results, "python", tmp_path / "results.json")
     judged = json.loads(results.read_text())["fingerprint"]["planners"]
     bench = _bench_file(tmp_path / "b.json", {"python": judged["python"]})
     code, out, err = _report(results, bench, "--strict", capsys=capsys)
@@ -68,10 +71,58 @@ def test_a_bench_that_recorded_no_digest_is_withheld_for_a_judged_planner():
         "python": "the benchmark ran other code than this run judged (not recorded -> "
                   "aaaaaaaaaaaa)",
         "triton": "not judged by this run: a figure stands beside no verdict of it"}
-    assert bench_section.withheld({"python": {"sha256": "a" * 64}}, {"python"}, doc) == {}
+    assert bench_section.withheld({"python": {"sha256": "a" * 64}}, {"python"}, {
+        **doc, "results": corpus_results("python")}) == {}
     kernel = {"sha256": "a" * 64, "imports": [{"module": "k", "file": "k.py", "sha256": "b" * 64}]}
     swapped = {**kernel, "imports": [{"module": "k", "file": "k.py", "sha256": "c" * 64}]}
     doc["fingerprint"]["planners"]["python"]["source"] = kernel
     assert bench_section.withheld({"python": swapped}, {"python"}, doc) == {
         "python": "the benchmark ran other code than this run judged (its imports k)"}
     assert bench_section.withheld({}, {"python"}, None) == {}
+
+
+def test_a_run_of_another_folder_is_withheld_though_every_case_passed(tmp_path, capsys):
+    """Run ``a`` judged ``python`` on the folders of tests/data/report-cases, every case passing:
+    cases under corpus ids (``spec7-no-prefix``, ...), but not the corpus's own."""
+    results = run("a").results
+    doc = json.loads(results.read_text())
+    mine = [r for r in doc["results"] if r["planner"] == "python"]
+    assert {r["status"] for r in mine} == {"pass"}
+    assert "spec7-no-prefix" in {r["case"] for r in mine}
+    bench = _bench_file(tmp_path / "b.json", {"python": doc["fingerprint"]["planners"]["python"]})
+    code, out, err = _report(results, bench, capsys=capsys)
+    total = len(corpus_cases())
+    why = (f"judged on 0 of {total} corpus cases (cases/offsets-planner/; not judged: bs-0, bs-1, "
+           f"bs-31 and {total - 3} more): figures stand only beside a run of the whole corpus")
+    assert (code, err) == (0, f"warning: BENCHMARK FIGURES WITHHELD: python: {why}\n")
+    row = next(line for line in out.splitlines() if line.split()[:3] == ["python", "eager",
+                                                                          "reused"])
+    assert f"withheld: {why}" in row and "200.00" not in row
+    assert _report(results, bench, "--strict", capsys=capsys)[0] == 1
+
+
+def test_only_a_verdict_on_the_corpus_case_itself_counts():
+    """Each record counts for one corpus case only when it is that case, run from the corpus
+    (conformance/reporting/corpus_coverage.py): a skip, another file or JSON path, a rerun line
+    that loads another folder, a one-call subject's record or another planner's do not."""
+    whole = corpus_results("python")
+    first, total = whole[0], len(whole)
+    doc = {"fingerprint": {"planners": {"python": {"source": {"sha256": "a" * 64}}}}}
+    sources = {"python": {"sha256": "a" * 64}}
+    for change in ({"status": "skip"}, {"file": "mine/batch-sizes.json"}, {"json_path": "$"},
+                   {"rerun": first["rerun"] + " --cases mine"}, {"rerun": "'unclosed"},
+                   {"subject": "canary-plan"}, {"planner": "triton"}, {"entry": "validator"}):
+        held = bench_section.withheld(sources, {"python"}, {**doc, "results": [
+            {**first, **change}, *whole[1:]]})
+        assert held == {"python": (
+            f"judged on {total - 1} of {total} corpus cases (cases/offsets-planner/; not judged: "
+            "bs-0): figures stand only beside a run of the whole corpus")}, change
+    for status in ("xfail", "declared", "differs", "not-wrapper"):  # judged, none of them BAD
+        assert bench_section.withheld(sources, {"python"}, {**doc, "results": [
+            {**first, "status": status}, *whole[1:]]}) == {}, status
+    assert corpus_coverage.gap(whole, "python", cases=()) == (  # a corpus that loads nothing here
+        "the corpus (cases/offsets-planner/) loads no launcher case here: nothing vouches for a "
+        "figure")
+    failing = [{**first, "status": "fail"}, *whole[1:]]
+    assert bench_section.withheld(sources, {"python"}, {**doc, "results": failing}) == {
+        "python": "1 case(s) not passing in this run: a wrong planner's figures are not published"}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from conformance.reporting import bench_figures, bench_plots, bench_repeats
+from conformance.reporting import bench_figures, bench_plots, bench_repeats, corpus_coverage
 from conformance.reporting.code_changes import code_difference
 from conformance.reporting.markdown import code_span
 from conformance.reporting.results_format import BAD
@@ -52,12 +52,19 @@ def section(path: Path | None, judged: dict | None = None) -> dict:
 
 def withheld(bench_sources: dict[str, dict | None], benched: set[str],
              judged: dict | None) -> dict[str, str]:
-    """{planner: why its figures are not shown}, for each planner of the bench: the results
-    ``judged`` did not run it (its outputs were judged only on the bench's own workload), or the
-    bench ran other code (its recorded source digest, the file's and its
-    local imports', differs from the run's, or one of them recorded none), or the run judged some
-    of its cases not passing (a figure from a planner whose outputs are wrong is not
-    published)."""
+    """{planner: why its figures are not shown}, for each planner of the bench, the first of:
+
+    * the results ``judged`` did not run it (its outputs were judged only on the bench's own
+      workload);
+    * the bench ran other code (its recorded source digest, the file's and its local imports',
+      differs from the run's, or one of them recorded none);
+    * the run judged some of its cases not passing (a status of ``results_format.BAD``: a figure
+      from a planner whose outputs are wrong is not published);
+    * the run did not judge it on every launcher case of the harness's own corpus
+      (:func:`conformance.reporting.corpus_coverage.gap`): a run of one case (``--case``) or of
+      an entrant's own folder (``--cases DIR``) has no failing case either.
+
+    ``judged`` None (no results file): nothing withheld."""
     if judged is None:
         return {}
     sources = {n: p.get("source") for n, p in judged["fingerprint"]["planners"].items()}
@@ -74,6 +81,10 @@ def withheld(bench_sources: dict[str, dict | None], benched: set[str],
         elif failing.get(planner):
             out[planner] = (f"{failing[planner]} case(s) not passing in this run: a wrong "
                             "planner's figures are not published")
+        else:
+            narrow = corpus_coverage.gap(judged["results"], planner)
+            if narrow:
+                out[planner] = narrow
     return dict(sorted(out.items()))
 
 
