@@ -217,8 +217,9 @@ def test_a_case_of_the_entrants_folder_under_a_corpus_id_never_counts_for_the_co
            "spec7-no-prefix, spec7-decode-seed, spec7-prefill-and-decodes and 7 more): figures "
            "stand only beside a run of the whole corpus")
     assert bench_section.withheld({WRONG: source}, {WRONG}, doc) == {WRONG: why}
-    # what tells them apart: the file, and the run's own rerun line (--cases DIR); the file
-    # spelled as the corpus's (a run started in a folder that mirrors the checkout) is not enough
+    # what tells them apart: the file, the run's own rerun line (--cases DIR) and the content
+    # (case_digest); the file spelled as the corpus's and a rerun line without --cases (a run
+    # started in a copy of the checkout) are not enough (tests/test_hostile26.py)
     record = reused["spec7-no-prefix"]
     assert record["file"] == str(folder / "spec" / SECTION7.name)
     assert record["json_path"] == "$.cases[0]"
@@ -227,7 +228,9 @@ def test_a_case_of_the_entrants_folder_under_a_corpus_id_never_counts_for_the_co
     assert not corpus_coverage.is_corpus_result(mirrored, case, WRONG)
     own = next(r for r in corpus_results(WRONG) if r["case"] == "spec7-no-prefix")
     assert "--cases" in record["rerun"] and "--cases" not in own["rerun"]
-    assert corpus_coverage.is_corpus_result({**mirrored, "rerun": own["rerun"]}, case, WRONG)
+    assert not corpus_coverage.is_corpus_result({**mirrored, "rerun": own["rerun"]}, case, WRONG)
+    assert corpus_coverage.is_corpus_result(
+        {**mirrored, "rerun": own["rerun"], "case_digest": own["case_digest"]}, case, WRONG)
 
 
 def _declaring_folder(tmp_path: Path) -> Path:

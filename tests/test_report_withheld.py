@@ -104,7 +104,8 @@ def test_a_run_of_another_folder_is_withheld_though_every_case_passed(tmp_path, 
 def test_only_a_verdict_on_the_corpus_case_itself_counts():
     """Each record counts for one corpus case only when it is that case, run from the corpus
     (conformance/reporting/corpus_coverage.py): a skip, another file or JSON path, a rerun line
-    that loads another folder, a one-call subject's record or another planner's do not."""
+    that loads another folder, a one-call subject's record or another planner's do not (nor other
+    content under its id: tests/test_hostile26.py)."""
     whole = corpus_results("python")
     first, total = whole[0], len(whole)
     doc = {"fingerprint": {"planners": {"python": {"source": {"sha256": "a" * 64}}}}}
@@ -117,9 +118,13 @@ def test_only_a_verdict_on_the_corpus_case_itself_counts():
         assert held == {"python": (
             f"judged on {total - 1} of {total} corpus cases (cases/offsets-planner/; not judged: "
             "bs-0): figures stand only beside a run of the whole corpus")}, change
-    for status in ("xfail", "declared", "differs", "not-wrapper"):  # judged, none of them BAD
+    for status in ("differs", "not-wrapper"):  # judged, neither BAD
         assert bench_section.withheld(sources, {"python"}, {**doc, "results": [
             {**first, "status": status}, *whole[1:]]}) == {}, status
+    for status in ("xfail", "declared"):  # a failure the corpus does not declare for it
+        assert "not passing that the corpus declares for no such planner" in \
+            bench_section.withheld(sources, {"python"}, {**doc, "results": [
+                {**first, "status": status, "observed": "fail"}, *whole[1:]]})["python"], status
     assert corpus_coverage.gap(whole, "python", cases=()) == (  # a corpus that loads nothing here
         "the corpus (cases/offsets-planner/) loads no launcher case here: nothing vouches for a "
         "figure")

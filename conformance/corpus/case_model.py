@@ -10,6 +10,8 @@ its values by the corpus subject's ``hazards.out_of_contract`` (spec section 6).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -81,6 +83,18 @@ class Case:
         """Seed-buffer length: the case's, or the largest bs of its steps."""
         given = self.inputs.get("write_req_capacity")
         return given if given is not None else max(step.bs for step in self.steps)
+
+
+def case_digest(case: Case) -> str:
+    """The SHA-256 of what ``case`` is: its case dict as loaded (a group's defaults merged in), as
+    JSON with sorted keys and each number as the file writes it. Two cases of one id, file and
+    JSON path with other content (a copy of the checkout whose case files were edited, or an
+    older corpus) have other digests; the results file keeps it per record (``case_digest``), and
+    ``report --bench`` counts a record for a corpus case only where it is that case's
+    (:mod:`conformance.reporting.corpus_coverage`)."""
+    text = json.dumps(case.raw, sort_keys=True, separators=(",", ":"), default=str,
+                      ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def make_case(raw: dict, path: Path, json_path: str) -> Case:

@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from conformance.corpus.case_file import display_path
+from conformance.corpus.case_model import case_digest
 from conformance.corpus.text import kept
 from conformance.plugin.junit import label_testcase
 from conformance.plugin.worker_deaths import AFTER
@@ -77,8 +78,8 @@ def case_meta(item: pytest.Item) -> dict | None:
         errors = sorted({s.error["id"] for s in case.steps if s.error})
         return {"case": case.id, "description": case.description, "tags": list(case.tags),
                 "source": case.source, "file": display_path(case.path),
-                "json_path": case.json_path, "entry": case.entry, "error_ids": errors,
-                "rerun": rerun_command(case.id, item.planner, case_dir_arg(case)),
+                "json_path": case.json_path, "case_digest": case_digest(case), "entry": case.entry,
+                "error_ids": errors, "rerun": rerun_command(case.id, item.planner, case_dir_arg(case)),
                 "pins": case.pins, "out_of_contract": list(out_of_contract(case))}
     error = getattr(item, "error", None)
     if error is not None and hasattr(error, "json_path"):
@@ -208,7 +209,7 @@ class ResultsWriter:
                     _list_command(self.config) if planner == LOAD
                     else rerun_command(case or "?", planner)),
                 **{k: meta.get(k) for k in ("description", "file", "json_path", "entry",
-                                            "source")},
+                                            "source", "case_digest")},
                 "tags": meta.get("tags", []), "error_ids": meta.get("error_ids", []),
                 "pins": meta.get("pins"), "out_of_contract": meta.get("out_of_contract", []),
                 "observed": None, "divergence": None, "worker": _worker_id(report),

@@ -60,6 +60,9 @@ def withheld(bench_sources: dict[str, dict | None], benched: set[str],
       differs from the run's, or one of them recorded none);
     * the run judged some of its cases not passing (a status of ``results_format.BAD``: a figure
       from a planner whose outputs are wrong is not published);
+    * a declaration the corpus does not make excused some of its corpus cases (``declared`` by a
+      ``--manifest`` of the runner's, :func:`conformance.reporting.corpus_coverage.undeclared`):
+      those are failures too;
     * the run did not judge it on every launcher case of the harness's own corpus
       (:func:`conformance.reporting.corpus_coverage.gap`): a run of one case (``--case``) or of
       an entrant's own folder (``--cases DIR``) has no failing case either.
@@ -80,6 +83,13 @@ def withheld(bench_sources: dict[str, dict | None], benched: set[str],
             out[planner] = f"the benchmark ran other code than this run judged ({other})"
         elif failing.get(planner):
             out[planner] = (f"{failing[planner]} case(s) not passing in this run: a wrong "
+                            "planner's figures are not published")
+        elif excused := corpus_coverage.undeclared(judged["results"], planner, sources[planner]):
+            named = ", ".join(excused[:corpus_coverage.NAMED])
+            more = len(excused) - corpus_coverage.NAMED
+            out[planner] = (f"{len(excused)} corpus case(s) not passing that the corpus "
+                            f"declares for no such planner (a --manifest of the runner's, say: "
+                            f"{named}{f' and {more} more' if more > 0 else ''}): a wrong "
                             "planner's figures are not published")
         else:
             narrow = corpus_coverage.gap(judged["results"], planner)

@@ -25,8 +25,9 @@ was compared, or when a planner only NEW ran has items not passing), and with
 run, or a recorded source that cannot be checked now: its module found neither in the run's
 folders nor here, its lookup refused), an external planner has no source digest (a change to it
 could not be seen), or a benchmark's figures are withheld (the bench ran other code than the run
-judged, the run judged the planner wrong, or judged it on less than the whole corpus); 2 for
-unusable input or output (one-line error).
+judged, the run judged the planner wrong, or judged it on less than the whole corpus, or a
+declaration the corpus does not make excused its failure); 2 for unusable input or output
+(one-line error).
 """
 
 from __future__ import annotations

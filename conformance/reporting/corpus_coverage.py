@@ -16,35 +16,49 @@ counts, since a folder of the entrant's may hold a case of any id with any conte
 * its ``case``, ``planner``, ``entry`` (``launcher``) and ``json_path`` are the case's, it names
   no one-call ``subject``, and its ``file`` spells the case's file as a run records it
   (:func:`conformance.corpus.case_file.display_path`: relative to the checkout, or absolute);
+* its ``case_digest`` is the case's (:func:`conformance.corpus.case_model.case_digest`): the
+  run judged this very content. Neither the file nor the rerun line can tell a run started in a
+  copy of the checkout whose case files were edited (its files are spelled as the corpus's, and
+  it names no ``--cases`` folder), nor a run of an older corpus: the content can;
 * its ``rerun`` command names no ``--cases`` folder: the run's own word that the case lay in its
   default corpus (:func:`conformance.engine.rerun.case_dir_arg`; a case of a ``--cases DIR`` or
-  ``--extra-cases DIR`` folder is rerun with ``--cases DIR``). It tells apart what the file
-  cannot: a run started in a folder laid out like the checkout (its own ``cases/<subject>/...``)
-  records its case files relative to that folder, spelled as the corpus's are;
+  ``--extra-cases DIR`` folder is rerun with ``--cases DIR``);
 * its status is a verdict: anything but ``skip`` (an unavailable planner, ``--planner-maxfail``).
   Whether that verdict is passing is :func:`~conformance.reporting.bench_section.withheld`'s
   question, asked first.
+
+A verdict that a declaration made passing (``declared``: a known-divergence manifest; ``xfail``:
+a case's own ``xfail``) stands only where the corpus itself declares it (:func:`excused`): a
+manifest of the corpus's own ``divergences/`` folder that names the planner and the code the run
+recorded (its ``sources``), for the outcome the run observed, or the corpus case's own ``xfail``
+naming the planner. A manifest the runner adds (``--manifest PATH``) may declare any failure of
+any planner: it is the runner's choice, no review's, so a wrong planner's failures it excuses
+withhold its figures as failures do.
 
 The results file is the word of whoever ran the harness: a file edited by hand is not detected.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import shlex
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from conformance.corpus.case_file import display_path
-from conformance.corpus.case_model import Case
+from conformance.corpus.case_model import Case, case_digest
 from conformance.corpus.corpus_subject import CASES_DIR
 from conformance.corpus.loader import load_corpus
+from conformance.corpus.manifest import Manifest, load_manifests
 from conformance.paths import REPO_ROOT
 
 ENTRY = "launcher"
 """The ``entry`` of the cases every planner runs."""
 NOT_JUDGED = frozenset({"skip"})
 """Statuses that give no verdict on the case."""
+DECLARED = frozenset({"declared", "xfail"})
+"""Statuses a declaration gives a case the planner did not pass (:func:`excused`)."""
 NAMED = 3
 """How many missing case ids a reason names."""
 
@@ -52,11 +66,13 @@ NAMED = 3
 @dataclass(frozen=True)
 class Coverage:
     """How much of the corpus a run judged one planner on: ``judged`` of ``total`` launcher cases;
-    ``missing`` the ids of the others, in the corpus's order."""
+    ``missing`` the ids of the others, in the corpus's order; ``changed`` those of ``missing``
+    the run judged on other content under the case's id, file and JSON path."""
 
     judged: int
     total: int
     missing: tuple[str, ...]
+    changed: tuple[str, ...] = ()
 
 
 @cache
@@ -65,6 +81,29 @@ def corpus_cases() -> tuple[Case, ...]:
     once per process). A case file that fails to load adds none."""
     cases, _ = load_corpus([CASES_DIR])
     return tuple(c for c in cases if c.entry == ENTRY)
+
+
+@cache
+def corpus_manifests() -> tuple[Manifest, ...]:
+    """The manifests of the corpus's own ``divergences/`` folder (cached); one that fails to load
+    declares nothing."""
+    return tuple(load_manifests([CASES_DIR])[0])
+
+
+def excused(result: dict, case: Case, planner: str, source: dict | None) -> bool:
+    """Whether ``result``, a ``declared`` or ``xfail`` verdict of ``planner`` (whose code the run
+    recorded as ``source``) on the corpus case ``case``, is one the corpus itself declares (see
+    the module's docstring); True for any other status (not a declaration's)."""
+    status = result.get("status")
+    if status == "xfail":
+        return any(fnmatch.fnmatchcase(planner, str(x.get("planner"))) for x in case.xfail)
+    if status != "declared":
+        return True
+    observed = result.get("observed")
+    return any(m.names(planner, source) and m.covers(case.path)
+               and (d.case == case.id if d.case is not None else d.tag in case.tags)
+               and (observed in d.statuses or (observed == "pass" and d.fault_only))
+               for m in corpus_manifests() for d in m.divergences)
 
 
 def _spellings(path: Path) -> frozenset[str]:
@@ -89,13 +128,34 @@ def _names_a_folder(rerun: object) -> bool:
 
 def is_corpus_result(result: dict, case: Case, planner: str) -> bool:
     """Whether ``result`` is ``planner``'s verdict on the corpus case ``case`` (see the module's
-    docstring for each condition)."""
+    docstring for each condition; whether a declaration excuses it is :func:`excused`'s)."""
     return (result.get("planner") == planner and result.get("case") == case.id
             and not result.get("subject") and result.get("entry") == ENTRY
             and result.get("json_path") == case.json_path
             and isinstance(result.get("file"), str) and result["file"] in _spellings(case.path)
+            and result.get("case_digest") == case_digest(case)
             and not _names_a_folder(result.get("rerun"))
             and result.get("status") not in NOT_JUDGED)
+
+
+def undeclared(results: list[dict], planner: str, source: dict | None,
+               cases: tuple[Case, ...] | None = None) -> tuple[str, ...]:
+    """The ids of the corpus cases (default :func:`corpus_cases`) on which ``results`` hold a
+    ``declared`` or ``xfail`` verdict of ``planner`` that the corpus does not declare
+    (:func:`excused`): failures a runner's own declaration made passing."""
+    mine = _by_case(results, planner)
+    return tuple(c.id for c in (corpus_cases() if cases is None else cases) if any(
+        r.get("status") in DECLARED and is_corpus_result(r, c, planner)
+        and not excused(r, c, planner, source) for r in mine.get(c.id, ())))
+
+
+def _by_case(results: list[dict], planner: str) -> dict[str, list[dict]]:
+    """``planner``'s records of ``results`` by case id."""
+    mine: dict[str, list[dict]] = {}
+    for r in results:
+        if r.get("planner") == planner and isinstance(r.get("case"), str):
+            mine.setdefault(r["case"], []).append(r)
+    return mine
 
 
 def coverage(results: list[dict], planner: str,
@@ -103,13 +163,13 @@ def coverage(results: list[dict], planner: str,
     """The :class:`Coverage` of ``planner`` by the records ``results`` over ``cases`` (default:
     :func:`corpus_cases`)."""
     cases = corpus_cases() if cases is None else cases
-    mine: dict[str, list[dict]] = {}
-    for r in results:
-        if r.get("planner") == planner and isinstance(r.get("case"), str):
-            mine.setdefault(r["case"], []).append(r)
-    missing = tuple(c.id for c in cases
-                    if not any(is_corpus_result(r, c, planner) for r in mine.get(c.id, ())))
-    return Coverage(len(cases) - len(missing), len(cases), missing)
+    mine = _by_case(results, planner)
+    missing = [c for c in cases
+               if not any(is_corpus_result(r, c, planner) for r in mine.get(c.id, ()))]
+    changed = tuple(c.id for c in missing if any(
+        is_corpus_result({**r, "case_digest": case_digest(c)}, c, planner)
+        for r in mine.get(c.id, ())))
+    return Coverage(len(cases) - len(missing), len(cases), tuple(c.id for c in missing), changed)
 
 
 def gap(results: list[dict], planner: str, cases: tuple[Case, ...] | None = None) -> str | None:
@@ -124,6 +184,12 @@ def gap(results: list[dict], planner: str, cases: tuple[Case, ...] | None = None
         return None
     named = ", ".join(seen.missing[:NAMED])
     more = len(seen.missing) - NAMED
+    changed = ""
+    if seen.changed:
+        changed = (f"; {len(seen.changed)} of them judged on other content under the case's id "
+                   f"and file (an edited copy of the corpus, or another commit's): "
+                   f"{', '.join(seen.changed[:NAMED])}"
+                   f"{f' and {len(seen.changed) - NAMED} more' if len(seen.changed) > NAMED else ''}")
     return (f"judged on {seen.judged} of {seen.total} corpus cases ({folder}/; not judged: "
-            f"{named}{f' and {more} more' if more > 0 else ''}): figures stand only beside a run "
-            "of the whole corpus")
+            f"{named}{f' and {more} more' if more > 0 else ''}{changed}): figures stand only "
+            "beside a run of the whole corpus")
