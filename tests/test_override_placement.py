@@ -20,9 +20,9 @@ from tests.subproc import run_pytest
 SWAP = {"swap": ["prefix_lens", "extend_seq_lens"]}
 DTYPE_ERROR = {"error": {"type": "ValueError", "id": "dtype", "message":
                          "kv-canary: prefix_lens must have dtype torch.int64, got torch.int32"}}
-WHY = ("on a step that expects outputs, not an error: the golden and element rules (spec §8) read "
-       "the inputs before overrides, so the planner would be judged on values it was not given "
-       "(cases/offsets-planner/README.md, Overrides)")
+WHY = ("on a step that expects outputs: its golden and element rules (spec §8) read the inputs "
+       "as written, so the planner would be judged on values it was not given; expect the error "
+       "the override causes, or drop it (cases/offsets-planner/README.md, Overrides)")
 
 
 def _three_steps(case_id: str, middle: dict) -> dict:

@@ -84,9 +84,10 @@ def golden_override_error(case_id: str, step: int | None, overrides: list) -> Fa
         shown = shown[:SHOWN_OVERRIDE] + "..."
     where = f"case {case_id!r}" + ("" if step is None else f" step {step}")
     return ".overrides[0]", (
-        f"{where}: override {shown} on a step that expects outputs, not an error: the golden "
-        f"and element rules (spec §8) read the inputs before overrides, so the planner would be "
-        f"judged on values it was not given (cases/{_NAME}/README.md, Overrides)")
+        f"{where}: override {shown} on a step that expects outputs: its golden and element rules "
+        f"(spec §8) read the inputs as written, so the planner would be judged on values it was "
+        f"not given; expect the error the override causes, or drop it (cases/{_NAME}/README.md, "
+        f"Overrides)")
 
 
 def _elements(shape: list[int]) -> int:
