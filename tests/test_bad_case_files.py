@@ -294,11 +294,19 @@ def test_a_value_of_the_wrong_type_names_the_field_what_it_must_be_and_what_it_i
      "Additional properties are not allowed ('zzz' was unexpected); the keys allowed here: "
      "id, description, tags, subject, source, golden_check, entry, inputs, overrides, derived, "
      "allocate, expect, steps, xfail, pins, needs_review"),
+    (lambda doc: doc.update(steps=[{"inputs": doc.pop("inputs"), "expect": doc.pop("expect")}]),
+     "$.steps[0].inputs",
+     "Additional properties are not allowed ('req_to_token' was unexpected); the keys allowed "
+     "here: req_pool_indices, prefix_lens, extend_seq_lens, swa_window_size, verify_capacity, "
+     "req_to_token_set, lut_set ('req_to_token': did you mean 'req_to_token_set'?); "
+     "'req_to_token' goes in the case's own \"inputs\" (or a group's \"defaults\"), which every "
+     "step shares: a step's \"inputs\" hold only what changes"),
 ])
 def test_an_unknown_key_names_the_keys_allowed_and_the_one_meant(tmp_path: Path, change, path,
                                                                  message):
     """A misspelt key (``expected`` for ``expect``, ``length`` for a LUT's ``len``) is refused
-    with the keys the schema allows at that place, and the closest one when there is one."""
+    with the keys the schema allows at that place, and the closest one when there is one; a key
+    of the case's own inputs given in a step's (the table) says where it goes."""
     assert _only_fault(tmp_path, change) == (path, message)
 
 

@@ -53,7 +53,24 @@ def schema_error(doc: object, ref: str) -> tuple[str, str] | None:
         return error.json_path, (f"unknown tag {error.instance!r}{close}: the tags are declared "
                                  f"in cases/{DEFAULT_SUBJECT}/schema.json ($defs/tag): "
                                  f"{', '.join(known_tags())}")
-    return error.json_path, schema_message(error)
+    return error.json_path, schema_message(error) + _shared_input_hint(error, defs)
+
+
+def _shared_input_hint(error: jsonschema.exceptions.ValidationError, defs: dict) -> str:
+    """For a key a step's ``inputs`` do not take but the case's own ``inputs`` do (the table, the
+    LUT, the buffer lengths: what every step shares), where it goes instead."""
+    step_defs, case_defs = defs.get("step_inputs"), defs.get("inputs")
+    if error.validator != "additionalProperties" or error.schema is not step_defs \
+            or not isinstance(case_defs, dict) or not isinstance(error.instance, dict):
+        return ""
+    shared = [key for key in error.instance if key in case_defs.get("properties", {})
+              and key not in step_defs.get("properties", {})]
+    if not shared:
+        return ""
+    keys = ", ".join(repr(key) for key in shared)
+    return (f"; {keys} go{'es' if len(shared) == 1 else ''} in the case's own \"inputs\" (or a "
+            f"group's \"defaults\"), which every step shares: a step's \"inputs\" hold only what "
+            f"changes")
 
 
 def id_error(raw: dict) -> tuple[str, str] | None:
