@@ -60,6 +60,24 @@ def test_the_html_fingerprint_says_where_isolated_cases_ran_and_whether_the_judg
     assert "<span>judge</span> <code>non-dumpable</code>" in html
 
 
+def test_a_run_with_no_isolated_case_says_so_in_the_html_fingerprint(tmp_path):
+    """A run whose cases all ran in pytest's process (a built-in planner on no hazard case)
+    records no sandbox (``None``); the page says why, not Python's ``None`` (and counts its one
+    result in the singular)."""
+    doc = json.loads(run("a").results.read_text())
+    doc["fingerprint"].update(sandbox=None, judge="non-dumpable")
+    doc["results"] = [r for r in doc["results"] if r["status"] == "pass"][:1]
+    doc["collected"] = 1
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    page = tmp_path / "r.html"
+    cli_main(["report", str(path), "--out", str(page)])
+    html = page.read_text()
+    assert "<span>sandbox</span> <code>no case ran isolated</code>" in html
+    assert "<code>None</code>" not in html
+    assert "1 result of 1 collected" in html
+
+
 BUILT_IN = "built-in planners on contract+project+wrapper"
 EXTERNAL = "external planners on contract (--profile contract)"
 
