@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from conformance.corpus.case_file import MAX_MESSAGE
 from conformance.corpus.loader import load_corpus
 from tests.case_docs import case_doc, load_files
 from tests.oracle import oracle
@@ -21,8 +22,8 @@ SWAP = {"swap": ["prefix_lens", "extend_seq_lens"]}
 DTYPE_ERROR = {"error": {"type": "ValueError", "id": "dtype", "message":
                          "kv-canary: prefix_lens must have dtype torch.int64, got torch.int32"}}
 WHY = ("on a step that expects outputs: its golden and element rules (spec §8) read the inputs "
-       "as written, so the planner would be judged on values it was not given; expect the error "
-       "the override causes, or drop it (cases/offsets-planner/README.md, Overrides)")
+       "as written, not the planner's; expect its error, or drop it "
+       "(cases/offsets-planner/README.md, Overrides)")
 
 
 def _three_steps(case_id: str, middle: dict) -> dict:
@@ -130,3 +131,20 @@ def test_an_entrants_folder_cannot_judge_a_planner_on_swapped_values(tmp_path: P
     assert (f"bad case file: {folder / 'attack.json'}: at $.overrides[0]: case 'own-attack': "
             f"override {{\"swap\":[\"prefix_lens\",\"extend_seq_lens\"]}} {WHY}\n") in proc.stdout
     assert "own-attack[python]" not in proc.stdout
+
+
+def test_the_longest_id_and_override_keep_the_whole_message(tmp_path: Path):
+    """A 100-character id (the schema's longest) at step 12 with a cut shape: the message is
+    printed whole (no cut at MAX_MESSAGE), the README pointer included."""
+    case_id = "a" * 100
+    shape = {"tensor": "out_write_seed_slot_indices", "shape": [1] * 40}
+    valid = {"expect": case_doc(case_id)["expect"]}
+    doc = case_doc(case_id, tags=["steps"])
+    doc["steps"] = [dict(valid) for _ in range(12)] + [{**valid, "overrides": [shape]}]
+    del doc["expect"]
+    [error] = load_files(tmp_path, {"long-id.json": doc})[1]
+    assert error.json_path == "$.steps[12].overrides[0]"
+    assert len(error.message) <= MAX_MESSAGE, len(error.message)
+    assert error.message.startswith(f"case '{case_id}' step 12: override ")
+    assert error.message.endswith(WHY)
+    assert str(error).endswith("(cases/offsets-planner/README.md, Overrides)")

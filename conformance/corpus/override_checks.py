@@ -76,7 +76,8 @@ def golden_override_error(case_id: str, step: int | None, overrides: list) -> Fa
     outputs (a golden), not an error; None when there is none. The judge reads the golden and each
     element's rule (spec section 8) from the inputs as written, so an override there would judge
     the planner on values it was not given. ``step`` is the step's index in ``steps``, None for a
-    case without steps; the message names the case, the step and the override."""
+    case without steps; the message names the case, the step and the override, and stays within
+    :data:`conformance.corpus.case_file.MAX_MESSAGE` for the longest id and override shown."""
     if not overrides:
         return None
     shown = json.dumps(overrides[0], separators=(",", ":"))
@@ -85,9 +86,8 @@ def golden_override_error(case_id: str, step: int | None, overrides: list) -> Fa
     where = f"case {case_id!r}" + ("" if step is None else f" step {step}")
     return ".overrides[0]", (
         f"{where}: override {shown} on a step that expects outputs: its golden and element rules "
-        f"(spec §8) read the inputs as written, so the planner would be judged on values it was "
-        f"not given; expect the error the override causes, or drop it (cases/{_NAME}/README.md, "
-        f"Overrides)")
+        f"(spec §8) read the inputs as written, not the planner's; expect its error, or drop it "
+        f"(cases/{_NAME}/README.md, Overrides)")
 
 
 def _elements(shape: list[int]) -> int:
