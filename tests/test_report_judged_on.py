@@ -44,6 +44,14 @@ def test_a_profile_that_is_none_reads_as_the_default(tmp_path, capsys):
     assert f"; judged: {DEFAULT}" in out and "<b>" not in out
 
 
+def _html_page(tmp_path, doc: dict) -> str:
+    """The HTML page ``report`` writes of the results document ``doc``."""
+    path, page = tmp_path / "results.json", tmp_path / "r.html"
+    path.write_text(json.dumps(doc))
+    cli_main(["report", str(path), "--out", str(page)])
+    return page.read_text()
+
+
 def test_the_html_fingerprint_says_where_isolated_cases_ran_and_whether_the_judge_was_dumpable(
         tmp_path):
     """The sandbox and the judge's dumpability the run recorded (conformance/plugin/
@@ -51,11 +59,7 @@ def test_the_html_fingerprint_says_where_isolated_cases_ran_and_whether_the_judg
     line, escaped like every other value."""
     doc = json.loads(run("a").results.read_text())
     doc["fingerprint"].update(sandbox="user+pid namespace <i>x</i>", judge="non-dumpable")
-    path = tmp_path / "results.json"
-    path.write_text(json.dumps(doc))
-    page = tmp_path / "r.html"
-    cli_main(["report", str(path), "--out", str(page)])
-    html = page.read_text()
+    html = _html_page(tmp_path, doc)
     assert "<span>sandbox</span> <code>user+pid namespace &lt;i&gt;x&lt;/i&gt;</code>" in html
     assert "<span>judge</span> <code>non-dumpable</code>" in html
 
@@ -68,11 +72,7 @@ def test_a_run_with_no_isolated_case_says_so_in_the_html_fingerprint(tmp_path):
     doc["fingerprint"].update(sandbox=None, judge="non-dumpable")
     doc["results"] = [r for r in doc["results"] if r["status"] == "pass"][:1]
     doc["collected"] = 1
-    path = tmp_path / "results.json"
-    path.write_text(json.dumps(doc))
-    page = tmp_path / "r.html"
-    cli_main(["report", str(path), "--out", str(page)])
-    html = page.read_text()
+    html = _html_page(tmp_path, doc)
     assert "<span>sandbox</span> <code>no case ran isolated</code>" in html
     assert "<code>None</code>" not in html
     assert "1 result of 1 collected" in html
