@@ -222,3 +222,14 @@ def test_a_cpu_run_of_two_repeats_writes_both_and_the_report_prints_goals(tmp_pa
     assert cli_main(["report", results, "--bench", str(out), "--out", str(page)]) in (0, 1)
     html = page.read_text()
     assert "<h3>Serving goals</h3>" in html and "p50 range over repeats" in html
+
+
+def test_a_goal_record_names_every_planner_it_was_judged_on():
+    """``planners``: every planner with a figure in the goal, not only the worst one ``where``
+    names (a report withholds the goal when it withholds any of them)."""
+    benches = annotate([_bench("triton", "eager", 4096, 18.0, None, "varying-bs"),
+                        _bench("numba-cuda", "eager", 4096, 12.0, None, "varying-bs")])
+    got = {r["goal"]: r for r in goals.records(benches)}
+    assert got[VARYING]["planners"] == ["numba-cuda", "triton"]
+    assert got[VARYING]["where"] == "triton varying-bs bs 1..4096"
+    assert got["bound plan, per-step validation"]["planners"] == []

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conformance.cli import main as cli_main
-from conformance.reporting import bench_section, corpus_coverage
+from conformance.reporting import bench_figures, bench_section, corpus_coverage
 from conformance.reporting.corpus_coverage import corpus_cases
 from tests.corpus_results import corpus_results, write_covering
 from tests.report_runs import PLANNER, run
@@ -131,3 +133,39 @@ def test_only_a_verdict_on_the_corpus_case_itself_counts():
     failing = [{**first, "status": "fail"}, *whole[1:]]
     assert bench_section.withheld(sources, {"python"}, {**doc, "results": failing}) == {
         "python": "1 case(s) not passing in this run: a wrong planner's figures are not published"}
+
+
+def _goal(planners: list[str] | None) -> dict:
+    """A goal met on python's 200 us figure (the worst); ``planners`` as the suite records them,
+    or None for a file written before it did."""
+    record = {"goal": "eager, reused, both", "target": "<= 500 us", "median": 200.0,
+              "low": 200.0, "high": 200.0, "repeats": 1, "where": "python reused bs 1",
+              "verdict": "met"}
+    return record if planners is None else {**record, "planners": planners}
+
+
+def test_a_goal_judged_on_a_withheld_planner_shows_no_figure(tmp_path):
+    """The goal's worst figure is python's (shown), but it was judged on the failing external
+    planner's figure too: neither its figure nor its ``met`` is shown, as a ``met`` would vouch
+    for that planner. A file without ``planners`` falls back to the planner ``where`` names."""
+    results = write_covering(run("a").results, "python", tmp_path / "results.json")
+    judged = json.loads(results.read_text())
+    planners = judged["fingerprint"]["planners"]
+    bench = _bench_file(tmp_path / "b.json", {"python": planners["python"],
+                                              PLANNER: planners[PLANNER]})
+    doc = json.loads(bench.read_text())
+    why = "6 case(s) not passing in this run: a wrong planner's figures are not published"
+    for recorded, measured, verdict in (
+            ([PLANNER, "python"], "withheld", f"withheld: {PLANNER} {why}"),
+            (None, "200 (python reused bs 1)", "met")):
+        doc["conformance_goals"] = {"repeats": 1, "goals": [_goal(recorded)]}
+        bench.write_text(json.dumps(doc))
+        model = bench_section.section(bench, judged)["bench"]
+        assert model["withheld"] == {PLANNER: why}
+        [goal] = model["goals"]
+        assert (goal["measured"], goal["verdict"]) == (measured, verdict)
+    doc["conformance_goals"]["goals"] = [_goal(["python", 7])]
+    bench.write_text(json.dumps(doc))
+    with pytest.raises(bench_figures.BenchError, match="record 0: field.s. planners missing or "
+                       "of the wrong type"):
+        bench_section.section(bench, judged)

@@ -57,7 +57,8 @@ def _row(goal: str, target_text: str, picked: list, value, target: float,
     repeats (a repeat whose test errored leaves no entry): the verdict then says which figure
     could not be judged, and the goal is not met."""
     record = dict.fromkeys(RECORD_KEYS)
-    record.update(goal=goal, target=target_text, verdict=NOT_MEASURED)
+    record.update(goal=goal, target=target_text, verdict=NOT_MEASURED,
+                  planners=sorted({str(_p(b).get("planner")) for b in picked}))
     for members in by_figure(picked).values():
         bad = next((b for b in members if refused(b)), None)
         if bad is not None:
@@ -88,10 +89,13 @@ def _row(goal: str, target_text: str, picked: list, value, target: float,
     return record
 
 
-RECORD_KEYS = ("goal", "target", "median", "low", "high", "repeats", "where", "verdict")
+RECORD_KEYS = ("goal", "target", "median", "low", "high", "repeats", "where", "verdict",
+               "planners")
 """A goal's record (:func:`records`, the bench JSON's ``conformance_goals``): ``median`` the worst
 figure's value (the median of its ``repeats`` values, from ``low`` to ``high``), ``where`` that
-figure; all but goal, target and verdict None when not measured."""
+figure; all but goal, target, verdict and planners None when not measured. ``planners``: every
+planner with a figure the goal was judged on (sorted names; empty when none ran), so that a report
+withholds the goal when it withholds any of them, not only the one named in ``where``."""
 
 
 measured_text = goal_cell

@@ -41,13 +41,25 @@ def section(path: Path | None, judged: dict | None = None) -> dict:
             for r in rows]
     goals = [dict(g, measured=bench_figures.goal_cell(g)) for g in info["goals"] or []]
     for g in goals:
-        named = [p for p in held if g.get("where") and p in str(g["where"]).split()]
+        named = _withheld_in_goal(g, held)
         if named:
+            g["measured"] = "withheld"
             g["verdict"] = f"withheld: {named[0]} {held[named[0]]}"
     return {"bench": {"file": str(path), "info": info, "table": bench_figures.table(rows),
                       "plots": bench_plots.plots(rows), "goals": goals,
                       "repeats": info["repeats"], "withheld": held,
                       "judged_on": bench_repeats.judged_on(info["repeats"])}}
+
+
+def _withheld_in_goal(goal: dict, held: dict[str, str]) -> list[str]:
+    """The withheld planners among those ``goal`` was judged on: its ``planners`` (every planner
+    with a figure in it, :data:`conformance.reporting.goal_records.GOAL_FIELDS`), or for a file written
+    before the suite recorded them, the planner its ``where`` names. A goal judged on a withheld
+    planner's figures shows neither its worst figure nor its verdict: a ``met`` would vouch for
+    that planner too, even where another planner's figure is the worst."""
+    if goal.get("planners") is not None:
+        return [p for p in goal["planners"] if p in held]
+    return [p for p in held if goal.get("where") and p in str(goal["where"]).split()]
 
 
 def withheld(bench_sources: dict[str, dict | None], benched: set[str],

@@ -30,8 +30,10 @@ GOALS_KEY = "conformance_goals"
 """Top-level key of the goal records in a benchmark JSON (:mod:`conformance.bench.plugin`)."""
 GOAL_FIELDS = {"goal": str, "target": str, "verdict": str, "where": (str, type(None)),
                "median": (int, float, type(None)), "low": (int, float, type(None)),
-               "high": (int, float, type(None)), "repeats": (int, type(None))}
-"""Each field of a goal record and the JSON types it may hold (a bool is none of them)."""
+               "high": (int, float, type(None)), "repeats": (int, type(None)),
+               "planners": (list, type(None))}
+"""Each field of a goal record and the JSON types it may hold (a bool is none of them);
+``planners`` (a list of names) is absent from files written before the suite recorded it."""
 TARGET = re.compile(r"<=\s*(\d+(?:\.\d+)?)\s*(us|x)")
 """A goal's target as the suite writes it: ``<= 20 us`` (microseconds) or ``<= 1.3x`` (a ratio)."""
 MISSED = re.compile(r"missed by (\d+(?:\.\d+)?)x\b")
@@ -131,6 +133,9 @@ def goal_records(path, doc: dict) -> list[dict] | None:
         bad = [k for k, kind in GOAL_FIELDS.items()
                if not isinstance(r, dict) or not isinstance(r.get(k), kind)
                or isinstance(r.get(k), bool)]
+        if not bad and r.get("planners") is not None and not all(
+                isinstance(name, str) for name in r["planners"]):
+            bad = ["planners"]
         if bad:
             raise GoalRecordError(f"{path}: {GOALS_KEY} record {i}: field(s) {', '.join(bad)} "
                                   "missing or of the wrong type")
@@ -139,7 +144,7 @@ def goal_records(path, doc: dict) -> list[dict] | None:
         except GoalRecordError as exc:
             raise GoalRecordError(f"{path}: {GOALS_KEY} record {i} ({r['goal']!r}): {exc}: "
                                   "refused, never shown as the file says") from exc
-    return [{k: r[k] for k in GOAL_FIELDS} for r in records]
+    return [{k: r[k] for k in GOAL_FIELDS if k in r} for r in records]
 
 
 def goal_cell(record: dict) -> str:
