@@ -19,6 +19,13 @@ Fooled before this review, fixed here:
 * The same kind of daemon left in ``python -m conformance fuzz``'s probe outlived fuzz and could
   empty its ``--out`` folder, the found cases (tests/planted/fuzz_probe_daemon.py): fuzz now
   adopts its orphans and kills them before it exits.
+* A case file's own ``xfail`` matched planners by name pattern alone, so an external planner whose
+  module was named to match a declaration made for another kernel (``upstream_h22`` for
+  ``upstream*``) got its failure of that case as a strict xfail and a green run. An external
+  planner now gets a case file's declaration only where the entry's ``sources`` list its code
+  (its file's and its local imports' SHA-256, as a manifest's ``sources`` do); one that names it
+  but not its code is not applied and is named in the warnings summary
+  (conformance/corpus/case_xfail.py).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import time
 
 import pytest
 
-from tests.planner_folder_runs import ROOT, corpus_run
+from tests.planner_folder_runs import ROOT, corpus_run, sha256_of
 
 CASE = "spec7-prefill-and-decodes"
 
@@ -146,27 +153,33 @@ def test_a_forged_crash_reply_from_a_call_that_never_returns_does_not_hang_the_r
 
 @pytest.fixture(scope="module")
 def borrowed_xfail(tmp_path_factory):
-    """{case id: status} and the exit status of one corpus run of ``upstream_h22:launch`` (the
-    inclusive scan of tests/planted/wrong_planners.py, named by an entrant) on a folder of two
+    """(exit status, {case id: status}, output) of one corpus run of ``upstream_h22:launch`` (the
+    inclusive scan of tests/planted/wrong_planners.py, named by an entrant) on a folder of four
     copies of spec section 7's third example: one declaring ``"xfail": [{"planner": "upstream*"}]``
-    (as cases/offsets-planner/README.md's example does, for upstream's kernel), one not."""
+    (as cases/offsets-planner/README.md's example once did, for upstream's kernel), one declaring
+    it with ``sources`` of other code, one with the entrant's own file among its ``sources``, and
+    one declaring nothing."""
     tmp = tmp_path_factory.mktemp("borrowed")
     (tmp / "cases").mkdir()
     (tmp / "entrant").mkdir()
+    entrant = tmp / "entrant" / "upstream_h22.py"
+    entrant.write_text("from tests.planted.wrong_planners import off_by_one_scan as launch\n")
     doc = json.loads((ROOT / "cases/offsets-planner/spec/section7-examples.json").read_text())
     case = next(c for c in doc["cases"] if c["id"] == CASE)
+    declared = {"planner": "upstream*", "reason": "upstream reads the next row"}
     doc["cases"] = [dict(case, id="h22-undeclared"),
-                    dict(case, id="h22-declared-for-upstream",
-                         xfail=[{"planner": "upstream*", "reason": "upstream reads the next row"}])]
+                    dict(case, id="h22-declared-for-upstream", xfail=[declared]),
+                    dict(case, id="h22-declared-for-other-code",
+                         xfail=[{**declared, "sources": ["0" * 64]}]),
+                    dict(case, id="h22-declared-for-this-code",
+                         xfail=[{**declared, "sources": [sha256_of(entrant)]}])]
     (tmp / "cases" / "declared.json").write_text(json.dumps(doc))
-    (tmp / "entrant" / "upstream_h22.py").write_text(
-        "from tests.planted.wrong_planners import off_by_one_scan as launch\n")
     results = tmp / "results.json"
     proc = corpus_run(tmp / "entrant", results, "--cases", str(tmp / "cases"),
                       "--planner", "upstream_h22:launch")
     doc = json.loads(results.read_text())
     assert doc["complete"] is True, (proc.stdout + proc.stderr)[-3000:]
-    return proc.returncode, {r["case"]: r["status"] for r in doc["results"]}
+    return proc.returncode, {r["case"]: r["status"] for r in doc["results"]}, proc.stdout
 
 
 @pytest.mark.slow
@@ -176,17 +189,22 @@ def test_the_entrant_fails_the_undeclared_copy(borrowed_xfail):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="hole: a case file's own 'xfail' matches planners by name "
-                   "pattern only (fnmatch in conformance/plugin/corpus_items.py), so an external "
-                   "planner whose module is named to match a declaration made for another kernel "
-                   "('upstream*') gets its failure of that case as a strict xfail and a green "
-                   "run; the fix is to gate case-file declarations for external planners on the "
-                   "planner's source digest, as divergence manifests' 'sources' are")
 def test_a_case_files_xfail_is_not_borrowed_by_a_planner_named_to_match(borrowed_xfail):
-    """Not fixed (the declared copy reads ``xfail``; run alone, its run exits 0): it should fail
-    as the undeclared copy does."""
-    code, statuses = borrowed_xfail
-    assert (code, statuses["h22-declared-for-upstream"]) == (1, "fail")
+    """Fixed (the declared copy read ``xfail``; run alone, its run exited 0): a case file's
+    declaration reaches an external planner only where its ``sources`` list the planner's code
+    (conformance/corpus/case_xfail.py), so the copies declared without them, or for other code,
+    fail as the undeclared copy does, and the run names each declaration it did not apply. The
+    entrant's own file among the ``sources`` still gets its declaration."""
+    code, statuses, output = borrowed_xfail
+    assert (code, statuses) == (1, {"h22-undeclared": "fail", "h22-declared-for-upstream": "fail",
+                                    "h22-declared-for-other-code": "fail",
+                                    "h22-declared-for-this-code": "xfail"})
+    assert "XfailNotAppliedWarning: h22-declared-for-upstream[upstream_h22:launch]: the case's " \
+           "xfail for 'upstream*' is not applied: the entry lists no sources" in output, output
+    assert ("h22-declared-for-other-code[upstream_h22:launch]: the case's xfail for 'upstream*' "
+            "is not applied: its code (its file or a local import) is not among the entry's "
+            "sources") in output, output
+    assert "h22-declared-for-this-code[upstream_h22:launch]: the case's xfail" not in output
 
 
 FUZZ_WITHOUT_SANDBOX = """

@@ -11,7 +11,6 @@ file fault that ``--case``, ``-k`` or ``-m`` leaves unselected is an
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import warnings
 
@@ -21,6 +20,7 @@ from conformance.corpus.case_file import CaseFileError, display_path, printable
 from conformance.corpus.corpus_subject import registry as _registry
 from conformance.corpus.entries import LOAD, SHARED_PLANNERS
 from conformance.corpus.case_model import Case
+from conformance.corpus.case_xfail import match_xfail, unmatched_text
 from conformance.corpus.close_match import did_you_mean
 from conformance.corpus.loader import OWN_FOLDER_HINT, load_corpus
 from conformance.corpus.text import terminal_text
@@ -39,6 +39,8 @@ from conformance.robustness.in_process import PlannerEscape, guarded, torch_stat
 NO_DRIVER = _registry.NO_DRIVER
 availability = _registry.availability
 get_planner = _registry.get_planner
+builtin_names = _registry.builtin_names
+source_digest = _registry.source_digest
 no_driver_hint = _registry.no_driver_hint
 
 LOADED_CASES = pytest.StashKey[tuple]()
@@ -113,6 +115,11 @@ def warn_deselected(items) -> None:
                 UnselectedFaultWarning, filename=os.path.abspath(error.path), lineno=1)
 
 
+class XfailNotAppliedWarning(UserWarning):
+    """A case's own ``xfail`` whose pattern names an external planner whose code the entry's
+    ``sources`` do not list: not applied (its result stands), and said in the warnings summary."""
+
+
 class CaseFileItem(pytest.Item):
     """A case file (or one case in it) that could not be loaded, or a ``--case`` id not found."""
 
@@ -147,10 +154,24 @@ class CaseItem(pytest.Item):
         self.extra_keyword_matches.update(case.tags)  # `-k hazard` selects by tag
         if avail is not None and not avail.available and not avail.fails:
             self.add_marker(pytest.mark.skip(reason=terminal_text(f"{planner}: {avail.reason}")))
-        for xfail in case.xfail:
-            if fnmatch.fnmatchcase(planner, xfail["planner"]):
-                self.add_marker(pytest.mark.xfail(reason=terminal_text(xfail["reason"]),
-                                                  strict=True, raises=ConformanceFailure))
+        if case.xfail:
+            self._declare(case, planner, builtin=avail is None or planner in builtin_names())
+
+    def _declare(self, case: Case, planner: str, builtin: bool) -> None:
+        """The case's own ``xfail`` that applies to this planner as a strict xfail
+        (:func:`conformance.corpus.case_xfail.match_xfail`: an external planner's code must be
+        among the entry's ``sources``); each entry that names it but not its code, an
+        :class:`XfailNotAppliedWarning` at the case file. ``builtin``: a built-in planner, or
+        the harness's shared validator or allocator (``avail`` None), matched by name alone."""
+        source = None if builtin else source_digest(planner)
+        found = match_xfail(case.xfail, planner, builtin, source)
+        if found.applied is not None:
+            self.add_marker(pytest.mark.xfail(reason=terminal_text(found.applied["reason"]),
+                                              strict=True, raises=ConformanceFailure))
+        for entry in found.unmatched:
+            warnings.warn_explicit(XfailNotAppliedWarning(terminal_text(
+                unmatched_text(case.id, planner, entry, source))), XfailNotAppliedWarning,
+                filename=os.path.abspath(case.path), lineno=1)
 
     def runtest(self) -> None:
         """Run the case in this process (see :mod:`conformance.robustness.in_process` for what is

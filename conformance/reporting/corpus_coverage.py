@@ -31,7 +31,8 @@ A verdict that a declaration made passing (``declared``: a known-divergence mani
 a case's own ``xfail``) stands only where the corpus itself declares it (:func:`excused`): a
 manifest of the corpus's own ``divergences/`` folder that names the planner and the code the run
 recorded (its ``sources``), for the outcome the run observed, or the corpus case's own ``xfail``
-naming the planner. A manifest the runner adds (``--manifest PATH``) may declare any failure of
+that applies to the planner as a run applies it (:func:`conformance.corpus.case_xfail.match_xfail`:
+a built-in by name, an external planner by name and the code the run recorded). A manifest the runner adds (``--manifest PATH``) may declare any failure of
 any planner: it is the runner's choice, no review's, so a wrong planner's failures it excuses
 withhold its figures as failures do.
 
@@ -40,7 +41,6 @@ The results file is the word of whoever ran the harness: a file edited by hand i
 
 from __future__ import annotations
 
-import fnmatch
 import shlex
 from dataclasses import dataclass
 from functools import cache
@@ -48,7 +48,9 @@ from pathlib import Path
 
 from conformance.corpus.case_file import display_path
 from conformance.corpus.case_model import Case, case_digest
+from conformance.corpus.case_xfail import match_xfail
 from conformance.corpus.corpus_subject import CASES_DIR
+from conformance.corpus.corpus_subject import registry as _registry
 from conformance.corpus.loader import load_corpus
 from conformance.corpus.manifest import Manifest, load_manifests
 from conformance.paths import REPO_ROOT
@@ -96,7 +98,8 @@ def excused(result: dict, case: Case, planner: str, source: dict | None) -> bool
     the module's docstring); True for any other status (not a declaration's)."""
     status = result.get("status")
     if status == "xfail":
-        return any(fnmatch.fnmatchcase(planner, str(x.get("planner"))) for x in case.xfail)
+        builtin = planner in _registry.builtin_names()
+        return match_xfail(case.xfail, planner, builtin, source).applied is not None
     if status != "declared":
         return True
     observed = result.get("observed")
