@@ -9,9 +9,14 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conformance.reporting.results_format import load_results
-from tests.report_runs import PLANNER, run
+from tests.report_runs import PLANNER, case_folder, run
 
-COMMON = "tests.data.report-cases.common"
+
+
+def _classname_prefix() -> str:
+    """The classname prefix of the cases the runs load: their copies of the folders of
+    ``tests/data/report-cases`` (:func:`tests.report_runs.case_folder`)."""
+    return str(case_folder("common").parent).lstrip("/").replace("/", ".") + "."
 
 
 def _testcases(name: str) -> dict[str, ET.Element]:
@@ -27,8 +32,9 @@ def test_testcases_are_named_by_case_id_and_grouped_by_case_file(name):
     by_id = {r["id"]: r for r in doc["results"]}
     for test_name, case in cases.items():
         result = by_id[test_name]
-        assert case.get("classname") == result["file"].removesuffix(".json").replace("/", ".")
-        assert case.get("classname").startswith(("tests.data.report-cases.", COMMON))
+        assert case.get("classname") == (result["file"].removesuffix(".json").lstrip("/")
+                                         .replace("/", "."))
+        assert case.get("classname").startswith(_classname_prefix())
         names = [p.get("name") for p in case.iter("property")]
         assert len(names) == len(set(names)), names  # each property once
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
@@ -38,7 +44,8 @@ def test_testcases_are_named_by_case_id_and_grouped_by_case_file(name):
     failing = cases[f"spec7-prefill-and-decodes[{PLANNER}]"] if name == "a" else \
         cases[f"err-dtype-prefix-lens[{PLANNER}]"]
     assert failing.find("failure") is not None
-    assert cases["spec7-no-prefix[python]"].get("classname") == f"{COMMON}.a-spec"
+    assert cases["spec7-no-prefix[python]"].get("classname") == \
+        f"{_classname_prefix()}common.a-spec"
 
 
 def test_a_one_call_subject_s_testcases_are_grouped_by_a_relative_case_file(tmp_path):

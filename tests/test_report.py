@@ -21,7 +21,7 @@ from conformance.reporting.bench_noise import moved
 from conformance.reporting.corpus_coverage import corpus_cases
 from conformance.plugin.results_writer import write_json_atomic
 from tests.corpus_results import write_covering
-from tests.report_runs import PLANNER, ROOT, run
+from tests.report_runs import PLANNER, ROOT, case_folder, run
 
 DATA = ROOT / "tests" / "data"
 C = f"[{PLANNER}]"
@@ -54,15 +54,15 @@ def test_results_file_is_schema_valid_with_every_status():
     by_id = {r["id"]: r for r in doc["results"]}
     fail = by_id[f"spec7-prefill-and-decodes{C}"]
     assert fail["message"].splitlines()[0] == (
-        f"spec7-prefill-and-decodes{C}  (tests/data/report-cases/common/a-spec.json $.cases[2])")
+        f"spec7-prefill-and-decodes{C}  ({case_folder('common')}/a-spec.json $.cases[2])")
     assert "out_write_offsets: 3 element(s) differ, first at index 0" in fail["message"]
     assert fail["rerun"].endswith(  # after the environment the run had (PYTHONPATH, ...)
-        f"pytest conformance/ --planner {PLANNER} --cases tests/data/report-cases/common --case "
+        f"pytest conformance/ --planner {PLANNER} --cases {case_folder('common')} --case "
         "spec7-prefill-and-decodes --results reports/out/rerun-spec7-prefill-and-decodes.json")
     assert fail["message"].splitlines()[-1] == f"  rerun: {fail['rerun']}"
     assert (fail["tags"], fail["source"], fail["file"], fail["json_path"]) == (
         ["spec-example"], {"kind": "spec", "ref": "docs/spec/offsets-planner.md §7"},
-        "tests/data/report-cases/common/a-spec.json", "$.cases[2]")
+        f"{case_folder('common')}/a-spec.json", "$.cases[2]")
     assert by_id[f"declared-divergence{C}"]["message"] == (
         "declared for the report tests: the off-by-one scan fails it")
     assert by_id[f"err-dtype-prefix-lens{C}"]["error_ids"] == ["dtype"]
@@ -244,7 +244,7 @@ def test_text_and_markdown_formats(capsys):
     assert row[1:] == ["external", "6", "0", "0", "0", "0", "0", "0", "0", "0", "1", "0", "1",
                        row[-1]]
     assert "error catalog: 2 of 22 ids covered by this run's cases" in text
-    assert (f"pytest conformance/ --planner {PLANNER} --cases tests/data/report-cases/common "
+    assert (f"pytest conformance/ --planner {PLANNER} --cases {case_folder('common')} "
             "--case spec7-no-prefix") in text
     assert cli_main(["report", a, "--format", "markdown"]) == 0
     md = capsys.readouterr().out
@@ -257,8 +257,8 @@ def test_text_and_markdown_formats(capsys):
     assert re.fullmatch(r"Run: `([A-Z_]+=\S+ )*CONFORMANCE_POISON_SEED=\d+ pytest conformance/ "
                         r"-p no:cacheprovider "
                         rf"-q --planner python --planner {re.escape(PLANNER)} --results \S+/a\.json "
-                        r"--junitxml=\S+/a\.xml --cases tests/data/report-cases/common --cases "
-                        r"tests/data/report-cases/old-only`", run_line), run_line
+                        rf"--junitxml=\S+/a\.xml --cases {re.escape(str(case_folder('common')))} "
+                        rf"--cases {re.escape(str(case_folder('old-only')))}`", run_line), run_line
     # what did not pass comes before the tables a reviewer scrolls past
     headings = [line for line in lines if line.startswith("### ")]
     assert headings[:1] == ["### Not passing"], headings
