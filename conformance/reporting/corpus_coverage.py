@@ -31,10 +31,11 @@ A verdict that a declaration made passing (``declared``: a known-divergence mani
 a case's own ``xfail``) stands only where the corpus itself declares it (:func:`excused`): a
 manifest of the corpus's own ``divergences/`` folder that names the planner and the code the run
 recorded (its ``sources``), for the outcome the run observed, or the corpus case's own ``xfail``
-that applies to the planner as a run applies it (:func:`conformance.corpus.case_xfail.match_xfail`:
-a built-in by name, an external planner by name and the code the run recorded). A manifest the runner adds (``--manifest PATH``) may declare any failure of
-any planner: it is the runner's choice, no review's, so a wrong planner's failures it excuses
-withhold its figures as failures do.
+that applies to the planner as a run applies it
+(:func:`conformance.corpus.case_xfail.match_xfail`: a built-in by name, an external planner by
+name and the code the run recorded). A manifest the runner adds (``--manifest PATH``) may declare
+any failure of any planner: it is the runner's choice, no review's, so a wrong planner's failures
+it excuses withhold its figures as failures do.
 
 The results file is the word of whoever ran the harness: a file edited by hand is not detected.
 """
