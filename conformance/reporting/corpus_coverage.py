@@ -110,9 +110,11 @@ def excused(result: dict, case: Case, planner: str, source: dict | None) -> bool
                for m in corpus_manifests() for d in m.divergences)
 
 
+@cache
 def _spellings(path: Path) -> frozenset[str]:
     """The ways a results file may name the case file at ``path``: as this process displays it,
-    relative to the checkout, and absolute (links resolved)."""
+    relative to the checkout, and absolute (links resolved). Cached: a corpus file is resolved
+    once, not once per record compared with each of its cases."""
     resolved = path.resolve()
     names = {display_path(path), str(resolved)}
     if resolved.is_relative_to(REPO_ROOT):
