@@ -40,6 +40,13 @@ def _good(case_id: str, **changes) -> dict:
     return doc
 
 
+def _error(error_id: str, message: str) -> dict:
+    """The ``expect`` of a step that expects catalog error ``error_id``: overrides sit only on such
+    steps (conformance/corpus/override_checks.py), so a fault of the override itself is the one
+    the load reports, whatever order the checks run in."""
+    return {"error": {"type": "ValueError", "id": error_id, "message": message}}
+
+
 def _steps(case_id: str, second: dict, **inputs) -> dict:
     """Two steps over GOOD's inputs; the second step's inputs get ``second``."""
     doc = _good(case_id)
@@ -116,10 +123,14 @@ RUN_TIME_FAULTS = {
         "at $.steps[1].inputs: bs 2 exceeds write_req_capacity 1: the launcher refuses it "
         "(spec §4 item 14); expect that error or raise the capacity"),
     "device-missing.json": (
-        _good("device-missing", overrides=[{"tensor": "prefix_lens", "device": "cuda:99"}]),
+        _good("device-missing", overrides=[{"tensor": "prefix_lens", "device": "cuda:99"}],
+              expect=_error("device", "kv-canary: prefix_lens must be on out_verify_offsets_"
+                            "scratch's device cpu, got cuda:99")),
         "at $.overrides[0].device: device 'cuda:99': this machine has "),
     "shape-huge.json": (
-        _good("shape-huge", overrides=[{"tensor": "prefix_lens", "shape": [100000, 100000]}]),
+        _good("shape-huge", overrides=[{"tensor": "prefix_lens", "shape": [100000, 100000]}],
+              expect=_error("not-1d", "kv-canary: prefix_lens must be 1-D, got shape "
+                            "(100000, 100000)")),
         "at $.overrides[0].shape: shape [100000, 100000] has 10000000000 elements, over the "
         "limit of 1048576"),
 }

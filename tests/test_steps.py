@@ -116,7 +116,9 @@ def test_an_override_that_cannot_be_built_names_the_overrides(tmp_path):
            "golden_check": "hand: §5", "inputs": {"req_to_token": _LINEAR, "lut": None,
                                                    **_step()["inputs"]},
            "overrides": [{"tensor": "prefix_lens", "device": "cuda:63"}],
-           "expect": _GOLDEN}
+           "expect": {"error": {"type": "ValueError", "id": "device", "message":
+                                "kv-canary: prefix_lens must be on out_verify_offsets_scratch's "
+                                "device cpu, got cuda:63"}}}
     case, fault = _unchecked_case(tmp_path, doc)
     assert fault.json_path == "$.overrides[0].device"
     assert fault.message.startswith("device 'cuda:63': this machine has "), fault
