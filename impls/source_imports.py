@@ -21,7 +21,8 @@ transitively, that is imported from the same folder as the planner (its *import 
   "unchanged".
 
 What this cannot see stays as before: code loaded by a computed name, a file ``exec``'d, a
-module fetched at run time. ``MAX_IMPORTS`` bounds the walk.
+module fetched at run time. ``MAX_IMPORTS`` bounds the walk: the first local module past it is
+recorded with a null digest ("cannot be verified"), never left out as if there were no more.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from impls.source_file import (REFUSED_NO_SOURCE, digest, location_of, lookup, o
 __all__ = ["MAX_IMPORTS", "digest_with_imports", "import_root", "local_imports"]
 
 MAX_IMPORTS = 500
-"""The most local modules one digest walks (a larger tree is cut there, the rest unrecorded)."""
+"""The most local modules one digest walks; a larger tree is cut there, the first local module past
+it recorded with a null digest, so that the digest reads "cannot be verified", never "unchanged"."""
 
 _DYNAMIC = frozenset({"import_module", "__import__"})
 
@@ -125,12 +127,15 @@ def local_imports(module_name: str, path: str) -> list[dict]:
                 continue
             names = imported_names(name, file, source)
         for name in names:
-            if name in seen or len(found) >= MAX_IMPORTS:
+            if name in seen:
                 continue
             seen.add(name)
             where, refused, local = _place(name, roots)
             if not local and (refused is None or name.split(".")[0] != top):
                 continue  # not found, elsewhere on the path, or refused outside its package
+            if len(found) >= MAX_IMPORTS:  # the walk is cut: what lies past it is unverifiable
+                found[name] = {"module": name, "file": None, "sha256": None}
+                return [found[n] for n in sorted(found)]
             entry = digest(name, where) if where is not None else None
             found[name] = entry or {"module": name, "file": None, "sha256": None}
             if entry is not None:

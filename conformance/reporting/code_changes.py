@@ -21,13 +21,20 @@ def changed_code(old_fp: dict | None, new_fp: dict | None) -> list[str]:
 def code_difference(a: dict | None, b: dict | None) -> str | None:
     """How recorded source digest ``b`` differs from ``a``, or None: the file's SHA-256
     (``1111aaaa2222 -> 3333bbbb4444``, ``not recorded`` for a missing one), else the local
-    imports whose digests differ, where both recorded their imports (``its imports a.b``)."""
+    imports whose digests differ, where both recorded their imports (``its imports a.b``), or
+    that either side could not pin (``its imports a.b not pinned: cannot be verified``)."""
     sa, sb = (a or {}).get("sha256"), (b or {}).get("sha256")
     if not sa or not sb or sa != sb:
         return f"{(sa or 'not recorded')[:12]} -> {(sb or 'not recorded')[:12]}"
     if "imports" not in a or "imports" not in b:
         return None
     mine, theirs = _imports(a), _imports(b)
+    # an import either run could not pin (sha256 null: bytecode or an extension alone, the walk
+    # cut at MAX_IMPORTS) is "cannot be verified", never "unchanged": two nulls are not one code
+    unpinned = sorted(str(m) for side in (mine, theirs) for m, d in side.items()
+                      if not isinstance(d, str))
+    if unpinned:
+        return f"its imports {', '.join(dict.fromkeys(unpinned))} not pinned: cannot be verified"
     moved = sorted(m for m in set(mine) | set(theirs) if mine.get(m) != theirs.get(m))
     return f"its imports {', '.join(moved)}" if moved else None
 
