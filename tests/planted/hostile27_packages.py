@@ -56,3 +56,15 @@ def computed_import(root: Path, value: int) -> Path:
                                    "__name__.rpartition('.')[0] + '.kern')\n\n" + LAUNCH)
     (pkg / "kern.py").write_text(kernel_source(value))
     return pkg
+
+
+def kernel_elsewhere(root: Path, value: int) -> tuple[Path, Path]:
+    """``root/A/p27two``: the launcher imports its kernel ``p27kern``, which lies in another folder
+    of the import path (``root/B``, as a second ``PYTHONPATH`` entry). Returns (A, B)."""
+    a, b = root / "A", root / "B"
+    (a / "p27two").mkdir(parents=True, exist_ok=True)
+    b.mkdir(parents=True, exist_ok=True)
+    (a / "p27two" / "__init__.py").write_text("")
+    (a / "p27two" / "launch.py").write_text("import p27kern as kern\n\n" + LAUNCH)
+    (b / "p27kern.py").write_text(kernel_source(value))
+    return a, b
