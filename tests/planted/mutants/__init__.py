@@ -91,6 +91,7 @@ MUTANTS: dict[str, str | None] = {
     "stores:cached_plan": None,
     "stores:early_return_at_bs_zero": None,
     "stores:total_masked_at_block_size": None,
+    "stores:tile_tail_stored": None,
     # the documented errors
     "validation:bs_bound_off_by_one": None,
     "validation:bs_capacity_inclusive": None,

@@ -85,6 +85,19 @@ class _TotalMaskedAtBlockSize(Planner):
         super().store(kwargs, plan, buffers, results)
 
 
+class _TileTailStored(Planner):
+    """Bug: stores seeds and write offsets in whole 8-lane tiles from bs 8 up (lanes past bs too)."""
+
+    def store(self, kwargs, plan, buffers, results):
+        super().store(kwargs, plan, buffers, results)
+        if plan.bs < 8:
+            return
+        seeds, offsets = kwargs["out_write_seed_slot_indices"], kwargs["out_write_offsets"]
+        end = min(-(-plan.bs // 8) * 8, seeds.numel())
+        seeds[plan.bs:end] = NO_SEED
+        offsets[plan.bs + 1:end + 1] = offsets[plan.bs].item()
+
+
 scratch_past_bs = launcher(_ScratchPastBs)
 zeroes_write_offsets_tail = launcher(_ZeroesWriteOffsetsTail)
 seeds_tail_cleared = launcher(_SeedsTailCleared)
@@ -93,3 +106,4 @@ total_dropped_at_capacity = launcher(_TotalDroppedAtCapacity)
 cached_plan = launcher(_CachedPlan)
 early_return_at_bs_zero = launcher(_EarlyReturnAtBsZero)
 total_masked_at_block_size = launcher(_TotalMaskedAtBlockSize)
+tile_tail_stored = launcher(_TileTailStored)
