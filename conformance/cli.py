@@ -160,9 +160,20 @@ def _cmd_record(args: argparse.Namespace) -> int:
     from conformance.engine.steps import CaseBuildError
     from conformance.record import record_expectations, write_expectations
 
+    from conformance.record_new import golden_fault, load_without_goldens
+
     cases, errors = _load(args, quiet=True)
     by_id = {c.id: c for c in cases}
     faulty = [e for e in errors if e.case_id in args.ids]
+    for case_id in dict.fromkeys(e.case_id for e in faulty):
+        own = [e for e in faulty if e.case_id == case_id]
+        if all(golden_fault(e) for e in own):  # a new case: its goldens are what record writes
+            case, still = load_without_goldens(own[0])
+            if case is not None:
+                by_id[case_id] = case
+                faulty = [e for e in faulty if e.case_id != case_id]
+            else:
+                faulty = [e for e in faulty if e.case_id != case_id] + still
     if faulty:  # the case is in the corpus, but its file is at fault: say where, only that
         _print_faults(faulty)
         return 1

@@ -127,3 +127,55 @@ def test_record_of_a_case_the_loader_refuses_names_the_fault(tmp_path, capsys):
     assert err[0] == (f"error: {path}: at $.steps[1].inputs.req_to_token_set[0]: [99, 0] is "
                       f"outside the 4 x 16 table"), err
     assert path.read_text() == before
+
+
+_NEW = {"id": "my-new-case", "description": "a new case.", "tags": [],
+        "source": {"kind": "project", "ref": "mine"}, "golden_check": "recorded",
+        "inputs": {"req_to_token": {"generator": "linear", "max_reqs": 4, "max_seq_len": 16},
+                   "lut": None, "req_pool_indices": [1, 2], "prefix_lens": [3, 4],
+                   "extend_seq_lens": [1, 1]}}
+# By hand (spec section 5): verify = prefix 3, 4; write = extend 1, 1; seeds = table[1, 2] = 18
+# and table[2, 3] = 35 in the linear 4 x 16 table.
+_NEW_GOLDEN = {"out_verify_offsets_scratch": [0, 3, 7], "out_write_offsets": [0, 1, 2],
+               "out_write_seed_slot_indices": [18, 35], "out_verify_num_valid": 7,
+               "out_verify_enable": 1, "out_write_num_valid_reqs": 2}
+
+
+def test_record_writes_the_goldens_of_a_new_case_written_without_them(tmp_path, capsys):
+    """A new case with no ``expect`` (the loader's only fault) is recorded, not refused: record
+    prints its golden, ``--write`` writes it (marked unchecked) and the file then loads."""
+    path = tmp_path / "new.json"
+    path.write_text(json.dumps(_NEW))
+    assert cli.main(["--cases", str(tmp_path), "record", "my-new-case"]) == 0
+    assert json.loads(capsys.readouterr().out) == _NEW_GOLDEN
+    assert cli.main(["--cases", str(tmp_path), "record", "my-new-case", "--write"]) == 0
+    written = json.loads(path.read_text())
+    assert written["expect"] == _NEW_GOLDEN and written["golden_check"] == UNCHECKED
+    assert written["needs_review"] is True
+    cases, errors = load_corpus([tmp_path])
+    assert errors == [] and [c.id for c in cases] == ["my-new-case"]
+
+
+def test_record_replaces_a_golden_of_the_wrong_length_in_a_step(tmp_path, capsys):
+    """A two-step case whose second golden has the wrong length: record writes both steps."""
+    doc = {k: v for k, v in _NEW.items() if k != "inputs"}
+    doc["inputs"] = {k: v for k, v in _NEW["inputs"].items() if k == "req_to_token" or k == "lut"}
+    step = {k: v for k, v in _NEW["inputs"].items() if k not in doc["inputs"]}
+    doc["steps"] = [{"inputs": step, "expect": _NEW_GOLDEN},
+                    {"inputs": step, "expect": {**_NEW_GOLDEN, "out_write_offsets": [0, 1]}}]
+    path = tmp_path / "steps.json"
+    path.write_text(json.dumps(doc))
+    assert cli.main(["--cases", str(tmp_path), "record", "my-new-case", "--write"]) == 0
+    assert [s["expect"] for s in json.loads(path.read_text())["steps"]] == [_NEW_GOLDEN] * 2
+
+
+def test_record_of_a_new_case_with_another_fault_names_that_fault(tmp_path, capsys):
+    """Recording replaces goldens only: a new case that also has an undeclared tag is refused,
+    with the tag's fault, exit 1, nothing written."""
+    path = tmp_path / "new.json"
+    path.write_text(json.dumps({**_NEW, "tags": ["no-such-tag"]}))
+    before = path.read_text()
+    assert cli.main(["--cases", str(tmp_path), "record", "my-new-case", "--write"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {path}: at $.tags[0]: "), err
+    assert "expect" not in err[0] and path.read_text() == before
