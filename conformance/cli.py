@@ -158,9 +158,8 @@ def _cmd_cases(args: argparse.Namespace) -> int:
 
 def _cmd_record(args: argparse.Namespace) -> int:
     from conformance.engine.steps import CaseBuildError
-    from conformance.record import record_expectations, write_expectations
-
-    from conformance.record_new import golden_fault, load_without_goldens
+    from conformance.record import (golden_fault, load_without_goldens, record_expectations,
+                                    write_expectations)
 
     cases, errors = _load(args, quiet=True)
     by_id = {c.id: c for c in cases}
@@ -169,11 +168,9 @@ def _cmd_record(args: argparse.Namespace) -> int:
         own = [e for e in faulty if e.case_id == case_id]
         if all(golden_fault(e) for e in own):  # a new case: its goldens are what record writes
             case, still = load_without_goldens(own[0])
+            faulty = [e for e in faulty if e.case_id != case_id] + still
             if case is not None:
                 by_id[case_id] = case
-                faulty = [e for e in faulty if e.case_id != case_id]
-            else:
-                faulty = [e for e in faulty if e.case_id != case_id] + still
     if faulty:  # the case is in the corpus, but its file is at fault: say where, only that
         _print_faults(faulty)
         return 1

@@ -12,7 +12,6 @@ from conformance.reporting.results_format import load_results
 from tests.report_runs import PLANNER, case_folder, run
 
 
-
 def _classname_prefix() -> str:
     """The classname prefix of the cases the runs load: their copies of the folders of
     ``tests/data/report-cases`` (:func:`tests.report_runs.case_folder`)."""

@@ -54,9 +54,9 @@ def section(path: Path | None, judged: dict | None = None) -> dict:
 def _withheld_in_goal(goal: dict, held: dict[str, str]) -> list[str]:
     """The withheld planners among those ``goal`` was judged on: its ``planners`` (every planner
     with a figure in it, :data:`conformance.reporting.goal_records.GOAL_FIELDS`), or for a file
-    written before the suite recorded them, the planner its ``where`` names. A goal judged on a withheld
-    planner's figures shows neither its worst figure nor its verdict: a ``met`` would vouch for
-    that planner too, even where another planner's figure is the worst."""
+    written before the suite recorded them, the planner its ``where`` names. A goal judged on a
+    withheld planner's figures shows neither its worst figure nor its verdict: a ``met`` would
+    vouch for that planner too, even where another planner's figure is the worst."""
     if goal.get("planners") is not None:
         return [p for p in goal["planners"] if p in held]
     return [p for p in held if goal.get("where") and p in str(goal["where"]).split()]

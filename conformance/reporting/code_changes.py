@@ -31,10 +31,10 @@ def code_difference(a: dict | None, b: dict | None) -> str | None:
     mine, theirs = _imports(a), _imports(b)
     # an import either run could not pin (sha256 null: bytecode or an extension alone, the walk
     # cut at MAX_IMPORTS) is "cannot be verified", never "unchanged": two nulls are not one code
-    unpinned = sorted(str(m) for side in (mine, theirs) for m, d in side.items()
-                      if not isinstance(d, str))
+    unpinned = sorted({str(m) for side in (mine, theirs) for m, d in side.items()
+                            if not isinstance(d, str)})
     if unpinned:
-        return f"its imports {', '.join(dict.fromkeys(unpinned))} not pinned: cannot be verified"
+        return f"its imports {', '.join(unpinned)} not pinned: cannot be verified"
     moved = sorted(m for m in set(mine) | set(theirs) if mine.get(m) != theirs.get(m))
     return f"its imports {', '.join(moved)}" if moved else None
 
